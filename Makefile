@@ -1,0 +1,31 @@
+# Each target builds its own virtual environment in .venv on first use.
+# torch is pinned here (not in pyproject) to the tested CPU build: an unpinned
+# install would pull several GB of CUDA packages.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+TORCH  ?= torch==2.13.0
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/warmscope: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(TORCH)" -e '.[dev]'
+	@touch $@
+
+demo: $(BIN)/warmscope
+	$(BIN)/warmscope sample:speech
+
+lint: $(BIN)/warmscope
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+bench: $(BIN)/warmscope
+	$(BIN)/python benchmarks/observer_overhead.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,520 @@
+"""The command line: ``warmscope [run|open|compare|samples|knobs] ...``.
+
+Exit codes: 0 the run completed; 1 the run failed (the model raised, the child crashed or
+timed out); 2 bad usage or a bad target/input, named in one line; 130 stopped by the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from warmscope.core import stats
+from warmscope.core.knobs import KNOBS
+from warmscope.core.record import RecordError, read_run
+from warmscope.core.run import RunData
+from warmscope.core.settings import DEFAULT_ITERS, PRESETS, RunSettings, SettingsError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STOPPED = 0, 1, 2, 130
+COMMANDS = ("run", "open", "compare", "samples", "knobs")
+
+DESCRIPTION = """\
+Watch what a PyTorch model does in its first forward passes, live, and which executor
+setting changes that. Each run is a fresh child process: JIT state is process-wide.
+
+  warmscope                          TUI on the default sample model
+  warmscope TARGET [OPTIONS]         TUI on TARGET
+  warmscope run TARGET [OPTIONS]     headless: live progress on stderr, summary on stdout
+  warmscope open RECORD...           TUI over saved run records
+  warmscope compare RECORD RECORD    side-by-side summary in the terminal
+  warmscope samples                  list the bundled sample models
+  warmscope knobs                    list every --set knob and --preset
+
+TARGET: model.pt (TorchScript archive), path/file.py:factory, package.module:factory,
+sample:NAME. A factory returns an nn.Module (optionally with example inputs: a module-level
+example_inputs() or a (module, inputs) tuple).
+"""
+
+EPILOG = """\
+exit codes: 0 completed, 1 the run failed (model raised, child crashed, timeout),
+2 bad usage or bad target/input, 130 stopped with Ctrl-C.
+"""
+
+
+class UsageError(Exception):
+    """Bad command-line usage; printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
+    g = p.add_argument_group("what to run")
+    g.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="one per forward argument: 1x300x40 (float32), int64[1,128], bfloat16[2,3]",
+    )
+    g.add_argument(
+        "--mode",
+        choices=("eager", "script", "trace", "compile"),
+        help="run as is, torch.jit.script, torch.jit.trace or torch.compile",
+    )
+    g.add_argument("--device", metavar="DEV", help="cpu (default), cuda or cuda:N")
+    g.add_argument(
+        "--preset", choices=tuple(PRESETS), help="a named set of knobs (see `warmscope knobs`)"
+    )
+    g.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="assignments",
+        help="set a knob (see `warmscope knobs`); env.NAME=VALUE sets a child variable",
+    )
+    g.add_argument(
+        "--iters",
+        type=int,
+        default=DEFAULT_ITERS,
+        metavar="N",
+        help=f"forward passes to run (default {DEFAULT_ITERS})",
+    )
+    g.add_argument(
+        "--duration", type=float, metavar="S", help="run for S seconds instead of --iters"
+    )
+    g.add_argument(
+        "--timeout", type=float, metavar="S", help="stop the run after S seconds (status timeout)"
+    )
+    g.add_argument(
+        "--python", metavar="PATH", help="interpreter for the child (one that has torch)"
+    )
+    g.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="allow torch.load of a pickled (non-TorchScript) module: runs code from the file",
+    )
+    g = p.add_argument_group("what to capture")
+    g.add_argument(
+        "--jit-log",
+        metavar="SPEC",
+        help="PYTORCH_JIT_LOG_LEVEL for the child; default for script/trace: "
+        "profiling_graph_executor_impl (the profiling executor's graph dumps); '' for none",
+    )
+    g.add_argument("--torch-logs", metavar="SPEC", help="TORCH_LOGS for the child")
+    g.add_argument("--profile-iters", metavar="LIST", help=argparse.SUPPRESS)
+    g.add_argument(
+        "--record",
+        type=Path,
+        metavar="PATH",
+        help="where to write the run record (default: under ~/.local/state/warmscope/runs)",
+    )
+    if headless:
+        g.add_argument(
+            "--json",
+            type=Path,
+            metavar="PATH",
+            help="also write one JSON document (written whatever the outcome)",
+        )
+        g.add_argument("--quiet", action="store_true", help="no live progress line")
+    p.add_argument("--verbose", action="store_true", help="tracebacks for errors")
+
+
+def build_settings(args: argparse.Namespace) -> RunSettings:
+    settings = RunSettings(target=args.target)
+    if args.preset:
+        settings.apply_preset(args.preset)
+    if args.mode:
+        settings.knobs["mode"] = args.mode
+    if args.device:
+        settings.set(f"device={args.device}")
+    for assignment in args.assignments:
+        settings.set(assignment)
+    settings.inputs = list(args.input)
+    settings.iters = args.iters
+    settings.duration = args.duration
+    settings.timeout = args.timeout
+    settings.jit_log = args.jit_log
+    settings.torch_logs = args.torch_logs
+    settings.profile_iters = args.profile_iters
+    settings.python = args.python
+    settings.trust_pickle = args.trust_pickle
+    return settings
+
+
+# -- headless run -------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
+    from warmscope.core.session import Cursor, RunSession
+
+    settings = build_settings(args)
+    session = RunSession(settings, record_path=args.record, command=["warmscope", *argv])
+    progress = None if args.quiet or not sys.stderr.isatty() else Progress()
+    session.start()
+    cursor = Cursor()
+    try:
+        while not session.wait(0.1):
+            if progress:
+                progress.show(session, session.poll(cursor))
+    except KeyboardInterrupt:
+        session.stop()
+        try:
+            session.wait()
+        except KeyboardInterrupt:  # a second Ctrl-C: no more grace
+            session.kill()
+            session.wait()
+    finally:
+        if progress:
+            progress.close()
+    data = session.data
+    if args.json:
+        write_json(args.json, data)
+    if data.error and data.exit_code == EXIT_USAGE:
+        # Found by the child (a factory that is missing or returns no module): one line.
+        print(f"warmscope: {data.error['message']}", file=sys.stderr)
+        return EXIT_USAGE
+    print(render_summary(data))
+    if data.status != "ok":
+        show_failure(data, verbose=args.verbose)
+    return data.exit_code if data.exit_code is not None else EXIT_FAILED
+
+
+def write_json(path: Path, data: RunData) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data.to_document(), indent=1, default=str), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def show_failure(data: RunData, *, verbose: bool = False) -> None:
+    """torch's own message (the whole traceback with --verbose), else the child's last stderr."""
+    err = sys.stderr
+    if data.error and data.error.get("traceback"):
+        if verbose:
+            print(data.error["traceback"].rstrip(), file=err)
+        else:
+            print(model_frames(data.error["traceback"]), file=err)
+    elif data.stderr_tail:
+        print("last lines of the child's stderr:", file=err)
+        for line in list(data.stderr_tail)[-20:]:
+            print(f"  {line}", file=err)
+    print(f"warmscope: run {data.status}: {data.status_detail}", file=err)
+
+
+def model_frames(tb: str) -> str:
+    """The traceback from the model's own call on: warmscope's agent frames are noise here."""
+    lines = tb.rstrip().splitlines()
+    start = 0
+    for n, line in enumerate(lines):
+        if line.lstrip().startswith("File ") and "agent.py" in line:
+            start = n + 2  # skip the agent frame and its source line
+    body = lines[start:] if start < len(lines) else lines
+    return "\n".join(["Traceback (most recent call last):", *body] if start else body)
+
+
+class Progress:
+    """One live line on stderr: iteration, last latency, rate."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.live import Live
+        from rich.text import Text
+
+        self._text = Text
+        self.live = Live(
+            Text(""), console=Console(stderr=True), transient=True, refresh_per_second=10
+        )
+        self.live.start()
+        self.count = 0
+        self.last = 0.0
+        self.rate_at = (time.monotonic(), 0)
+        self.rate = 0.0
+
+    def show(self, session: Any, update: Any) -> None:
+        self.count += len(update.ms)
+        if update.ms:
+            self.last = update.ms[-1]
+        now = time.monotonic()
+        t, n = self.rate_at
+        if now - t >= 0.5:
+            self.rate = (self.count - n) / (now - t)
+            self.rate_at = (now, self.count)
+        if self.count == 0:
+            line = f"{update.phase or 'starting'}… {session.elapsed():.1f} s"
+        else:
+            line = f"iteration {self.count}  last {self.last:.3f} ms  {self.rate:,.0f} it/s"
+        if update.busy:
+            activity = update.busy.get("activity") or "running"
+            line += f"  · iteration {update.busy['iteration']} {activity} for {update.busy['ms'] / 1000:.1f} s"
+        self.live.update(self._text(line))
+
+    def close(self) -> None:
+        self.live.stop()
+
+
+def fmt_ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:.1f} ms"
+    if value >= 1:
+        return f"{value:.2f} ms"
+    return f"{value * 1000:.1f} µs"
+
+
+def render_summary(data: RunData) -> str:
+    """The plain-text answer: first iteration, warm-up, percentiles, the slow iterations."""
+    s = data.summary()
+    settings = data.settings
+    target = settings.get("target", "?")
+    mode = settings.get("knobs", {}).get("mode") or data.target.get("default_mode", "")
+    out = [
+        f"warmscope  {target}  mode={mode}  status={data.status}"
+        + (f" ({data.status_detail})" if data.status_detail else "")
+    ]
+    changed = {
+        k.name: settings.get("knobs", {}).get(k.name)
+        for k in KNOBS
+        if k.name != "mode" and settings.get("knobs", {}).get(k.name, k.default) != k.default
+    }
+    if changed:
+        out.append("settings   " + "  ".join(f"{k}={_show(v)}" for k, v in changed.items()))
+    if data.phases:
+        out.append("phases     " + " · ".join(f"{k} {fmt_ms(v)}" for k, v in data.phases.items()))
+    out.append(f"iterations {s.count}")
+    if s.count == 0:
+        return "\n".join(out)
+    out.append(f"first      {fmt_ms(s.first_ms)}")
+    if s.steady_from is None:
+        out.append("warm-up    not steady within the run")
+    else:
+        out.append(
+            f"warm-up    {s.steady_from} iteration(s), steady from #{s.steady_from}; "
+            f"{fmt_ms(s.warmup_excess_ms)} above steady state"
+        )
+    cv = f"{s.cv * 100:.1f}%" if s.cv is not None else "-"
+    rate = f"{s.throughput_per_s:,.1f} it/s" if s.throughput_per_s else "-"
+    out.append(
+        f"steady     p50 {fmt_ms(s.p50_ms)} · p90 {fmt_ms(s.p90_ms)} · p99 {fmt_ms(s.p99_ms)} · "
+        f"mean {fmt_ms(s.mean_ms)} · CV {cv} · {rate}"
+    )
+    slow = slow_iterations(data, s)
+    if slow:
+        out.append("slow iterations")
+        for i in slow:
+            label = data.label(i) or ""
+            titles = _event_titles(data, i)
+            out.append(f"  #{i:<5} {fmt_ms(data.ms[i]):>11}  {label:<14} {titles}".rstrip())
+    knob_notes = [e.title for e in data.events if e.kind == "knob"]
+    for note in knob_notes:
+        out.append(f"note       {note}")
+    if data.record_path:
+        out.append(f"record     {data.record_path}")
+    return "\n".join(out)
+
+
+def slow_iterations(data: RunData, s: stats.Summary, limit: int = 12) -> list[int]:
+    """The warm-up iterations and any later labelled ones (a recompile), in order."""
+    chosen = set(range(min(s.steady_from or 0, data.count)))
+    chosen.update(i for i in data.labelled() if i < data.count)
+    return sorted(chosen)[:limit]
+
+
+def _event_titles(data: RunData, i: int) -> str:
+    counts: dict[str, int] = {}
+    for e in data.events_at(i):
+        if e.kind == "stderr":
+            continue
+        counts[e.title] = counts.get(e.title, 0) + 1
+    parts = [t if n == 1 else f"{t} ×{n}" for t, n in counts.items()]
+    text = "; ".join(parts)
+    return text if len(text) < 100 else text[:97] + "…"
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return "default" if value is None else str(value)
+
+
+# -- other commands ------------------------------------------------------------------------
+
+
+def cmd_samples() -> int:
+    from warmscope.sample_models import DEFAULT_SAMPLE, SAMPLES
+
+    width = max(len(n) for n in SAMPLES) + 7
+    for name, sample in SAMPLES.items():
+        mark = " (default)" if name == DEFAULT_SAMPLE else ""
+        print(
+            f"sample:{name:<{width - 7}}  mode {sample.mode:<7} input {' '.join(sample.inputs):<12} "
+            f"{sample.summary}{mark}"
+        )
+    return EXIT_OK
+
+
+def cmd_knobs() -> int:
+    print("knobs (--set KEY=VALUE; 'default' leaves torch's own default):")
+    for k in KNOBS:
+        values = (
+            "|".join(k.choices)
+            if k.choices
+            else {"bool": "on|off", "int": "N", "str": "TEXT"}[k.type]
+        )
+        print(f"  {k.name:<24} {values:<40} default {k.show(k.default)}")
+        print(f"  {'':<24} {k.help}")
+    print(
+        "  env.NAME=VALUE            an environment variable for the child (OMP_NUM_THREADS, ...)"
+    )
+    print("\npresets (--preset NAME):")
+    for p in PRESETS.values():
+        knobs = ", ".join(f"{k}={_show(v)}" for k, v in p.knobs.items())
+        print(f"  {p.name:<14} {p.help}  [{knobs}]")
+    return EXIT_OK
+
+
+def cmd_compare(paths: list[Path]) -> int:
+    a, b = (read_run(p) for p in paths)
+    print(render_comparison(a, b, [str(p) for p in paths]))
+    return EXIT_OK
+
+
+def render_comparison(a: RunData, b: RunData, names: list[str]) -> str:
+    cmp = stats.compare(a.summary(), b.summary())
+    width = max(14, *(len(Path(n).name) for n in names))
+    lines = [f"{'':<18} {Path(names[0]).name:>{width}} {Path(names[1]).name:>{width}}  ratio B/A"]
+    lines.append(f"{'status':<18} {a.status:>{width}} {b.status:>{width}}")
+    lines.append(f"{'iterations':<18} {a.count:>{width}} {b.count:>{width}}")
+    for metric, va, vb, ratio in cmp.rows:
+        fa, fb = _cell(metric, va), _cell(metric, vb)
+        r = f"{ratio:.2f}×" if ratio is not None else ""
+        lines.append(f"{metric:<18} {fa:>{width}} {fb:>{width}}  {r}")
+    ka, kb = a.settings.get("knobs", {}), b.settings.get("knobs", {})
+    diffs = [k.name for k in KNOBS if ka.get(k.name) != kb.get(k.name)]
+    if diffs:
+        lines.append("settings that differ:")
+        for name in diffs:
+            lines.append(
+                f"  {name:<16} {_show(ka.get(name)):>{width}} {_show(kb.get(name)):>{width}}"
+            )
+    return "\n".join(lines)
+
+
+def _cell(metric: str, value: float | None) -> str:
+    if value is None:
+        return "-"
+    if metric.endswith("_ms"):
+        return fmt_ms(value)
+    if metric == "cv":
+        return f"{value * 100:.1f}%"
+    if metric == "steady_from":
+        return str(int(value))
+    return f"{value:,.1f}"
+
+
+def cmd_tui(args: argparse.Namespace, argv: list[str], records: list[Path] | None = None) -> int:
+    try:
+        from warmscope.tui.app import run_app
+    except ImportError as exc:
+        raise UsageError(
+            f"the TUI is not available in this build ({exc}); use `warmscope run`"
+        ) from None
+    settings = build_settings(args) if records is None else None
+    if settings is not None:
+        settings.resolve()
+    return run_app(
+        settings=settings, records=records or [], record_path=getattr(args, "record", None)
+    )
+
+
+# -- entry point ---------------------------------------------------------------------------
+
+
+def make_parser(command: str | None) -> argparse.ArgumentParser:
+    if command == "run":
+        p = _Parser(
+            prog="warmscope run",
+            description="Run TARGET headless: live progress on stderr, "
+            "the summary on stdout, a record on disk.",
+            epilog=EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.add_argument("target", metavar="TARGET")
+        add_run_options(p, headless=True)
+    elif command == "open":
+        p = _Parser(
+            prog="warmscope open",
+            description="Open saved run records (.jsonl) or --json documents in the TUI.",
+        )
+        p.add_argument("records", nargs="+", type=Path, metavar="RECORD")
+        p.add_argument("--verbose", action="store_true")
+    elif command == "compare":
+        p = _Parser(
+            prog="warmscope compare",
+            description="Two runs side by side: warm-up, percentiles, settings.",
+        )
+        p.add_argument("records", nargs=2, type=Path, metavar="RECORD")
+        p.add_argument("--verbose", action="store_true")
+    elif command in ("samples", "knobs"):
+        p = _Parser(prog=f"warmscope {command}")
+        p.add_argument("--verbose", action="store_true")
+    else:
+        from warmscope.sample_models import DEFAULT_SAMPLE
+
+        p = _Parser(
+            prog="warmscope",
+            description=DESCRIPTION,
+            epilog=EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.add_argument(
+            "target",
+            metavar="TARGET",
+            nargs="?",
+            default=f"sample:{DEFAULT_SAMPLE}",
+            help=f"what to run (default sample:{DEFAULT_SAMPLE})",
+        )
+        add_run_options(p, headless=False)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    rest = argv[1:] if command else argv
+    verbose = "--verbose" in rest
+    try:
+        args = make_parser(command).parse_args(rest)
+        if command == "run":
+            return cmd_run(args, argv)
+        if command == "open":
+            for path in args.records:
+                read_run(path)  # fail early, in one line, on a file that is not a record
+            return cmd_tui(args, argv, records=args.records)
+        if command == "compare":
+            return cmd_compare(args.records)
+        if command == "samples":
+            return cmd_samples()
+        if command == "knobs":
+            return cmd_knobs()
+        return cmd_tui(args, argv)
+    except (UsageError, SettingsError, RecordError) as exc:
+        if verbose:
+            raise
+        print(f"warmscope: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_STOPPED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,344 @@
+"""The executor knobs: each declared once, with how the agent applies it.
+
+Everything about a knob lives in its ``Knob`` entry: the CLI's ``--set``, validation, the run
+record, the TUI's settings form and the agent's application all read it from here. This module
+uses only the standard library, because the agent (which may run under another interpreter)
+loads it by file path.
+
+A knob whose value is ``None`` is left at torch's own default: the agent does not touch it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+BOOL_WORDS = {
+    "1": True,
+    "true": True,
+    "on": True,
+    "yes": True,
+    "0": False,
+    "false": False,
+    "off": False,
+    "no": False,
+}
+DEFAULT_WORDS = {"", "default", "none"}
+
+
+class KnobError(ValueError):
+    """A knob name or value that cannot be used; the message names it."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One executor setting.
+
+    ``apply`` tells the agent what to do with a value that is not ``None``:
+    ``call:dotted.path`` calls the function with the value, ``attr:dotted.path`` assigns it,
+    ``env:NAME`` sets an environment variable of the child before torch is imported, and
+    ``agent`` means the agent's loop reads the value itself (mode, device, grad mode, ...).
+    """
+
+    name: str
+    type: str  # "bool" | "int" | "str" | "choice"
+    default: Any
+    help: str
+    apply: str
+    choices: tuple[str, ...] = ()
+    group: str = "torchscript"
+    minimum: int | None = None
+
+    def parse(self, text: str) -> Any:
+        """Turn a command-line or form value into this knob's typed value."""
+        raw = text.strip()
+        if raw.lower() in DEFAULT_WORDS and self.default is None:
+            return None
+        if self.type == "bool":
+            word = raw.lower()
+            if word not in BOOL_WORDS:
+                raise KnobError(f"{self.name}: expected on/off (or default), got {text!r}")
+            return BOOL_WORDS[word]
+        if self.type == "int":
+            try:
+                value = int(raw)
+            except ValueError:
+                raise KnobError(f"{self.name}: expected an integer, got {text!r}") from None
+            return self.check(value)
+        if self.type == "choice":
+            return self.check(raw)
+        return self.check(raw)
+
+    def check(self, value: Any) -> Any:
+        """Validate an already-typed value (from JSON, a preset or ``parse``)."""
+        if value is None:
+            return None
+        if self.type == "bool" and not isinstance(value, bool):
+            raise KnobError(f"{self.name}: expected on/off, got {value!r}")
+        if self.type == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise KnobError(f"{self.name}: expected an integer, got {value!r}")
+            if self.minimum is not None and value < self.minimum:
+                raise KnobError(f"{self.name}: must be at least {self.minimum}, got {value}")
+        if self.type == "choice" and value not in self.choices:
+            raise KnobError(f"{self.name}: {value!r} is not one of {', '.join(self.choices)}")
+        if self.type == "str" and not isinstance(value, str):
+            raise KnobError(f"{self.name}: expected text, got {value!r}")
+        if self.name == "device":
+            check_device(value)
+        if self.name == "fusion_strategy":
+            parse_fusion_strategy(value)
+        return value
+
+    def show(self, value: Any) -> str:
+        """A value as a person would type it back."""
+        if value is None:
+            return "default"
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        return str(value)
+
+
+def check_device(value: str) -> None:
+    head, _, index = value.partition(":")
+    if head not in ("cpu", "cuda") or (index and not index.isdigit()) or (head == "cpu" and index):
+        raise KnobError(f"device: expected cpu, cuda or cuda:N, got {value!r}")
+
+
+def parse_fusion_strategy(value: str) -> list[tuple[str, int]]:
+    """``STATIC,2;DYNAMIC,10`` -> ``[("STATIC", 2), ("DYNAMIC", 10)]``, as torch.jit takes it."""
+    stages: list[tuple[str, int]] = []
+    for part in value.split(";"):
+        kind, _, depth = part.strip().partition(",")
+        kind = kind.strip().upper()
+        if kind not in ("STATIC", "DYNAMIC") or not depth.strip().isdigit():
+            raise KnobError(
+                f"fusion_strategy: expected stages like STATIC,2;DYNAMIC,10, got {value!r}"
+            )
+        stages.append((kind, int(depth)))
+    return stages
+
+
+KNOBS: tuple[Knob, ...] = (
+    # How the model runs.
+    Knob(
+        "mode",
+        "choice",
+        None,
+        "how the module runs: as is (eager), torch.jit.script, "
+        "torch.jit.trace or torch.compile; default: the target's own (a .pt archive is "
+        "scripted, a factory runs eager, a sample uses its suggested mode)",
+        "agent",
+        ("eager", "script", "trace", "compile"),
+        group="run",
+    ),
+    Knob(
+        "device",
+        "str",
+        "cpu",
+        "device for the model and inputs: cpu, cuda or cuda:N",
+        "agent",
+        group="run",
+    ),
+    Knob(
+        "dtype",
+        "choice",
+        None,
+        "cast the model's floating parameters and float inputs",
+        "agent",
+        ("float32", "float16", "bfloat16", "float64"),
+        group="run",
+    ),
+    Knob(
+        "grad_mode",
+        "choice",
+        "no_grad",
+        "autograd mode around each forward pass",
+        "agent",
+        ("no_grad", "inference_mode", "enabled"),
+        group="run",
+    ),
+    Knob(
+        "eval",
+        "bool",
+        True,
+        "call model.eval() before running (dropout, batch-norm stats)",
+        "agent",
+        group="run",
+    ),
+    Knob(
+        "intra_op_threads",
+        "int",
+        None,
+        "torch.set_num_threads: threads inside one operator",
+        "call:torch.set_num_threads",
+        group="run",
+        minimum=1,
+    ),
+    Knob(
+        "inter_op_threads",
+        "int",
+        None,
+        "torch.set_num_interop_threads: threads across operators (set before any parallel work)",
+        "call:torch.set_num_interop_threads",
+        group="run",
+        minimum=1,
+    ),
+    Knob(
+        "matmul_precision",
+        "choice",
+        None,
+        "torch.set_float32_matmul_precision",
+        "call:torch.set_float32_matmul_precision",
+        ("highest", "high", "medium"),
+        group="run",
+    ),
+    # TorchScript executor.
+    Knob(
+        "profiling_executor",
+        "bool",
+        None,
+        "the profiling executor: profile the first "
+        "run(s), then optimize and specialize (off: the legacy executor)",
+        "call:torch._C._jit_set_profiling_executor",
+    ),
+    Knob(
+        "graph_optimizer",
+        "bool",
+        None,
+        "graph executor optimizations (the Python form of "
+        "C++ GraphOptimizerEnabledGuard); off: run the graph as scripted",
+        "call:torch._C._set_graph_executor_optimize",
+    ),
+    Knob(
+        "num_profiled_runs",
+        "int",
+        None,
+        "how many runs the profiling executor profiles before it optimizes",
+        "call:torch._C._jit_set_num_profiled_runs",
+        minimum=0,
+    ),
+    Knob(
+        "fusion_strategy",
+        "str",
+        None,
+        "torch.jit.set_fusion_strategy, e.g. STATIC,2;DYNAMIC,10: "
+        "how many re-specializations for new shapes",
+        "agent",
+    ),
+    Knob(
+        "texpr_fuser",
+        "bool",
+        None,
+        "the TensorExpr (NNC) fuser",
+        "call:torch._C._jit_set_texpr_fuser_enabled",
+    ),
+    Knob(
+        "cpu_fusion",
+        "bool",
+        None,
+        "allow fusion on CPU (torch._C._jit_override_can_fuse_on_cpu)",
+        "call:torch._C._jit_override_can_fuse_on_cpu",
+    ),
+    Knob(
+        "onednn_fusion",
+        "bool",
+        None,
+        "oneDNN graph fusion (torch.jit.enable_onednn_fusion)",
+        "call:torch.jit.enable_onednn_fusion",
+    ),
+    Knob(
+        "freeze",
+        "bool",
+        False,
+        "torch.jit.freeze the scripted/traced module (inlines weights and attributes)",
+        "agent",
+    ),
+    Knob(
+        "optimize_for_inference",
+        "bool",
+        False,
+        "torch.jit.optimize_for_inference (freezes first)",
+        "agent",
+    ),
+    # Backends.
+    Knob(
+        "cudnn_benchmark",
+        "bool",
+        None,
+        "cuDNN autotuning: slower first passes per shape, faster afterwards",
+        "attr:torch.backends.cudnn.benchmark",
+        group="backends",
+    ),
+    Knob(
+        "quantized_engine",
+        "choice",
+        None,
+        "torch.backends.quantized.engine",
+        "attr:torch.backends.quantized.engine",
+        ("x86", "fbgemm", "qnnpack", "onednn"),
+        group="backends",
+    ),
+    Knob(
+        "cuda_module_loading",
+        "choice",
+        None,
+        "CUDA_MODULE_LOADING: LAZY loads kernels on "
+        "first use (slower first passes), EAGER at CUDA init",
+        "env:CUDA_MODULE_LOADING",
+        ("LAZY", "EAGER"),
+        group="backends",
+    ),
+    # torch.compile.
+    Knob(
+        "compile_backend",
+        "str",
+        "inductor",
+        "torch.compile backend (inductor, eager, aot_eager, ...)",
+        "agent",
+        group="compile",
+    ),
+    Knob(
+        "compile_mode",
+        "choice",
+        None,
+        "torch.compile mode",
+        "agent",
+        ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"),
+        group="compile",
+    ),
+    Knob(
+        "compile_dynamic",
+        "bool",
+        None,
+        "torch.compile dynamic shapes (default: automatic)",
+        "agent",
+        group="compile",
+    ),
+    Knob(
+        "compile_fullgraph",
+        "bool",
+        False,
+        "torch.compile fullgraph: a graph break is an error",
+        "agent",
+        group="compile",
+    ),
+)
+
+KNOB_BY_NAME: dict[str, Knob] = {k.name: k for k in KNOBS}
+
+
+def knob(name: str) -> Knob:
+    """The knob called ``name``; ``KnobError`` naming the close matches otherwise."""
+    try:
+        return KNOB_BY_NAME[name]
+    except KeyError:
+        import difflib
+
+        close = difflib.get_close_matches(name, KNOB_BY_NAME, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise KnobError(f"unknown knob {name!r}{hint}; `warmscope knobs` lists them") from None
+
+
+def default_values() -> dict[str, Any]:
+    return {k.name: k.default for k in KNOBS}

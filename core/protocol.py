@@ -1,0 +1,50 @@
+"""The agent-to-parent protocol: one JSON object per line, on a private descriptor.
+
+Standard library only: the agent loads this file by path under any interpreter.
+
+Messages (key ``t``):
+
+- ``hello``: ``v`` (protocol version), ``pid``.
+- ``env``: versions and hardware as the child sees them.
+- ``phase_start`` / ``phase``: a setup phase began / ended (``name``, ``ms``).
+- ``iters``: a batch of iterations: ``i0`` (index of the first), ``ns`` (durations),
+  ``st`` (start offsets from the loop's start), all integer nanoseconds.
+- ``event``: ``iteration`` or ``phase``, ``kind``, ``title``, ``text``, optional ``ms``.
+- ``busy``: the current iteration has been running for ``ms`` (sent only while it is long),
+  with ``activity`` (e.g. the compile in progress).
+- ``error``: ``where``, ``iteration``, ``usage`` (a bad target or input rather than a failing
+  model), ``type``, ``message``, ``traceback``.
+- ``done``: ``status`` (``ok`` | ``stopped`` | ``failed``), ``iterations``.
+
+On fd 2 (the child's stderr), while some log capture is on, the agent writes a marker line
+before each iteration so the parent knows in which iteration every later log line was printed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+VERSION = 1
+
+MARKER = b"\x1e@ws "
+"""Marker lines on stderr: ``MARKER + b"it 12\\n"`` or ``MARKER + b"phase load\\n"``."""
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":"), default=str).encode() + b"\n"
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    message = json.loads(line)
+    if not isinstance(message, dict) or "t" not in message:
+        raise ValueError(f"not a protocol message: {line[:80]!r}")
+    return message
+
+
+def parse_marker(line: bytes) -> tuple[str, str] | None:
+    """``(kind, value)`` for a marker line (``("it", "12")``), ``None`` for any other line."""
+    if not line.startswith(MARKER):
+        return None
+    kind, _, value = line[len(MARKER) :].strip().decode(errors="replace").partition(" ")
+    return kind, value

@@ -1,0 +1,466 @@
+"""``RunSession``: one run of the agent in a fresh child process, read, sampled and recorded.
+
+Threads: one reader over both of the child's pipes (protocol on stdout, logs and markers on
+stderr), one sampler (psutil/NVML at ``settings.sample_hz``), and, during a stop, one escalation
+timer. Consumers (the headless CLI, the TUI) never get a callback per iteration: they call
+``poll`` on their own timer and receive everything new since their last call, in one batch.
+
+Start the session from a long-lived thread (the main one): the child's parent-death signal
+fires when the *thread* that spawned it exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from warmscope.core import protocol
+from warmscope.core.jitlog import ParsedEvent, StderrParser
+from warmscope.core.record import RecordWriter, default_record_path
+from warmscope.core.run import Event, RunData
+from warmscope.core.sampler import Sampler, host_environment
+from warmscope.core.settings import RunSettings
+from warmscope.core.targets import Target
+
+AGENT = Path(__file__).resolve().parent / "agent.py"
+READ_CHUNK = 1 << 16
+IDLE_FLUSH_S = 0.1
+RECORD_FLUSH_S = 0.25
+STOP_GRACE_S = 3.0
+EXIT_USAGE = 2
+
+
+@dataclass
+class Cursor:
+    """How much of a run a consumer has already taken."""
+
+    iterations: int = 0
+    events: int = 0
+    samples: int = 0
+
+
+@dataclass
+class Update:
+    """Everything new since a consumer's last ``poll``."""
+
+    first: int
+    ms: list[float]
+    start_ms: list[float]
+    events: list[Event]
+    samples: list[dict[str, Any]]
+    status: str
+    phase: str | None
+    busy: dict[str, Any] | None
+    finished: bool
+    phases: dict[str, float] = field(default_factory=dict)
+
+
+class RunSession:
+    """Spawn the agent for ``settings``, collect everything it reports, record it."""
+
+    def __init__(
+        self,
+        settings: RunSettings,
+        *,
+        record_path: Path | None = None,
+        command: list[str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.target: Target = settings.resolve()  # raises SettingsError: nothing spawned
+        self.mode = settings.effective_mode(self.target)
+        self.jit_log = settings.effective_jit_log(self.target)
+        self.record_path = record_path or default_record_path(settings.target, self.mode)
+        self.stderr_path = self.record_path.with_suffix(".stderr.txt")
+        self.data = RunData(
+            settings=settings.to_json(),
+            target=self.target.to_json(),
+            command=command or [],
+            record_path=str(self.record_path),
+            stderr_path=str(self.stderr_path),
+            started=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        )
+        self.lock = threading.Lock()
+        self.finished = threading.Event()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.phase: str | None = None
+        self._t0 = 0.0
+        self._done: dict[str, Any] | None = None
+        self._stop_requested = False
+        self._timed_out = False
+        self._killed = False
+        self._writer: RecordWriter | None = None
+        self._stderr_file: Any = None
+        self._parser = StderrParser()
+        self._context: tuple[str, object] = ("phase", "start")
+
+    # -- life cycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._writer = RecordWriter(self.record_path)
+        self._stderr_file = self.stderr_path.open("wb")
+        self._writer.write(
+            {
+                "type": "header",
+                "format": "warmscope-record",
+                "version": 1,
+                "started": self.data.started,
+                "command": self.data.command,
+                "settings": self.data.settings,
+                "target": self.data.target,
+                "mode": self.mode,
+                "stderr_file": str(self.stderr_path),
+            }
+        )
+        host = host_environment()
+        self.data.env.update(host)
+        self._writer.write({"type": "env", "env": host})
+        self._writer.flush()
+        python = self.settings.python or sys.executable
+        self._t0 = time.monotonic()
+        self.proc = subprocess.Popen(
+            [python, str(AGENT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self._child_env(),
+            start_new_session=True,  # its own process group: stop it and its workers together
+            close_fds=True,
+        )
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(protocol.encode(self._agent_config()))
+        self.proc.stdin.flush()  # stays open: its EOF tells the child the parent is gone
+        self.data.status = "running"
+        threading.Thread(target=self._read, name="warmscope-reader", daemon=True).start()
+        threading.Thread(target=self._sample, name="warmscope-sampler", daemon=True).start()
+
+    def _agent_config(self) -> dict[str, Any]:
+        knobs = dict(self.settings.knobs)
+        knobs["mode"] = self.mode
+        return {
+            "parent_pid": os.getpid(),
+            "target": self.target.to_json(),
+            "inputs": [s.to_json() for s in self.settings.input_specs(self.target)],
+            "mode": self.mode,
+            "knobs": knobs,
+            "iters": self.settings.iters,
+            "duration": self.settings.duration,
+            "markers": bool(self.jit_log or self.settings.torch_logs),
+        }
+
+    def _child_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.pop("PYTORCH_JIT_LOG_LEVEL", None)
+        env.pop("TORCH_LOGS", None)
+        if self.jit_log:
+            env["PYTORCH_JIT_LOG_LEVEL"] = self.jit_log
+        if self.settings.torch_logs:
+            env["TORCH_LOGS"] = self.settings.torch_logs
+        from warmscope.core.knobs import KNOBS
+
+        for k in KNOBS:
+            value = self.settings.knobs.get(k.name)
+            if k.apply.startswith("env:") and value is not None:
+                env[k.apply.removeprefix("env:")] = str(value)
+        env.update(self.settings.env)
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+    def stop(self, grace: float = STOP_GRACE_S) -> None:
+        """Graceful stop: SIGINT (the agent finishes and reports), then SIGTERM, then SIGKILL."""
+        proc = self.proc
+        if proc is None or self.finished.is_set() or self._stop_requested:
+            return
+        self._stop_requested = True
+        self._signal(signal.SIGINT, group=False)
+
+        def escalate() -> None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                if self.finished.wait(grace):
+                    return
+                self._signal(sig, group=True)
+
+        threading.Thread(target=escalate, name="warmscope-stop", daemon=True).start()
+
+    def kill(self) -> None:
+        """SIGKILL the child and everything in its process group, now."""
+        self._stop_requested = True
+        self._killed = True
+        self._signal(signal.SIGKILL, group=True)
+
+    def _signal(self, sig: int, *, group: bool) -> None:
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if group:
+                os.killpg(proc.pid, sig)
+            else:
+                os.kill(proc.pid, sig)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.finished.wait(timeout)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._t0 if self._t0 else 0.0
+
+    # -- consumers ---------------------------------------------------------------------------
+
+    def poll(self, cursor: Cursor) -> Update:
+        """What is new since ``cursor`` (which is advanced), in one batch."""
+        with self.lock:
+            d = self.data
+            first = cursor.iterations
+            update = Update(
+                first=first,
+                ms=d.ms[first:].tolist(),
+                start_ms=d.start_ms[first:].tolist(),
+                events=d.events[cursor.events :],
+                samples=d.samples[cursor.samples :],
+                status=d.status,
+                phase=self.phase,
+                busy=d.busy,
+                finished=d.finished,
+                phases=dict(d.phases),
+            )
+            cursor.iterations = len(d.ms)
+            cursor.events = len(d.events)
+            cursor.samples = len(d.samples)
+        return update
+
+    # -- reading the child ---------------------------------------------------------------
+
+    def _read(self) -> None:
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None and proc.stderr is not None
+        selector = selectors.DefaultSelector()
+        buffers = {proc.stdout.fileno(): b"", proc.stderr.fileno(): b""}
+        out_fd = proc.stdout.fileno()
+        for stream in (proc.stdout, proc.stderr):
+            os.set_blocking(stream.fileno(), False)
+            selector.register(stream.fileno(), selectors.EVENT_READ)
+        deadline = self._t0 + self.settings.timeout if self.settings.timeout else None
+        last_record_flush = time.monotonic()
+        while selector.get_map():
+            ready = selector.select(IDLE_FLUSH_S)
+            for key, _ in ready:
+                fd = int(key.fd)
+                try:
+                    chunk = os.read(fd, READ_CHUNK)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    selector.unregister(fd)
+                    if buffers[fd]:
+                        self._lines(fd == out_fd, [buffers[fd]])
+                    continue
+                lines = (buffers[fd] + chunk).split(b"\n")
+                buffers[fd] = lines.pop()
+                self._lines(fd == out_fd, lines)
+            now = time.monotonic()
+            if not ready:
+                self._emit(self._parser.flush())
+            if now - last_record_flush > RECORD_FLUSH_S:
+                with self.lock:
+                    self._flush_record()
+                last_record_flush = now
+            if deadline and now > deadline and not self._timed_out:
+                self._timed_out = True
+                self.stop()
+        selector.close()
+        proc.wait()
+        self._finish(proc.returncode)
+
+    def _lines(self, is_protocol: bool, lines: list[bytes]) -> None:
+        with self.lock:
+            if is_protocol:
+                for line in lines:
+                    if line.strip():
+                        self._message(line)
+            else:
+                self._stderr(lines)
+
+    def _stderr(self, lines: list[bytes]) -> None:
+        raw: list[bytes] = []
+        for line in lines:
+            mark = protocol.parse_marker(line)
+            if mark is not None:
+                kind, value = mark
+                self._context = (
+                    ("it", int(value))
+                    if kind == "it" and value.isdigit()
+                    else (("it", None) if kind == "loop" else ("phase", value))
+                )
+                continue
+            raw.append(line)
+            text = line.decode(errors="replace").rstrip("\r")
+            self.data.stderr_tail.append(text)
+            self._emit(self._parser.feed(text, self._context))
+        if raw and self._stderr_file is not None:
+            self._stderr_file.write(b"\n".join(raw) + b"\n")
+
+    def _emit(self, parsed: list[ParsedEvent]) -> None:
+        for p in parsed:
+            kind, where = p.context
+            data = dict(p.data)
+            if kind == "it":
+                iteration = where if isinstance(where, int) else self.data.count
+                if not isinstance(where, int):
+                    data["approx_iteration"] = True  # no markers: the best estimate
+                self._add_event(Event(p.kind, p.title, p.text, iteration=iteration, data=data))
+            else:
+                self._add_event(Event(p.kind, p.title, p.text, phase=str(where), data=data))
+
+    def _add_event(self, ev: Event) -> None:
+        ev.t = self.elapsed()
+        self.data.add_event(ev)
+        if self._writer is not None:
+            self._writer.write({"type": "event", **ev.to_json()})
+
+    def _message(self, line: bytes) -> None:
+        try:
+            msg = protocol.decode(line)
+        except ValueError:
+            self._add_event(
+                Event("stderr", "undecodable protocol line", line.decode(errors="replace"))
+            )
+            return
+        t = msg.pop("t")
+        writer = self._writer
+        assert writer is not None
+        if t == "iters":
+            ms = [ns / 1e6 for ns in msg["ns"]]
+            st = [ns / 1e6 for ns in msg["st"]]
+            self.data.add_iterations(msg["i0"], ms, st)
+            self.data.busy = None
+            writer.write({"type": "iters", "i0": msg["i0"], "ms": ms, "start_ms": st})
+        elif t == "event":
+            known = ("kind", "title", "text", "iteration", "phase", "ms")
+            self._add_event(
+                Event(
+                    kind=msg.get("kind", "info"),
+                    title=msg.get("title", ""),
+                    text=msg.get("text", ""),
+                    iteration=msg.get("iteration"),
+                    phase=msg.get("phase"),
+                    ms=msg.get("ms"),
+                    data={k: v for k, v in msg.items() if k not in known},
+                )
+            )
+        elif t == "phase_start":
+            self.phase = msg["name"]
+        elif t == "phase":
+            self.data.phases[msg["name"]] = msg["ms"]
+            writer.write({"type": "phase", "name": msg["name"], "ms": msg["ms"]})
+        elif t == "busy":
+            self.data.busy = msg
+        elif t == "env":
+            self.data.env.update(msg)
+            writer.write({"type": "env", "env": msg})
+        elif t == "error":
+            self.data.error = msg
+            writer.write({"type": "error", **msg})
+            writer.flush()
+        elif t == "done":
+            self._done = msg
+        elif t == "hello" and msg.get("v") != protocol.VERSION:
+            self._add_event(
+                Event("info", f"agent speaks protocol {msg.get('v')}, expected {protocol.VERSION}")
+            )
+
+    def _flush_record(self) -> None:
+        if self._writer is not None:
+            self._writer.flush()
+        if self._stderr_file is not None:
+            self._stderr_file.flush()
+
+    # -- sampling ------------------------------------------------------------------------
+
+    def _sample(self) -> None:
+        proc = self.proc
+        assert proc is not None
+        device = str(self.settings.knobs.get("device") or "cpu")
+        gpu_index = int(device.partition(":")[2] or 0) if device.startswith("cuda") else None
+        try:
+            sampler = Sampler(proc.pid, gpu_index)
+        except Exception:
+            return  # the child is already gone
+        period = 1.0 / max(self.settings.sample_hz, 0.1)
+        while not self.finished.wait(period):
+            reading = sampler.sample()
+            if reading is None:
+                return
+            reading["t"] = round(self.elapsed(), 3)
+            reading["iteration"] = self.data.count
+            with self.lock:
+                self.data.samples.append(reading)
+                if self._writer is not None:
+                    self._writer.write({"type": "sample", **reading})
+
+    # -- the end -------------------------------------------------------------------------
+
+    def _finish(self, returncode: int) -> None:
+        with self.lock:
+            self._emit(self._parser.flush())
+            status, detail, exit_code = self._outcome(returncode)
+            d = self.data
+            d.status, d.status_detail, d.exit_code = status, detail, exit_code
+            d.busy = None
+            if self._writer is not None:
+                self._writer.write(
+                    {
+                        "type": "end",
+                        "status": status,
+                        "detail": detail,
+                        "exit_code": exit_code,
+                        "returncode": returncode,
+                        "iterations": d.count,
+                        "summary": d.summary().to_dict(),
+                    }
+                )
+                self._writer.close()
+            if self._stderr_file is not None:
+                self._stderr_file.close()
+            if self.proc is not None and self.proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    self.proc.stdin.close()
+        self.finished.set()
+
+    def _outcome(self, returncode: int) -> tuple[str, str, int]:
+        """(status, detail, exit code) from what the child said and how it ended."""
+        error = self.data.error
+        done = self._done
+        if self._timed_out:
+            return "timeout", f"stopped after --timeout {self.settings.timeout:g} s", 1
+        if error is not None:
+            where = (
+                f"iteration {error['iteration']}"
+                if error.get("iteration") is not None
+                else error.get("where")
+            )
+            if error.get("usage"):
+                return "failed", str(error.get("message")), EXIT_USAGE
+            return "failed", f"{where}: {error.get('message')}", 1
+        if done is not None:
+            if done.get("status") == "stopped":
+                return "stopped", "stopped by the user", 130
+            return "ok", f"{self.data.count} iterations", 0
+        if self._stop_requested:
+            how = "killed" if self._killed else "stopped"
+            return "stopped", f"{how} by the user", 130
+        if returncode < 0:
+            name = (
+                signal.Signals(-returncode).name
+                if -returncode in signal.valid_signals()
+                else str(-returncode)
+            )
+            return "crashed", f"the child died from {name}", 1
+        return "crashed", f"the child exited with code {returncode} before finishing", 1

@@ -1,0 +1,172 @@
+"""``RunSettings``: everything one run needs, its presets, validation and JSON form."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from warmscope.core.knobs import KNOBS, KnobError, default_values, knob
+from warmscope.core.targets import InputSpec, Target, TargetError, parse_input, resolve_target
+
+DEFAULT_ITERS = 200
+DEFAULT_SAMPLE_HZ = 10.0
+# What `--jit-log` means when not given, for script/trace runs: the profiling executor's own
+# graph dumps ("Profiled Graph", "Optimized Graph"), which mark its warm-up stages and cost
+# nothing once warm.
+AUTO_JIT_LOG = "profiling_graph_executor_impl"
+
+
+class SettingsError(ValueError):
+    """Settings that cannot run: bad usage, exit code 2. The message names what is wrong."""
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    help: str
+    knobs: dict[str, Any]
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset(
+            "torchscript",
+            "TorchScript with torch's defaults (profiling executor on)",
+            {"mode": "script"},
+        ),
+        Preset(
+            "no-profiling",
+            "TorchScript, profiling executor off: no profiling run, no specialization",
+            {"mode": "script", "profiling_executor": False},
+        ),
+        Preset(
+            "no-optimizer",
+            "TorchScript, graph optimizer off: the graph runs as scripted",
+            {"mode": "script", "graph_optimizer": False},
+        ),
+        Preset(
+            "frozen",
+            "TorchScript, frozen and optimized for inference",
+            {"mode": "script", "freeze": True, "optimize_for_inference": True},
+        ),
+        Preset("eager", "plain eager PyTorch", {"mode": "eager"}),
+        Preset("compile", "torch.compile with its defaults (inductor)", {"mode": "compile"}),
+    )
+}
+
+
+@dataclass
+class RunSettings:
+    """One run's settings. ``knobs`` holds every knob; ``None`` means torch's own default."""
+
+    target: str
+    inputs: list[str] = field(default_factory=list)
+    knobs: dict[str, Any] = field(default_factory=default_values)
+    env: dict[str, str] = field(default_factory=dict)
+    iters: int = DEFAULT_ITERS
+    duration: float | None = None
+    timeout: float | None = None
+    jit_log: str | None = None
+    """``PYTORCH_JIT_LOG_LEVEL`` syntax; ``None``: automatic (see ``AUTO_JIT_LOG``); ``""``: off."""
+    torch_logs: str | None = None
+    """``TORCH_LOGS`` syntax, passed to the child."""
+    profile_iters: str | None = None
+    python: str | None = None
+    trust_pickle: bool = False
+    preset: str | None = None
+    sample_hz: float = DEFAULT_SAMPLE_HZ
+
+    # -- building -------------------------------------------------------------------------
+
+    def apply_preset(self, name: str) -> None:
+        preset = PRESETS.get(name)
+        if preset is None:
+            raise SettingsError(f"unknown preset {name!r}: one of {', '.join(PRESETS)}")
+        self.preset = name
+        for key, value in preset.knobs.items():
+            self.knobs[key] = value
+
+    def set(self, assignment: str) -> None:
+        """Apply one ``KEY=VALUE`` (``--set``); ``env.NAME=VALUE`` sets a child variable."""
+        key, sep, value = assignment.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise SettingsError(f"bad --set {assignment!r}: expected KEY=VALUE")
+        if key.startswith("env."):
+            self.env[key.removeprefix("env.")] = value
+            return
+        try:
+            self.knobs[key] = knob(key).parse(value)
+        except KnobError as exc:
+            raise SettingsError(str(exc)) from None
+
+    # -- checking -------------------------------------------------------------------------
+
+    def resolve(self) -> Target:
+        """Validate everything and resolve the target; ``SettingsError`` names the problem."""
+        for k in KNOBS:
+            try:
+                k.check(self.knobs.get(k.name, k.default))
+            except KnobError as exc:
+                raise SettingsError(str(exc)) from None
+        unknown = set(self.knobs) - {k.name for k in KNOBS}
+        if unknown:
+            raise SettingsError(f"unknown knob {sorted(unknown)[0]!r}")
+        if self.iters < 1:
+            raise SettingsError(f"--iters must be at least 1, got {self.iters}")
+        for name, value in (("--duration", self.duration), ("--timeout", self.timeout)):
+            if value is not None and value <= 0:
+                raise SettingsError(f"{name} must be positive, got {value}")
+        for name in self.env:
+            if not name or "=" in name or "\0" in name:
+                raise SettingsError(f"bad environment variable name {name!r}")
+        if self.python is not None and not os.access(self.python, os.X_OK):
+            raise SettingsError(f"--python {self.python}: not an executable file")
+        try:
+            target = resolve_target(self.target, trust_pickle=self.trust_pickle)
+            self.input_specs(target)
+        except TargetError as exc:
+            raise SettingsError(str(exc)) from None
+        mode = self.knobs.get("mode")
+        if target.scripted and mode not in (None, "script"):
+            raise SettingsError(
+                f"{self.target} is a TorchScript archive, already scripted: --mode {mode} does not apply"
+            )
+        return target
+
+    def input_specs(self, target: Target) -> list[InputSpec]:
+        """The forward arguments: ``--input`` if given, else the target's own example inputs."""
+        return [parse_input(s) for s in (self.inputs or list(target.default_inputs))]
+
+    def effective_mode(self, target: Target) -> str:
+        return self.knobs.get("mode") or target.default_mode
+
+    def effective_jit_log(self, target: Target) -> str:
+        if self.jit_log is not None:
+            return self.jit_log
+        return AUTO_JIT_LOG if self.effective_mode(target) in ("script", "trace") else ""
+
+    def changed_knobs(self) -> dict[str, Any]:
+        """Knobs that differ from their defaults, in declaration order."""
+        return {
+            k.name: self.knobs.get(k.name)
+            for k in KNOBS
+            if self.knobs.get(k.name, k.default) != k.default
+        }
+
+    # -- JSON -----------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunSettings:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        settings = cls(**values)
+        merged = default_values()
+        merged.update(settings.knobs or {})
+        settings.knobs = merged
+        return settings

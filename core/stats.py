@@ -1,0 +1,222 @@
+"""Latency statistics: percentiles, where warm-up ends, and an A/B comparison.
+
+All latencies are in milliseconds. Pure functions, standard library only.
+
+How warm-up is detected (``steady_from``): the last half of the run is taken as the
+reference for "normal" speed, and from it we take the median and the spread (the median
+absolute deviation, scaled by 1.4826 so that it matches a standard deviation for
+normal-ish noise). An iteration counts as slow when it is above the median plus the larger
+of five times that spread and a quarter of the median. The run is steady from the first
+iteration where it and the two after it are all not slow (near the end of the run the
+window is simply shorter). A run that is noisy but steady keeps its noise under that
+threshold, because the threshold grows with the run's own spread, so it is not reported as
+still warming up. A slow second iteration fails the three-in-a-row test, so it is never
+called steady; single spikes after the run has settled (noise, a later recompile) are
+outliers to report elsewhere, not warm-up.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, fields
+
+__all__ = ["Comparison", "Summary", "compare", "percentile", "steady_from", "summarize"]
+
+_MAD_TO_SIGMA = 1.4826
+_SIGMA_MULT = 5.0
+_REL_MARGIN = 0.25
+_WINDOW = 3
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Return the q-th percentile, interpolating linearly between closest ranks.
+
+    Same definition as numpy's default ``'linear'`` method.
+
+    Args:
+        values: The samples (any order).
+        q: Percentile in [0, 100].
+
+    Raises:
+        ValueError: If ``values`` is empty or ``q`` is outside [0, 100] (or NaN).
+    """
+    if len(values) == 0:
+        raise ValueError("percentile of an empty sequence")
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"q must be in [0, 100], got {q!r}")
+    s = sorted(values)
+    pos = (len(s) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    frac = pos - lo
+    a, b = float(s[lo]), float(s[hi])
+    if frac == 0.0 or a == b:
+        return a
+    # Clamp so that rounding can never step outside [a, b]; keeps the result monotone in q.
+    return min(max(a + (b - a) * frac, a), b)
+
+
+def _slow_threshold(x: Sequence[float]) -> float:
+    """Return the latency above which an iteration counts as slow (needs len(x) >= 1)."""
+    tail = x[len(x) // 2 :]
+    m = statistics.median(tail)
+    sigma = _MAD_TO_SIGMA * statistics.median([abs(t - m) for t in tail])
+    return float(m + max(_SIGMA_MULT * sigma, _REL_MARGIN * m))
+
+
+def steady_from(latencies: Sequence[float]) -> int | None:
+    """Return the index of the first steady iteration (rule in the module docstring).
+
+    Args:
+        latencies: Per-iteration latencies in run order.
+
+    Returns:
+        The index, or None for fewer than 2 iterations or when no iteration qualifies.
+    """
+    n = len(latencies)
+    if n < 2:
+        return None
+    thr = _slow_threshold(latencies)
+    fast = [v <= thr for v in latencies]
+    for i in range(n):
+        if all(fast[i : i + _WINDOW]):
+            return i
+    return None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Summary of one run; the ``*_ms`` statistics, cv and throughput cover steady iterations."""
+
+    count: int
+    first_ms: float | None
+    steady_from: int | None
+    warmup_excess_ms: float
+    min_ms: float | None
+    p50_ms: float | None
+    p90_ms: float | None
+    p99_ms: float | None
+    mean_ms: float | None
+    std_ms: float | None
+    max_ms: float | None
+    cv: float | None
+    throughput_per_s: float | None
+    steady_count: int
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        """Return the fields as a flat dict keyed by field name."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def _mean_std(v: Sequence[float]) -> tuple[float, float]:
+    """Return the mean and population standard deviation of a non-empty sequence."""
+    lo, hi = min(v), max(v)
+    if lo == hi:
+        return float(lo), 0.0
+    mean = min(max(math.fsum(v) / len(v), lo), hi)
+    var = math.fsum((x - mean) ** 2 for x in v) / len(v)
+    return mean, math.sqrt(var)
+
+
+def summarize(latencies: Sequence[float], exclude: Collection[int] = ()) -> Summary:
+    """Summarize a run: warm-up length and excess, then steady-state statistics.
+
+    Args:
+        latencies: Per-iteration latencies in run order.
+        exclude: Indices (original numbering) to leave out, e.g. profiled iterations. They
+            are skipped for ``steady_from`` detection, the warm-up excess and all steady
+            statistics; indices outside the run are ignored.
+
+    Returns:
+        A Summary. ``steady_from`` is an index into ``latencies``. When it is None, the
+        statistics cover all kept iterations; ``steady_count`` is how many they cover.
+    """
+    n = len(latencies)
+    first = float(latencies[0]) if n else None
+    excluded = set(exclude)
+    kept_idx = [i for i in range(n) if i not in excluded]
+    kept = [float(latencies[i]) for i in kept_idx]
+
+    pos = steady_from(kept)
+    sf = kept_idx[pos] if pos is not None else None
+    steady = kept[pos:] if pos is not None else kept
+
+    if not steady:
+        return Summary(
+            count=n,
+            first_ms=first,
+            steady_from=sf,
+            warmup_excess_ms=0.0,
+            min_ms=None,
+            p50_ms=None,
+            p90_ms=None,
+            p99_ms=None,
+            mean_ms=None,
+            std_ms=None,
+            max_ms=None,
+            cv=None,
+            throughput_per_s=None,
+            steady_count=0,
+        )
+
+    p50 = percentile(steady, 50)
+    mean, std = _mean_std(steady)
+    excess = 0.0
+    if pos:
+        excess = math.fsum(max(0.0, v - p50) for v in kept[:pos])
+    return Summary(
+        count=n,
+        first_ms=first,
+        steady_from=sf,
+        warmup_excess_ms=excess,
+        min_ms=min(steady),
+        p50_ms=p50,
+        p90_ms=percentile(steady, 90),
+        p99_ms=percentile(steady, 99),
+        mean_ms=mean,
+        std_ms=std,
+        max_ms=max(steady),
+        cv=std / mean if len(steady) >= 2 and mean != 0 else None,
+        throughput_per_s=1000.0 / mean if mean > 0 else None,
+        steady_count=len(steady),
+    )
+
+
+COMPARED_METRICS = (
+    "first_ms",
+    "steady_from",
+    "warmup_excess_ms",
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+    "mean_ms",
+    "cv",
+    "throughput_per_s",
+)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Run A vs run B: one ``(metric, a, b, b/a)`` row per metric; ratio None if undefined."""
+
+    rows: list[tuple[str, float | None, float | None, float | None]]
+
+
+def compare(a: Summary, b: Summary) -> Comparison:
+    """Compare two summaries metric by metric (order: ``COMPARED_METRICS``).
+
+    Args:
+        a: The baseline run.
+        b: The other run.
+
+    Returns:
+        A Comparison; a row's ratio is None when either value is None or ``a`` is 0.
+    """
+    rows: list[tuple[str, float | None, float | None, float | None]] = []
+    for name in COMPARED_METRICS:
+        va, vb = getattr(a, name), getattr(b, name)
+        ratio = vb / va if va is not None and vb is not None and va != 0 else None
+        rows.append((name, va, vb, ratio))
+    return Comparison(rows)

@@ -1,0 +1,43 @@
+"""Factories for the integration tests: small real models and deliberately bad targets."""
+
+import torch
+
+
+class Tiny(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.linear(x))
+
+
+def tiny() -> torch.nn.Module:
+    return Tiny()
+
+
+def tiny_with_inputs():
+    return Tiny(), (torch.randn(2, 8),)
+
+
+def not_a_module():
+    return 42
+
+
+class RaisesAt(torch.nn.Module):
+    """Raises in forward from iteration 3 on (a shape error, in torch's own words)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+        self.linear = torch.nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls += 1
+        if self.calls > 3:
+            x = x[:, :3]
+        return self.linear(x)
+
+
+def raises_at_3() -> torch.nn.Module:
+    return RaisesAt()

@@ -1,0 +1,1 @@
+"""warmscope TUI: the Textual app. Never imports torch."""
