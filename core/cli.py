@@ -7,14 +7,13 @@ timed out); 2 bad usage or a bad target/input, named in one line; 130 stopped by
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from warmscope.core import stats
+from warmscope.core.export import write_json
 from warmscope.core.knobs import KNOBS
 from warmscope.core.record import RecordError, read_run
 from warmscope.core.run import RunData
@@ -186,13 +185,6 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     if data.status != "ok":
         show_failure(data, verbose=args.verbose)
     return data.exit_code if data.exit_code is not None else EXIT_FAILED
-
-
-def write_json(path: Path, data: RunData) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data.to_document(), indent=1, default=str), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def show_failure(data: RunData, *, verbose: bool = False) -> None:
