@@ -76,6 +76,7 @@ class State:
     phase: str | None = "start"
     iteration_start_ns: int = 0
     activity: str = ""
+    marked: int | None = None  # the iteration of the last marker written to fd 2
 
 
 class Channel:
@@ -142,7 +143,8 @@ def take_protocol_fd() -> int:
     fd = os.dup(1)
     os.set_inheritable(fd, False)
     os.dup2(2, 1)
-    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    sys.stdout = MarkedStream(os.fdopen(1, "w", buffering=1, closefd=False))
+    sys.stderr = MarkedStream(sys.stderr)
     return fd
 
 
@@ -191,7 +193,28 @@ def start_flusher(channel: Channel) -> None:
 
 
 def marker(kind: str, value: object) -> None:
+    State.marked = State.iteration if kind == "it" else None
     os.write(2, protocol.MARKER + f"{kind} {value}\n".encode())
+
+
+class MarkedStream:
+    """``sys.stdout``/``sys.stderr`` that mark the iteration before the first write in it.
+
+    Python-level prints are thus pinned exactly even when per-iteration markers are off (no
+    log capture), and cost nothing in iterations that print nothing.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if State.iteration is not None and State.marked != State.iteration:
+            self._stream.flush()
+            marker("it", State.iteration)
+        return int(self._stream.write(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 class Phases:
@@ -541,6 +564,7 @@ def run_loop(
                     break
                 State.iteration = i
                 if markers:
+                    State.marked = i
                     write(2, marker_prefix + b"%d\n" % i)
                 t0 = clock()
                 State.iteration_start_ns = t0
@@ -590,7 +614,7 @@ def main() -> int:
     die_with_parent(cfg.get("parent_pid", 0))
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    faulthandler.enable(file=sys.stderr)
+    faulthandler.enable(file=sys.__stderr__)
     channel.send({"t": "hello", "v": protocol.VERSION, "pid": os.getpid()}, now=True)
     install_warning_hook(channel)
     start_flusher(channel)

@@ -34,6 +34,7 @@ from warmscope.core.targets import Target
 AGENT = Path(__file__).resolve().parent / "agent.py"
 READ_CHUNK = 1 << 16
 IDLE_FLUSH_S = 0.1
+READ_PAUSE_S = 0.005
 RECORD_FLUSH_S = 0.25
 STOP_GRACE_S = 3.0
 EXIT_USAGE = 2
@@ -251,6 +252,7 @@ class RunSession:
         last_record_flush = time.monotonic()
         while selector.get_map():
             ready = selector.select(IDLE_FLUSH_S)
+            got = 0
             for key, _ in ready:
                 fd = int(key.fd)
                 try:
@@ -262,11 +264,17 @@ class RunSession:
                     if buffers[fd]:
                         self._lines(fd == out_fd, [buffers[fd]])
                     continue
+                got += len(chunk)
                 lines = (buffers[fd] + chunk).split(b"\n")
                 buffers[fd] = lines.pop()
                 self._lines(fd == out_fd, lines)
             now = time.monotonic()
-            if not ready:
+            if ready and got < READ_CHUNK // 4:
+                # Light traffic: let lines pile up in the pipe, so that a child writing a marker
+                # every iteration rarely has to wake this thread (most of what a marker costs it).
+                # Heavy traffic (a log flood) is read at full speed so the child never waits.
+                time.sleep(READ_PAUSE_S)
+            else:
                 self._emit(self._parser.flush())
             if now - last_record_flush > RECORD_FLUSH_S:
                 with self.lock:

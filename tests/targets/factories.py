@@ -41,3 +41,17 @@ class RaisesAt(torch.nn.Module):
 
 def raises_at_3() -> torch.nn.Module:
     return RaisesAt()
+
+
+class EnvEcho(torch.nn.Module):
+    """Prints a variable that the run's settings put in the child's environment."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        import os
+
+        print("WARMSCOPE_TEST_VALUE=" + os.environ.get("WARMSCOPE_TEST_VALUE", "<unset>"))
+        return x
+
+
+def env_echo() -> torch.nn.Module:
+    return EnvEcho()

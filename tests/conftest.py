@@ -1,0 +1,49 @@
+"""Shared helpers: run the real `warmscope` command line in a real child process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TARGETS = Path(__file__).parent / "targets"
+FACTORIES = TARGETS / "factories.py"
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+    doc: dict[str, Any] | None
+
+    def events(self, kind: str | None = None) -> list[dict[str, Any]]:
+        assert self.doc is not None
+        return [e for e in self.doc["events"] if kind is None or e["kind"] == kind]
+
+
+@pytest.fixture
+def record_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Keep default-location records out of the home folder."""
+    path = tmp_path / "records"
+    monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(path))
+    return path
+
+
+def warmscope(*args: str, json_path: Path | None = None, timeout: float = 120, **kw: Any) -> Result:
+    """Run `warmscope ARGS` as a user would, through the console entry point."""
+    argv = [sys.executable, "-m", "warmscope.core.cli", *args]
+    if json_path is not None:
+        argv += ["--json", str(json_path)]
+    env = dict(os.environ, **kw.pop("env", {}))
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, **kw)
+    doc = (
+        json.loads(json_path.read_text()) if json_path is not None and json_path.exists() else None
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr, doc)
