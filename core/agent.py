@@ -614,7 +614,7 @@ def main() -> int:
     die_with_parent(cfg.get("parent_pid", 0))
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    faulthandler.enable(file=sys.__stderr__)
+    faulthandler.enable(file=2)  # fd 2 directly: works even if sys.stderr is replaced
     channel.send({"t": "hello", "v": protocol.VERSION, "pid": os.getpid()}, now=True)
     install_warning_hook(channel)
     start_flusher(channel)
