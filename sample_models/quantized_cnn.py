@@ -56,7 +56,11 @@ class QuantizableCNN(nn.Module):
 
 
 def _pick_engine() -> str:
+    """The engine already chosen (warmscope's ``quantized_engine`` knob), else a preferred one."""
     supported = torch.backends.quantized.supported_engines
+    current = torch.backends.quantized.engine
+    if current in supported and current != "none":
+        return current
     for engine in _PREFERRED_ENGINES:
         if engine in supported:
             return engine
@@ -66,8 +70,8 @@ def _pick_engine() -> str:
 def make_model() -> torch.nn.Module:
     """Build, calibrate and convert the model with reproducible weights, in eval mode.
 
-    Sets ``torch.backends.quantized.engine`` (process-wide) to the engine the model is
-    packed for, so the model runs with the kernels it was converted for.
+    Converts for the engine already selected (warmscope applies the ``quantized_engine`` knob
+    before loading) and keeps it selected, so the model runs with the kernels it was packed for.
     """
     torch.manual_seed(0)
     engine = _pick_engine()

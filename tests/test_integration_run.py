@@ -227,3 +227,23 @@ def test_unsupported_knob_is_reported_not_skipped(tmp_path: Path) -> None:
     # Either torch took it, or the run says plainly that it did not.
     assert engines == "qnnpack" or any("quantized_engine" in e["title"] for e in notes)
     assert os.path.exists(r.doc["record"])
+
+
+def test_timeout_bounds_the_run_and_keeps_what_was_measured(tmp_path: Path) -> None:
+    r = warmscope(
+        "run",
+        f"{FACTORIES}:slow",
+        "--input",
+        "1",
+        "--iters",
+        "1000",
+        "--timeout",
+        "4",
+        "--record",
+        str(tmp_path / "t.jsonl"),
+        json_path=tmp_path / "t.json",
+    )
+    assert r.code == 1
+    assert r.doc["status"] == "timeout"
+    assert 0 < len(r.doc["iterations"]) < 1000
+    assert "timeout" in r.stderr

@@ -55,3 +55,17 @@ class EnvEcho(torch.nn.Module):
 
 def env_echo() -> torch.nn.Module:
     return EnvEcho()
+
+
+class Slow(torch.nn.Module):
+    """Each forward pass sleeps: a model that will not finish within a short --timeout."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        import time
+
+        time.sleep(0.3)
+        return x
+
+
+def slow() -> torch.nn.Module:
+    return Slow()
