@@ -195,7 +195,7 @@ def show_failure(data: RunData, *, verbose: bool = False) -> None:
             print(data.error["traceback"].rstrip(), file=err)
         else:
             print(model_frames(data.error["traceback"]), file=err)
-    elif data.stderr_tail:
+    elif data.stderr_tail and data.status in ("crashed", "timeout"):
         print("last lines of the child's stderr:", file=err)
         for line in list(data.stderr_tail)[-20:]:
             print(f"  {line}", file=err)
