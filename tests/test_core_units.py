@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from warmscope.core import protocol
 from warmscope.core.jitlog import StderrParser, label_for
 from warmscope.core.knobs import KNOBS, KnobError, knob, parse_fusion_strategy

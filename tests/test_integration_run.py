@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from warmscope.core.record import read_run
 
 from tests.conftest import FACTORIES, Result, warmscope
+from warmscope.core.record import read_run
 
 ONE_THREAD = ("--set", "intra_op_threads=1", "--set", "inter_op_threads=1")
 
@@ -247,3 +247,26 @@ def test_timeout_bounds_the_run_and_keeps_what_was_measured(tmp_path: Path) -> N
     assert r.doc["status"] == "timeout"
     assert 0 < len(r.doc["iterations"]) < 1000
     assert "timeout" in r.stderr
+
+
+def test_compare_two_records(speech_defaults: Result, tmp_path: Path) -> None:
+    other = warmscope(
+        "run",
+        "sample:speech",
+        "--preset",
+        "no-optimizer",
+        "--iters",
+        "10",
+        *ONE_THREAD,
+        "--python",
+        sys.executable,
+        "--record",
+        str(tmp_path / "b.jsonl"),
+    )
+    assert other.code == 0, other.stderr
+    r = warmscope("compare", speech_defaults.doc["record"], str(tmp_path / "b.jsonl"))
+    assert r.code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert any(line.startswith("first_ms") and line.rstrip().endswith("×") for line in lines)
+    assert any(line.startswith("steady_from") for line in lines)
+    assert any(line.strip().startswith("graph_optimizer") for line in lines)  # settings that differ

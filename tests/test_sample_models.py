@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
 from warmscope.sample_models import SAMPLES, SampleModel
 
 

@@ -9,6 +9,7 @@ import statistics
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+
 from warmscope.core import stats
 
 # Per-test settings (not a global profile) so other test modules keep their own.
