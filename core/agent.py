@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import json
 import logging
+import mmap
 import os
 import signal
 import sys
@@ -530,6 +531,13 @@ def run_loop(
     durations: list[int] = []
     starts: list[int] = []
     first_unsent = 0
+    # The shared ring (see core/ring.py): survives this process, read by the parent on a crash.
+    ring_map = (
+        mmap.mmap(cfg["ring_fd"], 0) if cfg.get("ring_fd") is not None else mmap.mmap(-1, 8 * 3)
+    )
+    ring = memoryview(ring_map).cast("q")
+    slots = cfg.get("ring_slots", 1)
+    slot = 1
     clock = time.perf_counter_ns
     write = os.write
     marker_prefix = protocol.MARKER + b"it "
@@ -575,7 +583,11 @@ def run_loop(
                 State.iteration_start_ns = 0
                 durations.append(t1 - t0)
                 starts.append(t0 - loop_start)
+                ring[slot] = t1 - t0
+                ring[slot + 1] = t0 - loop_start
                 i += 1
+                ring[0] = i
+                slot = slot + 2 if slot < 2 * slots - 1 else 1
                 if t1 >= next_flush or len(durations) >= FLUSH_MAX_ITERS:
                     flush()
                     next_flush = clock() + FLUSH_EVERY_NS

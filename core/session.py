@@ -26,6 +26,7 @@ from typing import Any
 from warmscope.core import protocol
 from warmscope.core.jitlog import ParsedEvent, StderrParser
 from warmscope.core.record import RecordWriter, default_record_path
+from warmscope.core.ring import IterationRing
 from warmscope.core.run import Event, RunData
 from warmscope.core.sampler import Sampler, host_environment
 from warmscope.core.settings import RunSettings
@@ -35,6 +36,7 @@ AGENT = Path(__file__).resolve().parent / "agent.py"
 READ_CHUNK = 1 << 16
 IDLE_FLUSH_S = 0.1
 READ_PAUSE_S = 0.005
+MAX_STDERR_LINE = 1 << 20
 RECORD_FLUSH_S = 0.25
 STOP_GRACE_S = 3.0
 EXIT_USAGE = 2
@@ -106,6 +108,7 @@ class RunSession:
     # -- life cycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
+        self.ring = IterationRing.create()
         self._writer = RecordWriter(self.record_path)
         self._stderr_file = self.stderr_path.open("wb")
         self._writer.write(
@@ -135,6 +138,7 @@ class RunSession:
             env=self._child_env(),
             start_new_session=True,  # its own process group: stop it and its workers together
             close_fds=True,
+            pass_fds=(self.ring.fd,),
         )
         assert self.proc.stdin is not None
         self.proc.stdin.write(protocol.encode(self._agent_config()))
@@ -155,6 +159,8 @@ class RunSession:
             "iters": self.settings.iters,
             "duration": self.settings.duration,
             "markers": bool(self.jit_log or self.settings.torch_logs),
+            "ring_fd": self.ring.fd,
+            "ring_slots": self.ring.slots,
         }
 
     def _child_env(self) -> dict[str, str]:
@@ -267,6 +273,9 @@ class RunSession:
                 got += len(chunk)
                 lines = (buffers[fd] + chunk).split(b"\n")
                 buffers[fd] = lines.pop()
+                if fd != out_fd and len(buffers[fd]) > MAX_STDERR_LINE:
+                    lines.append(buffers[fd])  # a newline-less flood: cut it, keep memory bounded
+                    buffers[fd] = b""
                 self._lines(fd == out_fd, lines)
             now = time.monotonic()
             if ready and got < READ_CHUNK // 4:
@@ -274,7 +283,7 @@ class RunSession:
                 # every iteration rarely has to wake this thread (most of what a marker costs it).
                 # Heavy traffic (a log flood) is read at full speed so the child never waits.
                 time.sleep(READ_PAUSE_S)
-            else:
+            elif not ready:
                 self._emit(self._parser.flush())
             if now - last_record_flush > RECORD_FLUSH_S:
                 with self.lock:
@@ -311,7 +320,12 @@ class RunSession:
             raw.append(line)
             text = line.decode(errors="replace").rstrip("\r")
             self.data.stderr_tail.append(text)
-            self._emit(self._parser.feed(text, self._context))
+            context = self._context
+            if context == ("it", None):
+                # No marker (a C++ write with no log capture on): the iteration in progress as
+                # this line is read, from the child's shared counter.
+                context = ("approx", max(self.ring.completed(), self.data.count))
+            self._emit(self._parser.feed(text, context))
         if raw and self._stderr_file is not None:
             self._stderr_file.write(b"\n".join(raw) + b"\n")
 
@@ -319,10 +333,10 @@ class RunSession:
         for p in parsed:
             kind, where = p.context
             data = dict(p.data)
-            if kind == "it":
-                iteration = where if isinstance(where, int) else self.data.count
-                if not isinstance(where, int):
-                    data["approx_iteration"] = True  # no markers: the best estimate
+            if kind in ("it", "approx"):
+                if kind == "approx":
+                    data["approx_iteration"] = True
+                iteration = int(where) if isinstance(where, int) else self.data.count
                 self._add_event(Event(p.kind, p.title, p.text, iteration=iteration, data=data))
             else:
                 self._add_event(Event(p.kind, p.title, p.text, phase=str(where), data=data))
@@ -418,6 +432,7 @@ class RunSession:
     def _finish(self, returncode: int) -> None:
         with self.lock:
             self._emit(self._parser.flush())
+            self._recover_unsent()
             status, detail, exit_code = self._outcome(returncode)
             d = self.data
             d.status, d.status_detail, d.exit_code = status, detail, exit_code
@@ -441,6 +456,23 @@ class RunSession:
                 with contextlib.suppress(OSError):
                     self.proc.stdin.close()
         self.finished.set()
+
+    def _recover_unsent(self) -> None:
+        """Iterations the child measured but died before sending, from the shared ring."""
+        first = self.data.count
+        ms, start_ms = self.ring.read(first)
+        if ms:
+            self.data.add_iterations(first, ms, start_ms)
+            if self._writer is not None:
+                self._writer.write({"type": "iters", "i0": first, "ms": ms, "start_ms": start_ms})
+            self._add_event(
+                Event(
+                    "info",
+                    f"recovered {len(ms)} iteration(s) measured before the child died",
+                    iteration=first,
+                )
+            )
+        self.ring.close()
 
     def _outcome(self, returncode: int) -> tuple[str, str, int]:
         """(status, detail, exit code) from what the child said and how it ended."""
