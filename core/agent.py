@@ -626,7 +626,8 @@ def main() -> int:
     die_with_parent(cfg.get("parent_pid", 0))
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    faulthandler.enable(file=2)  # fd 2 directly: works even if sys.stderr is replaced
+    # fd 2 directly (works whatever sys.stderr is); only the crashing thread, not our helpers.
+    faulthandler.enable(file=2, all_threads=False)
     channel.send({"t": "hello", "v": protocol.VERSION, "pid": os.getpid()}, now=True)
     install_warning_hook(channel)
     start_flusher(channel)

@@ -7,6 +7,8 @@ timed out); 2 bad usage or a bad target/input, named in one line; 130 stopped by
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -153,11 +155,12 @@ def build_settings(args: argparse.Namespace) -> RunSettings:
 
 
 def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
-    from warmscope.core.session import Cursor, RunSession
+    from warmscope.core.session import STOP_GRACE_S, Cursor, RunSession
 
     settings = build_settings(args)
     session = RunSession(settings, record_path=args.record, command=["warmscope", *argv])
     progress = None if args.quiet or not sys.stderr.isatty() else Progress()
+    hangup = HangupGuard()
     session.start()
     cursor = Cursor()
     try:
@@ -165,7 +168,8 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
             if progress:
                 progress.show(session, session.poll(cursor))
     except KeyboardInterrupt:
-        session.stop()
+        # Ctrl-C: a graceful stop. A closed terminal or SIGTERM: a quick one (no one is waiting).
+        session.stop(grace=0.5 if hangup.fired else STOP_GRACE_S)
         try:
             session.wait()
         except KeyboardInterrupt:  # a second Ctrl-C: no more grace
@@ -174,6 +178,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     finally:
         if progress:
             progress.close()
+        hangup.restore()
     data = session.data
     if args.json:
         write_json(args.json, data)
@@ -187,6 +192,33 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     return data.exit_code if data.exit_code is not None else EXIT_FAILED
 
 
+class HangupGuard:
+    """SIGHUP (the terminal went away) and SIGTERM stop the run like Ctrl-C, quickly.
+
+    The record is then finished properly; the child would die with us anyway (parent-death
+    signal), but this way its last iterations and the end line are written.
+    """
+
+    def __init__(self) -> None:
+        self.fired = False
+        self._previous = {
+            sig: signal.signal(sig, self._handle) for sig in (signal.SIGHUP, signal.SIGTERM)
+        }
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.fired = True
+        if signum == signal.SIGHUP:
+            # Writing to a closed terminal would fail or block: send output nowhere.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            for fd in (1, 2):
+                os.dup2(devnull, fd)
+        raise KeyboardInterrupt
+
+    def restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
 def show_failure(data: RunData, *, verbose: bool = False) -> None:
     """torch's own message (the whole traceback with --verbose), else the child's last stderr."""
     err = sys.stderr
@@ -195,10 +227,17 @@ def show_failure(data: RunData, *, verbose: bool = False) -> None:
             print(data.error["traceback"].rstrip(), file=err)
         else:
             print(model_frames(data.error["traceback"]), file=err)
-    elif data.stderr_tail and data.status in ("crashed", "timeout"):
-        print("last lines of the child's stderr:", file=err)
-        for line in list(data.stderr_tail)[-20:]:
-            print(f"  {line}", file=err)
+    elif data.status in ("crashed", "timeout"):
+        last = next((e for e in reversed(data.events) if e.kind == "stderr"), None)
+        if last is not None:
+            # The last block the child printed is its crash dump: its head says what happened.
+            where = f"iteration {last.iteration}" if last.iteration is not None else last.phase
+            lines = last.text.splitlines()
+            print(f"the child's last output ({where}):", file=err)
+            for line in lines[:25]:
+                print(f"  {line}", file=err)
+            if len(lines) > 25:
+                print(f"  … {len(lines) - 25} more lines in {data.stderr_path}", file=err)
     print(f"warmscope: run {data.status}: {data.status_detail}", file=err)
 
 

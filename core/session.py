@@ -40,6 +40,7 @@ MAX_STDERR_LINE = 1 << 20
 RECORD_FLUSH_S = 0.25
 STOP_GRACE_S = 3.0
 EXIT_USAGE = 2
+RUN_ID_VAR = "WARMSCOPE_RUN_ID"
 
 
 @dataclass
@@ -91,6 +92,7 @@ class RunSession:
             stderr_path=str(self.stderr_path),
             started=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         )
+        self.run_id = f"{os.getpid()}-{time.time_ns()}"
         self.lock = threading.Lock()
         self.finished = threading.Event()
         self.proc: subprocess.Popen[bytes] | None = None
@@ -122,6 +124,7 @@ class RunSession:
                 "target": self.data.target,
                 "mode": self.mode,
                 "stderr_file": str(self.stderr_path),
+                "run_id": self.run_id,
             }
         )
         host = host_environment()
@@ -140,6 +143,7 @@ class RunSession:
             close_fds=True,
             pass_fds=(self.ring.fd,),
         )
+        self.data.env["agent_pid"] = self.proc.pid
         assert self.proc.stdin is not None
         self.proc.stdin.write(protocol.encode(self._agent_config()))
         self.proc.stdin.flush()  # stays open: its EOF tells the child the parent is gone
@@ -179,6 +183,8 @@ class RunSession:
                 env[k.apply.removeprefix("env:")] = str(value)
         env.update(self.settings.env)
         env["PYTHONUNBUFFERED"] = "1"
+        # Inherited by everything the child starts (compile workers too): finds any survivor.
+        env[RUN_ID_VAR] = self.run_id
         return env
 
     def stop(self, grace: float = STOP_GRACE_S) -> None:

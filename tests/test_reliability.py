@@ -1,0 +1,252 @@
+"""Faults lose nothing and leave nothing running: planted faults in a real child, headless.
+
+Each fault strikes in iteration K = 3 (tests/faults/planted.py). After every case no process
+carrying the run's id (WARMSCOPE_RUN_ID, inherited by everything the child starts) survives.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import warmscope
+from warmscope.core.record import read_run
+from warmscope.core.session import RUN_ID_VAR
+
+FAULTS = Path(__file__).parent / "faults"
+PLANTED = FAULTS / "planted.py"
+K = 3
+
+
+def run_id_of(record: Path) -> str:
+    with record.open() as f:
+        return json.loads(f.readline())["run_id"]
+
+
+def survivors(run_id: str) -> list[int]:
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if proc.environ().get(RUN_ID_VAR) == run_id and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def wait_gone(run_id: str, within: float) -> list[int]:
+    deadline = time.monotonic() + within
+    while (left := survivors(run_id)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+CASES = [
+    # (target, extra args, status, words in the detail, iterations kept)
+    ("raises", [], "failed", "planted failure in iteration 3", K),
+    ("segfault", [], "crashed", "SIGSEGV", K),
+    ("exits", [], "crashed", "exited with code 7", K),
+    ("hangs", ["--timeout", "5"], "timeout", "--timeout 5", K),
+    ("allocates", [], "failed", "can't allocate memory", K),
+    ("raises_while_loading", [], "failed", "planted failure while building the model", 0),
+]
+
+
+@pytest.mark.parametrize(
+    ("target", "extra", "status", "detail", "kept"), CASES, ids=[c[0] for c in CASES]
+)
+def test_fault_outcome(
+    target: str, extra: list[str], status: str, detail: str, kept: int, tmp_path: Path
+) -> None:
+    record = tmp_path / "r.jsonl"
+    r = warmscope(
+        "run",
+        f"{PLANTED}:{target}",
+        "--input",
+        "4",
+        "--iters",
+        "20",
+        *extra,
+        "--record",
+        str(record),
+        json_path=tmp_path / "r.json",
+        env={"FAULT_MEMORY_LIMIT": str(3 * 2**30)},
+    )
+    assert r.code == 1, r.stderr
+    assert r.doc is not None, "--json is written whatever the outcome"
+    assert r.doc["status"] == status
+    assert detail in r.doc["status_detail"] or detail in (r.doc["error"] or {}).get("message", "")
+    assert len(r.doc["iterations"]) == kept
+    assert read_run(record).count == kept
+    assert f"run {status}" in r.stderr
+    assert survivors(run_id_of(record)) == []
+
+
+def test_missing_dependency_of_the_model_file(tmp_path: Path) -> None:
+    r = warmscope(
+        "run",
+        f"{FAULTS / 'missing_import.py'}:make_model",
+        "--input",
+        "4",
+        "--record",
+        str(tmp_path / "r.jsonl"),
+        json_path=tmp_path / "r.json",
+    )
+    assert r.code == 1  # the model's own import failed: not a usage error
+    assert "No module named 'warmscope_no_such_dependency'" in r.stderr
+    assert r.doc["status"] == "failed"
+
+
+def test_crash_text_is_pinned_and_shown(tmp_path: Path) -> None:
+    r = warmscope(
+        "run",
+        f"{PLANTED}:segfault",
+        "--input",
+        "4",
+        "--record",
+        str(tmp_path / "r.jsonl"),
+        json_path=tmp_path / "r.json",
+    )
+    crash = [e for e in r.doc["events"] if "Segmentation fault" in e["title"]]
+    assert crash and crash[0]["iteration"] == K
+    assert "Segmentation fault" in r.stderr  # the child's last stderr lines
+
+
+def test_stdout_writes_cannot_corrupt_the_protocol(tmp_path: Path) -> None:
+    r = warmscope(
+        "run",
+        f"{PLANTED}:prints",
+        "--input",
+        "4",
+        "--iters",
+        "10",
+        "--record",
+        str(tmp_path / "r.jsonl"),
+        json_path=tmp_path / "r.json",
+    )
+    assert r.code == 0, r.stderr
+    assert len(r.doc["iterations"]) == 10
+    printed = [
+        e for e in r.doc["events"] if e["kind"] == "stderr" and "plain stdout text" in e["text"]
+    ]
+    assert printed and printed[0]["iteration"] == K
+    assert '{"t":"done","status":"ok"}' in printed[0]["text"]
+    assert "raw fd 1 write" in printed[0]["text"]
+
+
+def test_stderr_flood_neither_blocks_the_child_nor_grows_memory(tmp_path: Path) -> None:
+    record = tmp_path / "r.jsonl"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "warmscope.core.cli",
+            "run",
+            f"{PLANTED}:floods",
+            "--input",
+            "4",
+            "--iters",
+            "400",
+            "--quiet",
+            "--record",
+            str(record),
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    watcher = psutil.Process(proc.pid)
+    peak = 0
+    while proc.poll() is None:
+        try:
+            peak = max(peak, watcher.memory_info().rss)
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.02)
+    assert proc.returncode == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    ms = [row["ms"] for row in doc["iterations"]]
+    assert len(ms) == 400
+    before = sorted(ms[1:K])[len(ms[1:K]) // 2]
+    after = sorted(ms[K + 50 :])[len(ms[K + 50 :]) // 2]
+    assert after < max(5 * before, 0.5), "the child runs at its normal rate after the flood"
+    flood = [e for e in doc["events"] if e["kind"] == "stderr" and e["iteration"] == K]
+    assert flood and len(flood[0]["text"]) < 70_000 and flood[0]["data"]["dropped_lines"] > 100_000
+    assert Path(doc["stderr_file"]).stat().st_size >= 50_000_000  # the full text, on disk
+    assert peak < 200 * 2**20, f"warmscope's own memory peaked at {peak / 2**20:.0f} MB"
+
+
+def start_headless(tmp_path: Path, target: str, *extra: str) -> tuple[subprocess.Popen[str], Path]:
+    record = tmp_path / "r.jsonl"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "warmscope.core.cli",
+            "run",
+            target,
+            "--input",
+            "4",
+            "--duration",
+            "120",
+            "--record",
+            str(record),
+            "--json",
+            str(tmp_path / "r.json"),
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if record.exists() and '"type":"iters"' in record.read_text():
+            return proc, record
+        time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("the run never started iterating")
+
+
+@pytest.mark.parametrize(
+    ("target", "how"), [("ignores_sigint", "SIGTERM"), ("ignores_everything", "SIGKILL")]
+)
+def test_stop_escalates_for_a_child_that_ignores_sigint(
+    target: str, how: str, tmp_path: Path
+) -> None:
+    proc, record = start_headless(tmp_path, f"{PLANTED}:{target}")
+    run_id = run_id_of(record)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["status"] == "stopped" and len(doc["iterations"]) > 0
+    assert wait_gone(run_id, 2) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP], ids=["SIGKILL", "SIGHUP"])
+def test_dead_parent_leaves_no_child_and_a_readable_record(sig: int, tmp_path: Path) -> None:
+    proc, record = start_headless(tmp_path, "sample:trivial")
+    run_id = run_id_of(record)
+    assert survivors(run_id), "the child is running"
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    proc.wait(timeout=10)
+    assert wait_gone(run_id, 2) == [], "the child is gone within 2 s"
+    data = read_run(record)
+    assert data.count > 0
+    if sig == signal.SIGHUP:
+        assert data.status == "stopped"  # the run was ended properly, end line and all
+    else:
+        assert data.status == "crashed"  # warmscope itself died: the record says so
+    # What `warmscope open` and `compare` do with it: read it through the command line.
+    r = warmscope("compare", str(record), str(record))
+    assert r.code == 0 and "first_ms" in r.stdout
