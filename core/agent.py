@@ -64,6 +64,7 @@ if __name__ == "__main__":
 
 protocol = _sibling("protocol")
 knobs = _sibling("knobs")
+opprofile = _sibling("opprofile")
 
 
 class UsageError(Exception):
@@ -555,6 +556,15 @@ def run_loop(
         elif channel.pending:
             channel.flush()
 
+    profile_at = sorted(set(cfg.get("profile_iters") or []))
+    next_profile = profile_at.pop(0) if profile_at else -1
+    cuda = values["device"].startswith("cuda")
+
+    def profile(i: int) -> tuple[int, int]:
+        t0, t1, prof = opprofile.profiled_call(torch, model, inputs, sync, cuda)
+        send_profile(prof, i, (t1 - t0) / 1e6, cfg, channel)
+        return t0, t1
+
     status = "ok"
     State.phase = None
     sys.stderr.flush()
@@ -574,12 +584,17 @@ def run_loop(
                 if markers:
                     State.marked = i
                     write(2, marker_prefix + b"%d\n" % i)
-                t0 = clock()
-                State.iteration_start_ns = t0
-                model(*inputs)
-                if sync is not None:
-                    sync()
-                t1 = clock()
+                if i == next_profile:
+                    State.iteration_start_ns = clock()
+                    t0, t1 = profile(i)
+                    next_profile = profile_at.pop(0) if profile_at else -1
+                else:
+                    t0 = clock()
+                    State.iteration_start_ns = t0
+                    model(*inputs)
+                    if sync is not None:
+                        sync()
+                    t1 = clock()
                 State.iteration_start_ns = 0
                 durations.append(t1 - t0)
                 starts.append(t0 - loop_start)
@@ -591,6 +606,19 @@ def run_loop(
                 if t1 >= next_flush or len(durations) >= FLUSH_MAX_ITERS:
                     flush()
                     next_flush = clock() + FLUSH_EVERY_NS
+            if cfg.get("profile_steady"):
+                # `steady`: one more pass, profiled, once the run has settled.
+                State.iteration = i
+                if markers:
+                    State.marked = i
+                    write(2, marker_prefix + b"%d\n" % i)
+                t0, t1 = profile(i)
+                durations.append(t1 - t0)
+                starts.append(t0 - loop_start)
+                ring[slot] = t1 - t0
+                ring[slot + 1] = t0 - loop_start
+                i += 1
+                ring[0] = i
     except KeyboardInterrupt:
         status = "stopped"
     finally:
@@ -602,6 +630,37 @@ def run_loop(
     sys.stderr.flush()
     marker("phase", "end")
     return status, i
+
+
+def send_profile(
+    prof: Any, iteration: int, wall_ms: float, cfg: dict[str, Any], channel: Channel
+) -> None:
+    """The breakdown of one profiled iteration, and its Chrome trace beside the record."""
+    message: dict[str, Any] = {"t": "profile", "iteration": iteration}
+    try:
+        message.update(opprofile.breakdown(prof, wall_ms))
+    except Exception as exc:
+        message["error"] = f"profile analysis failed: {exc}"
+    if cfg.get("trace_prefix"):
+        path = f"{cfg['trace_prefix']}.iter{iteration}.trace.json"
+        try:
+            prof.export_chrome_trace(path)
+            message["trace"] = path
+        except Exception as exc:
+            message["trace_error"] = str(exc)
+    channel.send(message)
+
+
+def loaded_graphs(torch: Any, model: Any) -> dict[str, str]:
+    """A TorchScript module's code and graph as loaded, before any run changes what executes."""
+    if not isinstance(model, torch.jit.ScriptModule):
+        return {}
+    graphs: dict[str, str] = {}
+    with contextlib.suppress(Exception):
+        graphs["code"] = model.code
+    with contextlib.suppress(Exception):
+        graphs["graph"] = str(model.graph)
+    return graphs
 
 
 def report_error(channel: Channel, exc: BaseException, *, where: str, usage: bool) -> None:
@@ -663,6 +722,7 @@ def main() -> int:
                     f"{cfg['target']['spec']} has no example inputs: pass --input SPEC"
                 )
         model = prepare(torch, model, inputs, cfg, phase, channel)
+        graphs = loaded_graphs(torch, model)
     except UsageError as exc:
         report_error(channel, exc, where="load", usage=True)
         return EXIT_USAGE
@@ -678,6 +738,11 @@ def main() -> int:
     except BaseException as exc:
         report_error(channel, exc, where="forward", usage=False)
         return EXIT_FAILED
+    if graphs:
+        # What the profiling executor made of the graph: guards, fusion groups, no profile nodes.
+        with contextlib.suppress(Exception):
+            graphs["optimized"] = str(torch.jit.last_executed_optimized_graph())
+        channel.send({"t": "graphs", **graphs})
     channel.send({"t": "done", "status": status, "iterations": count}, now=True)
     return EXIT_STOPPED if status == "stopped" else 0
 

@@ -22,7 +22,7 @@ from warmscope.core.run import RunData
 from warmscope.core.settings import DEFAULT_ITERS, PRESETS, RunSettings, SettingsError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STOPPED = 0, 1, 2, 130
-COMMANDS = ("run", "open", "compare", "samples", "knobs")
+COMMANDS = ("run", "open", "compare", "report", "samples", "knobs")
 
 DESCRIPTION = """\
 Watch what a PyTorch model does in its first forward passes, live, and which executor
@@ -33,6 +33,7 @@ setting changes that. Each run is a fresh child process: JIT state is process-wi
   warmscope run TARGET [OPTIONS]     headless: live progress on stderr, summary on stdout
   warmscope open RECORD...           TUI over saved run records
   warmscope compare RECORD RECORD    side-by-side summary in the terminal
+  warmscope report RECORD            a Markdown report to paste into an issue or forum post
   warmscope samples                  list the bundled sample models
   warmscope knobs                    list every --set knob and --preset
 
@@ -111,7 +112,12 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
         "profiling_graph_executor_impl (the profiling executor's graph dumps); '' for none",
     )
     g.add_argument("--torch-logs", metavar="SPEC", help="TORCH_LOGS for the child")
-    g.add_argument("--profile-iters", metavar="LIST", help=argparse.SUPPRESS)
+    g.add_argument(
+        "--profile-iters",
+        metavar="LIST",
+        help="run these iterations under torch.profiler: 0,1,2,50, ranges 0-3, and steady "
+        "(one more pass once settled); left out of the latency statistics",
+    )
     g.add_argument(
         "--record",
         type=Path,
@@ -342,9 +348,17 @@ def render_summary(data: RunData) -> str:
     if slow:
         out.append("slow iterations")
         for i in slow:
-            label = data.label(i) or ""
+            label = (data.label(i) or "") + (" (profiled)" if i in data.profiles else "")
             titles = _event_titles(data, i)
             out.append(f"  #{i:<5} {fmt_ms(data.ms[i]):>11}  {label:<14} {titles}".rstrip())
+    for i in sorted(data.profiles):
+        p = data.profiles[i]
+        if "wall_ms" in p:
+            out.append(
+                f"profiled   #{i}: {fmt_ms(p['wall_ms'])} wall, {fmt_ms(p['ops_ms'])} in operators, "
+                f"{fmt_ms(p['unaccounted_ms'])} in none"
+                + (f"; trace {p['trace']}" if p.get("trace") else "")
+            )
     knob_notes = [e.title for e in data.events if e.kind == "knob"]
     for note in knob_notes:
         out.append(f"note       {note}")
@@ -416,6 +430,19 @@ def cmd_knobs() -> int:
 def cmd_compare(paths: list[Path]) -> int:
     a, b = (read_run(p) for p in paths)
     print(render_comparison(a, b, [str(p) for p in paths]))
+    return EXIT_OK
+
+
+def cmd_report(record: Path, against: Path | None, output: Path | None) -> int:
+    from warmscope.core.export import atomic_write
+    from warmscope.core.report import report
+
+    text = report(read_run(record), read_run(against) if against else None)
+    if output is None:
+        print(text, end="")
+    else:
+        atomic_write(output, text)
+        print(f"report written to {output}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -495,6 +522,23 @@ def make_parser(command: str | None) -> argparse.ArgumentParser:
         )
         p.add_argument("records", nargs=2, type=Path, metavar="RECORD")
         p.add_argument("--verbose", action="store_true")
+    elif command == "report":
+        p = _Parser(
+            prog="warmscope report",
+            description="Write a Markdown report of a run: environment, settings, latency, warm-up "
+            "iterations, operator breakdown against steady state, hints, and the command to reproduce it.",
+        )
+        p.add_argument("record", type=Path, metavar="RECORD")
+        p.add_argument(
+            "--against",
+            type=Path,
+            metavar="RECORD",
+            help="a run with other settings, for the hints",
+        )
+        p.add_argument(
+            "-o", "--output", type=Path, metavar="PATH", help="write here instead of stdout"
+        )
+        p.add_argument("--verbose", action="store_true")
     elif command in ("samples", "knobs"):
         p = _Parser(prog=f"warmscope {command}")
         p.add_argument("--verbose", action="store_true")
@@ -533,6 +577,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_tui(args, argv, records=args.records)
         if command == "compare":
             return cmd_compare(args.records)
+        if command == "report":
+            return cmd_report(args.record, args.against, args.output)
         if command == "samples":
             return cmd_samples()
         if command == "knobs":

@@ -13,7 +13,7 @@ from warmscope.core.run import RunData
 FORMATS = ("json", "csv", "md")
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
     """Write beside, then rename: a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -22,7 +22,7 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def write_json(path: Path, data: RunData) -> Path:
-    _atomic_write(path, json.dumps(data.to_document(), indent=1, default=str) + "\n")
+    atomic_write(path, json.dumps(data.to_document(), indent=1, default=str) + "\n")
     return path
 
 
@@ -88,7 +88,7 @@ def markdown(data: RunData, max_rows: int = 12) -> str:
 
 
 def write_markdown(path: Path, data: RunData) -> Path:
-    _atomic_write(path, markdown(data))
+    atomic_write(path, markdown(data))
     return path
 
 

@@ -80,6 +80,8 @@ class StderrParser:
             assert block is not None
             block.add(text)
             return done
+        if line.startswith("USDT:") and line.rstrip().endswith(("profiler_start", "profiler_stop")):
+            return done  # torch.profiler's own start/stop chatter (kept in the stderr file)
         if block is None or block.kind != "stderr" or block.context != context:
             done.extend(self.flush())
             block = self._block = _Block("stderr", context)

@@ -127,6 +127,10 @@ def apply_entry(data: RunData, entry: dict[str, Any]) -> None:
         data.add_event(Event.from_json(entry))
     elif kind == "sample":
         data.samples.append({k: v for k, v in entry.items() if k != "type"})
+    elif kind == "profile":
+        data.profiles[entry["iteration"]] = {k: v for k, v in entry.items() if k != "type"}
+    elif kind == "graphs":
+        data.graphs.update({k: v for k, v in entry.items() if k != "type"})
     elif kind == "error":
         data.error = {k: v for k, v in entry.items() if k != "type"}
     elif kind == "end":
@@ -157,4 +161,6 @@ def _from_document(doc: dict[str, Any], path: Path) -> RunData:
     for e in doc.get("events", []):
         data.add_event(Event.from_json(e))
     data.samples = doc.get("samples", [])
+    data.profiles = {p["iteration"]: p for p in doc.get("profiles", [])}
+    data.graphs = doc.get("graphs", {})
     return data

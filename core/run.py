@@ -82,6 +82,10 @@ class RunData:
     record_path: str | None = None
     stderr_path: str | None = None
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+    profiles: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """Operator breakdowns of profiled iterations (see core/opprofile.py), by iteration."""
+    graphs: dict[str, str] = field(default_factory=dict)
+    """TorchScript runs: ``code`` and ``graph`` as loaded, ``optimized`` as last executed."""
     busy: dict[str, Any] | None = None
     """While one iteration runs long: ``{"iteration", "ms", "activity"}``."""
     _by_iteration: dict[int, list[Event]] = field(default_factory=dict)
@@ -123,7 +127,8 @@ class RunData:
         return out
 
     def summary(self) -> stats.Summary:
-        return stats.summarize(self.ms)
+        """Latency statistics; profiled iterations are left out (the profiler slows them)."""
+        return stats.summarize(self.ms, exclude=self.profiles.keys())
 
     # -- the --json document ----------------------------------------------------------------
 
@@ -134,6 +139,8 @@ class RunData:
             row: dict[str, Any] = {"i": i, "ms": round(ms, 6), "start_ms": round(st, 6)}
             if i in labels:
                 row["label"] = labels[i]
+            if i in self.profiles:
+                row["profiled"] = True
             iterations.append(row)
         return {
             "format": "warmscope-run",
@@ -151,6 +158,8 @@ class RunData:
             "iterations": iterations,
             "events": [e.to_json() for e in self.events],
             "samples": self.samples,
+            "profiles": [self.profiles[i] for i in sorted(self.profiles)],
+            "graphs": self.graphs,
             "summary": self.summary().to_dict(),
             "record": self.record_path,
             "stderr_file": self.stderr_path,

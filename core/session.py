@@ -154,6 +154,7 @@ class RunSession:
     def _agent_config(self) -> dict[str, Any]:
         knobs = dict(self.settings.knobs)
         knobs["mode"] = self.mode
+        profile_iters, profile_steady = self.settings.profile_plan()
         return {
             "parent_pid": os.getpid(),
             "target": self.target.to_json(),
@@ -163,6 +164,9 @@ class RunSession:
             "iters": self.settings.iters,
             "duration": self.settings.duration,
             "markers": bool(self.jit_log or self.settings.torch_logs),
+            "profile_iters": profile_iters,
+            "profile_steady": profile_steady,
+            "trace_prefix": str(self.record_path.with_suffix("")),
             "ring_fd": self.ring.fd,
             "ring_slots": self.ring.slots,
         }
@@ -397,6 +401,12 @@ class RunSession:
             self.data.error = msg
             writer.write({"type": "error", **msg})
             writer.flush()
+        elif t == "profile":
+            self.data.profiles[msg["iteration"]] = msg
+            writer.write({"type": "profile", **msg})
+        elif t == "graphs":
+            self.data.graphs.update(msg)
+            writer.write({"type": "graphs", **msg})
         elif t == "done":
             self._done = msg
         elif t == "hello" and msg.get("v") != protocol.VERSION:

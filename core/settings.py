@@ -122,6 +122,7 @@ class RunSettings:
         for name in self.env:
             if not name or "=" in name or "\0" in name:
                 raise SettingsError(f"bad environment variable name {name!r}")
+        self.profile_plan()
         if self.python is not None and not os.access(self.python, os.X_OK):
             raise SettingsError(f"--python {self.python}: not an executable file")
         try:
@@ -135,6 +136,12 @@ class RunSettings:
                 f"{self.target} is a TorchScript archive, already scripted: --mode {mode} does not apply"
             )
         return target
+
+    def profile_plan(self) -> tuple[list[int], bool]:
+        """``--profile-iters``: the iterations to profile, and whether to add a steady one."""
+        return parse_profile_iters(
+            self.profile_iters or "", self.iters if self.duration is None else None
+        )
 
     def input_specs(self, target: Target) -> list[InputSpec]:
         """The forward arguments: ``--input`` if given, else the target's own example inputs."""
@@ -156,6 +163,34 @@ class RunSettings:
             if self.knobs.get(k.name, k.default) != k.default
         }
 
+    def command_line(self) -> list[str]:
+        """The ``warmscope run`` command that reproduces these settings."""
+        argv = ["warmscope", "run", self.target]
+        for spec in self.inputs:
+            argv += ["--input", spec]
+        for k in KNOBS:
+            value = self.knobs.get(k.name, k.default)
+            if value != k.default:
+                argv += ["--set", f"{k.name}={k.show(value)}"]
+        for name, value in self.env.items():
+            argv += ["--set", f"env.{name}={value}"]
+        argv += (
+            ["--duration", f"{self.duration:g}"] if self.duration else ["--iters", str(self.iters)]
+        )
+        optional = (
+            ("--timeout", self.timeout),
+            ("--jit-log", self.jit_log),
+            ("--torch-logs", self.torch_logs),
+            ("--profile-iters", self.profile_iters),
+            ("--python", self.python),
+        )
+        for flag, value in optional:
+            if value is not None:
+                argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+        if self.trust_pickle:
+            argv.append("--trust-pickle")
+        return argv
+
     # -- JSON -----------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
@@ -170,3 +205,34 @@ class RunSettings:
         merged.update(settings.knobs or {})
         settings.knobs = merged
         return settings
+
+
+def parse_profile_iters(text: str, iters: int | None = None) -> tuple[list[int], bool]:
+    """``0,1,2,50``, ranges ``0-3``, and ``steady`` (one more pass once the run has settled).
+
+    ``SettingsError`` names a bad item, or an iteration beyond ``iters`` when that is known.
+    """
+    indices: set[int] = set()
+    steady = False
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        if item == "steady":
+            steady = True
+            continue
+        low, dash, high = item.partition("-")
+        try:
+            first = int(low)
+            last = int(high) if dash else first
+        except ValueError:
+            raise SettingsError(
+                f"bad --profile-iters item {item!r}: expected N, N-M or steady"
+            ) from None
+        if first < 0 or last < first:
+            raise SettingsError(f"bad --profile-iters range {item!r}")
+        if iters is not None and last >= iters:
+            raise SettingsError(
+                f"--profile-iters {item}: the run has only {iters} iterations (0-{iters - 1})"
+            )
+        indices.update(range(first, last + 1))
+    return sorted(indices), steady
