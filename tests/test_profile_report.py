@@ -1,0 +1,160 @@
+"""Operator breakdowns, traces, graphs and the report: real runs, real torch.profiler."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Result, warmscope
+from warmscope.core.breakdown import UNACCOUNTED, diff, steady_reference
+from warmscope.core.hints import hints
+from warmscope.core.record import read_run
+from warmscope.core.run import RunData
+from warmscope.core.settings import SettingsError, parse_profile_iters
+
+ONE_THREAD = ("--set", "intra_op_threads=1")
+
+
+def profiled_run(tmp: Path, target: str, iters: int = 20) -> Result:
+    return warmscope(
+        "run",
+        target,
+        "--iters",
+        str(iters),
+        "--profile-iters",
+        "0,1,steady",
+        *ONE_THREAD,
+        "--record",
+        str(tmp / "run.jsonl"),
+        json_path=tmp / "run.json",
+    )
+
+
+@pytest.fixture(scope="module")
+def speech(tmp_path_factory: pytest.TempPathFactory) -> Result:
+    return profiled_run(tmp_path_factory.mktemp("speech"), "sample:speech")
+
+
+@pytest.fixture(scope="module")
+def quantized(tmp_path_factory: pytest.TempPathFactory) -> Result:
+    return profiled_run(tmp_path_factory.mktemp("quantized"), "sample:quantized_cnn")
+
+
+def test_first_iteration_has_more_unaccounted_time_than_steady(speech: Result) -> None:
+    assert speech.code == 0, speech.stderr
+    profiles = {p["iteration"]: p for p in speech.doc["profiles"]}
+    assert sorted(profiles) == [0, 1, 20]  # 0, 1 and one steady pass after the 20 iterations
+    steady = profiles[20]
+    assert speech.doc["summary"]["steady_from"] <= 20
+    assert profiles[0]["unaccounted_ms"] > steady["unaccounted_ms"]
+    for p in profiles.values():
+        assert p["ops"] and p["wall_ms"] >= p["ops_ms"] > 0
+        assert {"name", "self_ms", "total_ms", "calls", "shapes"} <= set(p["ops"][0])
+    # Profiled iterations are marked and kept out of the statistics.
+    rows = speech.doc["iterations"]
+    assert [r["i"] for r in rows if r.get("profiled")] == [0, 1, 20]
+    assert speech.doc["summary"]["count"] == 21
+    assert speech.doc["summary"]["steady_count"] <= 21 - 3
+
+
+def test_traces_are_valid_chrome_json(speech: Result) -> None:
+    for p in speech.doc["profiles"]:
+        trace = json.loads(Path(p["trace"]).read_text())
+        assert trace["traceEvents"], "the trace has events"
+        assert any(e.get("ph") == "X" for e in trace["traceEvents"])
+    assert "trace " in speech.stdout  # `warmscope run` says where the traces are
+
+
+def test_report_has_environment_warmup_table_and_reproduce_command(
+    speech: Result, tmp_path: Path
+) -> None:
+    out = tmp_path / "report.md"
+    r = warmscope("report", speech.doc["record"], "-o", str(out))
+    assert r.code == 0, r.stderr
+    text = out.read_text()
+    assert "## Environment" in text and speech.doc["env"]["torch"] in text
+    assert "## Warm-up iterations" in text and "| 0 |" in text and "profiling run" in text
+    assert "## Where the time went" in text and "(not in any operator)" in text
+    assert "## Reproduce" in text
+    assert (
+        "warmscope run sample:speech --set intra_op_threads=1 --iters 20 --profile-iters 0,1,steady"
+        in text
+    )
+
+
+def test_reproduce_command_reproduces(speech: Result, tmp_path: Path) -> None:
+    command = read_run(Path(speech.doc["record"]))
+    from warmscope.core.report import reproduce
+
+    argv = reproduce(command)
+    assert argv[:3] == ["warmscope", "run", "sample:speech"]
+    again = warmscope(
+        *argv[1:], "--record", str(tmp_path / "again.jsonl"), json_path=tmp_path / "again.json"
+    )
+    assert again.code == 0
+    assert again.doc["settings"]["knobs"] == speech.doc["settings"]["knobs"]
+
+
+def test_quantized_first_pass_is_named_by_its_operators(quantized: Result) -> None:
+    assert quantized.code == 0, quantized.stderr
+    data = read_run(Path(quantized.doc["record"]))
+    ref = steady_reference(data.profiles, data.summary().steady_from)
+    assert ref == 20
+    rows = diff(data.profiles[0], data.profiles[ref])
+    ops = [d for d in rows if d.name != UNACCOUNTED]
+    # What the run shows (not assumed): the int8 convolutions are what is slow in the first pass.
+    assert ops and ops[0].name.startswith("quantized::")
+    assert ops[0].slow_ms > 5 * ops[0].steady_ms
+    assert any("quantized::" in h and "iteration 0" in h for h in hints(data))
+
+
+def test_optimized_graph_differs_from_loaded_graph(speech: Result) -> None:
+    graphs = speech.doc["graphs"]
+    assert graphs["code"] and graphs["graph"] and graphs["optimized"]
+    assert graphs["optimized"] != graphs["graph"]
+    assert "prim::CallMethod" in graphs["graph"]  # as loaded: submodules are calls
+    assert "prim::CallMethod" not in graphs["optimized"]  # once warm: inlined
+
+
+# -- pure pieces ------------------------------------------------------------------------------
+
+
+def test_profile_iters_parsing() -> None:
+    assert parse_profile_iters("0,1,2,50") == ([0, 1, 2, 50], False)
+    assert parse_profile_iters("0-3,steady") == ([0, 1, 2, 3], True)
+    assert parse_profile_iters("") == ([], False)
+    with pytest.raises(SettingsError, match="expected N, N-M or steady"):
+        parse_profile_iters("first")
+    with pytest.raises(SettingsError, match="only 10 iterations"):
+        parse_profile_iters("12", iters=10)
+
+
+def op(name: str, self_ms: float, calls: int = 1) -> dict[str, object]:
+    return {"name": name, "self_ms": self_ms, "total_ms": self_ms, "calls": calls, "shapes": ""}
+
+
+def test_diff_finds_new_and_slower_operators_and_unaccounted_time() -> None:
+    slow = {
+        "wall_ms": 30.0,
+        "ops_ms": 12.0,
+        "unaccounted_ms": 18.0,
+        "ops": [op("aten::conv2d", 10.0), op("aten::copy_", 1.5), op("aten::relu", 0.5)],
+    }
+    steady = {
+        "wall_ms": 3.0,
+        "ops_ms": 2.9,
+        "unaccounted_ms": 0.1,
+        "ops": [op("aten::conv2d", 2.0), op("aten::relu", 0.45)],
+    }
+    rows = diff(slow, steady)
+    assert [r.name for r in rows] == [UNACCOUNTED, "aten::conv2d", "aten::copy_"]
+    assert rows[2].kind == "only here" and rows[1].kind == "slower"
+    assert rows[0].added_ms == pytest.approx(17.9)
+
+
+def test_no_hint_without_data() -> None:
+    data = RunData(settings={"target": "x", "knobs": {}})
+    data.add_iterations(0, [5.0, 1.0, 1.0, 1.0, 1.0], [0, 5, 6, 7, 8])
+    assert hints(data) == []
