@@ -350,7 +350,7 @@ def render_summary(data: RunData) -> str:
         for i in slow:
             label = (data.label(i) or "") + (" (profiled)" if i in data.profiles else "")
             titles = _event_titles(data, i)
-            out.append(f"  #{i:<5} {fmt_ms(data.ms[i]):>11}  {label:<14} {titles}".rstrip())
+            out.append(f"  #{i:<5} {fmt_ms(data.ms[i]):>11}  {label:<25} {titles}".rstrip())
     for i in sorted(data.profiles):
         p = data.profiles[i]
         if "wall_ms" in p:
