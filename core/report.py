@@ -177,7 +177,9 @@ def _graph_facts(graph: str) -> str:
     if not graph:
         return "not captured"
     lines = [ln for ln in graph.splitlines() if ln.strip()]
-    operators = sum(graph.count(f" = {ns}::") for ns in ("aten", "quantized", "prepacked", "mkldnn"))
+    operators = sum(
+        graph.count(f" = {ns}::") for ns in ("aten", "quantized", "prepacked", "mkldnn")
+    )
     facts = [f"{len(lines)} lines", f"{operators} operator nodes"]
     for needle, name in (
         ("prim::CallMethod", "submodule calls (not inlined)"),
