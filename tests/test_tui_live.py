@@ -1,0 +1,195 @@
+"""The TUI driving real runs: a real child process, real torch, the real record.
+
+Each child pays the torch import (a few seconds), so the scenarios share runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input, Log, Select, Static
+
+from warmscope.core.record import read_run
+from warmscope.core.settings import RunSettings
+from warmscope.tui.app import WarmscopeApp, build_app
+from warmscope.tui.runs import RunEntry
+from warmscope.tui.screens.compare import CompareScreen
+from warmscope.tui.screens.export import ExportScreen
+from warmscope.tui.screens.settings import SettingsScreen
+from warmscope.tui.widgets.iteration_table import IterationTable
+
+FACTORIES = Path(__file__).parent / "targets" / "factories.py"
+SIZE = (100, 30)
+
+
+@pytest.fixture(autouse=True)
+def records_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {condition}")
+        await pilot.pause(0.05)
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def run(app: WarmscopeApp, scenario: Callable) -> None:
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await scenario(pilot)
+
+    asyncio.run(main())
+
+
+def live_entry(app: WarmscopeApp) -> RunEntry:
+    entry = app.runs[-1]
+    assert entry.session is not None and entry.session.proc is not None
+    return entry
+
+
+def test_iterations_appear_live_then_stop_kill_and_quit_leave_no_process() -> None:
+    app = build_app(settings=RunSettings(target="sample:trivial", duration=120))
+    pids: list[int] = []
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs)
+        entry = live_entry(app)
+        pids.append(entry.session.proc.pid)  # type: ignore[union-attr]
+        table = app.screen.query_one(IterationTable)
+        await wait_for(pilot, lambda: len(table.rows) > 0)
+        seen = table.rows[-1][0]
+        await wait_for(pilot, lambda: table.rows[-1][0] > seen + 100)
+        assert entry.view.status == "running" and not entry.view.finished
+        assert "running" in str(app.screen.query_one("#run-header", Static).render())
+
+        await pilot.press("s")
+        await wait_for(pilot, lambda: entry.view.finished, timeout=10)
+        assert entry.data.status == "stopped"
+        assert gone(pids[0])
+
+        await pilot.press("r")
+        await wait_for(pilot, lambda: len(app.runs) == 2 and app.runs[1].view.count > 0)
+        second = live_entry(app)
+        pids.append(second.session.proc.pid)  # type: ignore[union-attr]
+        await pilot.press("k")
+        await wait_for(pilot, lambda: second.view.finished, timeout=10)
+        assert second.data.status == "stopped" and "killed" in second.data.status_detail
+        assert gone(pids[1])
+
+        await pilot.press("r")
+        await wait_for(pilot, lambda: len(app.runs) == 3 and app.runs[2].view.count > 0)
+        pids.append(live_entry(app).session.proc.pid)  # type: ignore[union-attr]
+        await pilot.press("q")  # stops the child first, then exits
+        await wait_for(pilot, lambda: not app.is_running, timeout=10)
+
+    run(app, scenario)
+    assert all(gone(pid) for pid in pids)
+    assert read_run(Path(app.runs[2].data.record_path or "")).status == "stopped"
+
+
+def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> None:
+    app = build_app(settings=RunSettings(target="sample:trivial", iters=30))
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished)
+        first = app.runs[0]
+        assert first.data.status == "ok" and first.view.count == 30
+
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        form = app.screen
+        knob = form.query_one("#knob-num_profiled_runs", Input)
+        knob.focus()
+        await pilot.press("x")  # refused in place, with the knob's own reason
+        error = form.query_one("#error-num_profiled_runs", Static)
+        assert error.display and "expected an integer" in str(error.render())
+        await pilot.press("ctrl+s")
+        assert app.screen is form  # not applied
+        await pilot.press("backspace", "2")
+        assert not error.display
+        form.query_one("#knob-profiling_executor", Select).value = "off"
+        iters = form.query_one("#field-iters", Input)
+        iters.value = "25"
+        await pilot.press("ctrl+r")  # apply and run
+        await wait_for(pilot, lambda: len(app.runs) == 2 and app.runs[1].view.finished)
+
+        second = app.runs[1]
+        record = read_run(Path(second.data.record_path or ""))
+        assert record.status == "ok" and record.count == 25
+        assert record.settings["knobs"]["num_profiled_runs"] == 2
+        assert record.settings["knobs"]["profiling_executor"] is False
+
+        await pilot.press("c")
+        assert isinstance(app.screen, CompareScreen)
+        compare = app.screen
+        assert (compare.a, compare.b) == (first, second)
+        await pilot.pause()
+        diff = str(compare.query_one("#compare-settings-text", Static).render())
+        assert "num_profiled_runs" in diff and "profiling_executor" in diff
+        assert compare.query_one("#compare-metrics").row_count == 11  # type: ignore[attr-defined]
+        await pilot.press("escape")
+
+        await pilot.press("x")
+        assert isinstance(app.screen, ExportScreen)
+        app.screen.query_one("#export-dir", Input).value = str(tmp_path / "exports")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(list((tmp_path / "exports").glob("*"))) == 3)
+        suffixes = sorted(p.suffix for p in (tmp_path / "exports").iterdir())
+        assert suffixes == [".csv", ".json", ".md"]
+
+    run(app, scenario)
+
+
+def test_a_failing_model_keeps_the_screen_with_its_error() -> None:
+    settings = RunSettings(target=f"{FACTORIES}:raises_at_3", inputs=["2x8"], iters=50)
+    app = build_app(settings=settings)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished)
+        entry = app.runs[0]
+        assert entry.data.status == "failed"
+        assert entry.view.count == 3  # what was measured before the error
+        header = str(app.screen.query_one("#run-header", Static).render())
+        assert "failed" in header
+        log = app.screen.query_one("#stderr", Log)
+        assert any("RuntimeError: mat1" in line for line in log.lines)
+        assert app.screen.query_one("TabbedContent").active == "tab-stderr"  # type: ignore[attr-defined]
+        assert app.is_running
+
+    run(app, scenario)
+
+
+def test_bad_settings_are_shown_not_raised() -> None:
+    app = build_app(records=[Path(__file__).parent / "data" / "speech-script.jsonl"])
+    shown: list[str] = []
+    notify = app.notify
+    app.notify = lambda message, **kw: (shown.append(str(message)), notify(message, **kw))[1]  # type: ignore[method-assign]
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs)
+        entry = app.start_run(RunSettings(target="no/such/file.py:make"))
+        assert entry is None and len(app.runs) == 1
+        assert any("no such file: no/such/file.py" in m for m in shown)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        app.screen.query_one("#field-target", Input).value = "no/such/file.py:make"
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, SettingsScreen)
+        assert "no/such/file.py" in str(app.screen.query_one("#form-error", Static).render())
+
+    run(app, scenario)

@@ -1,0 +1,177 @@
+"""The TUI over checked-in records of real runs: no child process, deterministic."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Log, Static, TextArea
+
+from warmscope.tui.app import WarmscopeApp, build_app
+from warmscope.tui.screens.event_detail import EventDetailScreen
+from warmscope.tui.screens.help import HelpScreen
+from warmscope.tui.screens.history import HistoryScreen
+from warmscope.tui.widgets.events_pane import EventsPane
+from warmscope.tui.widgets.iteration_table import IterationTable
+
+DATA = Path(__file__).parent / "data"
+SCRIPT = DATA / "speech-script.jsonl"
+NO_PROFILING = DATA / "speech-no-profiling.jsonl"
+FAILED = DATA / "failed-at-3.jsonl"
+
+
+def screen_text(app: WarmscopeApp) -> str:
+    """The visible screen as text (from the SVG screenshot: one string per styled run)."""
+    svg = app.export_screenshot()
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    return " ".join(html.unescape(t) for t in texts).replace("\xa0", " ")
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait for the summary workers and the refreshes they cause."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def run(app: WarmscopeApp, scenario: Callable, size: tuple[int, int] = (100, 30)) -> None:
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await scenario(pilot)
+
+    asyncio.run(main())
+
+
+def test_open_shows_the_first_record_lists_all_and_starts_nothing() -> None:
+    app = build_app(records=[SCRIPT, NO_PROFILING])
+
+    async def scenario(pilot: Pilot) -> None:
+        assert [e.source for e in app.runs] == ["record", "record"]
+        assert app.viewed is app.runs[0]
+        assert app.live is None and all(e.session is None for e in app.runs)
+        header = str(app.screen.query_one("#run-header", Static).render())
+        assert "sample:speech" in header and "speech-script.jsonl" in header
+        table = app.screen.query_one(IterationTable)
+        assert len(table.rows) == 60 and table.rows[0][0] == 0  # a record opens at its start
+        summary = app.runs[0].view.summary
+        assert summary is not None and summary.steady_from is not None
+        await pilot.press("h")
+        assert isinstance(app.screen, HistoryScreen)
+        assert app.screen.query_one("DataTable").row_count == 2
+        await pilot.press("down", "enter")
+        assert app.viewed is app.runs[1]
+        assert "speech-no-profiling.jsonl" in str(
+            app.screen.query_one("#run-header", Static).render()
+        )
+
+    run(app, scenario)
+
+
+def test_an_event_opens_with_its_full_text() -> None:
+    app = build_app(records=[SCRIPT])
+
+    async def scenario(pilot: Pilot) -> None:
+        events = app.screen.query_one(EventsPane)
+        titles = [e.title for e in events.rows]
+        events.focus()
+        await pilot.press("end")
+        optimized = titles.index("Optimized Graph")
+        events.cursor = optimized
+        await pilot.press("enter")
+        assert isinstance(app.screen, EventDetailScreen)
+        text = app.screen.query_one(TextArea).text
+        assert "Optimized Graph" in text and "graph(" in text
+        await pilot.press("escape")
+        table = app.screen.query_one(IterationTable)
+        table.focus()
+        await pilot.press("home", "enter")  # iteration 0: the profiling run's graphs
+        assert isinstance(app.screen, EventDetailScreen)
+        assert "Profiled Graph" in app.screen.query_one(TextArea).text
+
+    run(app, scenario)
+
+
+def test_help_lists_every_run_key_and_q_quits_from_it() -> None:
+    app = build_app(records=[SCRIPT])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for word in (
+            "start a new run",
+            "stop the run",
+            "kill the run",
+            "Compare",
+            "Export",
+            "Quit",
+        ):
+            assert word in text
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.return_code == 0
+
+    run(app, scenario)
+
+
+def test_a_failed_record_shows_its_status_and_why() -> None:
+    app = build_app(records=[FAILED])
+
+    async def scenario(pilot: Pilot) -> None:
+        header = str(app.screen.query_one("#run-header", Static).render())
+        assert "failed" in header and "mat1 and mat2" in header
+        log = app.screen.query_one("#stderr", Log)
+        assert any("RuntimeError: mat1" in line for line in log.lines)
+        assert app.screen.query_one("TabbedContent").active == "tab-stderr"
+        assert len(app.screen.query_one(IterationTable).rows) == 3  # what was measured
+
+    run(app, scenario)
+
+
+def test_palette_offers_every_action() -> None:
+    app = build_app(records=[SCRIPT, NO_PROFILING])
+
+    async def scenario(pilot: Pilot) -> None:
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        for title in ("Run", "Stop", "Kill", "Settings", "History", "Compare", "Export", "Help"):
+            assert title in titles
+        assert "Next run: preset no-profiling" in titles
+
+    run(app, scenario)
+
+
+def test_export_of_a_record_writes_three_files(tmp_path: Path) -> None:
+    app = build_app(records=[SCRIPT])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("x")
+        app.screen.query_one("#export-dir").value = str(tmp_path / "out")  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await settle(pilot)
+        names = sorted(p.name for p in (tmp_path / "out").iterdir())
+        assert names == ["speech-script.csv", "speech-script.json", "speech-script.md"]
+        assert "| first iteration |" in (tmp_path / "out" / "speech-script.md").read_text()
+
+    run(app, scenario)
+
+
+def test_no_color_draws_in_greys_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = build_app(records=[SCRIPT])
+
+    async def scenario(pilot: Pilot) -> None:
+        assert app.no_color
+        svg = app.export_screenshot()
+        colours = set(re.findall(r"#([0-9a-fA-F]{6})\b", svg))
+        colours -= {"ff5f57", "febc2e", "28c840"}  # the picture's window buttons, not the app
+        assert colours
+        for hex6 in colours:
+            r, g, b = (int(hex6[i : i + 2], 16) for i in (0, 2, 4))
+            assert max(r, g, b) - min(r, g, b) <= 4, hex6
+
+    run(app, scenario)

@@ -1,0 +1,168 @@
+"""The TUI's pure parts: bounded series, text charts, formatting, run views, commands."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.text import Text
+
+from warmscope.core.cli import build_settings, make_parser
+from warmscope.core.run import Event
+from warmscope.core.session import Update
+from warmscope.core.settings import RunSettings
+from warmscope.tui import fmt
+from warmscope.tui.chart import latency_chart, overlay_chart
+from warmscope.tui.runs import MAX_ROWS, RunView, reproduce_command
+from warmscope.tui.series import LatencySeries
+
+deterministic = settings(derandomize=True, deadline=None, database=None, max_examples=150)
+latency = st.floats(min_value=1e-3, max_value=1e4, allow_nan=False, allow_infinity=False)
+
+
+def _batches(values: list[float], cuts: list[int]) -> list[list[float]]:
+    out, pos = [], 0
+    for cut in sorted(set(cuts)):
+        if pos < cut < len(values):
+            out.append(values[pos:cut])
+            pos = cut
+    out.append(values[pos:])
+    return out
+
+
+@deterministic
+@given(
+    values=st.lists(latency, min_size=1, max_size=300),
+    cuts=st.lists(st.integers(0, 300), max_size=8),
+    width=st.integers(1, 40),
+)
+def test_series_columns_match_the_iterations_they_cover(
+    values: list[float], cuts: list[int], width: int
+) -> None:
+    series = LatencySeries(capacity=8, head=16)
+    for batch in _batches(values, cuts):
+        series.extend(batch)
+    assert series.count == len(values)
+    assert len(series._n) <= 8  # bounded, whatever the length
+    cols = series.columns(width)
+    assert len(cols) == width
+    for col in cols:
+        if len(values) <= 16:  # the exact head
+            a, b = col.first, col.last + 1
+        else:  # whole buckets around the column
+            a = (col.first // series.span) * series.span
+            b = min(len(values), (col.last // series.span + 1) * series.span)
+        chunk = values[a:b]
+        assert col.lo == min(chunk)
+        assert col.hi == max(chunk)
+        assert math.isclose(col.mean, math.fsum(chunk) / len(chunk), rel_tol=1e-9)
+
+
+def test_series_marks_before_and_after_their_iteration_arrives() -> None:
+    series = LatencySeries(capacity=8, head=4)
+    series.extend([5.0, 1.0])
+    series.mark(1, 3)
+    series.mark(40, 6)  # not arrived yet
+    series.extend([1.0] * 100)
+    cols = series.columns(102)
+    assert cols[1].mark >= 3
+    assert max(c.mark for c in cols if c.first <= 40 <= c.last) == 6
+    assert series.marks_seen() == {3, 6}
+
+
+def _cells(line: Text) -> int:
+    return line.cell_len
+
+
+@deterministic
+@given(width=st.integers(1, 120), height=st.integers(1, 30), log=st.booleans())
+def test_latency_chart_fills_exactly_its_size(width: int, height: int, log: bool) -> None:
+    series = LatencySeries()
+    series.extend([80.0, 40.0, 12.0] + [4.0, 4.2, 3.9] * 30)
+    series.mark(0, 3)
+    series.mark(1, 4)
+    lines = latency_chart(series, width, height, log=log, steady_from=3, p50=4.0)
+    assert len(lines) == height
+    if width >= 16 and height >= 4:
+        assert all(_cells(line) == width for line in lines)
+
+
+def test_latency_chart_marks_events_warmup_and_p50_in_text_not_only_colour() -> None:
+    series = LatencySeries()
+    series.extend([80.0, 40.0, 12.0] + [4.0, 4.2, 3.9] * 30)
+    series.mark(0, 3)
+    series.mark(1, 4)
+    lines = [line.plain for line in latency_chart(series, 60, 12, steady_from=3, p50=4.0)]
+    assert "P" in lines[0] and "O" in lines[0]
+    assert "━" in lines[-1]  # the warm-up under the axis
+    assert any("4.00 ms┼" in line for line in lines)  # the p50 on the axis
+    assert lines[-1].rstrip().endswith(str(series.count - 1))
+
+
+def test_overlay_chart_fills_its_size_and_names_the_runs_steady_points() -> None:
+    a, b = LatencySeries(), LatencySeries()
+    a.extend([50.0, 20.0, 9.0] + [3.0] * 60)
+    b.extend([9.0] + [3.1] * 80)
+    lines = overlay_chart(a, b, 70, 10, steady=(30, 10))
+    assert len(lines) == 10
+    assert all(line.cell_len == 70 for line in lines)
+    assert "A" in lines[-1].plain and "B" in lines[-1].plain
+
+
+def test_formatting_keeps_three_significant_digits() -> None:
+    assert fmt.ms(None) == "-"
+    assert fmt.ms(1290.0) == "1.29 s"
+    assert fmt.ms(66.16) == "66.2 ms"
+    assert fmt.ms(4.62) == "4.62 ms"
+    assert fmt.ms(0.0507) == "50.7 µs"
+    assert fmt.ms(999.9) == "1.00 s"
+    assert fmt.seconds(4.25) == "4.2 s"
+    assert fmt.seconds(65) == "1:05"
+    assert fmt.cell("cv", 0.129) == "12.9%"
+
+
+def _update(first: int, ms: list[float], events: list[Event] = ()) -> Update:  # type: ignore[assignment]
+    return Update(
+        first=first,
+        ms=ms,
+        start_ms=[],
+        events=list(events),
+        samples=[],
+        status="running",
+        phase=None,
+        busy=None,
+        finished=False,
+    )
+
+
+def test_run_view_keeps_bounded_rows_and_routes_stderr_to_its_pane() -> None:
+    view = RunView()
+    view.ingest(_update(0, [1.0] * 10, [Event("jit", "Profiled Graph", "graph", iteration=0)]))
+    view.ingest(
+        _update(
+            10, [2.0] * (3 * MAX_ROWS), [Event("stderr", "hello", "hello\nworld", iteration=12)]
+        )
+    )
+    assert view.count == 10 + 3 * MAX_ROWS
+    assert len(view.rows) == MAX_ROWS
+    assert view.rows[-1] == (view.count - 1, 2.0)
+    assert view.rows_dropped == view.count - MAX_ROWS
+    assert [e.title for e in view.events] == ["Profiled Graph"]  # stderr is not an "event" row
+    assert list(view.stderr) == ["── iteration 12 ──", "hello", "world"]
+    assert view.label(0) == "profiling run"
+    assert view.event_count(12) == 1
+
+
+def test_reproduce_command_parses_back_to_the_same_settings() -> None:
+    s = RunSettings(target="sample:speech", inputs=["1x300x40"])
+    s.apply_preset("no-profiling")
+    s.set("num_profiled_runs=2")
+    s.set("env.OMP_NUM_THREADS=1")
+    s.duration = 2.5
+    cmd = reproduce_command(s)
+    assert cmd[:3] == ["warmscope", "run", "sample:speech"]
+    back = build_settings(make_parser("run").parse_args(cmd[2:]))
+    assert back.knobs == s.knobs
+    assert back.env == s.env
+    assert (back.preset, back.duration, back.inputs) == (s.preset, s.duration, s.inputs)

@@ -1,0 +1,463 @@
+"""The warmscope app: runs, the poll timer, and the actions behind every key.
+
+Invariant: workers compute and post messages; handlers own UI state. The live session is
+polled on one timer (``POLL_S``) and each batch is applied to the widgets at once. Sessions
+are started from handlers, on the main thread, because the child's parent-death signal fires
+when the thread that spawned it exits. Summaries (sorting every latency) and exports run in
+thread workers and come back as messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+
+from warmscope.core import stats
+from warmscope.core.record import RecordError, read_run
+from warmscope.core.run import RunData
+from warmscope.core.session import RunSession
+from warmscope.core.settings import PRESETS, RunSettings, SettingsError
+from warmscope.tui import fmt
+from warmscope.tui.runs import RunEntry, error_lines, reproduce_command
+from warmscope.tui.screens.main import RUN_BINDINGS, MainScreen
+from warmscope.tui.widgets.run_header import RunHeader
+
+POLL_S = 1 / 15
+SUMMARY_MIN_INTERVAL_S = 0.5
+SUMMARY_COST_FACTOR = 20  # a live summary may use at most 1/20 of the time
+STOP_WAIT_S = 3.0
+KILL_WAIT_S = 2.0
+
+
+class SummaryReady(Message):
+    """A worker summarized ``count`` latencies of a run."""
+
+    def __init__(self, entry: RunEntry, summary: stats.Summary, count: int, cost: float) -> None:
+        super().__init__()
+        self.entry = entry
+        self.summary = summary
+        self.count = count
+        self.cost = cost
+
+
+class ExportDone(Message):
+    def __init__(self, paths: list[Path], error: str = "") -> None:
+        super().__init__()
+        self.paths = paths
+        self.error = error
+
+
+class WarmscopeApp(App[int]):
+    """Shows one run at a time (live or recorded); keeps every run of the session."""
+
+    CSS_PATH = "warmscope.tcss"
+    TITLE = "warmscope"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="quit", tooltip="Quit (a running child is stopped first)"),
+        Binding("question_mark", "help", "Help", id="help", tooltip="Every key"),
+    ]
+
+    def __init__(
+        self,
+        settings: RunSettings | None = None,
+        records: Iterable[Path | RunData] = (),
+        record_path: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.initial_settings = settings
+        self.initial_records = list(records)
+        self.record_path = record_path
+        self.runs: list[RunEntry] = []
+        self.viewed: RunEntry | None = None
+        self.next_settings: RunSettings | None = settings
+        self._timer: Timer | None = None
+        self._summary_busy: set[int] = set()
+        self._summary_due: dict[int, float] = {}
+        self._quitting = False
+        self._started_runs = 0
+
+    def get_default_screen(self) -> Screen:
+        return MainScreen()
+
+    @property
+    def main(self) -> MainScreen:
+        screen = self.screen_stack[0]
+        assert isinstance(screen, MainScreen)
+        return screen
+
+    # -- start-up -----------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self._timer = self.set_interval(POLL_S, self._tick, pause=True)
+
+    def on_main_screen_ready(self) -> None:
+        for item in self.initial_records:
+            try:
+                data = item if isinstance(item, RunData) else read_run(item)
+            except RecordError as exc:
+                self.notify(str(exc), title="Not opened", severity="error")
+                continue
+            entry = RunEntry.from_record(len(self.runs) + 1, data)
+            self.runs.append(entry)
+            self._want_summary(entry, force=True)
+        if self.runs:
+            self.view_entry(self.runs[0])
+            if self.next_settings is None:
+                with contextlib.suppress(Exception):
+                    self.next_settings = RunSettings.from_json(self.runs[0].data.settings)
+        if self.initial_settings is not None:
+            # After the first frame: spawning is quick, but the frame comes first.
+            self.call_after_refresh(self.start_run, self.initial_settings)
+
+    # -- runs -----------------------------------------------------------------------------
+
+    @property
+    def live(self) -> RunEntry | None:
+        return next((e for e in self.runs if e.live), None)
+
+    def start_run(self, settings: RunSettings) -> RunEntry | None:
+        """Start a run now (from a handler: the main thread). Errors are shown, not raised."""
+        if self.live is not None:
+            self.notify("a run is going: s stops it, k kills it", severity="warning")
+            return None
+        try:
+            session = RunSession(
+                settings,
+                record_path=self._next_record_path(),
+                command=reproduce_command(settings),
+            )
+            session.start()
+        except (SettingsError, OSError) as exc:
+            self.notify(str(exc), title="Cannot run", severity="error", timeout=8)
+            return None
+        self._started_runs += 1
+        entry = RunEntry.from_session(len(self.runs) + 1, session)
+        self.runs.append(entry)
+        self.view_entry(entry)
+        if self._timer is not None:
+            self._timer.resume()
+        self.refresh_bindings()
+        return entry
+
+    def _next_record_path(self) -> Path | None:
+        path = self.record_path
+        if path is None or self._started_runs == 0:
+            return path
+        return path.with_name(f"{path.stem}-{self._started_runs + 1}{path.suffix}")
+
+    def view_entry(self, entry: RunEntry) -> None:
+        self.viewed = entry
+        self.main.show_entry(entry, self.next_note())
+        if entry.view.summary_count != entry.view.count:
+            self._want_summary(entry, force=True)
+        self.refresh_bindings()
+
+    def next_note(self) -> str:
+        """The next run's settings where they differ from the viewed run's."""
+        nxt, entry = self.next_settings, self.viewed
+        if nxt is None or entry is None:
+            return ""
+        a, b = entry.data.settings, nxt.to_json()
+        parts = []
+        for name in ("target", "iters", "duration", "inputs"):
+            if a.get(name) != b.get(name):
+                parts.append(f"{name}={fmt.show(b.get(name))}")
+        ka, kb = a.get("knobs", {}), b.get("knobs", {})
+        parts += [f"{k}={fmt.show(v)}" for k, v in kb.items() if ka.get(k) != v]
+        return " ".join(parts)
+
+    def _tick(self) -> None:
+        entry = self.live
+        if entry is None:
+            if self._timer is not None:
+                self._timer.pause()
+            return
+        session = entry.session
+        assert session is not None
+        update = session.poll(entry.cursor)
+        delta = entry.view.ingest(update)
+        if update.finished:
+            entry.ended_elapsed = session.elapsed()
+        self.main.apply(entry, delta, self.next_note())
+        self._want_summary(entry, force=update.finished)
+        if update.finished:
+            self._run_ended(entry)
+
+    def _run_ended(self, entry: RunEntry) -> None:
+        data = entry.data
+        self.refresh_bindings()
+        if data.status == "ok":
+            self.notify(f"run #{entry.number} done: {fmt.count(entry.view.count)} iterations")
+            return
+        if data.status == "stopped":
+            self.notify(
+                f"run #{entry.number} {data.status_detail or 'stopped'}", severity="warning"
+            )
+            return
+        lines = entry.view.add_stderr(error_lines(data))
+        self.main.show_failure(entry, lines)
+        self.notify(
+            f"run #{entry.number} {data.status}: {data.status_detail}",
+            severity="error",
+            timeout=10,
+        )
+
+    # -- summaries (worker threads) -------------------------------------------------------
+
+    def _want_summary(self, entry: RunEntry, *, force: bool = False) -> None:
+        view = entry.view
+        if view.summary_count == view.count or entry.number in self._summary_busy:
+            return
+        if not force and time.monotonic() < self._summary_due.get(entry.number, 0.0):
+            return
+        self._summary_busy.add(entry.number)
+        snapshot = entry.ms_snapshot()
+        self.run_worker(
+            partial(self._summarize, entry, snapshot),
+            thread=True,
+            group="summary",
+            exit_on_error=False,
+        )
+
+    def _summarize(self, entry: RunEntry, ms: Sequence[float]) -> None:
+        t0 = time.perf_counter()
+        summary = stats.summarize(ms)
+        cost = time.perf_counter() - t0
+        self.post_message(SummaryReady(entry, summary, len(ms), cost))
+
+    def on_summary_ready(self, message: SummaryReady) -> None:
+        entry = message.entry
+        self._summary_busy.discard(entry.number)
+        entry.view.summary = message.summary
+        entry.view.summary_count = message.count
+        interval = max(SUMMARY_MIN_INTERVAL_S, SUMMARY_COST_FACTOR * message.cost)
+        self._summary_due[entry.number] = time.monotonic() + interval
+        self.main.summary_changed(entry)
+        if entry.view.finished and message.count != entry.view.count:
+            self._want_summary(entry, force=True)
+
+    # -- actions --------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        live = self.live is not None
+        if action in ("stop_run", "kill_run"):
+            return True if live else None
+        if action == "start_run":
+            return None if live else True
+        if action == "compare":
+            return True if len(self.runs) >= 2 else None
+        if action == "export":
+            return True if self.viewed is not None else None
+        return True
+
+    def action_start_run(self) -> None:
+        settings = self.next_settings
+        if settings is None:
+            self.notify("nothing to run: press e to choose a target", severity="warning")
+            return
+        self.start_run(settings)
+
+    def action_stop_run(self) -> None:
+        entry = self.live
+        if entry is None or entry.session is None:
+            self.notify("no run is going", timeout=2)
+            return
+        entry.session.stop()
+        self.notify(f"stopping run #{entry.number}…", timeout=2)
+
+    def action_kill_run(self) -> None:
+        entry = self.live
+        if entry is None or entry.session is None:
+            self.notify("no run is going", timeout=2)
+            return
+        entry.session.kill()
+        self.notify(f"killed run #{entry.number}", severity="warning", timeout=2)
+
+    def action_settings(self) -> None:
+        from warmscope.tui.screens.settings import SettingsResult, SettingsScreen
+
+        base = self.next_settings
+        if base is None:
+            from warmscope.sample_models import DEFAULT_SAMPLE
+
+            base = RunSettings(target=f"sample:{DEFAULT_SAMPLE}")
+
+        def done(result: SettingsResult | None) -> None:
+            if result is None:
+                return
+            self.next_settings = result.settings
+            if self.viewed is not None:
+                self.main.query_one(RunHeader).show_entry(self.viewed, self.next_note())
+            if result.run_now:
+                self.start_run(result.settings)
+            else:
+                self.notify("applies to the next run: press r", timeout=3)
+
+        self.push_screen(SettingsScreen(base), done)
+
+    def action_history(self) -> None:
+        from warmscope.tui.screens.history import HistoryScreen
+
+        def done(entry: RunEntry | None) -> None:
+            if entry is not None:
+                self.view_entry(entry)
+
+        self.push_screen(HistoryScreen(self.runs, self.viewed), done)
+
+    def action_compare(self) -> None:
+        from warmscope.tui.screens.compare import CompareScreen
+
+        if len(self.runs) < 2:
+            self.notify("compare needs two runs: r runs again, or open two records", timeout=4)
+            return
+        # The viewed run against the one before it (or, for the first, the one after it).
+        b = self.viewed or self.runs[-1]
+        earlier = [e for e in self.runs if e.number < b.number]
+        if earlier:
+            a = earlier[-1]
+        else:
+            a, b = b, next(e for e in self.runs if e is not b)
+        self.push_screen(CompareScreen(self.runs, a, b))
+
+    def action_export(self) -> None:
+        from warmscope.tui.screens.export import ExportScreen
+
+        entry = self.viewed
+        if entry is None:
+            return
+        record = Path(entry.data.record_path) if entry.data.record_path else None
+        directory = record.parent if entry.source == "record" and record else Path.cwd()
+        stem = record.stem if record else f"warmscope-run-{entry.number}"
+
+        def done(folder: Path | None) -> None:
+            if folder is not None:
+                self.run_worker(
+                    partial(self._export, entry, folder, stem),
+                    thread=True,
+                    group="export",
+                    exit_on_error=False,
+                )
+
+        self.push_screen(ExportScreen(directory, stem, entry.title), done)
+
+    def _export(self, entry: RunEntry, folder: Path, stem: str) -> None:
+        from warmscope.core.export import export_all
+
+        try:
+            if entry.session is not None:
+                with entry.session.lock:  # a live run: a consistent cut of what it measured
+                    paths = export_all(entry.data, folder, stem)
+            else:
+                paths = export_all(entry.data, folder, stem)
+        except OSError as exc:
+            self.post_message(ExportDone([], str(exc)))
+            return
+        self.post_message(ExportDone(paths))
+
+    def on_export_done(self, message: ExportDone) -> None:
+        if message.error:
+            self.notify(message.error, title="Export failed", severity="error", timeout=8)
+            return
+        self.notify("\n".join(str(p) for p in message.paths), title="Exported", timeout=8)
+
+    def action_help(self) -> None:
+        from warmscope.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_toggle_log(self) -> None:
+        self.main.action_toggle_log()
+
+    def action_toggle_zoom(self) -> None:
+        self.main.action_toggle_zoom()
+
+    def action_preset(self, name: str) -> None:
+        base = self.next_settings
+        if base is None:
+            return
+        settings = RunSettings.from_json(base.to_json())
+        settings.apply_preset(name)
+        self.next_settings = settings
+        if self.viewed is not None:
+            self.main.show_entry(self.viewed, self.next_note())
+        self.notify(f"next run: preset {name} (r runs it)", timeout=3)
+
+    async def action_quit(self) -> None:
+        """Stop a running child first (kill it if it does not end), then exit."""
+        live = [e.session for e in self.runs if e.live and e.session is not None]
+        if live and not self._quitting:
+            self._quitting = True
+            self.notify("stopping the run before quitting… (q again kills it)", timeout=3)
+            for session in live:
+                session.stop()
+            await self._wait_finished(live, STOP_WAIT_S)
+        for session in live:
+            if not session.finished.is_set():
+                session.kill()
+        await self._wait_finished(live, KILL_WAIT_S)
+        self.exit(0)
+
+    async def _wait_finished(self, sessions: list[RunSession], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(not s.finished.is_set() for s in sessions):
+            await asyncio.sleep(0.05)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for binding in RUN_BINDINGS:
+            if isinstance(binding, Binding) and not binding.action.startswith("pane"):
+                yield SystemCommand(
+                    binding.description,
+                    f"{binding.tooltip} [{binding.key}]",
+                    partial(self.run_action, binding.action.removeprefix("app.")),
+                )
+        yield SystemCommand("Help", "Every key [?]", self.action_help)
+        for preset in PRESETS.values():
+            yield SystemCommand(
+                f"Next run: preset {preset.name}",
+                preset.help,
+                partial(self.action_preset, preset.name),
+            )
+
+    def stop_all(self) -> None:
+        """Last resort on the way out: no child outlives the app."""
+        for e in self.runs:
+            session = e.session
+            if session is not None and not session.finished.is_set():
+                session.kill()
+                session.wait(KILL_WAIT_S)
+
+
+def build_app(
+    settings: RunSettings | None = None,
+    records: Iterable[Path | RunData] = (),
+    record_path: Path | None = None,
+) -> WarmscopeApp:
+    """One factory for the command line, the tests and the benchmarks."""
+    return WarmscopeApp(settings=settings, records=records, record_path=record_path)
+
+
+def run_app(
+    settings: RunSettings | None = None,
+    records: Iterable[Path] = (),
+    record_path: Path | None = None,
+) -> int:
+    """Run the TUI until the user quits; the exit code for the command line."""
+    app = build_app(settings=settings, records=records, record_path=record_path)
+    try:
+        app.run()
+    finally:
+        app.stop_all()
+    return int(app.return_code or 0)

@@ -1,0 +1,237 @@
+"""Latency charts drawn with text: bars in eighth blocks, overlays in braille.
+
+Pure functions from a ``LatencySeries`` to lines of Rich ``Text``; the widgets give them their
+size and their styles. Meaning never rests on colour alone (``NO_COLOR``): event marks are
+letters, the warm-up region is a heavy rule under the axis, the steady p50 a dashed line.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rich.style import Style
+from rich.text import Text
+
+from warmscope.tui import fmt
+from warmscope.tui.series import MARK_LETTER, Column, LatencySeries
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+AXIS_W = 8  # a 7-character value label and the axis line
+
+
+@dataclass
+class ChartStyles:
+    """Rich styles for the parts of a chart (the widget reads them from its CSS)."""
+
+    bar: Style = field(default_factory=lambda: Style(color="cyan"))
+    peak: Style = field(default_factory=lambda: Style(color="blue"))
+    warmup: Style = field(default_factory=lambda: Style(color="yellow", bgcolor="grey11"))
+    p50: Style = field(default_factory=lambda: Style(color="green"))
+    axis: Style = field(default_factory=lambda: Style(dim=True))
+    marks: dict[int, Style] = field(default_factory=dict)
+    a: Style = field(default_factory=lambda: Style(color="cyan"))
+    b: Style = field(default_factory=lambda: Style(color="magenta"))
+    both: Style = field(default_factory=lambda: Style(color="white"))
+
+
+def _scale(lo: float, hi: float, log: bool) -> tuple[float, float, Callable[[float], float]]:
+    """(bottom, top, value -> fraction of the height) for values in ``[lo, hi]``."""
+    if log:
+        lo = max(lo, 1e-6)
+        hi = max(hi, lo * 1.5)
+        bottom, top = lo / 1.25, hi * 1.05
+        span = math.log(top) - math.log(bottom)
+        return bottom, top, lambda v: (math.log(max(v, bottom)) - math.log(bottom)) / span
+    top = max(hi, 1e-6) * 1.05
+    return 0.0, top, lambda v: max(v, 0.0) / top
+
+
+def _bg(style: Style | None) -> Style | None:
+    return Style(bgcolor=style.bgcolor) if style is not None and style.bgcolor else None
+
+
+def _fg_bg(fg: Style, bg: Style | None) -> Style:
+    return Style(color=fg.color, bgcolor=bg.color if bg is not None else None)
+
+
+def _label(value: float) -> str:
+    return fmt.ms(value).rjust(AXIS_W - 1)[: AXIS_W - 1]
+
+
+def too_small(width: int, height: int, what: str = "chart") -> list[Text]:
+    lines = [Text(f"{what}: enlarge the terminal", style="dim")]
+    return lines + [Text("")] * max(0, height - 1)
+
+
+def latency_chart(
+    series: LatencySeries,
+    width: int,
+    height: int,
+    *,
+    log: bool = True,
+    steady_from: int | None = None,
+    p50: float | None = None,
+    stop: int | None = None,
+    styles: ChartStyles | None = None,
+) -> list[Text]:
+    """Bars of each column's mean (bright) and maximum (dim), with marks, warm-up and p50.
+
+    Row 0 holds the event marks, the last row the iteration axis.
+    """
+    st = styles or ChartStyles()
+    pw, ph = width - AXIS_W, height - 2
+    if pw < 8 or ph < 2:
+        return too_small(width, height)
+    cols = series.columns(pw, stop)
+    if not cols:
+        return [Text("waiting for the first iteration…", style="dim")] + [Text("")] * (height - 1)
+    bottom, top, frac = _scale(min(c.lo for c in cols), max(c.hi for c in cols), log)
+    eighths = ph * 8
+    mean_h = [max(1, round(frac(c.mean) * eighths)) for c in cols]
+    peak_h = [max(m, round(frac(c.hi) * eighths)) for c, m in zip(cols, mean_h, strict=True)]
+    warm = [steady_from is not None and c.first < steady_from for c in cols]
+    p50_row = None
+    if p50 is not None and bottom <= p50 <= top:
+        p50_row = min(ph - 1, int(frac(p50) * ph))
+    warm_bg = _bg(st.warmup)
+    peak_bg = Style(bgcolor=st.peak.color) if st.peak.color else None
+
+    labels = {ph - 1: _label(top), 0: _label(bottom)}
+    if p50_row is not None:
+        labels[p50_row] = _label(p50)  # type: ignore[arg-type]
+
+    lines: list[Text] = []
+    marks = Text(f"{'events':>{AXIS_W - 1}} ", style=st.axis)
+    for c in cols:
+        if c.mark:
+            marks.append(MARK_LETTER[c.mark], style=st.marks.get(c.mark, Style(bold=True)))
+        else:
+            marks.append(" ")
+    lines.append(marks)
+
+    for r in range(ph - 1, -1, -1):  # top row first; r counts from the bottom
+        line = Text()
+        tick = "┼" if r == p50_row else "┤" if r in (0, ph - 1) else "│"
+        label_style = st.p50 if r == p50_row else st.axis
+        line.append(labels.get(r, " " * (AXIS_W - 1)), style=label_style)
+        line.append(tick, style=st.axis)
+        lo8, hi8 = r * 8, (r + 1) * 8
+        for i in range(len(cols)):
+            region = warm_bg if warm[i] else None
+            m, p = mean_h[i], peak_h[i]
+            if m >= hi8:
+                line.append("█", style=st.bar)
+            elif m > lo8:
+                bg = peak_bg if p >= hi8 else region
+                line.append(BLOCKS[m - lo8], style=_fg_bg(st.bar, bg))
+            elif p >= hi8:
+                line.append("█", style=st.peak)
+            elif p > lo8:
+                line.append(BLOCKS[p - lo8], style=_fg_bg(st.peak, region))
+            elif r == p50_row:
+                line.append("╌", style=_fg_bg(st.p50, region))
+            else:
+                line.append(" ", style=region or "")
+        lines.append(line)
+
+    lines.append(_x_axis(cols, warm, st))
+    return lines
+
+
+def _x_axis(cols: list[Column], warm: list[bool], st: ChartStyles) -> Text:
+    width = len(cols)
+    chars = ["━" if w else "─" for w in warm]
+    styles = [st.warmup if w else st.axis for w in warm]
+    first, last = str(cols[0].first), str(cols[-1].last)
+    warm_cols = sum(warm)
+    text = "warm-up"
+    if warm_cols >= len(text) + 2:
+        start = max(len(first) + 1, (warm_cols - len(text)) // 2)
+        if start + len(text) < warm_cols:
+            chars[start : start + len(text)] = list(text)
+    if width > len(first) + len(last) + 2:
+        chars[: len(first)] = list(first)
+        chars[width - len(last) :] = list(last)
+        for k in range(width - len(last), width):
+            styles[k] = st.axis
+    line = Text(" " * (AXIS_W - 1) + "└", style=st.axis)
+    for ch, s in zip(chars, styles, strict=True):
+        line.append(ch, style=s)
+    return line
+
+
+# Braille dots: (x, y) with x in 0..1 and y in 0..3 from the top.
+_DOT = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+
+
+def overlay_chart(
+    a: LatencySeries,
+    b: LatencySeries,
+    width: int,
+    height: int,
+    *,
+    log: bool = True,
+    stop: int | None = None,
+    steady: tuple[int | None, int | None] = (None, None),
+    styles: ChartStyles | None = None,
+) -> list[Text]:
+    """Two runs' mean latency per column as braille lines over the same iterations."""
+    st = styles or ChartStyles()
+    pw, ph = width - AXIS_W, height - 1
+    if pw < 8 or ph < 2:
+        return too_small(width, height)
+    n = min(a.count, b.count) if stop is None else stop
+    ca, cb = a.columns(pw * 2, n), b.columns(pw * 2, n)
+    if not ca or not cb:
+        return [Text("nothing to compare yet", style="dim")] + [Text("")] * (height - 1)
+    lo = min(min(c.mean for c in ca), min(c.mean for c in cb))
+    hi = max(max(c.mean for c in ca), max(c.mean for c in cb))
+    bottom, top, frac = _scale(lo, hi, log)
+    rows = ph * 4
+    bits = [[[0, 0] for _ in range(pw)] for _ in range(ph)]  # [row][col] -> [a bits, b bits]
+    for which, cols in enumerate((ca, cb)):
+        prev: int | None = None
+        for x, c in enumerate(cols):
+            y = min(rows - 1, max(0, rows - 1 - int(frac(c.mean) * (rows - 1) + 0.5)))
+            span = range(min(prev, y), max(prev, y) + 1) if prev is not None else range(y, y + 1)
+            for yy in span:
+                bits[yy // 4][x // 2][which] |= _DOT[x % 2][yy % 4]
+            prev = y
+    labels = {0: _label(top), ph - 1: _label(bottom)}
+    if ph >= 5:
+        mid_frac = 1 - (ph // 2 + 0.5) / ph
+        if log:
+            mid = math.exp(math.log(bottom) + mid_frac * (math.log(top) - math.log(bottom)))
+        else:
+            mid = bottom + mid_frac * (top - bottom)
+        labels[ph // 2] = _label(mid)
+    lines = []
+    for r in range(ph):
+        line = Text(labels.get(r, " " * (AXIS_W - 1)), style=st.axis)
+        line.append("┤" if r in labels else "│", style=st.axis)
+        for ab in bits[r]:
+            both = ab[0] | ab[1]
+            if not both:
+                line.append(" ")
+                continue
+            style = st.both if ab[0] and ab[1] else st.a if ab[0] else st.b
+            line.append(chr(0x2800 + both), style=style)
+        lines.append(line)
+    axis = ["─"] * pw
+    axis_styles: list[Style] = [st.axis] * pw
+    last = str(n - 1)
+    if pw > len(last) + 4:
+        axis[0] = "0"
+        axis[pw - len(last) :] = list(last)
+    for letter, at, style in (("A", steady[0], st.a), ("B", steady[1], st.b)):
+        if at is not None and 0 <= at < n:
+            x = min(pw - 1, at * pw // n)
+            axis[x] = "*" if axis[x] in "AB" and axis[x] != letter else letter
+            axis_styles[x] = style
+    x_line = Text(" " * (AXIS_W - 1) + "└", style=st.axis)
+    for ch, ch_style in zip(axis, axis_styles, strict=True):
+        x_line.append(ch, style=ch_style)
+    lines.append(x_line)
+    return lines

@@ -1,0 +1,104 @@
+"""Short, fixed-width renderings of latencies, durations and settings for narrow panes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from warmscope.core.knobs import KNOBS
+
+
+def num3(value: float) -> str:
+    """Three significant digits without an exponent: 1.23, 12.3, 123, 1234."""
+    if value >= 99.95:
+        return f"{value:.0f}"
+    if value >= 9.995:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def ms(value: float | None) -> str:
+    """A latency in the unit that keeps three significant digits: 1.34 s, 18.7 ms, 25.1 µs."""
+    if value is None:
+        return "-"
+    if value >= 999.5:
+        return f"{num3(value / 1000)} s"
+    if value >= 0.9995:
+        return f"{num3(value)} ms"
+    return f"{num3(value * 1000)} µs"
+
+
+def seconds(value: float) -> str:
+    """Elapsed time: 4.2 s, 1:05, 1:02:03."""
+    if value < 60:
+        return f"{value:.1f} s"
+    minutes, secs = divmod(int(value), 60)
+    if minutes < 60:
+        return f"{minutes}:{secs:02d}"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}"
+
+
+def rate(per_s: float | None) -> str:
+    if not per_s:
+        return "-"
+    if per_s >= 100:
+        return f"{per_s:,.0f} it/s"
+    return f"{per_s:.1f} it/s"
+
+
+def count(n: int) -> str:
+    return f"{n:,}"
+
+
+def show(value: Any) -> str:
+    """A knob value as a person would type it."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return "default" if value is None else str(value)
+
+
+def changed_knobs(settings: dict[str, Any], *, skip: tuple[str, ...] = ("mode",)) -> dict[str, Any]:
+    """Knobs of a settings dict (``RunSettings.to_json``) that differ from their defaults."""
+    knobs = settings.get("knobs", {})
+    return {
+        k.name: knobs.get(k.name)
+        for k in KNOBS
+        if k.name not in skip and knobs.get(k.name, k.default) != k.default
+    }
+
+
+def settings_line(settings: dict[str, Any]) -> str:
+    """``preset no-profiling · profiling_executor=off``, or ``defaults``."""
+    parts = []
+    if settings.get("preset"):
+        parts.append(f"preset {settings['preset']}")
+    parts += [f"{k}={show(v)}" for k, v in changed_knobs(settings).items()]
+    return " · ".join(parts) if parts else "defaults"
+
+
+def cell(metric: str, value: float | None) -> str:
+    """A value of a ``stats.compare`` row."""
+    if value is None:
+        return "-"
+    if metric.endswith("_ms"):
+        return ms(value)
+    if metric == "cv":
+        return f"{value * 100:.1f}%"
+    if metric == "steady_from":
+        return f"#{int(value)}"
+    if metric == "throughput_per_s":
+        return rate(value)
+    return f"{value:,.3g}"
+
+
+METRIC_NAMES = {
+    "first_ms": "first iteration",
+    "steady_from": "steady from",
+    "warmup_excess_ms": "warm-up excess",
+    "p50_ms": "p50",
+    "p90_ms": "p90",
+    "p99_ms": "p99",
+    "mean_ms": "mean",
+    "cv": "CV",
+    "throughput_per_s": "throughput",
+}

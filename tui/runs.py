@@ -1,0 +1,314 @@
+"""The runs the app knows (live ones and opened records) and what the UI keeps of each.
+
+A ``RunView`` is the UI's bounded copy of one run, fed by ``RunSession.poll`` batches (or by a
+whole record at once): a ``LatencySeries`` for the chart, the newest rows for the iteration
+table, the newest events, samples and stderr lines. The run's ``RunData`` (the session's, or
+the record's) keeps everything. Only the UI thread touches a ``RunView``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import textwrap
+import time
+from array import array
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from warmscope.core.jitlog import label_for
+from warmscope.core.knobs import default_values
+from warmscope.core.run import Event, RunData
+from warmscope.core.session import Cursor, RunSession, Update
+from warmscope.core.settings import PRESETS, RunSettings
+from warmscope.core.stats import Summary
+from warmscope.tui.fmt import settings_line
+from warmscope.tui.series import LatencySeries, mark_priority
+
+MAX_ROWS = 2000
+MAX_EVENTS = 2000
+MAX_SAMPLES = 300
+MAX_STDERR_LINES = 1000
+RATE_WINDOW_S = 1.0
+WRAP = 38  # UI-written lines in the stderr pane: a Log does not wrap, the pane is ~40 wide
+
+
+@dataclass
+class Delta:
+    """What one batch changed, so widgets redraw only what they must."""
+
+    rows: int = 0
+    events: list[Event] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)
+    samples: bool = False
+    marks: bool = False
+    status: bool = False
+
+
+class RunView:
+    """The bounded, drawable state of one run."""
+
+    def __init__(self) -> None:
+        self.series = LatencySeries()
+        self.rows: deque[tuple[int, float]] = deque(maxlen=MAX_ROWS)
+        self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
+        self.events_total = 0
+        self.by_iteration: dict[int, list[tuple[str, str]]] = {}
+        self.samples: deque[dict[str, Any]] = deque(maxlen=MAX_SAMPLES)
+        self.stderr: deque[str] = deque(maxlen=MAX_STDERR_LINES)
+        self._stderr_context: tuple[str, object] | None = None
+        self.status = "starting"
+        self.phase: str | None = None
+        self.busy: dict[str, Any] | None = None
+        self.phases: dict[str, float] = {}
+        self.finished = False
+        self.count = 0
+        self.last_ms: float | None = None
+        self.summary: Summary | None = None
+        self.summary_count = -1
+        self.rate: float | None = None
+        self._rate_mark: tuple[float, int] | None = None
+
+    @property
+    def rows_dropped(self) -> int:
+        return self.count - len(self.rows)
+
+    def ingest(self, u: Update, now: float | None = None) -> Delta:
+        d = Delta()
+        if u.ms:
+            self.series.extend(u.ms)
+            first = u.first
+            keep = u.ms[-MAX_ROWS:]
+            start = first + len(u.ms) - len(keep)
+            self.rows.extend(zip(range(start, start + len(keep)), keep, strict=True))
+            self.count = first + len(u.ms)
+            self.last_ms = u.ms[-1]
+            d.rows = len(u.ms)
+            self._prune()
+        for ev in u.events:
+            if ev.iteration is not None:
+                self.by_iteration.setdefault(ev.iteration, []).append((ev.kind, ev.title))
+                priority = mark_priority(ev.kind, label_for([(ev.kind, ev.title)]))
+                if priority:
+                    self.series.mark(ev.iteration, priority)
+                    d.marks = True
+            if ev.kind == "stderr":
+                d.stderr.extend(self._stderr_lines(ev))
+            else:
+                self.events.append(ev)
+                self.events_total += 1
+                d.events.append(ev)
+        if u.samples:
+            self.samples.extend(u.samples)
+            d.samples = True
+        state = (u.status, u.phase, u.busy, u.finished, len(u.phases))
+        if state != (self.status, self.phase, self.busy, self.finished, len(self.phases)):
+            d.status = True
+        self.status, self.phase, self.busy, self.finished = u.status, u.phase, u.busy, u.finished
+        self.phases = u.phases
+        self._track_rate(time.monotonic() if now is None else now)
+        return d
+
+    def _track_rate(self, now: float) -> None:
+        if self._rate_mark is None or self.count == 0:
+            self._rate_mark = (now, self.count)
+            return
+        t, n = self._rate_mark
+        if now - t >= RATE_WINDOW_S:
+            self.rate = (self.count - n) / (now - t)
+            self._rate_mark = (now, self.count)
+
+    def _prune(self) -> None:
+        """Forget per-iteration events of rows the table no longer holds."""
+        if len(self.by_iteration) > 4 * MAX_ROWS and self.rows:
+            oldest = self.rows[0][0]
+            self.by_iteration = {i: e for i, e in self.by_iteration.items() if i >= oldest}
+
+    def _stderr_lines(self, ev: Event) -> list[str]:
+        context = ("it", ev.iteration) if ev.iteration is not None else ("phase", ev.phase)
+        lines = []
+        if context != self._stderr_context:
+            where = f"iteration {ev.iteration}" if ev.iteration is not None else ev.phase
+            lines.append(f"── {where or 'setup'} ──")
+            self._stderr_context = context
+        lines += ev.text.splitlines() or [ev.title]
+        self.stderr.extend(lines)
+        return lines
+
+    def add_stderr(self, lines: list[str]) -> list[str]:
+        """Lines the UI adds itself (an error's traceback), kept like the child's."""
+        self.stderr.extend(lines)
+        self._stderr_context = None
+        return lines
+
+    def label(self, iteration: int) -> str | None:
+        evs = self.by_iteration.get(iteration)
+        return label_for(evs) if evs else None
+
+    def event_count(self, iteration: int) -> int:
+        return len(self.by_iteration.get(iteration, ()))
+
+    def latest_sample(self) -> dict[str, Any] | None:
+        return self.samples[-1] if self.samples else None
+
+
+def error_lines(data: RunData) -> list[str]:
+    """Why a run failed, as stderr-pane lines: the child's traceback, else the status detail."""
+    err = data.error
+    if not err:
+        if data.status in ("failed", "crashed", "timeout"):
+            return [f"── run {data.status} ──", *textwrap.wrap(data.status_detail, WRAP)]
+        return []
+    where = (
+        f"iteration {err['iteration']}" if err.get("iteration") is not None else err.get("where")
+    )
+    lines = [f"── run {data.status} at {where} ──"]
+    lines += textwrap.wrap(str(err.get("message", "")), WRAP)
+    if err.get("traceback"):
+        lines += str(err["traceback"]).rstrip().splitlines()
+    return lines
+
+
+def mode_of(data: RunData) -> str:
+    return str(data.settings.get("knobs", {}).get("mode") or data.target.get("default_mode") or "?")
+
+
+def reproduce_command(settings: RunSettings) -> list[str]:
+    """The headless command that repeats a run with these settings."""
+    cmd = ["warmscope", "run", settings.target]
+    for spec in settings.inputs:
+        cmd += ["--input", spec]
+    if settings.preset:
+        cmd += ["--preset", settings.preset]
+    base = default_values()
+    if settings.preset in PRESETS:
+        base.update(PRESETS[settings.preset].knobs)
+    for name, value in settings.knobs.items():
+        if value != base.get(name):
+            cmd += ["--set", f"{name}={'default' if value is None else _show(value)}"]
+    for key, value in settings.env.items():
+        cmd += ["--set", f"env.{key}={value}"]
+    if settings.duration is not None:
+        cmd += ["--duration", f"{settings.duration:g}"]
+    else:
+        cmd += ["--iters", str(settings.iters)]
+    for flag, value in (
+        ("--timeout", settings.timeout),
+        ("--jit-log", settings.jit_log),
+        ("--torch-logs", settings.torch_logs),
+        ("--python", settings.python),
+    ):
+        if value is not None:
+            cmd += [flag, str(value) if not isinstance(value, float) else f"{value:g}"]
+    if settings.trust_pickle:
+        cmd.append("--trust-pickle")
+    return cmd
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def command_text(cmd: list[str]) -> str:
+    return " ".join(shlex.quote(c) for c in cmd)
+
+
+@dataclass(eq=False)
+class RunEntry:
+    """One run in the app's history: live (it has a session) or read from a record."""
+
+    number: int
+    data: RunData
+    source: str  # "run" or "record"
+    session: RunSession | None = None
+    view: RunView = field(default_factory=RunView)
+    cursor: Cursor = field(default_factory=Cursor)
+    ended_elapsed: float | None = None
+
+    @classmethod
+    def from_record(cls, number: int, data: RunData) -> RunEntry:
+        entry = cls(number, data, "record")
+        whole = Update(
+            first=0,
+            ms=data.ms.tolist(),
+            start_ms=[],
+            events=list(data.events),
+            samples=list(data.samples),
+            status=data.status,
+            phase=None,
+            busy=None,
+            finished=True,
+            phases=dict(data.phases),
+        )
+        entry.view.ingest(whole)
+        entry.view.add_stderr(error_lines(data))
+        return entry
+
+    @classmethod
+    def from_session(cls, number: int, session: RunSession) -> RunEntry:
+        return cls(number, session.data, "run", session)
+
+    @property
+    def live(self) -> bool:
+        return self.session is not None and not self.view.finished
+
+    @property
+    def mode(self) -> str:
+        return self.session.mode if self.session is not None else mode_of(self.data)
+
+    @property
+    def target(self) -> str:
+        return str(self.data.settings.get("target", "?"))
+
+    @property
+    def title(self) -> str:
+        """``#2 sample:speech script (no-profiling)``: how lists and pickers name it."""
+        name = self.target
+        if "/" in name:
+            head, sep, factory = name.partition(":")
+            name = Path(head).name + sep + factory
+        extra = fmt_settings(self.data.settings)
+        return f"#{self.number} {name} {self.mode}" + (f" ({extra})" if extra else "")
+
+    @property
+    def record_name(self) -> str:
+        return Path(self.data.record_path).name if self.data.record_path else ""
+
+    def elapsed(self) -> float:
+        """Seconds since the run started; for a record, derived from what it recorded."""
+        if self.session is not None:
+            if self.ended_elapsed is not None:
+                return self.ended_elapsed
+            return self.session.elapsed()
+        d = self.data
+        candidates = [s.get("t", 0.0) for s in d.samples[-1:]]
+        candidates += [e.t for e in d.events[-1:]]
+        if d.count:
+            loop = (d.start_ms[-1] + d.ms[-1]) / 1000 if len(d.start_ms) else sum(d.ms) / 1000
+            candidates.append(sum(d.phases.values()) / 1000 + loop)
+        return max(candidates, default=0.0)
+
+    def loop_rate(self) -> float | None:
+        """Iterations per second over the whole loop (a finished run) or lately (a live one)."""
+        if self.live:
+            return self.view.rate
+        d = self.data
+        if not d.count or not len(d.start_ms):
+            return None
+        seconds = (d.start_ms[-1] + d.ms[-1]) / 1000
+        return d.count / seconds if seconds > 0 else None
+
+    def ms_snapshot(self) -> array[float]:
+        """A copy of every latency so far, safe to hand to a worker thread."""
+        if self.session is not None:
+            with self.session.lock:
+                return self.data.ms[:]
+        return self.data.ms[:]
+
+
+def fmt_settings(settings: dict[str, Any]) -> str:
+    line = settings_line(settings)
+    return "" if line == "defaults" else line

@@ -1,0 +1,152 @@
+"""``CompareScreen``: two runs, overlaid, with their differences and the settings apart."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Label, Select, Static
+
+from warmscope.core import stats
+from warmscope.core.knobs import KNOBS
+from warmscope.tui import fmt
+from warmscope.tui.runs import RunEntry
+from warmscope.tui.widgets.overlay_chart import OverlayChart
+
+# Metrics where a larger B is better; for the others a smaller B is.
+HIGHER_IS_BETTER = ("throughput_per_s",)
+SETTING_FIELDS = ("target", "inputs", "iters", "duration", "preset")
+
+
+def summary_of(entry: RunEntry) -> stats.Summary:
+    """The run's summary: the one the UI computed if it is current, else computed now."""
+    view = entry.view
+    if view.summary is not None and view.summary_count == view.count:
+        return view.summary
+    return stats.summarize(entry.ms_snapshot())
+
+
+def ratio_text(metric: str, ratio: float | None) -> Text:
+    if ratio is None:
+        return Text("-", style="dim")
+    better = ratio > 1 if metric in HIGHER_IS_BETTER else ratio < 1
+    style = "" if 0.95 <= ratio <= 1.05 or metric == "cv" else "green" if better else "red"
+    return Text(f"{ratio:.2f}×", style=style, justify="right")
+
+
+def settings_diff(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """``(setting, A, B)`` for every setting and knob that differs."""
+    rows = []
+    for name in SETTING_FIELDS:
+        va, vb = a.get(name), b.get(name)
+        if va != vb:
+            none = "none" if name == "preset" else "default"
+            rows.append(
+                (name, none if va is None else fmt.show(va), none if vb is None else fmt.show(vb))
+            )
+    ka, kb = a.get("knobs", {}), b.get("knobs", {})
+    for k in KNOBS:
+        va, vb = ka.get(k.name, k.default), kb.get(k.name, k.default)
+        if va != vb:
+            rows.append((k.name, fmt.show(va), fmt.show(vb)))
+    return rows
+
+
+class CompareScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,c", "app.pop_screen", "Back", id="compare-back"),
+        Binding("w", "swap", "Swap A/B", id="compare-swap", tooltip="Swap the two runs"),
+        Binding("l", "toggle_log", "Log", id="compare-log", tooltip="Log or linear latency axis"),
+    ]
+
+    def __init__(self, runs: list[RunEntry], a: RunEntry, b: RunEntry) -> None:
+        super().__init__(id="compare")
+        self.runs = runs
+        self.a = a
+        self.b = b
+
+    def compose(self) -> ComposeResult:
+        options = [(e.title, e.number) for e in self.runs]
+        with Horizontal(id="compare-pick"):
+            yield Label("A", classes="pick-label pick-a")
+            yield Select(options, value=self.a.number, allow_blank=False, compact=True, id="pick-a")
+            yield Label("B", classes="pick-label pick-b")
+            yield Select(options, value=self.b.number, allow_blank=False, compact=True, id="pick-b")
+        yield OverlayChart(id="overlay")
+        with Horizontal(id="compare-tables"):
+            yield DataTable(id="compare-metrics", cursor_type="none", zebra_stripes=True)
+            with VerticalScroll(id="compare-settings"):
+                yield Static("", id="compare-settings-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        metrics = self.query_one("#compare-metrics", DataTable)
+        metrics.add_column("metric", key="metric")
+        metrics.add_column(Text("A", justify="right"), key="a")
+        metrics.add_column(Text("B", justify="right"), key="b")
+        metrics.add_column(Text("B/A", justify="right"), key="ratio")
+        self.show_pair()
+
+    def _entry(self, number: object) -> RunEntry:
+        return next(e for e in self.runs if e.number == number)
+
+    @on(Select.Changed)
+    def picked(self, event: Select.Changed) -> None:
+        if event.select.id == "pick-a":
+            self.a = self._entry(event.value)
+        elif event.select.id == "pick-b":
+            self.b = self._entry(event.value)
+        self.show_pair()
+
+    def show_pair(self) -> None:
+        a, b = self.a, self.b
+        sa, sb = summary_of(a), summary_of(b)
+        self.query_one(OverlayChart).show(
+            a.view.series, b.view.series, (sa.steady_from, sb.steady_from)
+        )
+        metrics = self.query_one("#compare-metrics", DataTable)
+        metrics.clear()
+        metrics.add_row(
+            "status", Text(a.view.status, justify="right"), Text(b.view.status, justify="right"), ""
+        )
+        metrics.add_row(
+            "iterations",
+            Text(fmt.count(a.view.count), justify="right"),
+            Text(fmt.count(b.view.count), justify="right"),
+            "",
+        )
+        for metric, va, vb, ratio in stats.compare(sa, sb).rows:
+            metrics.add_row(
+                fmt.METRIC_NAMES.get(metric, metric),
+                Text(fmt.cell(metric, va), justify="right"),
+                Text(fmt.cell(metric, vb), justify="right"),
+                ratio_text(metric, ratio),
+            )
+        rows = settings_diff(a.data.settings, b.data.settings)
+        lines = [
+            f"[b]{escape(name)}[/b]\n  [$accent]{escape(va)}[/] → [$secondary]{escape(vb)}[/]"
+            for name, va, vb in rows
+        ]
+        self.query_one("#compare-settings-text", Static).update(
+            "\n".join(lines) or "[$text-muted]the same settings[/]"
+        )
+        metrics.border_title = f"A #{a.number} vs B #{b.number}"
+        self.query_one("#compare-settings").border_title = "settings A → B"
+
+    def action_swap(self) -> None:
+        a, b = self.a, self.b
+        with self.prevent(Select.Changed):
+            self.query_one("#pick-a", Select).value = b.number
+            self.query_one("#pick-b", Select).value = a.number
+        self.a, self.b = b, a
+        self.show_pair()
+
+    def action_toggle_log(self) -> None:
+        chart = self.query_one(OverlayChart)
+        chart.log_scale = not chart.log_scale

@@ -1,0 +1,65 @@
+"""``HelpScreen``: every key, what it does, and how warmscope runs."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+from warmscope.tui.screens.main import RUN_BINDINGS
+
+NAVIGATION: tuple[tuple[str, str], ...] = (
+    ("1 2 3", "Panes: events, usage (CPU, memory, GPU), the child's stderr"),
+    ("↑ ↓ PgUp PgDn", "Move: in a list; End follows the newest row again"),
+    ("Enter", "Open: an iteration's events, or an event's full text"),
+    ("Tab", "Focus: the next pane"),
+    ("ctrl+p", "Palette: every action by name"),
+    ("?", "Help: this list"),
+    ("q", "Quit: a running child is stopped first, nothing is left running"),
+    ("Esc", "Close: a dialog or screen"),
+)
+
+ABOUT = (
+    "Each run is a fresh child process: JIT and compiler state (profiling executor, fusion "
+    "caches, dynamo caches, the CUDA context) is process-wide, so settings change between "
+    "runs. Every run is recorded (JSONL); `warmscope open RECORD...` shows records again."
+)
+
+
+def key_rows() -> list[tuple[str, str]]:
+    """The run keys from their bindings (one declaration), then navigation."""
+    rows = [
+        (b.key, f"{b.description}: {b.tooltip}" if b.tooltip else b.description)
+        for b in RUN_BINDINGS
+        if isinstance(b, Binding) and b.key not in ("1", "2", "3")
+    ]
+    return rows + list(NAVIGATION)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark", "dismiss", "Close", id="close-help"),
+        Binding("q", "app.quit", "Quit", id="quit-from-help"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        for key, what in key_rows():
+            table.add_row(key, what)
+        with VerticalScroll(id="help-box"):
+            yield Static(table, id="help-keys")
+            yield Static(ABOUT, id="help-about", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#help-box").border_title = "warmscope keys"
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)

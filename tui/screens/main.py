@@ -1,0 +1,184 @@
+"""The main screen: header, latency chart, summary, iterations, events, utilization, stderr."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Log, TabbedContent, TabPane
+
+from warmscope.tui.runs import Delta, RunEntry
+from warmscope.tui.widgets.events_pane import EventsPane
+from warmscope.tui.widgets.iteration_table import IterationTable
+from warmscope.tui.widgets.latency_chart import LatencyChart
+from warmscope.tui.widgets.row_list import RowList
+from warmscope.tui.widgets.run_header import RunHeader
+from warmscope.tui.widgets.summary_panel import SummaryPanel
+from warmscope.tui.widgets.utilization import UtilizationPane
+
+STDERR_LINES = 1000
+
+# The run keys: the footer shows them, `?` lists them, the palette offers them.
+RUN_BINDINGS: list[BindingType] = [
+    Binding(
+        "r", "app.start_run", "Run", id="run", tooltip="start a new run with the next settings"
+    ),
+    Binding("s", "app.stop_run", "Stop", id="stop", tooltip="stop the run gracefully (SIGINT)"),
+    Binding("k", "app.kill_run", "Kill", id="kill", tooltip="kill the run now (SIGKILL)"),
+    Binding("e", "app.settings", "Settings", id="settings", tooltip="edit the next run's settings"),
+    Binding(
+        "h", "app.history", "History", id="history", tooltip="runs of this session and records"
+    ),
+    Binding("c", "app.compare", "Compare", id="compare", tooltip="compare two runs"),
+    Binding("x", "app.export", "Export", id="export", tooltip="write JSON, CSV and Markdown"),
+    # Chart views: in the help and the palette; the footer keeps to the run keys at 80 columns.
+    Binding(
+        "l",
+        "toggle_log",
+        "Log scale",
+        id="log-scale",
+        tooltip="log or linear latency axis",
+        show=False,
+    ),
+    Binding(
+        "z",
+        "toggle_zoom",
+        "Zoom",
+        id="zoom",
+        tooltip="all iterations or the warm-up view",
+        show=False,
+    ),
+    Binding("1", "pane('tab-events')", "Events", id="pane-events", show=False),
+    Binding("2", "pane('tab-usage')", "Usage", id="pane-usage", show=False),
+    Binding("3", "pane('tab-stderr')", "Stderr", id="pane-stderr", show=False),
+]
+
+
+class MainScreen(Screen[None]):
+    """Draws one ``RunEntry``; the app tells it what changed, a batch per tick."""
+
+    BINDINGS: ClassVar[list[BindingType]] = RUN_BINDINGS
+
+    class Ready(Message):
+        """The screen's widgets exist: the app can show runs."""
+
+    def __init__(self) -> None:
+        super().__init__(id="main")
+        self.entry: RunEntry | None = None
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader("", id="run-header")
+        with Horizontal(id="top"):
+            yield LatencyChart(id="chart")
+            with VerticalScroll(id="summary-box"):
+                yield SummaryPanel("", id="summary")
+        with Horizontal(id="bottom"):
+            yield IterationTable(id="iterations")
+            with TabbedContent(id="panes", initial="tab-events"):
+                with TabPane("Events", id="tab-events"):
+                    yield EventsPane(id="events")
+                with TabPane("Usage", id="tab-usage"):
+                    yield UtilizationPane(id="usage")
+                with TabPane("Stderr", id="tab-stderr"):
+                    yield Log(id="stderr", max_lines=STDERR_LINES)
+        yield Footer(id="footer", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#summary-box").border_title = "summary"
+        self.query_one(IterationTable).border_title = "iterations"
+        self.query_one(IterationTable).focus()
+        self.app.post_message(self.Ready())
+
+    def on_resize(self) -> None:
+        self.query_one(Footer).show_command_palette = self.size.width >= 90
+
+    # -- showing a run ----------------------------------------------------------------
+
+    def show_entry(self, entry: RunEntry, next_note: str = "") -> None:
+        """Draw ``entry`` from scratch (a new run, or one picked in the history)."""
+        self.entry = entry
+        view = entry.view
+        self.query_one(RunHeader).show_entry(entry, next_note)
+        self.query_one(LatencyChart).show_view(view)
+        self.query_one(SummaryPanel).show_view(view)
+        self.query_one(IterationTable).show_view(view)
+        self.query_one(EventsPane).show_view(view)
+        self._show_usage()
+        log = self.query_one("#stderr", Log)
+        log.clear()
+        log.write_lines(list(view.stderr))
+        if view.finished and entry.data.status not in ("ok", "stopped"):
+            self.action_pane("tab-stderr")
+
+    def apply(self, entry: RunEntry, delta: Delta, next_note: str = "") -> None:
+        """Draw one batch: each widget at most once."""
+        if self.entry is None or entry is not self.entry:
+            return
+        view = entry.view
+        self.query_one(RunHeader).show_entry(entry, next_note)
+        if delta.rows or delta.marks:
+            self.query_one(LatencyChart).show_view(view)
+        if delta.rows or delta.status:
+            self.query_one(SummaryPanel).show_view(view)
+        if delta.rows or delta.marks:
+            self.query_one(IterationTable).sync(view.rows_dropped)
+        if delta.events:
+            self.query_one(EventsPane).sync(view.events_total - len(view.events))
+        if delta.samples:
+            self._show_usage()
+        if delta.stderr:
+            self.query_one("#stderr", Log).write_lines(delta.stderr)
+
+    def summary_changed(self, entry: RunEntry) -> None:
+        if self.entry is not None and entry is self.entry:
+            self.query_one(LatencyChart).show_view(entry.view)
+            self.query_one(SummaryPanel).show_view(entry.view)
+            self.query_one(IterationTable).refresh()
+
+    def show_failure(self, entry: RunEntry, lines: list[str]) -> None:
+        """A failed run: its error under the child's last stderr lines, in view."""
+        if entry is self.entry:
+            if lines:
+                self.query_one("#stderr", Log).write_lines(lines)
+            self.action_pane("tab-stderr")
+
+    def _show_usage(self) -> None:
+        entry = self.entry
+        if entry is None:
+            return
+        device = str(entry.data.settings.get("knobs", {}).get("device") or "cpu")
+        self.query_one(UtilizationPane).show_view(entry.view, entry.data.env, device)
+
+    # -- keys ---------------------------------------------------------------------------
+
+    def action_toggle_log(self) -> None:
+        chart = self.query_one(LatencyChart)
+        chart.log_scale = not chart.log_scale
+        self.notify(f"latency axis: {'log' if chart.log_scale else 'linear'}", timeout=2)
+
+    def action_toggle_zoom(self) -> None:
+        chart = self.query_one(LatencyChart)
+        chart.zoom = not chart.zoom
+
+    def action_pane(self, pane: str) -> None:
+        self.query_one(TabbedContent).active = pane
+
+    def on_row_list_selected(self, message: RowList.Selected) -> None:
+        from warmscope.tui.screens.event_detail import EventDetailScreen
+
+        entry = self.entry
+        if entry is None:
+            return
+        if isinstance(message.row_list, EventsPane):
+            self.app.push_screen(EventDetailScreen([message.row]))
+            return
+        iteration = message.row[0]
+        events = list(entry.data.events_at(iteration))
+        if not events:
+            self.notify(f"iteration {iteration}: no events", timeout=2)
+            return
+        self.app.push_screen(EventDetailScreen(events, iteration=iteration))

@@ -1,0 +1,300 @@
+"""``SettingsScreen``: the next run's settings, generated from the declared knobs.
+
+Presets first, then what to run, then every knob by group with its help text. A value the
+knob refuses is marked in place with the knob's own message, and the form cannot be applied
+until it is fixed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Button, Footer, Input, Label, Select, Static
+
+from warmscope.core.knobs import KNOB_BY_NAME, KNOBS, Knob, KnobError, default_values
+from warmscope.core.settings import PRESETS, RunSettings, SettingsError
+from warmscope.core.targets import TargetError, parse_input
+from warmscope.tui.fmt import show
+
+NOTE = (
+    "These apply to the next run: each run is a fresh process, because JIT and compiler "
+    "state is process-wide."
+)
+NO_PRESET = "(none)"
+GROUP_TITLES = {
+    "run": "how the model runs",
+    "torchscript": "TorchScript executor",
+    "backends": "backends",
+    "compile": "torch.compile",
+}
+
+
+@dataclass
+class SettingsResult:
+    settings: RunSettings
+    run_now: bool
+
+
+def knob_options(k: Knob) -> list[tuple[str, str]]:
+    """The choices a ``Select`` offers for a bool or choice knob."""
+    values = ["on", "off"] if k.type == "bool" else list(k.choices)
+    if k.default is None:
+        values = ["default", *values]
+    return [(v, v) for v in values]
+
+
+def uses_select(k: Knob) -> bool:
+    return k.type in ("bool", "choice")
+
+
+class SettingsScreen(Screen[SettingsResult | None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape", "cancel", "Cancel", id="settings-cancel", tooltip="Keep the old settings"
+        ),
+        Binding(
+            "ctrl+s", "apply(False)", "Apply", id="settings-apply", tooltip="Use for the next run"
+        ),
+        Binding(
+            "ctrl+r",
+            "apply(True)",
+            "Apply & run",
+            id="settings-run",
+            tooltip="Apply and start a run",
+        ),
+    ]
+
+    def __init__(self, base: RunSettings) -> None:
+        super().__init__(id="settings")
+        self.base = base
+        self.errors: dict[str, str] = {}
+
+    # -- building the form --------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        b = self.base
+        yield Static("Settings for the next run", id="settings-title")
+        yield Static(NOTE, id="settings-note")
+        yield Static("", id="form-error")
+        with VerticalScroll(id="form"):
+            yield Static("presets", classes="group-title")
+            options = [(NO_PRESET, NO_PRESET)] + [(f"{p.name}", p.name) for p in PRESETS.values()]
+            yield from self._row(
+                "preset",
+                Select(
+                    options,
+                    value=b.preset or NO_PRESET,
+                    allow_blank=False,
+                    compact=True,
+                    id="preset",
+                ),
+                self._preset_help(b.preset),
+            )
+            yield Static("what to run", classes="group-title")
+            yield from self._row(
+                "target",
+                Input(b.target, compact=True, id="field-target"),
+                "model.pt, path/file.py:factory, package.module:factory or sample:NAME",
+            )
+            yield from self._row(
+                "inputs",
+                Input(
+                    " ".join(b.inputs),
+                    placeholder="the target's own",
+                    compact=True,
+                    id="field-inputs",
+                ),
+                "one spec per forward argument, space-separated: 1x300x40 int64[1,128]",
+            )
+            yield from self._row(
+                "iters",
+                Input(str(b.iters), compact=True, id="field-iters"),
+                "forward passes to run",
+            )
+            yield from self._row(
+                "duration",
+                Input(
+                    "" if b.duration is None else f"{b.duration:g}",
+                    compact=True,
+                    id="field-duration",
+                ),
+                "seconds to run instead of a number of iterations (empty: use iters)",
+            )
+            for group in dict.fromkeys(k.group for k in KNOBS):
+                yield Static(GROUP_TITLES.get(group, group), classes="group-title")
+                for k in KNOBS:
+                    if k.group == group:
+                        yield from self._row(k.name, self._knob_widget(k), k.help)
+        with Horizontal(id="settings-buttons"):
+            yield Button("Apply ^s", id="apply", variant="primary", compact=True)
+            yield Button("Apply & run ^r", id="apply-run", variant="success", compact=True)
+            yield Button("Cancel esc", id="cancel", compact=True)
+        yield Footer()
+
+    def _row(self, name: str, widget: Widget, help_text: str) -> ComposeResult:
+        with Vertical(classes="field", id=f"row-{name}"):
+            with Horizontal(classes="field-line"):
+                yield Label(name, classes="field-name")
+                yield widget
+            yield Static(help_text, classes="field-help", id=f"help-{name}", markup=False)
+            yield Static("", classes="field-error", id=f"error-{name}", markup=False)
+
+    def _knob_widget(self, k: Knob) -> Widget:
+        value = self.base.knobs.get(k.name, k.default)
+        if uses_select(k):
+            return Select(
+                knob_options(k),
+                value=show(value),
+                allow_blank=False,
+                compact=True,
+                id=f"knob-{k.name}",
+            )
+        return Input(
+            "" if value is None else show(value),
+            placeholder="default" if k.default is None else show(k.default),
+            compact=True,
+            id=f"knob-{k.name}",
+        )
+
+    def _preset_help(self, name: str | None) -> str:
+        if not name or name not in PRESETS:
+            return "a named set of knobs; choosing one fills in the knobs below"
+        p = PRESETS[name]
+        knobs = ", ".join(f"{k}={show(v)}" for k, v in p.knobs.items())
+        return f"{p.help} [{knobs}]"
+
+    def on_mount(self) -> None:
+        self.query_one("#preset", Select).focus()
+
+    # -- reacting -----------------------------------------------------------------------
+
+    @on(Select.Changed, "#preset")
+    def preset_changed(self, event: Select.Changed) -> None:
+        name = str(event.value)
+        self.query_one("#help-preset", Static).update(self._preset_help(name))
+        if name not in PRESETS:
+            return
+        values = default_values()
+        values.update(PRESETS[name].knobs)
+        for k in KNOBS:
+            widget = self.query_one(f"#knob-{k.name}")
+            if isinstance(widget, Select):
+                widget.value = show(values[k.name])
+            elif isinstance(widget, Input):
+                widget.value = "" if values[k.name] is None else show(values[k.name])
+
+    @on(Input.Changed)
+    def input_changed(self, event: Input.Changed) -> None:
+        field = (event.input.id or "").partition("-")[2]
+        self._set_error(field, self._check(field, event.value))
+
+    def _check(self, field: str, text: str) -> str:
+        """The reason ``text`` is refused for ``field``, or an empty string."""
+        try:
+            self._parse(field, text)
+        except (KnobError, SettingsError, TargetError, ValueError) as exc:
+            return str(exc)
+        return ""
+
+    def _parse(self, field: str, text: str) -> Any:
+        if field in KNOB_BY_NAME:
+            return KNOB_BY_NAME[field].parse(text)
+        if field == "iters":
+            try:
+                value = int(text)
+            except ValueError:
+                raise SettingsError(f"iters: expected a whole number, got {text!r}") from None
+            if value < 1:
+                raise SettingsError(f"iters: must be at least 1, got {value}")
+            return value
+        if field == "duration":
+            if not text.strip():
+                return None
+            try:
+                seconds = float(text)
+            except ValueError:
+                raise SettingsError(f"duration: expected seconds, got {text!r}") from None
+            if seconds <= 0:
+                raise SettingsError(f"duration: must be positive, got {text}")
+            return seconds
+        if field == "inputs":
+            specs = text.split()
+            for spec in specs:
+                parse_input(spec)
+            return specs
+        if field == "target":
+            if not text.strip():
+                raise SettingsError("target: what to run (e.g. sample:speech)")
+            return text.strip()
+        return text
+
+    def _set_error(self, field: str, message: str) -> None:
+        if message:
+            self.errors[field] = message
+        else:
+            self.errors.pop(field, None)
+        error = self.query_one(f"#error-{field}", Static)
+        error.update(message)
+        error.display = bool(message)
+        row = self.query_one(f"#row-{field}")
+        row.set_class(bool(message), "-invalid")
+
+    # -- applying -----------------------------------------------------------------------
+
+    def build(self) -> RunSettings:
+        """The form as ``RunSettings``; raises ``SettingsError`` naming the first problem."""
+        for field in ("target", "inputs", "iters", "duration"):
+            self._set_error(
+                field, self._check(field, self.query_one(f"#field-{field}", Input).value)
+            )
+        for k in KNOBS:
+            widget = self.query_one(f"#knob-{k.name}")
+            if isinstance(widget, Input):
+                self._set_error(k.name, self._check(k.name, widget.value))
+        if self.errors:
+            field, message = next(iter(self.errors.items()))
+            raise SettingsError(message if field in message else f"{field}: {message}")
+        settings = RunSettings.from_json(self.base.to_json())
+        value = lambda field: self.query_one(f"#field-{field}", Input).value  # noqa: E731
+        settings.target = self._parse("target", value("target"))
+        settings.inputs = self._parse("inputs", value("inputs"))
+        settings.iters = self._parse("iters", value("iters"))
+        settings.duration = self._parse("duration", value("duration"))
+        preset = str(self.query_one("#preset", Select).value)
+        settings.preset = preset if preset in PRESETS else None
+        for k in KNOBS:
+            widget = self.query_one(f"#knob-{k.name}")
+            text = str(widget.value) if isinstance(widget, (Input, Select)) else ""
+            settings.knobs[k.name] = k.parse(text)
+        settings.resolve()
+        return settings
+
+    def action_apply(self, run_now: bool) -> None:
+        error = self.query_one("#form-error", Static)
+        try:
+            settings = self.build()
+        except (SettingsError, KnobError) as exc:
+            error.update(f"Not applied: {exc}")
+            error.display = True
+            self.notify(str(exc), title="Not applied", severity="error")
+            return
+        self.dismiss(SettingsResult(settings, run_now))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed)
+    def button(self, event: Button.Pressed) -> None:
+        if event.button.id == "apply":
+            self.action_apply(False)
+        elif event.button.id == "apply-run":
+            self.action_apply(True)
+        else:
+            self.action_cancel()

@@ -1,0 +1,35 @@
+"""``EventsPane``: JIT and compiler events and warnings, each with its iteration."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from warmscope.core.run import Event
+from warmscope.tui.runs import RunView
+from warmscope.tui.widgets.row_list import RowList
+
+KIND_W = 9
+
+
+def where(ev: Event) -> str:
+    """``#12`` for an iteration, the phase name (shortened) otherwise."""
+    if ev.iteration is not None:
+        return f"#{ev.iteration}"
+    return (ev.phase or "setup")[:7]
+
+
+class EventsPane(RowList):
+    """Rows are ``Event`` objects (not stderr ones: those go to the stderr pane)."""
+
+    def show_view(self, view: RunView) -> None:
+        self.show_rows(view.events, view.events_total - len(view.events), follow=not view.finished)
+
+    def header_text(self) -> Text:
+        return Text(f"{'where':>7} {'kind':<{KIND_W}} title")
+
+    def row_text(self, ev: Event) -> Text:
+        style = {"warning": "warn", "recompile": "error", "compile": "accent", "knob": "warn"}
+        text = Text(f"{where(ev):>7} ")
+        text.append(f"{ev.kind:<{KIND_W}}", style=self.part_style(style.get(ev.kind, "dim")))
+        text.append(" " + ev.title.replace("\n", " "))
+        return text

@@ -1,0 +1,40 @@
+"""``IterationTable``: index, latency, label and event count of the newest iterations."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from warmscope.tui import fmt
+from warmscope.tui.runs import RunView
+from warmscope.tui.widgets.row_list import RowList
+
+LABEL_W = 14
+
+
+class IterationTable(RowList):
+    """Rows are ``(iteration, ms)`` from a ``RunView``; labels and counts come from its events."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.view: RunView | None = None
+
+    def show_view(self, view: RunView) -> None:
+        self.view = view
+        self.show_rows(view.rows, view.rows_dropped, follow=not view.finished)
+
+    def header_text(self) -> Text:
+        return Text(f"{'#':>7} {'latency':>9}  {'label':<{LABEL_W}} {'ev':>3}")
+
+    def row_text(self, row: tuple[int, float]) -> Text:
+        i, ms = row
+        view = self.view
+        label = view.label(i) if view else None
+        n = view.event_count(i) if view else 0
+        summary = view.summary if view else None
+        warm = summary is not None and summary.steady_from is not None and i < summary.steady_from
+        text = Text(f"{i:>7} ")
+        text.append(f"{fmt.ms(ms):>9}", style=self.part_style("warn") if warm else "")
+        text.append("  ")
+        text.append(f"{(label or ''):<{LABEL_W}}", style=self.part_style("accent"))
+        text.append(f" {n:>3}" if n else "    ", style=self.part_style("dim"))
+        return text

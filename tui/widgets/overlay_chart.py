@@ -1,0 +1,60 @@
+"""``OverlayChart``: two runs' latency curves over the same iterations."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from warmscope.tui.chart import ChartStyles, overlay_chart
+from warmscope.tui.series import LatencySeries
+
+
+class OverlayChart(Widget):
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "overlay-chart--a",
+        "overlay-chart--b",
+        "overlay-chart--both",
+        "overlay-chart--axis",
+    }
+
+    log_scale: reactive[bool] = reactive(True)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.series: tuple[LatencySeries, LatencySeries] | None = None
+        self.steady: tuple[int | None, int | None] = (None, None)
+
+    def show(
+        self, a: LatencySeries, b: LatencySeries, steady: tuple[int | None, int | None]
+    ) -> None:
+        self.series = (a, b)
+        self.steady = steady
+        n = min(a.count, b.count)
+        scale = "log" if self.log_scale else "linear"
+        self.border_title = f"latency ({scale}) · iterations 0–{max(n - 1, 0)} of both runs"
+        self.border_subtitle = "A · B · both · A/B on the axis: steady from"
+        self.refresh()
+
+    def watch_log_scale(self) -> None:
+        if self.series is not None:
+            self.show(*self.series, self.steady)
+
+    def render(self) -> RenderableType:
+        if self.series is None:
+            return Text("")
+        get = self.get_component_rich_style
+        styles = ChartStyles(
+            a=get("overlay-chart--a", partial=True),
+            b=get("overlay-chart--b", partial=True),
+            both=get("overlay-chart--both", partial=True),
+            axis=get("overlay-chart--axis", partial=True),
+        )
+        width, height = self.content_size
+        lines = overlay_chart(
+            *self.series, width, height, log=self.log_scale, steady=self.steady, styles=styles
+        )
+        return Text("\n").join(lines)

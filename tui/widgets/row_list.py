@@ -1,0 +1,179 @@
+"""``RowList``: a bounded list drawn line by line, with a fixed header and a cursor.
+
+The rows live in a ``deque`` owned by a ``RunView``; the list only draws the visible ones, so
+thousands of new rows a second cost one refresh per tick. It follows its newest row unless
+the user moved the cursor or scrolled up (``End`` follows again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+class RowList(ScrollView, can_focus=True):
+    """Subclasses give ``header_text`` and ``row_text``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "move(-1)", "Up", show=False),
+        Binding("down", "move(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "home", "First", show=False),
+        Binding("end", "end", "Newest (follow)", show=False),
+        Binding("enter", "select", "Open", show=False),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "row-list--header",
+        "row-list--cursor",
+        "row-list--dim",
+        "row-list--accent",
+        "row-list--warn",
+        "row-list--error",
+    }
+
+    class Selected(Message):
+        """The user opened a row (``Enter`` or a click on the cursor row)."""
+
+        def __init__(self, row_list: RowList, row: Any) -> None:
+            super().__init__()
+            self.row_list = row_list
+            self.row = row
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.rows: Sequence[Any] = ()
+        self.dropped = 0
+        self.cursor = -1
+        self.following = True
+
+    # -- data -----------------------------------------------------------------------------
+
+    def show_rows(self, rows: Sequence[Any], dropped: int = 0, *, follow: bool = True) -> None:
+        """Draw another sequence (another run's): from its newest row, or from its first."""
+        self.rows = rows
+        self.dropped = dropped
+        self.following = follow
+        self.cursor = len(rows) - 1 if follow else 0
+        self.scroll_to(y=0, animate=False, immediate=True)
+        self.sync(dropped)
+
+    def sync(self, dropped: int | None = None) -> None:
+        """The rows changed: keep the cursor on its row, or on the newest when following."""
+        if dropped is not None:
+            shift = dropped - self.dropped
+            self.dropped = dropped
+        else:
+            shift = 0
+        n = len(self.rows)
+        self.virtual_size = Size(0, n + 1)
+        if self.following:
+            self.cursor = n - 1
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+        else:
+            self.cursor = max(0, min(n - 1, self.cursor - shift))
+            if shift:
+                self.scroll_to(
+                    y=max(0, self.scroll_offset.y - shift), animate=False, immediate=True
+                )
+        self.refresh()
+
+    # -- drawing ------------------------------------------------------------------------
+
+    def header_text(self) -> Text:
+        return Text()
+
+    def row_text(self, row: Any) -> Text:
+        return Text(str(row))
+
+    def part_style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"row-list--{name}", partial=True)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.rich_style
+        if y == 0:
+            text = self.header_text()
+            text.stylize(self.part_style("header"))
+        else:
+            index = int(self.scroll_offset.y) + y - 1
+            if index >= len(self.rows) or index < 0:
+                return Strip.blank(width, base)
+            text = self.row_text(self.rows[index])
+            if index == self.cursor and self.has_focus:
+                text.stylize(self.part_style("cursor"))
+        text.no_wrap = True
+        text.overflow = "ellipsis"
+        text.truncate(width, overflow="ellipsis", pad=True)
+        segments = list(text.render(self.app.console))
+        return Strip(segments, width).crop_extend(0, width, base).apply_style(base)
+
+    # -- moving -------------------------------------------------------------------------
+
+    def _visible_rows(self) -> int:
+        return max(1, self.size.height - 1)
+
+    def _show_cursor(self) -> None:
+        top = int(self.scroll_offset.y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + self._visible_rows():
+            self.scroll_to(y=self.cursor - self._visible_rows() + 1, animate=False, immediate=True)
+        self.refresh()
+
+    def _move_to(self, index: int) -> None:
+        n = len(self.rows)
+        if not n:
+            return
+        self.cursor = max(0, min(n - 1, index))
+        self.following = self.cursor == n - 1
+        self._show_cursor()
+
+    def action_move(self, delta: int) -> None:
+        self._move_to(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self._move_to(self.cursor + direction * max(1, self._visible_rows() - 1))
+
+    def action_home(self) -> None:
+        self._move_to(0)
+
+    def action_end(self) -> None:
+        self._move_to(len(self.rows) - 1)
+
+    def action_select(self) -> None:
+        if 0 <= self.cursor < len(self.rows):
+            self.post_message(self.Selected(self, self.rows[self.cursor]))
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self.following = False
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        if self.scroll_offset.y >= self.max_scroll_y - 1:
+            self.following = True
+
+    def on_click(self, event: events.Click) -> None:
+        if event.y < 1:
+            return
+        index = int(self.scroll_offset.y) + event.y - 1
+        if 0 <= index < len(self.rows):
+            again = index == self.cursor and self.has_focus
+            self._move_to(index)
+            if again or event.chain > 1:
+                self.action_select()

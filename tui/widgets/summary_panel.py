@@ -1,0 +1,57 @@
+"""``SummaryPanel``: first iteration, warm-up, percentiles, CV, throughput and setup phases."""
+
+from __future__ import annotations
+
+from textual.markup import escape
+from textual.widgets import Static
+
+from warmscope.tui import fmt
+from warmscope.tui.runs import RunView
+
+LABEL_W = 10
+PHASE_W = 18
+PHASE_MIN_MS = 1.0
+
+
+def summary_markup(view: RunView) -> str:
+    """The panel's text, in Textual markup."""
+    s = view.summary
+    rows: list[tuple[str, str]] = []
+    first = view.series.head[0] if view.series.head else None
+    rows.append(("first", fmt.ms(first)))
+    if s is None or s.count < 2:
+        rows.append(("warm-up", "-"))
+    elif s.steady_from is None:
+        rows.append(("warm-up", "[$warning]not steady yet[/]"))
+    else:
+        rows.append(
+            (
+                "warm-up",
+                f"[$warning]{s.steady_from} it[/] · +{fmt.ms(s.warmup_excess_ms)}",
+            )
+        )
+    if s is not None and s.p50_ms is not None:
+        rows.append(("p50", f"[b]{fmt.ms(s.p50_ms)}[/b]"))
+        rows.append(("p90 · p99", f"{fmt.ms(s.p90_ms)} · {fmt.ms(s.p99_ms)}"))
+        rows.append(("CV", "-" if s.cv is None else f"{s.cv * 100:.1f}%"))
+        rows.append(("throughput", fmt.rate(s.throughput_per_s)))
+    else:
+        rows += [("p50", "-"), ("p90 · p99", "-"), ("CV", "-"), ("throughput", "-")]
+    shown = [(k, v) for k, v in view.phases.items() if v >= PHASE_MIN_MS]
+    small = len(view.phases) - len(shown)
+    lines = [f"[$text-muted]{k:<{LABEL_W}}[/] {v}" for k, v in rows]
+    lines.append("[$text-muted]phases[/]")
+    for name, value in shown:
+        lines.append(f" {escape(name):<{PHASE_W}} {fmt.ms(value):>8}")
+    if small:
+        lines.append(f" [$text-muted]+{small} under 1 ms[/]")
+    if not view.phases and not view.finished:
+        lines.append(f" [$text-muted]{escape(view.phase or 'starting')}…[/]")
+    return "\n".join(lines)
+
+
+class SummaryPanel(Static):
+    """Redrawn when the summary, the phases or the count change."""
+
+    def show_view(self, view: RunView) -> None:
+        self.update(summary_markup(view))
