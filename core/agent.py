@@ -607,7 +607,8 @@ def run_loop(
                     flush()
                     next_flush = clock() + FLUSH_EVERY_NS
             if cfg.get("profile_steady"):
-                # `steady`: one more pass, profiled, once the run has settled.
+                # `steady`: one more pass, profiled, once the run has settled. (The bookkeeping
+                # repeats the loop's on purpose: the loop body stays inline, it is the hot path.)
                 State.iteration = i
                 if markers:
                     State.marked = i

@@ -41,6 +41,7 @@ RECORD_FLUSH_S = 0.25
 STOP_GRACE_S = 3.0
 EXIT_USAGE = 2
 RUN_ID_VAR = "WARMSCOPE_RUN_ID"
+EVENT_FIELDS = ("kind", "title", "text", "iteration", "phase", "ms", "t")
 
 
 @dataclass
@@ -375,18 +376,9 @@ class RunSession:
             self.data.busy = None
             writer.write({"type": "iters", "i0": msg["i0"], "ms": ms, "start_ms": st})
         elif t == "event":
-            known = ("kind", "title", "text", "iteration", "phase", "ms")
-            self._add_event(
-                Event(
-                    kind=msg.get("kind", "info"),
-                    title=msg.get("title", ""),
-                    text=msg.get("text", ""),
-                    iteration=msg.get("iteration"),
-                    phase=msg.get("phase"),
-                    ms=msg.get("ms"),
-                    data={k: v for k, v in msg.items() if k not in known},
-                )
-            )
+            # Fields the Event does not name (a compile id, say) travel in its data.
+            extra = {k: v for k, v in msg.items() if k not in EVENT_FIELDS}
+            self._add_event(Event.from_json({**msg, "data": extra}))
         elif t == "phase_start":
             self.phase = msg["name"]
         elif t == "phase":

@@ -62,6 +62,7 @@ class MainScreen(Screen[None]):
     """Draws one ``RunEntry``; the app tells it what changed, a batch per tick."""
 
     BINDINGS: ClassVar[list[BindingType]] = RUN_BINDINGS
+    AUTO_FOCUS = "#iterations"
 
     class Ready(Message):
         """The screen's widgets exist: the app can show runs."""
@@ -74,10 +75,14 @@ class MainScreen(Screen[None]):
         yield RunHeader("", id="run-header")
         with Horizontal(id="top"):
             yield LatencyChart(id="chart")
-            with VerticalScroll(id="summary-box"):
+            summary_box = VerticalScroll(id="summary-box")
+            summary_box.border_title = "summary"
+            with summary_box:
                 yield SummaryPanel("", id="summary")
         with Horizontal(id="bottom"):
-            yield IterationTable(id="iterations")
+            table = IterationTable(id="iterations")
+            table.border_title = "iterations"
+            yield table
             with TabbedContent(id="panes", initial="tab-events"):
                 with TabPane("Events", id="tab-events"):
                     yield EventsPane(id="events")
@@ -88,9 +93,6 @@ class MainScreen(Screen[None]):
         yield Footer(id="footer", compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#summary-box").border_title = "summary"
-        self.query_one(IterationTable).border_title = "iterations"
-        self.query_one(IterationTable).focus()
         self.app.post_message(self.Ready())
 
     def on_resize(self) -> None:
