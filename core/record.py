@@ -1,7 +1,8 @@
 """The run record: JSONL appended as the run goes, readable after any crash.
 
 Each line is one JSON object with a ``type``: ``header`` (settings, target, command), ``env``,
-``phase``, ``iters`` (a batch of iterations), ``event``, ``sample``, ``error`` and ``end``
+``phase``, ``iters`` (a batch of iterations, integer nanoseconds: ``ns`` durations and ``st``
+starts from the loop's start), ``profile``, ``graphs``, ``event``, ``sample``, ``error`` and ``end``
 (status and summary). Lines are buffered and written in batches; a run that dies leaves every
 batch written before it, and the reader ignores a torn last line.
 
@@ -122,7 +123,12 @@ def apply_entry(data: RunData, entry: dict[str, Any]) -> None:
     elif kind == "phase":
         data.phases[entry["name"]] = entry["ms"]
     elif kind == "iters":
-        data.add_iterations(entry["i0"], entry["ms"], entry["start_ms"])
+        if "ns" in entry:  # as written by the session: integer nanoseconds
+            data.add_iterations(
+                entry["i0"], [v / 1e6 for v in entry["ns"]], [v / 1e6 for v in entry["st"]]
+            )
+        else:
+            data.add_iterations(entry["i0"], entry["ms"], entry["start_ms"])
     elif kind == "event":
         data.add_event(Event.from_json(entry))
     elif kind == "sample":

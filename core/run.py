@@ -89,6 +89,7 @@ class RunData:
     busy: dict[str, Any] | None = None
     """While one iteration runs long: ``{"iteration", "ms", "activity"}``."""
     _by_iteration: dict[int, list[Event]] = field(default_factory=dict)
+    _summary: tuple[tuple[int, int], stats.Summary] | None = None
 
     @property
     def finished(self) -> bool:
@@ -127,8 +128,15 @@ class RunData:
         return out
 
     def summary(self) -> stats.Summary:
-        """Latency statistics; profiled iterations are left out (the profiler slows them)."""
-        return stats.summarize(self.ms, exclude=self.profiles.keys())
+        """Latency statistics; profiled iterations are left out (the profiler slows them).
+
+        Cached per (iterations, profiles): a long run's summary sorts hundreds of thousands
+        of values, and the end of a run asks for it several times.
+        """
+        key = (len(self.ms), len(self.profiles))
+        if self._summary is None or self._summary[0] != key:
+            self._summary = (key, stats.summarize(self.ms, exclude=self.profiles.keys()))
+        return self._summary[1]
 
     # -- the --json document ----------------------------------------------------------------
 

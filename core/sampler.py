@@ -10,6 +10,7 @@ import contextlib
 import os
 import platform
 import socket
+import time
 from typing import Any
 
 import psutil
@@ -20,28 +21,38 @@ MB = 2**20
 class Sampler:
     """Samples one process tree (the agent and any compile workers it starts)."""
 
+    TREE_EVERY_S = 1.0
+    """Finding the process tree scans all of /proc: done once a second, not every sample."""
+
     def __init__(self, pid: int, gpu_index: int | None = None) -> None:
         self.root = psutil.Process(pid)
         self._procs: dict[int, psutil.Process] = {pid: self.root}
+        self._tree_at = 0.0
         self.gpu = Gpu.open(gpu_index) if gpu_index is not None else None
         self.root.cpu_percent(None)
         psutil.cpu_percent(None)
 
     def sample(self) -> dict[str, Any] | None:
         """One reading; ``None`` once the process is gone."""
-        try:
-            children = self.root.children(recursive=True)
-        except psutil.Error:
+        if not self.root.is_running():
             return None
-        live = {self.root.pid: self.root}
-        for child in children:
-            proc = self._procs.get(child.pid)
-            if proc is None:
-                proc = child
-                with contextlib.suppress(psutil.Error):
-                    proc.cpu_percent(None)  # the first reading only starts the clock
-            live[child.pid] = proc
-        self._procs = live
+        now = time.monotonic()
+        if now - self._tree_at >= self.TREE_EVERY_S:
+            self._tree_at = now
+            try:
+                children = self.root.children(recursive=True)
+            except psutil.Error:
+                return None
+            live = {self.root.pid: self.root}
+            for child in children:
+                proc = self._procs.get(child.pid)
+                if proc is None:
+                    proc = child
+                    with contextlib.suppress(psutil.Error):
+                        proc.cpu_percent(None)  # the first reading only starts the clock
+                live[child.pid] = proc
+            self._procs = live
+        live = self._procs
         cpu = 0.0
         rss = 0
         threads = 0

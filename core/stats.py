@@ -46,7 +46,11 @@ def percentile(values: Sequence[float], q: float) -> float:
         raise ValueError("percentile of an empty sequence")
     if not 0.0 <= q <= 100.0:
         raise ValueError(f"q must be in [0, 100], got {q!r}")
-    s = sorted(values)
+    return _percentile_sorted(sorted(values), q)
+
+
+def _percentile_sorted(s: Sequence[float], q: float) -> float:
+    """``percentile`` over values already sorted (one sort serves several percentiles)."""
     pos = (len(s) - 1) * q / 100.0
     lo = math.floor(pos)
     hi = min(lo + 1, len(s) - 1)
@@ -161,7 +165,8 @@ def summarize(latencies: Sequence[float], exclude: Collection[int] = ()) -> Summ
             steady_count=0,
         )
 
-    p50 = percentile(steady, 50)
+    ordered = sorted(steady)
+    p50 = _percentile_sorted(ordered, 50)
     mean, std = _mean_std(steady)
     excess = 0.0
     if pos:
@@ -171,13 +176,13 @@ def summarize(latencies: Sequence[float], exclude: Collection[int] = ()) -> Summ
         first_ms=first,
         steady_from=sf,
         warmup_excess_ms=excess,
-        min_ms=min(steady),
+        min_ms=ordered[0],
         p50_ms=p50,
-        p90_ms=percentile(steady, 90),
-        p99_ms=percentile(steady, 99),
+        p90_ms=_percentile_sorted(ordered, 90),
+        p99_ms=_percentile_sorted(ordered, 99),
         mean_ms=mean,
         std_ms=std,
-        max_ms=max(steady),
+        max_ms=ordered[-1],
         cv=std / mean if len(steady) >= 2 and mean != 0 else None,
         throughput_per_s=1000.0 / mean if mean > 0 else None,
         steady_count=len(steady),

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -26,15 +26,18 @@ from textual.timer import Timer
 from warmscope.core import stats
 from warmscope.core.record import RecordError, read_run
 from warmscope.core.run import RunData
-from warmscope.core.session import RunSession
 from warmscope.core.settings import PRESETS, RunSettings, SettingsError
 from warmscope.tui import fmt
 from warmscope.tui.runs import RunEntry, error_lines, reproduce_command
 from warmscope.tui.screens.main import RUN_BINDINGS, MainScreen
 from warmscope.tui.widgets.run_header import RunHeader
 
+if TYPE_CHECKING:  # loaded with the first run: the first frame does not wait for it
+    from warmscope.core.session import RunSession
+
 POLL_S = 1 / 15
 SUMMARY_MIN_INTERVAL_S = 0.5
+INLINE_SUMMARY_MAX = 20_000  # a record this short is summarized in a few ms, before its frame
 SUMMARY_COST_FACTOR = 20  # a live summary may use at most 1/20 of the time
 STOP_WAIT_S = 3.0
 KILL_WAIT_S = 2.0
@@ -86,6 +89,7 @@ class WarmscopeApp(App[int]):
         self._summary_due: dict[int, float] = {}
         self._quitting = False
         self._started_runs = 0
+        self._binding_state: tuple[bool, bool, bool] | None = None
 
     def get_default_screen(self) -> Screen:
         return MainScreen()
@@ -110,7 +114,11 @@ class WarmscopeApp(App[int]):
                 continue
             entry = RunEntry.from_record(len(self.runs) + 1, data)
             self.runs.append(entry)
-            self._want_summary(entry, force=True)
+            if data.count <= INLINE_SUMMARY_MAX:  # cheaper than a worker and a second frame
+                entry.view.summary = stats.summarize(data.ms)
+                entry.view.summary_count = data.count
+            else:
+                self._want_summary(entry, force=True)
         if self.runs:
             self.view_entry(self.runs[0])
             if self.next_settings is None:
@@ -128,6 +136,8 @@ class WarmscopeApp(App[int]):
 
     def start_run(self, settings: RunSettings) -> RunEntry | None:
         """Start a run now (from a handler: the main thread). Errors are shown, not raised."""
+        from warmscope.core.session import RunSession
+
         if self.live is not None:
             self.notify("a run is going: s stops it, k kills it", severity="warning")
             return None
@@ -147,7 +157,7 @@ class WarmscopeApp(App[int]):
         self.view_entry(entry)
         if self._timer is not None:
             self._timer.resume()
-        self.refresh_bindings()
+        self._bindings_may_change()
         return entry
 
     def _next_record_path(self) -> Path | None:
@@ -161,7 +171,16 @@ class WarmscopeApp(App[int]):
         self.main.show_entry(entry, self.next_note())
         if entry.view.summary_count != entry.view.count:
             self._want_summary(entry, force=True)
-        self.refresh_bindings()
+        self._bindings_may_change()
+
+    def _bindings_may_change(self) -> None:
+        """Redraw the footer only when what ``check_action`` reads has changed."""
+        state = (self.live is not None, len(self.runs) >= 2, self.viewed is not None)
+        if state != self._binding_state:
+            first = self._binding_state is None  # the footer is yet to compose: it will ask
+            self._binding_state = state
+            if not first:
+                self.refresh_bindings()
 
     def next_note(self) -> str:
         """The next run's settings where they differ from the viewed run's."""
@@ -183,9 +202,9 @@ class WarmscopeApp(App[int]):
             if self._timer is not None:
                 self._timer.pause()
             return
-        session = entry.session
-        assert session is not None
-        update = session.poll(entry.cursor)
+        session, cursor = entry.session, entry.cursor
+        assert session is not None and cursor is not None
+        update = session.poll(cursor)
         delta = entry.view.ingest(update)
         if update.finished:
             entry.ended_elapsed = session.elapsed()
@@ -196,7 +215,7 @@ class WarmscopeApp(App[int]):
 
     def _run_ended(self, entry: RunEntry) -> None:
         data = entry.data
-        self.refresh_bindings()
+        self._bindings_may_change()
         if data.status == "ok":
             self.notify(f"run #{entry.number} done: {fmt.count(entry.view.count)} iterations")
             return

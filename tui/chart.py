@@ -235,3 +235,12 @@ def overlay_chart(
         x_line.append(ch, style=ch_style)
     lines.append(x_line)
     return lines
+
+
+def sparkline(values: list[float], width: int, *, top: float | None = None) -> str:
+    """The newest ``width`` values as eighth blocks from zero to ``top`` (or their maximum)."""
+    values = values[-width:] if width > 0 else []
+    if not values:
+        return ""
+    ceiling = max(top or 0.0, max(values)) or 1.0
+    return "".join(BLOCKS[max(1, min(8, round(8 * v / ceiling)))] for v in values)

@@ -15,16 +15,18 @@ from array import array
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warmscope.core.jitlog import label_for
 from warmscope.core.knobs import default_values
 from warmscope.core.run import Event, RunData
-from warmscope.core.session import Cursor, RunSession, Update
 from warmscope.core.settings import PRESETS, RunSettings
 from warmscope.core.stats import Summary
 from warmscope.tui.fmt import settings_line
 from warmscope.tui.series import LatencySeries, mark_priority
+
+if TYPE_CHECKING:  # the session module (subprocess, psutil) loads with the first run
+    from warmscope.core.session import Cursor, RunSession, Update
 
 MAX_ROWS = 2000
 MAX_EVENTS = 2000
@@ -225,11 +227,13 @@ class RunEntry:
     source: str  # "run" or "record"
     session: RunSession | None = None
     view: RunView = field(default_factory=RunView)
-    cursor: Cursor = field(default_factory=Cursor)
+    cursor: Cursor | None = None
     ended_elapsed: float | None = None
 
     @classmethod
     def from_record(cls, number: int, data: RunData) -> RunEntry:
+        from warmscope.core.session import Update
+
         entry = cls(number, data, "record")
         whole = Update(
             first=0,
@@ -249,7 +253,9 @@ class RunEntry:
 
     @classmethod
     def from_session(cls, number: int, session: RunSession) -> RunEntry:
-        return cls(number, session.data, "run", session)
+        from warmscope.core.session import Cursor
+
+        return cls(number, session.data, "run", session, cursor=Cursor())
 
     @property
     def live(self) -> bool:

@@ -90,7 +90,7 @@ class MainScreen(Screen[None]):
                     yield UtilizationPane(id="usage")
                 with TabPane("Stderr", id="tab-stderr"):
                     yield Log(id="stderr", max_lines=STDERR_LINES)
-        yield Footer(id="footer", compact=True)
+        yield Footer(id="footer")
 
     def on_mount(self) -> None:
         self.app.post_message(self.Ready())

@@ -1,71 +1,90 @@
-"""``UtilizationPane``: the child's CPU and memory, system CPU, and the GPU when sampled."""
+"""``UtilizationPane``: the child's CPU and memory, system CPU, and the GPU when sampled.
+
+One widget drawing one line per metric (name, current value, a sparkline of the newest
+samples, one per column), so a pane of seven metrics costs one refresh, not twenty widgets.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Label, Sparkline, Static
+from rich.console import RenderableType
+from rich.text import Text
+from textual.widget import Widget
 
+from warmscope.tui.chart import sparkline
 from warmscope.tui.runs import RunView
 
-# (sample key, name, unit); GPU rows appear only when samples carry them.
-METRICS: tuple[tuple[str, str, str], ...] = (
-    ("cpu", "child CPU", "%"),
-    ("rss_mb", "child RSS", " MB"),
-    ("threads", "threads", ""),
-    ("sys_cpu", "system CPU", "%"),
-    ("gpu_util", "GPU util", "%"),
-    ("gpu_mem_mb", "GPU memory", " MB"),
-    ("gpu_power_w", "GPU power", " W"),
+# (sample key, name, unit, full scale: a fixed ceiling, or None to scale to the samples).
+METRICS: tuple[tuple[str, str, str, float | None], ...] = (
+    ("cpu", "child CPU", "%", 100.0),
+    ("rss_mb", "child RSS", " MB", None),
+    ("threads", "threads", "", None),
+    ("sys_cpu", "system CPU", "%", 100.0),
+    ("gpu_util", "GPU util", "%", 100.0),
+    ("gpu_mem_mb", "GPU memory", " MB", None),
+    ("gpu_power_w", "GPU power", " W", None),
 )
+NAME_W, VALUE_W = 11, 10
 
 
 def value_text(value: Any, unit: str) -> str:
     if value is None:
         return "-"
-    if isinstance(value, float) and value >= 100:
-        return f"{value:,.0f}{unit}"
-    return f"{value:g}{unit}" if isinstance(value, float) else f"{value}{unit}"
+    if isinstance(value, float):
+        return f"{value:,.0f}{unit}" if value >= 100 else f"{value:.1f}{unit}"
+    return f"{value}{unit}"
 
 
-def gpu_note(view: RunView, env: dict[str, Any], device: str) -> str:
-    """Why there are no GPU rows, in a line."""
-    if any(k.startswith("gpu_") for s in list(view.samples)[-1:] for k in s):
+def gpu_note(samples: list[dict[str, Any]], env: dict[str, Any], device: str) -> str:
+    """Why there are no GPU rows, in a line (empty when there are)."""
+    if samples and any(k.startswith("gpu_") for k in samples[-1]):
         return ""
     nvml = str(env.get("nvml") or "")
     if nvml and nvml != "ok":
         return nvml
     if not device.startswith("cuda"):
-        gpus = ", ".join(g.get("name", "?") for g in env.get("gpus", []))
+        gpus = ", ".join(str(g.get("name", "?")) for g in env.get("gpus", []))
         return f"GPU not sampled: the run uses {device}" + (f" ({gpus} present)" if gpus else "")
     return "no GPU samples yet"
 
 
-class UtilizationPane(Vertical):
-    """One row per metric: name, current value, sparkline of the recent samples."""
+class UtilizationPane(Widget):
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "utilization--name",
+        "utilization--spark",
+        "utilization--note",
+    }
 
-    def compose(self) -> ComposeResult:
-        for key, name, _ in METRICS:
-            with Horizontal(id=f"util-{key}", classes="util-row"):
-                yield Label(name, classes="util-name")
-                yield Label("-", id=f"util-{key}-value", classes="util-value")
-                yield Sparkline([], id=f"util-{key}-spark", classes="util-spark")
-        yield Static("", id="util-note")
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.samples: list[dict[str, Any]] = []
+        self.env: dict[str, Any] = {}
+        self.device = "cpu"
 
     def show_view(self, view: RunView, env: dict[str, Any], device: str) -> None:
-        samples = list(view.samples)
-        latest = samples[-1] if samples else {}
-        for key, _, unit in METRICS:
-            row = self.query_one(f"#util-{key}")
-            present = key in latest
-            row.display = present or not key.startswith("gpu_")
-            if not row.display:
+        self.samples = list(view.samples)
+        self.env = env
+        self.device = device
+        self.refresh()
+
+    def render(self) -> RenderableType:
+        width = self.content_size.width
+        spark_w = max(0, width - NAME_W - VALUE_W - 1)
+        latest = self.samples[-1] if self.samples else {}
+        name_style = self.get_component_rich_style("utilization--name", partial=True)
+        spark_style = self.get_component_rich_style("utilization--spark", partial=True)
+        lines = []
+        for key, name, unit, scale in METRICS:
+            if key.startswith("gpu_") and key not in latest:
                 continue
-            self.query_one(f"#util-{key}-value", Label).update(value_text(latest.get(key), unit))
-            self.query_one(f"#util-{key}-spark", Sparkline).data = [
-                float(s[key]) for s in samples if key in s
-            ]
-        note = gpu_note(view, env, device)
-        self.query_one("#util-note", Static).update(note)
+            values = [float(s[key]) for s in self.samples[-spark_w:] if key in s]
+            line = Text(f"{name:<{NAME_W}}", style=name_style)
+            line.append(f"{value_text(latest.get(key), unit):>{VALUE_W - 1}} ")
+            line.append(sparkline(values, spark_w, top=scale), style=spark_style)
+            lines.append(line)
+        note = gpu_note(self.samples, self.env, self.device)
+        if note:
+            style = self.get_component_rich_style("utilization--note", partial=True)
+            lines += [Text(""), Text(note, style=style)]
+        return Text("\n").join(lines)
