@@ -23,6 +23,7 @@ from warmscope.tui.screens.compare import CompareScreen
 from warmscope.tui.screens.export import ExportScreen
 from warmscope.tui.screens.settings import SettingsScreen
 from warmscope.tui.widgets.iteration_table import IterationTable
+from warmscope.tui.widgets.run_header import RunHeader
 
 FACTORIES = Path(__file__).parent / "targets" / "factories.py"
 SIZE = (100, 30)
@@ -75,7 +76,7 @@ def test_iterations_appear_live_then_stop_kill_and_quit_leave_no_process() -> No
         seen = table.rows[-1][0]
         await wait_for(pilot, lambda: table.rows[-1][0] > seen + 100)
         assert entry.view.status == "running" and not entry.view.finished
-        assert "running" in str(app.screen.query_one("#run-header", Static).render())
+        assert "running" in app.screen.query_one(RunHeader).plain
 
         await pilot.press("s")
         await wait_for(pilot, lambda: entry.view.finished, timeout=10)
@@ -164,7 +165,7 @@ def test_a_failing_model_keeps_the_screen_with_its_error() -> None:
         entry = app.runs[0]
         assert entry.data.status == "failed"
         assert entry.view.count == 3  # what was measured before the error
-        header = str(app.screen.query_one("#run-header", Static).render())
+        header = app.screen.query_one(RunHeader).plain
         assert "failed" in header
         log = app.screen.query_one("#stderr", Log)
         assert any("RuntimeError: mat1" in line for line in log.lines)

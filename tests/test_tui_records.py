@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Log, Static, TextArea
+from textual.widgets import Log, TextArea
 
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.screens.event_detail import EventDetailScreen
@@ -18,6 +18,7 @@ from warmscope.tui.screens.help import HelpScreen
 from warmscope.tui.screens.history import HistoryScreen
 from warmscope.tui.widgets.events_pane import EventsPane
 from warmscope.tui.widgets.iteration_table import IterationTable
+from warmscope.tui.widgets.run_header import RunHeader
 
 DATA = Path(__file__).parent / "data"
 SCRIPT = DATA / "speech-script.jsonl"
@@ -54,7 +55,7 @@ def test_open_shows_the_first_record_lists_all_and_starts_nothing() -> None:
         assert [e.source for e in app.runs] == ["record", "record"]
         assert app.viewed is app.runs[0]
         assert app.live is None and all(e.session is None for e in app.runs)
-        header = str(app.screen.query_one("#run-header", Static).render())
+        header = app.screen.query_one(RunHeader).plain
         assert "sample:speech" in header and "speech-script.jsonl" in header
         table = app.screen.query_one(IterationTable)
         assert len(table.rows) == 60 and table.rows[0][0] == 0  # a record opens at its start
@@ -65,9 +66,7 @@ def test_open_shows_the_first_record_lists_all_and_starts_nothing() -> None:
         assert app.screen.query_one("DataTable").row_count == 2
         await pilot.press("down", "enter")
         assert app.viewed is app.runs[1]
-        assert "speech-no-profiling.jsonl" in str(
-            app.screen.query_one("#run-header", Static).render()
-        )
+        assert "speech-no-profiling.jsonl" in app.screen.query_one(RunHeader).plain
 
     run(app, scenario)
 
@@ -123,7 +122,7 @@ def test_a_failed_record_shows_its_status_and_why() -> None:
     app = build_app(records=[FAILED])
 
     async def scenario(pilot: Pilot) -> None:
-        header = str(app.screen.query_one("#run-header", Static).render())
+        header = app.screen.query_one(RunHeader).plain
         assert "failed" in header and "mat1 and mat2" in header
         log = app.screen.query_one("#stderr", Log)
         assert any("RuntimeError: mat1" in line for line in log.lines)

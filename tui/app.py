@@ -35,7 +35,7 @@ from warmscope.tui.widgets.run_header import RunHeader
 if TYPE_CHECKING:  # loaded with the first run: the first frame does not wait for it
     from warmscope.core.session import RunSession
 
-POLL_S = 1 / 15
+POLL_S = 1 / 10  # ten batches a second: live to the eye, cheap for the CPU
 SUMMARY_MIN_INTERVAL_S = 0.5
 INLINE_SUMMARY_MAX = 20_000  # a record this short is summarized in a few ms, before its frame
 SUMMARY_COST_FACTOR = 20  # a live summary may use at most 1/20 of the time
@@ -244,6 +244,8 @@ class WarmscopeApp(App[int]):
         snapshot = entry.ms_snapshot()
         self.run_worker(
             partial(self._summarize, entry, snapshot),
+            name="summary",  # the default name and description would repr every latency
+            description="summary",
             thread=True,
             group="summary",
             exit_on_error=False,
@@ -363,6 +365,8 @@ class WarmscopeApp(App[int]):
             if folder is not None:
                 self.run_worker(
                     partial(self._export, entry, folder, stem),
+                    name="export",
+                    description="export",
                     thread=True,
                     group="export",
                     exit_on_error=False,

@@ -1,7 +1,7 @@
 """Latency charts drawn with text: bars in eighth blocks, overlays in braille.
 
-Pure functions from a ``LatencySeries`` to lines of Rich ``Text``; the widgets give them their
-size and their styles. Meaning never rests on colour alone (``NO_COLOR``): event marks are
+Pure functions from a ``LatencySeries`` to lines of styled runs (``Line``); the widgets give them
+their size and their styles, and turn each line into a strip at once. Meaning never rests on colour alone (``NO_COLOR``): event marks are
 letters, the warm-up region is a heavy rule under the axis, the steady p50 a dashed line.
 """
 
@@ -53,16 +53,64 @@ def _bg(style: Style | None) -> Style | None:
 
 
 def _fg_bg(fg: Style, bg: Style | None) -> Style:
-    return Style(color=fg.color, bgcolor=bg.color if bg is not None else None)
+    """``fg``'s colour on ``bg``'s background colour (or ``bg``'s colour, for a peak)."""
+    if bg is None:
+        return Style(color=fg.color)
+    return Style(color=fg.color, bgcolor=bg.bgcolor or bg.color)
+
+
+class Line(list[tuple[str, "Style | None"]]):
+    """One chart line as runs of ``(text, style)``: cheap to turn into a ``Strip``."""
+
+    @property
+    def plain(self) -> str:
+        return "".join(text for text, _ in self)
+
+    @property
+    def cell_len(self) -> int:
+        return sum(len(text) for text, _ in self)
+
+    def to_text(self) -> Text:
+        text = Text()
+        for chunk, style in self:
+            text.append(chunk, style=style or "")
+        return text
+
+
+class _Row:
+    """Builds one line, one run per stretch of cells in the same style (not one per cell)."""
+
+    def __init__(self) -> None:
+        self.line = Line()
+        self._chars: list[str] = []
+        self._style: Style | None = None
+
+    def add(self, chars: str, style: Style | None = None) -> None:
+        if style is not self._style:  # the same few objects: identity is enough
+            self._flush()
+            self._style = style
+        self._chars.append(chars)
+
+    def _flush(self) -> None:
+        if self._chars:
+            self.line.append(("".join(self._chars), self._style))
+            self._chars = []
+
+    def done(self) -> Line:
+        self._flush()
+        return self.line
 
 
 def _label(value: float) -> str:
     return fmt.ms(value).rjust(AXIS_W - 1)[: AXIS_W - 1]
 
 
-def too_small(width: int, height: int, what: str = "chart") -> list[Text]:
-    lines = [Text(f"{what}: enlarge the terminal", style="dim")]
-    return lines + [Text("")] * max(0, height - 1)
+def _message(text: str, height: int) -> list[Line]:
+    return [Line([(text, Style(dim=True))])] + [Line() for _ in range(max(0, height - 1))]
+
+
+def too_small(width: int, height: int, what: str = "chart") -> list[Line]:
+    return _message(f"{what}: enlarge the terminal", height)
 
 
 def latency_chart(
@@ -75,7 +123,7 @@ def latency_chart(
     p50: float | None = None,
     stop: int | None = None,
     styles: ChartStyles | None = None,
-) -> list[Text]:
+) -> list[Line]:
     """Bars of each column's mean (bright) and maximum (dim), with marks, warm-up and p50.
 
     Row 0 holds the event marks, the last row the iteration axis.
@@ -86,7 +134,7 @@ def latency_chart(
         return too_small(width, height)
     cols = series.columns(pw, stop)
     if not cols:
-        return [Text("waiting for the first iteration…", style="dim")] + [Text("")] * (height - 1)
+        return _message("waiting for the first iteration…", height)
     bottom, top, frac = _scale(min(c.lo for c in cols), max(c.hi for c in cols), log)
     eighths = ph * 8
     mean_h = [max(1, round(frac(c.mean) * eighths)) for c in cols]
@@ -102,45 +150,54 @@ def latency_chart(
     if p50_row is not None:
         labels[p50_row] = _label(p50)  # type: ignore[arg-type]
 
-    lines: list[Text] = []
-    marks = Text(f"{'events':>{AXIS_W - 1}} ", style=st.axis)
+    lines: list[Line] = []
+    marks = _Row()
+    marks.add(f"{'events':>{AXIS_W - 1}} ", st.axis)
     for c in cols:
         if c.mark:
-            marks.append(MARK_LETTER[c.mark], style=st.marks.get(c.mark, Style(bold=True)))
+            marks.add(MARK_LETTER[c.mark], st.marks.get(c.mark, Style(bold=True)))
         else:
-            marks.append(" ")
-    lines.append(marks)
+            marks.add(" ")
+    lines.append(marks.done())
 
+    # The few styles a cell can take, built once rather than per cell.
+    bar_on = {
+        None: _fg_bg(st.bar, None),
+        "warm": _fg_bg(st.bar, warm_bg),
+        "peak": _fg_bg(st.bar, peak_bg),
+    }
+    peak_on = {None: _fg_bg(st.peak, None), "warm": _fg_bg(st.peak, warm_bg)}
+    p50_on = {None: _fg_bg(st.p50, None), "warm": _fg_bg(st.p50, warm_bg)}
+    blank_on = {None: None, "warm": warm_bg}
     for r in range(ph - 1, -1, -1):  # top row first; r counts from the bottom
-        line = Text()
+        line = _Row()
         tick = "┼" if r == p50_row else "┤" if r in (0, ph - 1) else "│"
         label_style = st.p50 if r == p50_row else st.axis
-        line.append(labels.get(r, " " * (AXIS_W - 1)), style=label_style)
-        line.append(tick, style=st.axis)
+        line.add(labels.get(r, " " * (AXIS_W - 1)), label_style)
+        line.add(tick, st.axis)
         lo8, hi8 = r * 8, (r + 1) * 8
         for i in range(len(cols)):
-            region = warm_bg if warm[i] else None
+            region = "warm" if warm[i] else None
             m, p = mean_h[i], peak_h[i]
             if m >= hi8:
-                line.append("█", style=st.bar)
+                line.add("█", st.bar)
             elif m > lo8:
-                bg = peak_bg if p >= hi8 else region
-                line.append(BLOCKS[m - lo8], style=_fg_bg(st.bar, bg))
+                line.add(BLOCKS[m - lo8], bar_on["peak" if p >= hi8 and peak_bg else region])
             elif p >= hi8:
-                line.append("█", style=st.peak)
+                line.add("█", st.peak)
             elif p > lo8:
-                line.append(BLOCKS[p - lo8], style=_fg_bg(st.peak, region))
+                line.add(BLOCKS[p - lo8], peak_on[region])
             elif r == p50_row:
-                line.append("╌", style=_fg_bg(st.p50, region))
+                line.add("╌", p50_on[region])
             else:
-                line.append(" ", style=region or "")
-        lines.append(line)
+                line.add(" ", blank_on[region])
+        lines.append(line.done())
 
     lines.append(_x_axis(cols, warm, st))
     return lines
 
 
-def _x_axis(cols: list[Column], warm: list[bool], st: ChartStyles) -> Text:
+def _x_axis(cols: list[Column], warm: list[bool], st: ChartStyles) -> Line:
     width = len(cols)
     chars = ["━" if w else "─" for w in warm]
     styles = [st.warmup if w else st.axis for w in warm]
@@ -156,10 +213,11 @@ def _x_axis(cols: list[Column], warm: list[bool], st: ChartStyles) -> Text:
         chars[width - len(last) :] = list(last)
         for k in range(width - len(last), width):
             styles[k] = st.axis
-    line = Text(" " * (AXIS_W - 1) + "└", style=st.axis)
-    for ch, s in zip(chars, styles, strict=True):
-        line.append(ch, style=s)
-    return line
+    line = _Row()
+    line.add(" " * (AXIS_W - 1) + "└", st.axis)
+    for ch, style in zip(chars, styles, strict=True):
+        line.add(ch, style)
+    return line.done()
 
 
 # Braille dots: (x, y) with x in 0..1 and y in 0..3 from the top.
@@ -176,7 +234,7 @@ def overlay_chart(
     stop: int | None = None,
     steady: tuple[int | None, int | None] = (None, None),
     styles: ChartStyles | None = None,
-) -> list[Text]:
+) -> list[Line]:
     """Two runs' mean latency per column as braille lines over the same iterations."""
     st = styles or ChartStyles()
     pw, ph = width - AXIS_W, height - 1
@@ -185,7 +243,7 @@ def overlay_chart(
     n = min(a.count, b.count) if stop is None else stop
     ca, cb = a.columns(pw * 2, n), b.columns(pw * 2, n)
     if not ca or not cb:
-        return [Text("nothing to compare yet", style="dim")] + [Text("")] * (height - 1)
+        return _message("nothing to compare yet", height)
     lo = min(min(c.mean for c in ca), min(c.mean for c in cb))
     hi = max(max(c.mean for c in ca), max(c.mean for c in cb))
     bottom, top, frac = _scale(lo, hi, log)
@@ -209,16 +267,17 @@ def overlay_chart(
         labels[ph // 2] = _label(mid)
     lines = []
     for r in range(ph):
-        line = Text(labels.get(r, " " * (AXIS_W - 1)), style=st.axis)
-        line.append("┤" if r in labels else "│", style=st.axis)
+        line = _Row()
+        line.add(labels.get(r, " " * (AXIS_W - 1)), st.axis)
+        line.add("┤" if r in labels else "│", st.axis)
         for ab in bits[r]:
             both = ab[0] | ab[1]
             if not both:
-                line.append(" ")
+                line.add(" ")
                 continue
             style = st.both if ab[0] and ab[1] else st.a if ab[0] else st.b
-            line.append(chr(0x2800 + both), style=style)
-        lines.append(line)
+            line.add(chr(0x2800 + both), style)
+        lines.append(line.done())
     axis = ["─"] * pw
     axis_styles: list[Style] = [st.axis] * pw
     last = str(n - 1)
@@ -230,10 +289,11 @@ def overlay_chart(
             x = min(pw - 1, at * pw // n)
             axis[x] = "*" if axis[x] in "AB" and axis[x] != letter else letter
             axis_styles[x] = style
-    x_line = Text(" " * (AXIS_W - 1) + "└", style=st.axis)
+    x_line = _Row()
+    x_line.add(" " * (AXIS_W - 1) + "└", st.axis)
     for ch, ch_style in zip(axis, axis_styles, strict=True):
-        x_line.append(ch, style=ch_style)
-    lines.append(x_line)
+        x_line.add(ch, ch_style)
+    lines.append(x_line.done())
     return lines
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -21,6 +22,8 @@ from warmscope.tui.widgets.summary_panel import SummaryPanel
 from warmscope.tui.widgets.utilization import UtilizationPane
 
 STDERR_LINES = 1000
+FLOOD_ROWS = 200  # iterations in one batch: the run is fast
+FLOOD_CHART_S = 0.2
 
 # The run keys: the footer shows them, `?` lists them, the palette offers them.
 RUN_BINDINGS: list[BindingType] = [
@@ -72,7 +75,7 @@ class MainScreen(Screen[None]):
         self.entry: RunEntry | None = None
 
     def compose(self) -> ComposeResult:
-        yield RunHeader("", id="run-header")
+        yield RunHeader(id="run-header")
         with Horizontal(id="top"):
             yield LatencyChart(id="chart")
             summary_box = VerticalScroll(id="summary-box")
@@ -90,7 +93,7 @@ class MainScreen(Screen[None]):
                     yield UtilizationPane(id="usage")
                 with TabPane("Stderr", id="tab-stderr"):
                     yield Log(id="stderr", max_lines=STDERR_LINES)
-        yield Footer(id="footer")
+        yield Footer(id="footer", compact=True)
 
     def on_mount(self) -> None:
         self.app.post_message(self.Ready())
@@ -122,7 +125,9 @@ class MainScreen(Screen[None]):
             return
         view = entry.view
         self.query_one(RunHeader).show_entry(entry, next_note)
-        if delta.rows or delta.marks:
+        now = time.monotonic()
+        if delta.marks or (delta.rows and now - self._chart_drawn >= self._chart_every(delta.rows)):
+            self._chart_drawn = now
             self.query_one(LatencyChart).show_view(view)
         if delta.rows or delta.status:
             self.query_one(SummaryPanel).show_view(view)
@@ -134,6 +139,17 @@ class MainScreen(Screen[None]):
             self._show_usage()
         if delta.stderr:
             self.query_one("#stderr", Log).write_lines(delta.stderr)
+
+    _chart_drawn = 0.0
+
+    @staticmethod
+    def _chart_every(rows: int) -> float:
+        """Seconds between chart redraws: every batch, or 5 a second under a flood.
+
+        A batch of hundreds of iterations moves a chart of all iterations by less than a
+        cell; the table and the header still take every batch.
+        """
+        return FLOOD_CHART_S if rows > FLOOD_ROWS else 0.0
 
     def summary_changed(self, entry: RunEntry) -> None:
         if self.entry is not None and entry is self.entry:

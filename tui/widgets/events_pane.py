@@ -9,6 +9,7 @@ from warmscope.tui.runs import RunView
 from warmscope.tui.widgets.row_list import RowList
 
 KIND_W = 9
+KIND_STYLE = {"warning": "warn", "recompile": "error", "compile": "accent", "knob": "warn"}
 
 
 def where(ev: Event) -> str:
@@ -27,9 +28,9 @@ class EventsPane(RowList):
     def header_text(self) -> Text:
         return Text(f"{'where':>7} {'kind':<{KIND_W}} title")
 
-    def row_text(self, ev: Event) -> Text:
-        style = {"warning": "warn", "recompile": "error", "compile": "accent", "knob": "warn"}
-        text = Text(f"{where(ev):>7} ")
-        text.append(f"{ev.kind:<{KIND_W}}", style=self.part_style(style.get(ev.kind, "dim")))
-        text.append(" " + ev.title.replace("\n", " "))
-        return text
+    def row_cells(self, ev: Event) -> list[tuple[str, str]]:
+        return [
+            (f"{where(ev):>7} ", ""),
+            (f"{ev.kind:<{KIND_W}}", KIND_STYLE.get(ev.kind, "dim")),
+            (" " + ev.title.replace("\n", " "), ""),
+        ]

@@ -25,16 +25,16 @@ class IterationTable(RowList):
     def header_text(self) -> Text:
         return Text(f"{'#':>7} {'latency':>9}  {'label':<{LABEL_W}} {'ev':>3}")
 
-    def row_text(self, row: tuple[int, float]) -> Text:
+    def row_cells(self, row: tuple[int, float]) -> list[tuple[str, str]]:
         i, ms = row
         view = self.view
         label = view.label(i) if view else None
         n = view.event_count(i) if view else 0
         summary = view.summary if view else None
         warm = summary is not None and summary.steady_from is not None and i < summary.steady_from
-        text = Text(f"{i:>7} ")
-        text.append(f"{fmt.ms(ms):>9}", style=self.part_style("warn") if warm else "")
-        text.append("  ")
-        text.append(f"{(label or ''):<{LABEL_W}}", style=self.part_style("accent"))
-        text.append(f" {n:>3}" if n else "    ", style=self.part_style("dim"))
-        return text
+        return [
+            (f"{i:>7} ", ""),
+            (f"{fmt.ms(ms):>9}", "warn" if warm else ""),
+            (f"  {(label or ''):<{LABEL_W}}", "accent"),
+            (f" {n:>3}" if n else "    ", "dim"),
+        ]

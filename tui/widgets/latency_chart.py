@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.console import RenderableType
 from rich.style import Style
-from rich.text import Text
 from textual.reactive import reactive
-from textual.widget import Widget
 
-from warmscope.tui.chart import ChartStyles, latency_chart
+from warmscope.tui.chart import ChartStyles, Line, latency_chart
 from warmscope.tui.runs import RunView
 from warmscope.tui.series import MARK_LETTER, MARK_NAME, MARKS
+from warmscope.tui.widgets.text_lines import TextLines
 
 ZOOM_MIN = 60
 LEGEND = {3: "profiling", 4: "optimized"}
@@ -23,7 +21,7 @@ def zoom_stop(count: int, steady_from: int | None) -> int:
     return min(count, max(ZOOM_MIN, 3 * (steady_from or 0) + 10))
 
 
-class LatencyChart(Widget):
+class LatencyChart(TextLines):
     """Bars per column: mean bright, maximum dim; event letters on top; warm-up and p50 marked."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -45,13 +43,15 @@ class LatencyChart(Widget):
     def show_view(self, view: RunView) -> None:
         self.view = view
         self.update_titles()
-        self.refresh()
+        self.redraw()
 
     def watch_log_scale(self) -> None:
         self.update_titles()
+        self.redraw()
 
     def watch_zoom(self) -> None:
         self.update_titles()
+        self.redraw()
 
     def _stop(self) -> int | None:
         view = self.view
@@ -88,11 +88,10 @@ class LatencyChart(Widget):
             marks={p: get(f"latency-chart--mark-{p}") for p, _, _ in MARKS},
         )
 
-    def render(self) -> RenderableType:
+    def build_lines(self, width: int, height: int) -> list[Line]:
         view = self.view
-        width, height = self.content_size
         if view is None:
-            return Text("")
+            return []
         s = view.summary
         lines = latency_chart(
             view.series,
@@ -104,4 +103,4 @@ class LatencyChart(Widget):
             stop=self._stop(),
             styles=self.styles_for_chart(),
         )
-        return Text("\n").join(lines)
+        return lines

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.console import RenderableType
-from rich.text import Text
 from textual.reactive import reactive
-from textual.widget import Widget
 
-from warmscope.tui.chart import ChartStyles, overlay_chart
+from warmscope.tui.chart import ChartStyles, Line, overlay_chart
 from warmscope.tui.series import LatencySeries
+from warmscope.tui.widgets.text_lines import TextLines
 
 
-class OverlayChart(Widget):
+class OverlayChart(TextLines):
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "overlay-chart--a",
         "overlay-chart--b",
@@ -37,15 +35,15 @@ class OverlayChart(Widget):
         scale = "log" if self.log_scale else "linear"
         self.border_title = f"latency ({scale}) · iterations 0–{max(n - 1, 0)} of both runs"
         self.border_subtitle = "A · B · both · A/B on the axis: steady from"
-        self.refresh()
+        self.redraw()
 
     def watch_log_scale(self) -> None:
         if self.series is not None:
             self.show(*self.series, self.steady)
 
-    def render(self) -> RenderableType:
+    def build_lines(self, width: int, height: int) -> list[Line]:
         if self.series is None:
-            return Text("")
+            return []
         get = self.get_component_rich_style
         styles = ChartStyles(
             a=get("overlay-chart--a", partial=True),
@@ -53,8 +51,6 @@ class OverlayChart(Widget):
             both=get("overlay-chart--both", partial=True),
             axis=get("overlay-chart--axis", partial=True),
         )
-        width, height = self.content_size
-        lines = overlay_chart(
+        return overlay_chart(
             *self.series, width, height, log=self.log_scale, steady=self.steady, styles=styles
         )
-        return Text("\n").join(lines)

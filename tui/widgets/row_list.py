@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -56,6 +57,7 @@ class RowList(ScrollView, can_focus=True):
         self.dropped = 0
         self.cursor = -1
         self.following = True
+        self._styles: dict[tuple[str, bool, bool], Style] = {}
 
     # -- data -----------------------------------------------------------------------------
 
@@ -77,15 +79,16 @@ class RowList(ScrollView, can_focus=True):
             shift = 0
         n = len(self.rows)
         self.virtual_size = Size(0, n + 1)
+        top = int(self.scroll_offset.y)
         if self.following:
             self.cursor = n - 1
-            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+            bottom = max(0, n + 1 - self.size.height)
+            if bottom != top:  # a full list that follows stays put: no scroll, no region math
+                self.scroll_to(y=bottom, animate=False, immediate=True)
         else:
             self.cursor = max(0, min(n - 1, self.cursor - shift))
             if shift:
-                self.scroll_to(
-                    y=max(0, self.scroll_offset.y - shift), animate=False, immediate=True
-                )
+                self.scroll_to(y=max(0, top - shift), animate=False, immediate=True)
         self.refresh()
 
     # -- drawing ------------------------------------------------------------------------
@@ -93,30 +96,54 @@ class RowList(ScrollView, can_focus=True):
     def header_text(self) -> Text:
         return Text()
 
-    def row_text(self, row: Any) -> Text:
-        return Text(str(row))
+    def row_cells(self, row: Any) -> list[tuple[str, str]]:
+        """The row as ``(text, part)`` cells; ``part`` names a ``row-list--`` style or is ""."""
+        return [(str(row), "")]
 
     def part_style(self, name: str) -> Style:
         return self.get_component_rich_style(f"row-list--{name}", partial=True)
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()
+
+    def _style_for(self, part: str, cursor: bool) -> Style:
+        """The base style with a part (and the cursor) on top, built once per combination."""
+        key = (part, cursor, self.has_focus)
+        style = self._styles.get(key)
+        if style is None:
+            style = self.rich_style
+            if part:
+                style = style + self.part_style(part)
+            if cursor:
+                style = style + self.part_style("cursor")
+            self._styles[key] = style
+        return style
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
         if y == 0:
-            text = self.header_text()
-            text.stylize(self.part_style("header"))
-        else:
-            index = int(self.scroll_offset.y) + y - 1
-            if index >= len(self.rows) or index < 0:
-                return Strip.blank(width, base)
-            text = self.row_text(self.rows[index])
-            if index == self.cursor and self.has_focus:
-                text.stylize(self.part_style("cursor"))
-        text.no_wrap = True
-        text.overflow = "ellipsis"
-        text.truncate(width, overflow="ellipsis", pad=True)
-        segments = list(text.render(self.app.console))
-        return Strip(segments, width).crop_extend(0, width, base).apply_style(base)
+            header = self.header_text()
+            header.stylize(self.part_style("header"))
+            header.truncate(width, overflow="ellipsis", pad=True)
+            base = self._style_for("", False)
+            return Strip(list(header.render(self.app.console, end="")), width).apply_style(base)
+        index = int(self.scroll_offset.y) + y - 1
+        if index >= len(self.rows) or index < 0:
+            return Strip.blank(width, self._style_for("", False))
+        cursor = index == self.cursor and self.has_focus
+        segments = []
+        used = 0
+        for text, part in self.row_cells(self.rows[index]):
+            if used + len(text) > width:
+                text = text[: max(0, width - used - 1)] + "…"
+            segments.append(Segment(text, self._style_for(part, cursor)))
+            used += len(text)
+            if used >= width:
+                break
+        if used < width:
+            segments.append(Segment(" " * (width - used), self._style_for("", cursor)))
+        return Strip(segments, width)
 
     # -- moving -------------------------------------------------------------------------
 

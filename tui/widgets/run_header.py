@@ -2,60 +2,88 @@
 
 from __future__ import annotations
 
-from textual.markup import escape
-from textual.widgets import Static
+from typing import ClassVar
+
+from rich.style import Style
 
 from warmscope.tui import fmt
+from warmscope.tui.chart import Line
 from warmscope.tui.runs import RunEntry
+from warmscope.tui.widgets.text_lines import TextLines
 
 STATUS = {
-    "starting": ("◌", "$text-muted"),
-    "running": ("●", "$success"),
-    "ok": ("✓", "$success"),
-    "stopped": ("■", "$warning"),
-    "timeout": ("■", "$error"),
-    "failed": ("✗", "$error"),
-    "crashed": ("✗", "$error"),
+    "starting": ("◌", "muted"),
+    "running": ("●", "success"),
+    "ok": ("✓", "success"),
+    "stopped": ("■", "warning"),
+    "timeout": ("■", "error"),
+    "failed": ("✗", "error"),
+    "crashed": ("✗", "error"),
 }
+PARTS = ("accent", "muted", "success", "warning", "error", "bold")
 
 
-def header_markup(entry: RunEntry, next_note: str = "") -> str:
-    """Two lines in Textual markup: what runs, and how it is going."""
+def header_lines(entry: RunEntry, styles: dict[str, Style], next_note: str = "") -> list[Line]:
+    """Two lines: what runs, and how it is going."""
     view, data = entry.view, entry.data
-    source = f" [$text-muted]{escape(entry.record_name)}[/]" if entry.source == "record" else ""
-    line1 = (
-        f"[b]#{entry.number}[/b] [b $accent]{escape(entry.target)}[/] · [b]{escape(entry.mode)}[/b]"
-        f" · {escape(fmt.settings_line(data.settings))}{source}"
+    bold, muted = styles["bold"], styles["muted"]
+    line1 = Line(
+        [
+            (f" #{entry.number} ", bold),
+            (entry.target, styles["accent"] + bold),
+            (" · ", None),
+            (entry.mode, bold),
+            (" · " + fmt.settings_line(data.settings), None),
+        ]
     )
+    if entry.source == "record":
+        line1.append(("  " + entry.record_name, muted))
     status = view.status
-    mark, color = STATUS.get(status, ("?", "$text"))
-    parts = [f"[b {color}]{mark} {escape(status)}[/]", fmt.seconds(entry.elapsed())]
+    mark, part = STATUS.get(status, ("?", "bold"))
+    line2 = Line([(f" {mark} {status}", styles[part] + bold)])
+    parts = [fmt.seconds(entry.elapsed())]
     if view.count:
         parts.append(f"{fmt.count(view.count)} it")
         rate = entry.loop_rate()
         if rate:
             parts.append(fmt.rate(rate))
+    line2.append((" · " + " · ".join(parts), None))
     if entry.live:
         if view.busy:
             activity = view.busy.get("activity") or "running"
-            parts.append(
-                f"[$warning]iteration {view.busy.get('iteration')} {escape(str(activity))}"
-                f" for {fmt.seconds(view.busy.get('ms', 0) / 1000)}[/]"
-            )
+            busy_for = fmt.seconds(view.busy.get("ms", 0) / 1000)
+            text = f"iteration {view.busy.get('iteration')} {activity} for {busy_for}"
+            line2.append((" · " + text, styles["warning"]))
         elif not view.count:
-            parts.append(f"[$text-muted]{escape(view.phase or 'starting')}…[/]")
+            line2.append((f" · {view.phase or 'starting'}…", muted))
         elif view.last_ms is not None:
-            parts.append(f"last {fmt.ms(view.last_ms)}")
+            line2.append((f" · last {fmt.ms(view.last_ms)}", None))
     elif data.status_detail and status != "ok":
-        parts.append(f"[{color}]{escape(data.status_detail)}[/]")
-    line2 = " · ".join(parts)
+        line2.append((" · " + data.status_detail, styles[part]))
     if next_note:
-        line2 += f"  [$text-muted]next run:[/] [$warning]{escape(next_note)}[/]"
-    return f"{line1}\n{line2}"
+        line2 += [("  next run: ", muted), (next_note, styles["warning"])]
+    return [line1, line2]
 
 
-class RunHeader(Static):
-    """Redrawn on every tick of a live run (the elapsed time moves)."""
+class RunHeader(TextLines):
+    """Redrawn on every tick of a live run (the elapsed time moves), never relaid out."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {f"run-header--{p}" for p in PARTS}
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.lines: list[Line] = []
 
     def show_entry(self, entry: RunEntry, next_note: str = "") -> None:
-        self.update(header_markup(entry, next_note))
+        styles = {p: self.get_component_rich_style(f"run-header--{p}", partial=True) for p in PARTS}
+        lines = header_lines(entry, styles, next_note)
+        if [line.plain for line in lines] != [line.plain for line in self.lines]:
+            self.lines = lines
+            self.redraw()
+
+    @property
+    def plain(self) -> str:
+        return "\n".join(line.plain for line in self.lines)
+
+    def build_lines(self, width: int, height: int) -> list[Line]:
+        return self.lines

@@ -53,5 +53,12 @@ def summary_markup(view: RunView) -> str:
 class SummaryPanel(Static):
     """Redrawn when the summary, the phases or the count change."""
 
+    _shown = ""
+
     def show_view(self, view: RunView) -> None:
-        self.update(summary_markup(view))
+        markup = summary_markup(view)
+        if markup != self._shown:
+            # Relayout only when the panel grows or shrinks.
+            layout = markup.count("\n") != self._shown.count("\n")
+            self._shown = markup
+            self.update(markup, layout=layout)

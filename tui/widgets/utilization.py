@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rich.console import RenderableType
 from rich.text import Text
-from textual.widget import Widget
 
 from warmscope.tui.chart import sparkline
 from warmscope.tui.runs import RunView
+from warmscope.tui.widgets.text_lines import TextLines
 
 # (sample key, name, unit, full scale: a fixed ceiling, or None to scale to the samples).
 METRICS: tuple[tuple[str, str, str, float | None], ...] = (
@@ -49,7 +48,7 @@ def gpu_note(samples: list[dict[str, Any]], env: dict[str, Any], device: str) ->
     return "no GPU samples yet"
 
 
-class UtilizationPane(Widget):
+class UtilizationPane(TextLines):
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "utilization--name",
         "utilization--spark",
@@ -66,10 +65,9 @@ class UtilizationPane(Widget):
         self.samples = list(view.samples)
         self.env = env
         self.device = device
-        self.refresh()
+        self.redraw()
 
-    def render(self) -> RenderableType:
-        width = self.content_size.width
+    def build_lines(self, width: int, height: int) -> list[Text]:
         spark_w = max(0, width - NAME_W - VALUE_W - 1)
         latest = self.samples[-1] if self.samples else {}
         name_style = self.get_component_rich_style("utilization--name", partial=True)
@@ -87,4 +85,4 @@ class UtilizationPane(Widget):
         if note:
             style = self.get_component_rich_style("utilization--note", partial=True)
             lines += [Text(""), Text(note, style=style)]
-        return Text("\n").join(lines)
+        return lines
