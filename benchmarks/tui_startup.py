@@ -39,6 +39,7 @@ from warmscope.core.record import read_run
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 WARMSCOPE = str(BIN / "warmscope")
+PACKAGES = ("core", "tui", "sample_models")
 COLS, ROWS = 100, 30
 FOOTER = b"Quit"
 
@@ -275,6 +276,12 @@ def main() -> int:
     p.add_argument("--watch-reps", type=int, default=2, help="repetitions of the CPU test")
     p.add_argument("--skip-watch", action="store_true")
     args = p.parse_args()
+    # pip byte-compiles a package when it installs it; an editable checkout run with
+    # PYTHONDONTWRITEBYTECODE would instead compile every module on every start.
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", *(str(ROOT / d) for d in PACKAGES)],
+        check=True,
+    )
     print(f"machine: {psutil.cpu_count()} logical CPUs, load {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(prefix="warmscope-bench-") as name:
         tmp = Path(name)

@@ -7,13 +7,13 @@ import sys
 
 TUI_MODULES = (
     "warmscope.tui.app",
-    "warmscope.tui.screens.main",
-    "warmscope.tui.screens.settings",
-    "warmscope.tui.screens.compare",
-    "warmscope.tui.screens.history",
-    "warmscope.tui.screens.export",
-    "warmscope.tui.screens.help",
-    "warmscope.tui.screens.event_detail",
+    "warmscope.tui.main_screen",
+    "warmscope.tui.settings_screen",
+    "warmscope.tui.compare_screen",
+    "warmscope.tui.history_screen",
+    "warmscope.tui.export_screen",
+    "warmscope.tui.help_screen",
+    "warmscope.tui.event_screen",
 )
 
 
@@ -45,3 +45,19 @@ def test_core_does_not_import_textual() -> None:
         "print(sorted(k for k in sys.modules if k.split('.')[0] in ('textual', 'torch')))"
     )
     assert _python(code) == "[]"
+
+
+def test_every_tui_module_ships_in_the_wheel() -> None:
+    """pyproject lists packages one by one: a module in a tui/ subfolder would be left out."""
+    from pathlib import Path
+
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    packages = set(config["tool"]["setuptools"]["packages"])
+    folders = {p.parent for p in (root / "tui").rglob("*.py") if "__pycache__" not in p.parts}
+    names = {"warmscope." + ".".join(f.relative_to(root).parts) for f in folders}
+    assert names <= packages, f"not packaged: {sorted(names - packages)}"
+    data = config["tool"]["setuptools"]["package-data"]["warmscope.tui"]
+    assert any(Path("warmscope.tcss").match(pattern) for pattern in data)

@@ -18,12 +18,12 @@ from textual.widgets import Input, Log, Select, Static
 from warmscope.core.record import read_run
 from warmscope.core.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
+from warmscope.tui.compare_screen import CompareScreen
+from warmscope.tui.export_screen import ExportScreen
+from warmscope.tui.iteration_table import IterationTable
+from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import RunEntry
-from warmscope.tui.screens.compare import CompareScreen
-from warmscope.tui.screens.export import ExportScreen
-from warmscope.tui.screens.settings import SettingsScreen
-from warmscope.tui.widgets.iteration_table import IterationTable
-from warmscope.tui.widgets.run_header import RunHeader
+from warmscope.tui.settings_screen import SettingsScreen
 
 FACTORIES = Path(__file__).parent / "targets" / "factories.py"
 SIZE = (100, 30)

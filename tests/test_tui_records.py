@@ -13,12 +13,12 @@ from textual.pilot import Pilot
 from textual.widgets import Log, TextArea
 
 from warmscope.tui.app import WarmscopeApp, build_app
-from warmscope.tui.screens.event_detail import EventDetailScreen
-from warmscope.tui.screens.help import HelpScreen
-from warmscope.tui.screens.history import HistoryScreen
-from warmscope.tui.widgets.events_pane import EventsPane
-from warmscope.tui.widgets.iteration_table import IterationTable
-from warmscope.tui.widgets.run_header import RunHeader
+from warmscope.tui.event_screen import EventDetailScreen
+from warmscope.tui.events_pane import EventsPane
+from warmscope.tui.help_screen import HelpScreen
+from warmscope.tui.history_screen import HistoryScreen
+from warmscope.tui.iteration_table import IterationTable
+from warmscope.tui.run_header import RunHeader
 
 DATA = Path(__file__).parent / "data"
 SCRIPT = DATA / "speech-script.jsonl"

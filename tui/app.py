@@ -28,9 +28,9 @@ from warmscope.core.record import RecordError, read_run
 from warmscope.core.run import RunData
 from warmscope.core.settings import PRESETS, RunSettings, SettingsError
 from warmscope.tui import fmt
+from warmscope.tui.main_screen import RUN_BINDINGS, MainScreen
+from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import RunEntry, error_lines, reproduce_command
-from warmscope.tui.screens.main import RUN_BINDINGS, MainScreen
-from warmscope.tui.widgets.run_header import RunHeader
 
 if TYPE_CHECKING:  # loaded with the first run: the first frame does not wait for it
     from warmscope.core.session import RunSession
@@ -306,7 +306,7 @@ class WarmscopeApp(App[int]):
         self.notify(f"killed run #{entry.number}", severity="warning", timeout=2)
 
     def action_settings(self) -> None:
-        from warmscope.tui.screens.settings import SettingsResult, SettingsScreen
+        from warmscope.tui.settings_screen import SettingsResult, SettingsScreen
 
         base = self.next_settings
         if base is None:
@@ -328,7 +328,7 @@ class WarmscopeApp(App[int]):
         self.push_screen(SettingsScreen(base), done)
 
     def action_history(self) -> None:
-        from warmscope.tui.screens.history import HistoryScreen
+        from warmscope.tui.history_screen import HistoryScreen
 
         def done(entry: RunEntry | None) -> None:
             if entry is not None:
@@ -337,7 +337,7 @@ class WarmscopeApp(App[int]):
         self.push_screen(HistoryScreen(self.runs, self.viewed), done)
 
     def action_compare(self) -> None:
-        from warmscope.tui.screens.compare import CompareScreen
+        from warmscope.tui.compare_screen import CompareScreen
 
         if len(self.runs) < 2:
             self.notify("compare needs two runs: r runs again, or open two records", timeout=4)
@@ -352,7 +352,7 @@ class WarmscopeApp(App[int]):
         self.push_screen(CompareScreen(self.runs, a, b))
 
     def action_export(self) -> None:
-        from warmscope.tui.screens.export import ExportScreen
+        from warmscope.tui.export_screen import ExportScreen
 
         entry = self.viewed
         if entry is None:
@@ -395,7 +395,7 @@ class WarmscopeApp(App[int]):
         self.notify("\n".join(str(p) for p in message.paths), title="Exported", timeout=8)
 
     def action_help(self) -> None:
-        from warmscope.tui.screens.help import HelpScreen
+        from warmscope.tui.help_screen import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())

@@ -12,14 +12,14 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Log, TabbedContent, TabPane
 
+from warmscope.tui.events_pane import EventsPane
+from warmscope.tui.iteration_table import IterationTable
+from warmscope.tui.latency_chart import LatencyChart
+from warmscope.tui.row_list import RowList
+from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import Delta, RunEntry
-from warmscope.tui.widgets.events_pane import EventsPane
-from warmscope.tui.widgets.iteration_table import IterationTable
-from warmscope.tui.widgets.latency_chart import LatencyChart
-from warmscope.tui.widgets.row_list import RowList
-from warmscope.tui.widgets.run_header import RunHeader
-from warmscope.tui.widgets.summary_panel import SummaryPanel
-from warmscope.tui.widgets.utilization import UtilizationPane
+from warmscope.tui.summary_panel import SummaryPanel
+from warmscope.tui.utilization import UtilizationPane
 
 STDERR_LINES = 1000
 FLOOD_ROWS = 200  # iterations in one batch: the run is fast
@@ -186,7 +186,7 @@ class MainScreen(Screen[None]):
         self.query_one(TabbedContent).active = pane
 
     def on_row_list_selected(self, message: RowList.Selected) -> None:
-        from warmscope.tui.screens.event_detail import EventDetailScreen
+        from warmscope.tui.event_screen import EventDetailScreen
 
         entry = self.entry
         if entry is None:

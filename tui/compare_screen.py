@@ -16,8 +16,8 @@ from textual.widgets import DataTable, Footer, Label, Select, Static
 from warmscope.core import stats
 from warmscope.core.knobs import KNOBS
 from warmscope.tui import fmt
+from warmscope.tui.overlay_chart import OverlayChart
 from warmscope.tui.runs import RunEntry
-from warmscope.tui.widgets.overlay_chart import OverlayChart
 
 # Metrics where a larger B is better; for the others a smaller B is.
 HIGHER_IS_BETTER = ("throughput_per_s",)

@@ -10,7 +10,7 @@ from textual.reactive import reactive
 from warmscope.tui.chart import ChartStyles, Line, latency_chart
 from warmscope.tui.runs import RunView
 from warmscope.tui.series import MARK_LETTER, MARK_NAME, MARKS
-from warmscope.tui.widgets.text_lines import TextLines
+from warmscope.tui.text_lines import TextLines
 
 ZOOM_MIN = 60
 LEGEND = {3: "profiling", 4: "optimized"}

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from warmscope.tui.chart import sparkline
 from warmscope.tui.runs import RunView
-from warmscope.tui.widgets.text_lines import TextLines
+from warmscope.tui.text_lines import TextLines
 
 # (sample key, name, unit, full scale: a fixed ceiling, or None to scale to the samples).
 METRICS: tuple[tuple[str, str, str, float | None], ...] = (

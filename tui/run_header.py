@@ -9,7 +9,7 @@ from rich.style import Style
 from warmscope.tui import fmt
 from warmscope.tui.chart import Line
 from warmscope.tui.runs import RunEntry
-from warmscope.tui.widgets.text_lines import TextLines
+from warmscope.tui.text_lines import TextLines
 
 STATUS = {
     "starting": ("◌", "muted"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from warmscope.tui import fmt
+from warmscope.tui.row_list import RowList
 from warmscope.tui.runs import RunView
-from warmscope.tui.widgets.row_list import RowList
 
 LABEL_W = 14
 

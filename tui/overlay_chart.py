@@ -8,7 +8,7 @@ from textual.reactive import reactive
 
 from warmscope.tui.chart import ChartStyles, Line, overlay_chart
 from warmscope.tui.series import LatencySeries
-from warmscope.tui.widgets.text_lines import TextLines
+from warmscope.tui.text_lines import TextLines
 
 
 class OverlayChart(TextLines):

@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from warmscope.tui.screens.main import RUN_BINDINGS
+from warmscope.tui.main_screen import RUN_BINDINGS
 
 NAVIGATION: tuple[tuple[str, str], ...] = (
     ("1 2 3", "Panes: events, usage (CPU, memory, GPU), the child's stderr"),
