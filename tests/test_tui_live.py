@@ -13,11 +13,12 @@ from pathlib import Path
 import psutil
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, Log, Select, Static
+from textual.widgets import Input, Log, Static
 
 from warmscope.core.record import read_run
 from warmscope.core.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
+from warmscope.tui.choice_field import ChoiceField
 from warmscope.tui.compare_screen import CompareScreen
 from warmscope.tui.export_screen import ExportScreen
 from warmscope.tui.iteration_table import IterationTable
@@ -117,13 +118,13 @@ def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> 
         knob = form.query_one("#knob-num_profiled_runs", Input)
         knob.focus()
         await pilot.press("x")  # refused in place, with the knob's own reason
-        error = form.query_one("#error-num_profiled_runs", Static)
-        assert error.display and "expected an integer" in str(error.render())
+        error = form.query_one("#help-num_profiled_runs", Static)
+        assert error.has_class("-error") and "expected an integer" in str(error.render())
         await pilot.press("ctrl+s")
         assert app.screen is form  # not applied
         await pilot.press("backspace", "2")
-        assert not error.display
-        form.query_one("#knob-profiling_executor", Select).value = "off"
+        assert not error.has_class("-error")
+        form.query_one("#knob-profiling_executor", ChoiceField).value = "off"
         iters = form.query_one("#field-iters", Input)
         iters.value = "25"
         await pilot.press("ctrl+r")  # apply and run

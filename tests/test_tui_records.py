@@ -174,3 +174,46 @@ def test_no_color_draws_in_greys_only(monkeypatch: pytest.MonkeyPatch) -> None:
             assert max(r, g, b) - min(r, g, b) <= 4, hex6
 
     run(app, scenario)
+
+
+def test_usage_pane_shows_gpu_rows_only_with_gpu_samples() -> None:
+    from warmscope.core.record import read_run
+    from warmscope.tui.utilization import UtilizationPane
+
+    plain = read_run(SCRIPT)
+    gpu = read_run(SCRIPT)
+    gpu.samples = [
+        {**s, "gpu_util": 40 + i % 7, "gpu_mem_mb": 812.5, "gpu_power_w": 71.2}
+        for i, s in enumerate(gpu.samples)
+    ]
+    app = build_app(records=[plain, gpu])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("2")
+        pane = app.screen.query_one(UtilizationPane)
+        text = "\n".join(line.plain for line in pane.build_lines(60, 12))
+        assert "child CPU" in text and "GPU util" not in text
+        assert "no GPU: NVML unavailable" in text  # the recorded reason, in plain words
+        app.view_entry(app.runs[1])
+        await pilot.pause()
+        text = "\n".join(line.plain for line in pane.build_lines(60, 12))
+        assert "GPU util" in text and "812 MB" in text and "71.2 W" in text
+        assert "no GPU" not in text
+
+    run(app, scenario)
+
+
+def test_typing_q_in_a_form_field_types_it() -> None:
+    app = build_app(records=[SCRIPT])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("e")
+        field = app.screen.query_one("#field-target")
+        field.focus()
+        await pilot.press("end", "q")
+        assert app.is_running
+        assert field.value.endswith("q")  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        assert app.screen.id == "main"
+
+    run(app, scenario)

@@ -325,7 +325,13 @@ class WarmscopeApp(App[int]):
             else:
                 self.notify("applies to the next run: press r", timeout=3)
 
-        self.push_screen(SettingsScreen(base), done)
+        # Built once (a form of every knob takes a while to mount), filled anew each time.
+        if not self.is_screen_installed("settings"):
+            self.install_screen(SettingsScreen(base), "settings")
+        screen = self.get_screen("settings")
+        assert isinstance(screen, SettingsScreen)
+        screen.load(base)
+        self.push_screen(screen, done)
 
     def action_history(self) -> None:
         from warmscope.tui.history_screen import HistoryScreen

@@ -13,14 +13,15 @@ from typing import Any, ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Button, Footer, Input, Label, Select, Static
+from textual.widgets import Button, Footer, Input, Label, Static
 
-from warmscope.core.knobs import KNOB_BY_NAME, KNOBS, Knob, KnobError, default_values
+from warmscope.core.knobs import KNOB_BY_NAME, KNOBS, Knob, KnobError
 from warmscope.core.settings import PRESETS, RunSettings, SettingsError
 from warmscope.core.targets import TargetError, parse_input
+from warmscope.tui.choice_field import ChoiceField
 from warmscope.tui.fmt import show
 
 NOTE = (
@@ -42,15 +43,13 @@ class SettingsResult:
     run_now: bool
 
 
-def knob_options(k: Knob) -> list[tuple[str, str]]:
-    """The choices a ``Select`` offers for a bool or choice knob."""
+def knob_options(k: Knob) -> list[str]:
+    """The values a bool or choice knob can take in the form."""
     values = ["on", "off"] if k.type == "bool" else list(k.choices)
-    if k.default is None:
-        values = ["default", *values]
-    return [(v, v) for v in values]
+    return ["default", *values] if k.default is None else values
 
 
-def uses_select(k: Knob) -> bool:
+def uses_choice(k: Knob) -> bool:
     return k.type in ("bool", "choice")
 
 
@@ -75,6 +74,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
         super().__init__(id="settings")
         self.base = base
         self.errors: dict[str, str] = {}
+        self.helps: dict[str, str] = {}
 
     # -- building the form --------------------------------------------------------------
 
@@ -85,16 +85,9 @@ class SettingsScreen(Screen[SettingsResult | None]):
         yield Static("", id="form-error")
         with VerticalScroll(id="form"):
             yield Static("presets", classes="group-title")
-            options = [(NO_PRESET, NO_PRESET)] + [(f"{p.name}", p.name) for p in PRESETS.values()]
             yield from self._row(
                 "preset",
-                Select(
-                    options,
-                    value=b.preset or NO_PRESET,
-                    allow_blank=False,
-                    compact=True,
-                    id="preset",
-                ),
+                ChoiceField([NO_PRESET, *PRESETS], b.preset or NO_PRESET, id="preset"),
                 self._preset_help(b.preset),
             )
             yield Static("what to run", classes="group-title")
@@ -139,23 +132,17 @@ class SettingsScreen(Screen[SettingsResult | None]):
         yield Footer()
 
     def _row(self, name: str, widget: Widget, help_text: str) -> ComposeResult:
-        with Vertical(classes="field", id=f"row-{name}"):
-            with Horizontal(classes="field-line"):
-                yield Label(name, classes="field-name")
-                yield widget
-            yield Static(help_text, classes="field-help", id=f"help-{name}", markup=False)
-            yield Static("", classes="field-error", id=f"error-{name}", markup=False)
+        """Name and control on one line, the help (or the reason a value is refused) below."""
+        with Horizontal(classes="field-line", id=f"row-{name}"):
+            yield Label(name, classes="field-name")
+            yield widget.add_class("field-control")
+        yield Static(help_text, classes="field-help", id=f"help-{name}", markup=False)
+        self.helps[name] = help_text
 
     def _knob_widget(self, k: Knob) -> Widget:
         value = self.base.knobs.get(k.name, k.default)
-        if uses_select(k):
-            return Select(
-                knob_options(k),
-                value=show(value),
-                allow_blank=False,
-                compact=True,
-                id=f"knob-{k.name}",
-            )
+        if uses_choice(k):
+            return ChoiceField(knob_options(k), show(value), id=f"knob-{k.name}")
         return Input(
             "" if value is None else show(value),
             placeholder="default" if k.default is None else show(k.default),
@@ -165,30 +152,59 @@ class SettingsScreen(Screen[SettingsResult | None]):
 
     def _preset_help(self, name: str | None) -> str:
         if not name or name not in PRESETS:
-            return "a named set of knobs; choosing one fills in the knobs below"
+            return "a named set of knobs; choosing one sets its knobs below, the others stay"
         p = PRESETS[name]
         knobs = ", ".join(f"{k}={show(v)}" for k, v in p.knobs.items())
         return f"{p.help} [{knobs}]"
 
     def on_mount(self) -> None:
-        self.query_one("#preset", Select).focus()
+        self.query_one("#preset", ChoiceField).focus()
+
+    def load(self, base: RunSettings) -> None:
+        """Show ``base`` (the screen is kept between visits: the form is built once)."""
+        self.base = base
+        if not self.is_mounted:
+            return  # compose reads self.base
+        with self.prevent(ChoiceField.Changed, Input.Changed):
+            self.query_one("#preset", ChoiceField).value = base.preset or NO_PRESET
+            fields = {
+                "target": base.target,
+                "inputs": " ".join(base.inputs),
+                "iters": str(base.iters),
+                "duration": "" if base.duration is None else f"{base.duration:g}",
+            }
+            for field, text in fields.items():
+                self.query_one(f"#field-{field}", Input).value = text
+            for k in KNOBS:
+                value = base.knobs.get(k.name, k.default)
+                widget = self.query_one(f"#knob-{k.name}")
+                if isinstance(widget, ChoiceField):
+                    widget.value = show(value)
+                elif isinstance(widget, Input):
+                    widget.value = "" if value is None else show(value)
+        self.helps["preset"] = self._preset_help(base.preset)
+        for field in list(self.helps):
+            self._set_error(field, "")
+        self.query_one("#form-error", Static).display = False
+        self.query_one("#preset", ChoiceField).focus()
+        self.query_one("#form").scroll_home(animate=False)
 
     # -- reacting -----------------------------------------------------------------------
 
-    @on(Select.Changed, "#preset")
-    def preset_changed(self, event: Select.Changed) -> None:
-        name = str(event.value)
-        self.query_one("#help-preset", Static).update(self._preset_help(name))
+    @on(ChoiceField.Changed, "#preset")
+    def preset_changed(self, event: ChoiceField.Changed) -> None:
+        name = event.value
+        self.helps["preset"] = self._preset_help(name)
+        self.query_one("#help-preset", Static).update(self.helps["preset"])
         if name not in PRESETS:
             return
-        values = default_values()
-        values.update(PRESETS[name].knobs)
-        for k in KNOBS:
-            widget = self.query_one(f"#knob-{k.name}")
-            if isinstance(widget, Select):
-                widget.value = show(values[k.name])
+        # As `--preset` does: the preset's knobs on top of the others, which stay as they are.
+        for key, value in PRESETS[name].knobs.items():
+            widget = self.query_one(f"#knob-{key}")
+            if isinstance(widget, ChoiceField):
+                widget.value = show(value)
             elif isinstance(widget, Input):
-                widget.value = "" if values[k.name] is None else show(values[k.name])
+                widget.value = "" if value is None else show(value)
 
     @on(Input.Changed)
     def input_changed(self, event: Input.Changed) -> None:
@@ -236,15 +252,15 @@ class SettingsScreen(Screen[SettingsResult | None]):
         return text
 
     def _set_error(self, field: str, message: str) -> None:
+        """Show why ``field`` is refused in place of its help, or give the help back."""
         if message:
             self.errors[field] = message
         else:
             self.errors.pop(field, None)
-        error = self.query_one(f"#error-{field}", Static)
-        error.update(message)
-        error.display = bool(message)
-        row = self.query_one(f"#row-{field}")
-        row.set_class(bool(message), "-invalid")
+        line = self.query_one(f"#help-{field}", Static)
+        line.update(message or self.helps.get(field, ""))
+        line.set_class(bool(message), "-error")
+        self.query_one(f"#row-{field}").set_class(bool(message), "-invalid")
 
     # -- applying -----------------------------------------------------------------------
 
@@ -267,11 +283,11 @@ class SettingsScreen(Screen[SettingsResult | None]):
         settings.inputs = self._parse("inputs", value("inputs"))
         settings.iters = self._parse("iters", value("iters"))
         settings.duration = self._parse("duration", value("duration"))
-        preset = str(self.query_one("#preset", Select).value)
+        preset = self.query_one("#preset", ChoiceField).value
         settings.preset = preset if preset in PRESETS else None
         for k in KNOBS:
             widget = self.query_one(f"#knob-{k.name}")
-            text = str(widget.value) if isinstance(widget, (Input, Select)) else ""
+            text = str(widget.value) if isinstance(widget, (Input, ChoiceField)) else ""
             settings.knobs[k.name] = k.parse(text)
         settings.resolve()
         return settings
