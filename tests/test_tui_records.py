@@ -217,3 +217,23 @@ def test_typing_q_in_a_form_field_types_it() -> None:
         assert app.screen.id == "main"
 
     run(app, scenario)
+
+
+def test_chart_keys_switch_scale_and_warmup_view() -> None:
+    from warmscope.tui.latency_chart import LatencyChart
+
+    app = build_app(records=[SCRIPT])
+
+    async def scenario(pilot: Pilot) -> None:
+        chart = app.screen.query_one(LatencyChart)
+        assert chart.log_scale and "latency (log)" in str(chart.border_title)
+        await pilot.press("l")
+        assert not chart.log_scale and "latency (linear)" in str(chart.border_title)
+        await pilot.press("z")
+        assert chart.zoom and "warm-up view" in str(chart.border_title)
+        lines = chart.build_lines(70, 12)
+        assert lines[-1].plain.rstrip().endswith("59")  # a 60-iteration run fits the view
+        await pilot.press("z", "l")
+        assert chart.log_scale and not chart.zoom
+
+    run(app, scenario)
