@@ -672,7 +672,7 @@ def report_error(channel: Channel, exc: BaseException, *, where: str, usage: boo
             "iteration": State.iteration,
             "phase": State.phase,
             "usage": usage,
-            "type": type(exc).__name__,
+            "exception": type(exc).__name__,
             "message": str(exc) if usage else f"{type(exc).__name__}: {exc}",
             "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
         },

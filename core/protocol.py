@@ -13,7 +13,7 @@ Messages (key ``t``):
 - ``busy``: the current iteration has been running for ``ms`` (sent only while it is long),
   with ``activity`` (e.g. the compile in progress).
 - ``error``: ``where``, ``iteration``, ``usage`` (a bad target or input rather than a failing
-  model), ``type``, ``message``, ``traceback``.
+  model), ``exception`` (its class name), ``message``, ``traceback``.
 - ``done``: ``status`` (``ok`` | ``stopped`` | ``failed``), ``iterations``.
 
 On fd 2 (the child's stderr), while some log capture is on, the agent writes a marker line

@@ -322,10 +322,14 @@ class RunSession:
         skip = len(it_marker)
         for line in lines:
             if line.startswith(it_marker) and line[skip:].isdigit():
-                self._context = ("it", int(line[skip:]))  # the common case, one per iteration
+                # The common case, one per iteration. A new iteration closes the open block
+                # (a graph dump), so it reaches the screen now, not when the next line comes.
+                self._emit(self._parser.flush())
+                self._context = ("it", int(line[skip:]))
                 continue
             mark = protocol.parse_marker(line)
             if mark is not None:
+                self._emit(self._parser.flush())
                 kind, value = mark
                 self._context = (
                     ("it", int(value))
@@ -397,7 +401,7 @@ class RunSession:
             writer.write({"type": "env", "env": msg})
         elif t == "error":
             self.data.error = msg
-            writer.write({"type": "error", **msg})
+            writer.write({**msg, "type": "error"})
             writer.flush()
         elif t == "profile":
             self.data.profiles[msg["iteration"]] = msg

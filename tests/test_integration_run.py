@@ -270,3 +270,45 @@ def test_compare_two_records(speech_defaults: Result, tmp_path: Path) -> None:
     assert any(line.startswith("first_ms") and line.rstrip().endswith("×") for line in lines)
     assert any(line.startswith("steady_from") for line in lines)
     assert any(line.strip().startswith("graph_optimizer") for line in lines)  # settings that differ
+
+
+def test_events_arrive_while_the_run_goes_on(tmp_path: Path) -> None:
+    """The Optimized Graph of iteration 1 reaches a consumer long before the run ends."""
+    from warmscope.core.session import Cursor, RunSession
+    from warmscope.core.settings import RunSettings
+
+    settings = RunSettings(target="sample:speech", duration=30)
+    settings.set("intra_op_threads=1")
+    session = RunSession(settings, record_path=tmp_path / "live.jsonl")
+    session.start()
+    cursor = Cursor()
+    seen: list[tuple[int | None, str]] = []
+    try:
+        deadline = time.monotonic() + 25
+        while time.monotonic() < deadline and ("Optimized Graph" not in [t for _, t in seen]):
+            update = session.poll(cursor)
+            seen += [(e.iteration, e.title) for e in update.events]
+            time.sleep(0.05)
+        assert (1, "Optimized Graph") in seen
+        assert not session.finished.is_set(), "seen while the run was still going"
+    finally:
+        session.stop()
+        session.wait(30)
+
+
+def test_error_details_reach_the_record(tmp_path: Path) -> None:
+    r = warmscope(
+        "run",
+        f"{FACTORIES}:raises_at_3",
+        "--input",
+        "2x8",
+        "--iters",
+        "10",
+        "--record",
+        str(tmp_path / "f.jsonl"),
+        json_path=tmp_path / "f.json",
+    )
+    assert r.code == 1
+    error = read_run(tmp_path / "f.jsonl").error
+    assert error is not None and error["exception"] == "RuntimeError" and error["iteration"] == 3
+    assert "mat1 and mat2" in error["traceback"]
