@@ -18,7 +18,7 @@ outliers to report elsewhere, not warm-up.
 from __future__ import annotations
 
 import math
-import statistics
+import operator
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, fields
 
@@ -64,10 +64,20 @@ def _percentile_sorted(s: Sequence[float], q: float) -> float:
 
 def _slow_threshold(x: Sequence[float]) -> float:
     """Return the latency above which an iteration counts as slow (needs len(x) >= 1)."""
-    tail = x[len(x) // 2 :]
-    m = statistics.median(tail)
-    sigma = _MAD_TO_SIGMA * statistics.median([abs(t - m) for t in tail])
+    tail = sorted(x[len(x) // 2 :])
+    m = _median_sorted(tail)
+    # Deviations from the median of a sorted list are two sorted runs (falling, then rising):
+    # sorting them is a linear merge for timsort, not a full sort.
+    below = [m - t for t in tail[: len(tail) // 2]]
+    above = [t - m for t in tail[len(tail) // 2 :]]
+    below.reverse()  # now rising too: two rising runs, merged by timsort in linear time
+    sigma = _MAD_TO_SIGMA * _median_sorted(sorted(below + above))
     return float(m + max(_SIGMA_MULT * sigma, _REL_MARGIN * m))
+
+
+def _median_sorted(s: Sequence[float]) -> float:
+    half = len(s) // 2
+    return float(s[half]) if len(s) % 2 else (s[half - 1] + s[half]) / 2
 
 
 def steady_from(latencies: Sequence[float]) -> int | None:
@@ -83,11 +93,13 @@ def steady_from(latencies: Sequence[float]) -> int | None:
     if n < 2:
         return None
     thr = _slow_threshold(latencies)
-    fast = [v <= thr for v in latencies]
-    for i in range(n):
-        if all(fast[i : i + _WINDOW]):
-            return i
-    return None
+    run = 0  # consecutive not-slow iterations so far; the scan stops at the answer
+    for i, v in enumerate(latencies):
+        run = run + 1 if v <= thr else 0
+        if run == _WINDOW:
+            return i - _WINDOW + 1
+    # Near the end the window is cut short: a trailing run of not-slow iterations counts.
+    return n - run if run else None
 
 
 @dataclass(frozen=True)
@@ -120,7 +132,8 @@ def _mean_std(v: Sequence[float]) -> tuple[float, float]:
     if lo == hi:
         return float(lo), 0.0
     mean = min(max(math.fsum(v) / len(v), lo), hi)
-    var = math.fsum((x - mean) ** 2 for x in v) / len(v)
+    deviations = [x - mean for x in v]
+    var = math.fsum(map(operator.mul, deviations, deviations)) / len(v)
     return mean, math.sqrt(var)
 
 
@@ -139,9 +152,13 @@ def summarize(latencies: Sequence[float], exclude: Collection[int] = ()) -> Summ
     """
     n = len(latencies)
     first = float(latencies[0]) if n else None
-    excluded = set(exclude)
-    kept_idx = [i for i in range(n) if i not in excluded]
-    kept = [float(latencies[i]) for i in kept_idx]
+    excluded = {i for i in exclude if 0 <= i < n}
+    if excluded:
+        kept_idx: Sequence[int] = [i for i in range(n) if i not in excluded]
+        kept = [float(latencies[i]) for i in kept_idx]
+    else:  # the usual case, and a long run's: no index bookkeeping
+        kept_idx = range(n)
+        kept = list(map(float, latencies))
 
     pos = steady_from(kept)
     sf = kept_idx[pos] if pos is not None else None

@@ -115,7 +115,7 @@ class WarmscopeApp(App[int]):
             entry = RunEntry.from_record(len(self.runs) + 1, data)
             self.runs.append(entry)
             if data.count <= INLINE_SUMMARY_MAX:  # cheaper than a worker and a second frame
-                entry.view.summary = stats.summarize(data.ms)
+                entry.view.summary = data.summary()  # leaves profiled iterations out
                 entry.view.summary_count = data.count
             else:
                 self._want_summary(entry, force=True)
@@ -242,8 +242,9 @@ class WarmscopeApp(App[int]):
             return
         self._summary_busy.add(entry.number)
         snapshot = entry.ms_snapshot()
+        profiled = sorted(entry.data.profiles)  # the profiler slowed these: not in the statistics
         self.run_worker(
-            partial(self._summarize, entry, snapshot),
+            partial(self._summarize, entry, snapshot, profiled),
             name="summary",  # the default name and description would repr every latency
             description="summary",
             thread=True,
@@ -251,9 +252,12 @@ class WarmscopeApp(App[int]):
             exit_on_error=False,
         )
 
-    def _summarize(self, entry: RunEntry, ms: Sequence[float]) -> None:
+    def _summarize(self, entry: RunEntry, ms: Sequence[float], profiled: Sequence[int]) -> None:
         t0 = time.perf_counter()
-        summary = stats.summarize(ms)
+        if entry.data.finished and entry.data.count == len(ms):
+            summary = entry.data.summary()  # computed once at the run's end, and cached
+        else:
+            summary = stats.summarize(ms, exclude=profiled)
         cost = time.perf_counter() - t0
         self.post_message(SummaryReady(entry, summary, len(ms), cost))
 
