@@ -6,14 +6,20 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
+
+from warmscope.core.session import RUN_ID_VAR
 
 TARGETS = Path(__file__).parent / "targets"
 FACTORIES = TARGETS / "factories.py"
+PLANTED = Path(__file__).parent / "faults" / "planted.py"
+K = 3  # the iteration in which a planted fault strikes
 
 
 @dataclass
@@ -47,3 +53,26 @@ def warmscope(*args: str, json_path: Path | None = None, timeout: float = 120, *
         json.loads(json_path.read_text()) if json_path is not None and json_path.exists() else None
     )
     return Result(proc.returncode, proc.stdout, proc.stderr, doc)
+
+
+def run_id_of(record: Path) -> str:
+    with record.open() as f:
+        return json.loads(f.readline())["run_id"]
+
+
+def survivors(run_id: str) -> list[int]:
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if proc.environ().get(RUN_ID_VAR) == run_id and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def wait_gone(run_id: str, within: float) -> list[int]:
+    deadline = time.monotonic() + within
+    while (left := survivors(run_id)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left

@@ -16,37 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import warmscope
+from tests.conftest import PLANTED, K, run_id_of, survivors, wait_gone, warmscope
 from warmscope.core.record import read_run
-from warmscope.core.session import RUN_ID_VAR
-
-FAULTS = Path(__file__).parent / "faults"
-PLANTED = FAULTS / "planted.py"
-K = 3
-
-
-def run_id_of(record: Path) -> str:
-    with record.open() as f:
-        return json.loads(f.readline())["run_id"]
-
-
-def survivors(run_id: str) -> list[int]:
-    found = []
-    for proc in psutil.process_iter(["pid"]):
-        try:
-            if proc.environ().get(RUN_ID_VAR) == run_id and proc.status() != psutil.STATUS_ZOMBIE:
-                found.append(proc.pid)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
-
-
-def wait_gone(run_id: str, within: float) -> list[int]:
-    deadline = time.monotonic() + within
-    while (left := survivors(run_id)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
-
 
 CASES = [
     # (target, extra args, status, words in the detail, iterations kept)
@@ -92,7 +63,7 @@ def test_fault_outcome(
 def test_missing_dependency_of_the_model_file(tmp_path: Path) -> None:
     r = warmscope(
         "run",
-        f"{FAULTS / 'missing_import.py'}:make_model",
+        f"{PLANTED.parent / 'missing_import.py'}:make_model",
         "--input",
         "4",
         "--record",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import time
 from collections.abc import Iterable, Sequence
 from functools import partial
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # loaded with the first run: the first frame does not wait fo
 
 POLL_S = 1 / 10  # ten batches a second: live to the eye, cheap for the CPU
 SUMMARY_MIN_INTERVAL_S = 0.5
+HANGUP_GRACE_S = 0.5  # after SIGHUP nobody watches: stop quickly
 INLINE_SUMMARY_MAX = 20_000  # a record this short is summarized in a few ms, before its frame
 SUMMARY_COST_FACTOR = 20  # a live summary may use at most 1/20 of the time
 STOP_WAIT_S = 3.0
@@ -104,6 +106,29 @@ class WarmscopeApp(App[int]):
 
     def on_mount(self) -> None:
         self._timer = self.set_interval(POLL_S, self._tick, pause=True)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGHUP, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self._on_hangup)
+
+    def _on_hangup(self) -> None:
+        """The terminal went away (an SSH drop) or we were told to end: end runs properly, fast.
+
+        Without this the process would die at once; its child would follow (parent-death
+        signal) but the record would lack its last lines and its end.
+        """
+        live = [e.session for e in self.runs if e.live and e.session is not None]
+        for session in live:
+            session.stop(grace=HANGUP_GRACE_S)
+        self.run_worker(self._exit_after(live), exclusive=True, group="hangup")
+
+    async def _exit_after(self, sessions: list[RunSession]) -> None:
+        await self._wait_finished(sessions, 3 * HANGUP_GRACE_S)
+        for session in sessions:
+            if not session.finished.is_set():
+                session.kill()
+        await self._wait_finished(sessions, KILL_WAIT_S)
+        self.exit(0)
 
     def on_main_screen_ready(self) -> None:
         for item in self.initial_records:

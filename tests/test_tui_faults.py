@@ -1,0 +1,163 @@
+"""Faults in the TUI: the screen stays up with the status and the child's last stderr lines;
+a killed or hung-up TUI leaves no child behind and a record that reads back.
+
+Real children, real torch: the planted faults of tests/faults/planted.py strike in iteration 3.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import os
+import pty
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Log
+
+from tests.test_reliability import PLANTED, K, run_id_of, survivors, wait_gone
+from warmscope.core.record import read_run
+from warmscope.core.settings import RunSettings
+from warmscope.tui.app import WarmscopeApp, build_app
+from warmscope.tui.run_header import RunHeader
+
+SIZE = (100, 30)
+
+
+@pytest.fixture(autouse=True)
+def records_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("FAULT_MEMORY_LIMIT", str(3 * 2**30))
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {condition}")
+        await pilot.pause(0.05)
+
+
+FAULTS = [
+    # (factory, extra settings, status, a line the stderr pane must show, iterations kept)
+    ("segfault", {}, "crashed", "Segmentation fault", K),
+    ("exits", {}, "crashed", "exited with code 7", K),
+    ("hangs", {"timeout": 5.0}, "timeout", "--timeout 5", K),
+    ("allocates", {}, "failed", "can't allocate memory", K),
+    ("raises_while_loading", {}, "failed", "planted failure while building the model", 0),
+]
+
+
+@pytest.mark.parametrize(
+    ("factory", "extra", "status", "shown", "kept"), FAULTS, ids=[f[0] for f in FAULTS]
+)
+def test_fault_keeps_the_screen_with_status_and_last_stderr(
+    factory: str, extra: dict[str, float], status: str, shown: str, kept: int
+) -> None:
+    settings = RunSettings(target=f"{PLANTED}:{factory}", inputs=["4"], iters=20, **extra)  # type: ignore[arg-type]
+    app = build_app(settings=settings)
+    seen: dict[str, object] = {}
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished)
+        await pilot.pause(0.3)
+        entry = app.runs[0]
+        seen["record"] = entry.data.record_path
+        assert entry.data.status == status
+        assert entry.view.count == kept
+        assert status in app.screen.query_one(RunHeader).plain
+        lines = app.screen.query_one("#stderr", Log).lines
+        assert any(shown in line for line in lines), lines[-15:]
+        assert app.is_running  # the screen stays up
+        await pilot.press("q")
+
+    asyncio.run(_run(app, scenario))
+    record = Path(str(seen["record"]))
+    assert read_run(record).count == kept
+    assert survivors(run_id_of(record)) == []
+
+
+def test_flood_and_stdout_in_the_tui_stay_bounded() -> None:
+    app = build_app(settings=RunSettings(target=f"{PLANTED}:floods", inputs=["4"], iters=400))
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished)
+        entry = app.runs[0]
+        assert entry.data.status == "ok" and entry.view.count == 400
+        log = app.screen.query_one("#stderr", Log)
+        assert log.max_lines is not None and len(log.lines) <= log.max_lines
+        assert len(entry.view.stderr) <= (entry.view.stderr.maxlen or 0)
+        assert len(entry.data.stderr_tail) <= (entry.data.stderr_tail.maxlen or 0)
+        await pilot.press("q")
+
+    asyncio.run(_run(app, scenario))
+
+
+async def _run(app: WarmscopeApp, scenario: Callable) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await scenario(pilot)
+
+
+def start_tui(record: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """warmscope's TUI in a real pseudo-terminal, as a user starts it, running sample:trivial."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "warmscope.core.cli",
+            "sample:trivial",
+            "--duration",
+            "120",
+            "--record",
+            str(record),
+        ],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        env=dict(os.environ, TERM="xterm-256color"),
+    )
+    os.close(slave)
+    os.set_blocking(master, False)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with contextlib.suppress(BlockingIOError, OSError):
+            os.read(master, 1 << 16)  # keep the terminal drained, as a real one is
+        if record.exists() and '"type":"iters"' in record.read_text():
+            return proc, master
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("the TUI's run never started iterating")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP], ids=["SIGKILL", "SIGHUP"])
+def test_killed_or_hung_up_tui_leaves_no_child(sig: int, tmp_path: Path) -> None:
+    record = tmp_path / "tui.jsonl"
+    proc, master = start_tui(record)
+    run_id = run_id_of(record)
+    assert survivors(run_id), "the child is running"
+    if sig == signal.SIGHUP:
+        os.close(master)  # the terminal goes away, as when an SSH session drops
+    proc.send_signal(sig)
+    assert wait_gone(run_id, 2) == [], "the child is gone within 2 s"
+    proc.wait(timeout=10)
+    if sig == signal.SIGKILL:
+        os.close(master)
+    data = read_run(record)
+    assert data.count > 0
+    # SIGKILL gives no chance to finish the record: it says warmscope stopped. SIGHUP ends the run.
+    assert data.status == ("stopped" if sig == signal.SIGHUP else "crashed")
+    header = json.loads(record.read_text().splitlines()[0])
+    assert header["type"] == "header"
