@@ -150,9 +150,9 @@ def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> 
         assert isinstance(app.screen, ExportScreen)
         app.screen.query_one("#export-dir", Input).value = str(tmp_path / "exports")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: len(list((tmp_path / "exports").glob("*"))) == 3)
-        suffixes = sorted(p.suffix for p in (tmp_path / "exports").iterdir())
-        assert suffixes == [".csv", ".json", ".md"]
+        await wait_for(pilot, lambda: len(list((tmp_path / "exports").glob("*"))) == 4)
+        suffixes = sorted("".join(p.suffixes) for p in (tmp_path / "exports").iterdir())
+        assert suffixes == [".csv", ".json", ".md", ".report.md"]
 
     run(app, scenario)
 

@@ -88,7 +88,7 @@ def test_an_event_opens_with_its_full_text() -> None:
         await pilot.press("escape")
         table = app.screen.query_one(IterationTable)
         table.focus()
-        await pilot.press("home", "enter")  # iteration 0: the profiling run's graphs
+        await pilot.press("home", "enter", "t")  # iteration 0, all its text: the profiling run
         assert isinstance(app.screen, EventDetailScreen)
         assert "Profiled Graph" in app.screen.query_one(TextArea).text
 
@@ -144,7 +144,7 @@ def test_palette_offers_every_action() -> None:
     run(app, scenario)
 
 
-def test_export_of_a_record_writes_three_files(tmp_path: Path) -> None:
+def test_export_of_a_record_writes_four_files(tmp_path: Path) -> None:
     app = build_app(records=[SCRIPT])
 
     async def scenario(pilot: Pilot) -> None:
@@ -153,8 +153,14 @@ def test_export_of_a_record_writes_three_files(tmp_path: Path) -> None:
         await pilot.press("enter")
         await settle(pilot)
         names = sorted(p.name for p in (tmp_path / "out").iterdir())
-        assert names == ["speech-script.csv", "speech-script.json", "speech-script.md"]
+        assert names == [
+            "speech-script.csv",
+            "speech-script.json",
+            "speech-script.md",
+            "speech-script.report.md",
+        ]
         assert "| first iteration |" in (tmp_path / "out" / "speech-script.md").read_text()
+        assert "## Reproduce" in (tmp_path / "out" / "speech-script.report.md").read_text()
 
     run(app, scenario)
 

@@ -217,6 +217,8 @@ class WarmscopeApp(App[int]):
         for name in ("target", "iters", "duration", "inputs"):
             if a.get(name) != b.get(name):
                 parts.append(f"{name}={fmt.show(b.get(name))}")
+        if (a.get("profile_iters") or None) != b.get("profile_iters"):
+            parts.append(f"profile={b.get('profile_iters') or 'none'}")
         ka, kb = a.get("knobs", {}), b.get("knobs", {})
         parts += [f"{k}={fmt.show(v)}" for k, v in kb.items() if ka.get(k) != v]
         return " ".join(parts)
@@ -307,7 +309,7 @@ class WarmscopeApp(App[int]):
             return None if live else True
         if action == "compare":
             return True if len(self.runs) >= 2 else None
-        if action == "export":
+        if action in ("export", "graphs"):
             return True if self.viewed is not None else None
         return True
 
@@ -410,24 +412,66 @@ class WarmscopeApp(App[int]):
         self.push_screen(ExportScreen(directory, stem, entry.title), done)
 
     def _export(self, entry: RunEntry, folder: Path, stem: str) -> None:
-        from warmscope.core.export import export_all
-
         try:
             if entry.session is not None:
                 with entry.session.lock:  # a live run: a consistent cut of what it measured
-                    paths = export_all(entry.data, folder, stem)
+                    paths = self._write_exports(entry.data, folder, stem)
             else:
-                paths = export_all(entry.data, folder, stem)
+                paths = self._write_exports(entry.data, folder, stem)
         except OSError as exc:
             self.post_message(ExportDone([], str(exc)))
             return
         self.post_message(ExportDone(paths))
+
+    @staticmethod
+    def _write_exports(data: RunData, folder: Path, stem: str) -> list[Path]:
+        from warmscope.core.export import atomic_write, export_all
+        from warmscope.core.report import report
+        from warmscope.tui.export_screen import REPORT_SUFFIX
+
+        paths = export_all(data, folder, stem)
+        path = folder / f"{stem}.{REPORT_SUFFIX}"
+        atomic_write(path, report(data))
+        return [*paths, path]
 
     def on_export_done(self, message: ExportDone) -> None:
         if message.error:
             self.notify(message.error, title="Export failed", severity="error", timeout=8)
             return
         self.notify("\n".join(str(p) for p in message.paths), title="Exported", timeout=8)
+
+    def _next_base(self) -> RunSettings:
+        """The next run's settings, or the default sample's when nothing was chosen yet."""
+        if self.next_settings is not None:
+            return self.next_settings
+        from warmscope.sample_models import DEFAULT_SAMPLE
+
+        return RunSettings(target=f"sample:{DEFAULT_SAMPLE}")
+
+    def action_profile_iters(self) -> None:
+        from warmscope.tui.profile_screen import ProfileScreen
+
+        base = self._next_base()
+
+        def done(text: str | None) -> None:
+            if text is None:
+                return
+            settings = RunSettings.from_json(base.to_json())
+            settings.profile_iters = text or None
+            self.next_settings = settings
+            if self.viewed is not None:
+                self.main.query_one(RunHeader).show_entry(self.viewed, self.next_note())
+            what = f"profiles {text}" if text else "profiles nothing"
+            self.notify(f"next run {what} (r runs it)", timeout=3)
+
+        iters = base.iters if base.duration is None else None
+        self.push_screen(ProfileScreen(base.profile_iters or "", iters), done)
+
+    def action_graphs(self) -> None:
+        from warmscope.tui.graphs_screen import GraphsScreen
+
+        if self.viewed is not None:
+            self.push_screen(GraphsScreen(self.viewed))
 
     def action_help(self) -> None:
         from warmscope.tui.help_screen import HelpScreen

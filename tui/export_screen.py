@@ -1,4 +1,4 @@
-"""``ExportScreen``: where to write the viewed run's JSON, CSV and Markdown."""
+"""``ExportScreen``: where to write the viewed run's JSON, CSV, Markdown and report."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Static
 
 from warmscope.core.export import FORMATS
+
+REPORT_SUFFIX = "report.md"
 
 
 class ExportScreen(ModalScreen[Path | None]):
@@ -34,9 +36,10 @@ class ExportScreen(ModalScreen[Path | None]):
             with Horizontal(id="export-line"):
                 yield Label("folder", id="export-label")
                 yield Input(str(self.directory), id="export-dir")
-            names = ", ".join(f"{self.stem}.{ext}" for ext in FORMATS)
+            names = ", ".join(f"{self.stem}.{ext}" for ext in (*FORMATS, REPORT_SUFFIX))
             yield Static(
-                f"writes {names}: the JSON document, a CSV of iterations, a Markdown summary",
+                f"writes {names}: the JSON document, a CSV of iterations, a Markdown summary, "
+                "the full report (warmscope report)",
                 id="export-files",
                 markup=False,
             )

@@ -16,7 +16,7 @@ from warmscope.tui.main_screen import RUN_BINDINGS
 NAVIGATION: tuple[tuple[str, str], ...] = (
     ("1 2 3", "Panes: events, usage (CPU, memory, GPU), the child's stderr"),
     ("↑ ↓ PgUp PgDn", "Move: in a list; End follows the newest row again"),
-    ("Enter", "Open: an iteration's events, or an event's full text"),
+    ("Enter", "Open: an iteration (latency, events, operators, diff), or an event's text"),
     ("Tab", "Focus: the next pane"),
     ("ctrl+p", "Palette: every action by name"),
     ("?", "Help: this list"),

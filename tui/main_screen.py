@@ -37,8 +37,31 @@ RUN_BINDINGS: list[BindingType] = [
         "h", "app.history", "History", id="history", tooltip="runs of this session and records"
     ),
     Binding("c", "app.compare", "Compare", id="compare", tooltip="compare two runs"),
-    Binding("x", "app.export", "Export", id="export", tooltip="write JSON, CSV and Markdown"),
-    # Chart views: in the help and the palette; the footer keeps to the run keys at 80 columns.
+    Binding(
+        "x",
+        "app.export",
+        "Export",
+        id="export",
+        tooltip="write JSON, CSV, Markdown and the report",
+    ),
+    # In the help and the palette: the footer keeps to the run keys at 80 columns.
+    Binding(
+        "p",
+        "app.profile_iters",
+        "Profile iterations",
+        id="profile",
+        tooltip="on the next run (--profile-iters)",
+        show=False,
+    ),
+    Binding(
+        "g",
+        "app.graphs",
+        "Graphs",
+        id="graphs",
+        tooltip="TorchScript graph as loaded and as run warm; code",
+        show=False,
+    ),
+    # Chart views: in the help and the palette too.
     Binding(
         "l",
         "toggle_log",
@@ -194,9 +217,6 @@ class MainScreen(Screen[None]):
         if isinstance(message.row_list, EventsPane):
             self.app.push_screen(EventDetailScreen([message.row]))
             return
-        iteration = message.row[0]
-        events = list(entry.data.events_at(iteration))
-        if not events:
-            self.notify(f"iteration {iteration}: no events", timeout=2)
-            return
-        self.app.push_screen(EventDetailScreen(events, iteration=iteration))
+        from warmscope.tui.iteration_screen import IterationScreen
+
+        self.app.push_screen(IterationScreen(entry, message.row[0]))

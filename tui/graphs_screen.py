@@ -1,0 +1,135 @@
+"""``GraphsScreen``: what a TorchScript run executed: the graph as loaded beside the graph that
+ran last once warm, and the module's code."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.events import Resize
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
+
+from warmscope.tui.runs import RunEntry
+
+SIDE_BY_SIDE_MIN_W = 100
+SOURCE_NOTE = re.compile(r"\s+# \S.*:\d+:\d+$")  # `# /path/to/file.py:156:11` after a node
+NO_GRAPHS = (
+    "This run has no TorchScript graphs: they are captured at the end of script and trace "
+    "runs (and .pt archives), not of eager or compiled ones."
+)
+
+
+def without_sources(graph: str) -> str:
+    """The graph without the source location that ends most node lines: the structure shows."""
+    return "\n".join(SOURCE_NOTE.sub("", line) for line in graph.splitlines())
+
+
+NODE_KINDS = (
+    ("prim::CallMethod", "calls"),
+    ("prim::profile", "profile nodes"),
+    ("prim::TypeCheck", "type guards"),
+    ("prim::RequiresGradCheck", "grad guards"),
+    ("prim::BailOut", "bailouts"),
+    ("FusionGroup", "fusion groups"),
+    ("prim::TensorExprGroup", "TensorExpr groups"),
+    ("prim::DifferentiableGraph", "differentiable graphs"),
+)
+
+
+def graph_facts(graph: str) -> str:
+    """``142 lines · 6 profile nodes``: the node kinds the executor adds or removes."""
+    parts = [f"{len(graph.splitlines())} lines"]
+    for needle, name in NODE_KINDS:
+        n = graph.count(needle)
+        if n:
+            parts.append(f"{n} {name}")
+    return " · ".join(parts)
+
+
+def pane(text: str, id: str) -> TextArea:
+    return TextArea(text, read_only=True, soft_wrap=False, show_line_numbers=False, id=id)
+
+
+class GraphsScreen(ModalScreen[None]):
+    """Two scrollable panes (stacked below 100 columns); ``s`` shows the source locations."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss", "Close", id="close-graphs"),
+        Binding("1", "tab('graphs-tab-graphs')", "Graphs", id="graphs-graphs"),
+        Binding("2", "tab('graphs-tab-code')", "Code", id="graphs-code"),
+        Binding("s", "toggle_sources", "Sources", id="graphs-sources"),
+    ]
+
+    def __init__(self, entry: RunEntry) -> None:
+        super().__init__()
+        self.entry = entry
+        self.graphs = dict(entry.data.graphs)
+        self.sources = False
+
+    def compose(self) -> ComposeResult:
+        g = self.graphs
+        with Vertical(id="graphs-box"):
+            if not any(g.get(k) for k in ("graph", "optimized", "code")):
+                yield Static(NO_GRAPHS, id="graphs-none", markup=False)
+            else:
+                yield Static(
+                    "left: the graph as loaded · right: the graph that ran last once warm "
+                    "(torch.jit.last_executed_optimized_graph) · s: source locations",
+                    id="graphs-hint",
+                    markup=False,
+                )
+                with TabbedContent(id="graphs-tabs"):
+                    with TabPane("Graphs", id="graphs-tab-graphs"), Horizontal(id="graphs-pair"):
+                        yield pane(self._graph("graph"), "graph-loaded")
+                        yield pane(self._graph("optimized"), "graph-optimized")
+                    with TabPane("Code", id="graphs-tab-code"):
+                        yield pane(g.get("code") or "(not captured)", "graph-code")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        box = self.query_one("#graphs-box")
+        box.border_title = "TorchScript graphs"
+        box.border_subtitle = self.entry.title
+        self._titles()
+        found = self.query("#graph-loaded")
+        if found:
+            found.first().focus()
+
+    def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width < SIDE_BY_SIDE_MIN_W, "-stacked")
+
+    def _graph(self, key: str) -> str:
+        text = self.graphs.get(key) or "(not captured)"
+        return text if self.sources else without_sources(text)
+
+    def _titles(self) -> None:
+        for key, id, name in (
+            ("graph", "#graph-loaded", "as loaded"),
+            ("optimized", "#graph-optimized", "executed last, once warm"),
+        ):
+            found = self.query(id)
+            if found:
+                found.first().border_title = name
+                found.first().border_subtitle = graph_facts(self.graphs.get(key) or "")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("tab", "toggle_sources") and not self.query("#graphs-tabs"):
+            return None
+        return True
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        self.query_one("#graph-loaded" if tab == "graphs-tab-graphs" else "#graph-code").focus()
+
+    def action_toggle_sources(self) -> None:
+        self.sources = not self.sources
+        self.query_one("#graph-loaded", TextArea).load_text(self._graph("graph"))
+        self.query_one("#graph-optimized", TextArea).load_text(self._graph("optimized"))
+        self.notify(f"source locations {'shown' if self.sources else 'hidden'}", timeout=2)
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)
