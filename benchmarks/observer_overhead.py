@@ -103,8 +103,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--iters", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=60_000)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     results: dict[str, list[dict[str, float]]] = {
         "bare": [],
@@ -116,23 +116,32 @@ def main() -> None:
         results["warmscope"].append(watched(args.iters, None))
         results["warmscope, no log"].append(watched(args.iters, ""))
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
-    med = {
-        k: {m: statistics.median(x[m] for x in v) for m in ("p50_us", "rate")}
-        for k, v in results.items()
-    }
-    base = med["bare"]
+    # This machine's speed drifts between rounds (shared cores): compare within each round,
+    # where the bare and watched loops ran back to back; report the median and range of ratios.
     print(
-        f"model: {MODEL.name} (scripted, 1 thread), {args.iters} iterations, median of {args.rounds} rounds"
+        f"model: {MODEL.name} (scripted, 1 thread), {args.iters} iterations, {args.rounds} rounds"
     )
-    print(f"cpu: {os.cpu_count()} logical cores")
-    print(f"{'loop':<20} {'steady p50':>12} {'rate':>14} {'p50 vs bare':>12} {'rate vs bare':>13}")
-    for name, m in med.items():
+    print(f"cpu: {os.cpu_count()} logical cores, load {os.getloadavg()[0]:.2f}")
+    print(f"{'loop':<18} {'steady p50':>11} {'rate':>13} {'p50 vs bare':>20} {'rate vs bare':>20}")
+    base = results["bare"]
+    for name, runs in results.items():
+        p50 = statistics.median(r["p50_us"] for r in runs)
+        rate = statistics.median(r["rate"] for r in runs)
+        p50_ratios = [r["p50_us"] / b["p50_us"] * 100 for r, b in zip(runs, base, strict=True)]
+        rate_ratios = [r["rate"] / b["rate"] * 100 for r, b in zip(runs, base, strict=True)]
         print(
-            f"{name:<20} {m['p50_us']:>9.2f} µs {m['rate']:>10,.0f} it/s "
-            f"{m['p50_us'] / base['p50_us'] * 100:>10.1f}% {m['rate'] / base['rate'] * 100:>12.1f}%"
+            f"{name:<18} {p50:>8.2f} µs {rate:>9,.0f} it/s "
+            f"{_ratio(p50_ratios):>20} {_ratio(rate_ratios):>20}"
         )
-    added = 1e6 / med["warmscope"]["rate"] - 1e6 / base["rate"]
-    print(f"added per iteration (defaults): {added:.2f} µs")
+    added = [
+        1e6 / w["rate"] - 1e6 / b["rate"] for w, b in zip(results["warmscope"], base, strict=True)
+    ]
+    print(f"added per iteration (defaults), median of rounds: {statistics.median(added):.2f} µs")
+
+
+def _ratio(values: list[float]) -> str:
+    """Median percentage, with the range over rounds."""
+    return f"{statistics.median(values):.1f}% ({min(values):.0f}-{max(values):.0f})"
 
 
 if __name__ == "__main__":
