@@ -116,7 +116,10 @@ class RowList(ScrollView, can_focus=True):
             if part:
                 style = style + self.part_style(part)
             if cursor:
-                style = style + self.part_style("cursor")
+                # Only the cursor's background, blended over ours: a partial style would drop
+                # its transparency and paint a solid bar the colour of the warm-up text.
+                blended = self.get_component_rich_style("row-list--cursor", partial=False)
+                style = style + Style(bgcolor=blended.bgcolor, bold=True)
             self._styles[key] = style
         return style
 
