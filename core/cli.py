@@ -20,6 +20,7 @@ from warmscope.core.knobs import KNOBS
 from warmscope.core.record import RecordError, read_run
 from warmscope.core.run import RunData
 from warmscope.core.settings import DEFAULT_ITERS, PRESETS, RunSettings, SettingsError
+from warmscope.core.units import ms as fmt_ms
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STOPPED = 0, 1, 2, 130
 COMMANDS = ("run", "open", "compare", "report", "samples", "knobs")
@@ -296,16 +297,6 @@ class Progress:
 
     def close(self) -> None:
         self.live.stop()
-
-
-def fmt_ms(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value >= 100:
-        return f"{value:.1f} ms"
-    if value >= 1:
-        return f"{value:.2f} ms"
-    return f"{value * 1000:.1f} µs"
 
 
 def render_summary(data: RunData) -> str:

@@ -164,13 +164,17 @@ class RunSettings:
         }
 
     def command_line(self) -> list[str]:
-        """The ``warmscope run`` command that reproduces these settings."""
+        """The ``warmscope run`` command that reproduces these settings (parses back to them)."""
         argv = ["warmscope", "run", self.target]
         for spec in self.inputs:
             argv += ["--input", spec]
+        base = default_values()
+        if self.preset in PRESETS:
+            argv += ["--preset", self.preset]
+            base.update(PRESETS[self.preset].knobs)
         for k in KNOBS:
             value = self.knobs.get(k.name, k.default)
-            if value != k.default:
+            if value != base.get(k.name):
                 argv += ["--set", f"{k.name}={k.show(value)}"]
         for name, value in self.env.items():
             argv += ["--set", f"env.{name}={value}"]

@@ -14,7 +14,7 @@ from warmscope.core.session import Update
 from warmscope.core.settings import RunSettings
 from warmscope.tui import fmt
 from warmscope.tui.chart import latency_chart, overlay_chart
-from warmscope.tui.runs import MAX_ROWS, RunView, reproduce_command
+from warmscope.tui.runs import MAX_ROWS, RunView
 from warmscope.tui.series import LatencySeries
 
 deterministic = settings(derandomize=True, deadline=None, database=None, max_examples=150)
@@ -155,14 +155,16 @@ def test_run_view_keeps_bounded_rows_and_routes_stderr_to_its_pane() -> None:
 
 
 def test_reproduce_command_parses_back_to_the_same_settings() -> None:
-    s = RunSettings(target="sample:speech", inputs=["1x300x40"])
+    s = RunSettings(target="sample:speech", inputs=["1x300x40"], profile_iters="0,1,steady")
     s.apply_preset("no-profiling")
+    s.set("profiling_executor=default")  # a knob the preset set, put back: --set ...=default
     s.set("num_profiled_runs=2")
     s.set("env.OMP_NUM_THREADS=1")
     s.duration = 2.5
-    cmd = reproduce_command(s)
+    cmd = s.command_line()
     assert cmd[:3] == ["warmscope", "run", "sample:speech"]
     back = build_settings(make_parser("run").parse_args(cmd[2:]))
     assert back.knobs == s.knobs
     assert back.env == s.env
     assert (back.preset, back.duration, back.inputs) == (s.preset, s.duration, s.inputs)
+    assert back.profile_iters == s.profile_iters

@@ -31,7 +31,7 @@ from warmscope.core.settings import PRESETS, RunSettings, SettingsError
 from warmscope.tui import fmt
 from warmscope.tui.main_screen import RUN_BINDINGS, MainScreen
 from warmscope.tui.run_header import RunHeader
-from warmscope.tui.runs import RunEntry, error_lines, reproduce_command
+from warmscope.tui.runs import RunEntry, error_lines
 
 if TYPE_CHECKING:  # loaded with the first run: the first frame does not wait for it
     from warmscope.core.session import RunSession
@@ -170,7 +170,7 @@ class WarmscopeApp(App[int]):
             session = RunSession(
                 settings,
                 record_path=self._next_record_path(),
-                command=reproduce_command(settings),
+                command=settings.command_line(),
             )
             session.start()
         except (SettingsError, OSError) as exc:

@@ -6,25 +6,9 @@ from typing import Any
 
 from warmscope.core.knobs import KNOBS
 
-
-def num3(value: float) -> str:
-    """Three significant digits without an exponent: 1.23, 12.3, 123, 1234."""
-    if value >= 99.95:
-        return f"{value:.0f}"
-    if value >= 9.995:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
-
-
-def ms(value: float | None) -> str:
-    """A latency in the unit that keeps three significant digits: 1.34 s, 18.7 ms, 25.1 µs."""
-    if value is None:
-        return "-"
-    if value >= 999.5:
-        return f"{num3(value / 1000)} s"
-    if value >= 0.9995:
-        return f"{num3(value)} ms"
-    return f"{num3(value * 1000)} µs"
+# One latency formatter for the CLI and the TUI lives in core; re-exported for the widgets.
+from warmscope.core.units import ms as ms
+from warmscope.core.units import num3 as num3
 
 
 def seconds(value: float) -> str:

@@ -18,9 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from warmscope.core.jitlog import label_for
-from warmscope.core.knobs import default_values
 from warmscope.core.run import Event, RunData
-from warmscope.core.settings import PRESETS, RunSettings
 from warmscope.core.stats import Summary
 from warmscope.tui.fmt import settings_line
 from warmscope.tui.series import LatencySeries, mark_priority
@@ -176,46 +174,8 @@ def mode_of(data: RunData) -> str:
     return str(data.settings.get("knobs", {}).get("mode") or data.target.get("default_mode") or "?")
 
 
-def reproduce_command(settings: RunSettings) -> list[str]:
-    """The headless command that repeats a run with these settings."""
-    cmd = ["warmscope", "run", settings.target]
-    for spec in settings.inputs:
-        cmd += ["--input", spec]
-    if settings.preset:
-        cmd += ["--preset", settings.preset]
-    base = default_values()
-    if settings.preset in PRESETS:
-        base.update(PRESETS[settings.preset].knobs)
-    for name, value in settings.knobs.items():
-        if value != base.get(name):
-            cmd += ["--set", f"{name}={'default' if value is None else _show(value)}"]
-    for key, value in settings.env.items():
-        cmd += ["--set", f"env.{key}={value}"]
-    if settings.duration is not None:
-        cmd += ["--duration", f"{settings.duration:g}"]
-    else:
-        cmd += ["--iters", str(settings.iters)]
-    for flag, value in (
-        ("--timeout", settings.timeout),
-        ("--jit-log", settings.jit_log),
-        ("--torch-logs", settings.torch_logs),
-        ("--python", settings.python),
-    ):
-        if value is not None:
-            cmd += [flag, str(value) if not isinstance(value, float) else f"{value:g}"]
-    if settings.trust_pickle:
-        cmd.append("--trust-pickle")
-    return cmd
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return str(value)
-
-
 def command_text(cmd: list[str]) -> str:
-    return " ".join(shlex.quote(c) for c in cmd)
+    return shlex.join(cmd)
 
 
 @dataclass(eq=False)
