@@ -20,6 +20,7 @@ from warmscope.core.knobs import KNOBS
 from warmscope.core.record import RecordError, read_run
 from warmscope.core.run import RunData
 from warmscope.core.settings import DEFAULT_ITERS, PRESETS, RunSettings, SettingsError
+from warmscope.core.units import metric as metric_cell
 from warmscope.core.units import ms as fmt_ms
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STOPPED = 0, 1, 2, 130
@@ -444,7 +445,7 @@ def render_comparison(a: RunData, b: RunData, names: list[str]) -> str:
     lines.append(f"{'status':<18} {a.status:>{width}} {b.status:>{width}}")
     lines.append(f"{'iterations':<18} {a.count:>{width}} {b.count:>{width}}")
     for metric, va, vb, ratio in cmp.rows:
-        fa, fb = _cell(metric, va), _cell(metric, vb)
+        fa, fb = metric_cell(metric, va), metric_cell(metric, vb)
         r = f"{ratio:.2f}×" if ratio is not None else ""
         lines.append(f"{metric:<18} {fa:>{width}} {fb:>{width}}  {r}")
     ka, kb = a.settings.get("knobs", {}), b.settings.get("knobs", {})
@@ -456,18 +457,6 @@ def render_comparison(a: RunData, b: RunData, names: list[str]) -> str:
                 f"  {name:<16} {_show(ka.get(name)):>{width}} {_show(kb.get(name)):>{width}}"
             )
     return "\n".join(lines)
-
-
-def _cell(metric: str, value: float | None) -> str:
-    if value is None:
-        return "-"
-    if metric.endswith("_ms"):
-        return fmt_ms(value)
-    if metric == "cv":
-        return f"{value * 100:.1f}%"
-    if metric == "steady_from":
-        return str(int(value))
-    return f"{value:,.1f}"
 
 
 def cmd_tui(args: argparse.Namespace, argv: list[str], records: list[Path] | None = None) -> int:

@@ -141,7 +141,11 @@ def test_model_that_raises_keeps_earlier_iterations(tmp_path: Path) -> None:
     assert r.doc["status"] == "failed"
     assert r.doc["error"]["iteration"] == 3
     assert len(r.doc["iterations"]) == 3
-    assert read_run(tmp_path / "f.jsonl").count == 3
+    record = read_run(tmp_path / "f.jsonl")
+    assert record.count == 3
+    # The error's details reach the record too, not only the --json document.
+    assert record.error is not None and record.error["exception"] == "RuntimeError"
+    assert record.error["iteration"] == 3 and "mat1 and mat2" in record.error["traceback"]
 
 
 def test_ctrl_c_stops_and_still_reports(tmp_path: Path) -> None:
@@ -294,21 +298,3 @@ def test_events_arrive_while_the_run_goes_on(tmp_path: Path) -> None:
     finally:
         session.stop()
         session.wait(30)
-
-
-def test_error_details_reach_the_record(tmp_path: Path) -> None:
-    r = warmscope(
-        "run",
-        f"{FACTORIES}:raises_at_3",
-        "--input",
-        "2x8",
-        "--iters",
-        "10",
-        "--record",
-        str(tmp_path / "f.jsonl"),
-        json_path=tmp_path / "f.json",
-    )
-    assert r.code == 1
-    error = read_run(tmp_path / "f.jsonl").error
-    assert error is not None and error["exception"] == "RuntimeError" and error["iteration"] == 3
-    assert "mat1 and mat2" in error["traceback"]

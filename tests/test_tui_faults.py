@@ -26,6 +26,7 @@ from textual.pilot import Pilot
 from textual.widgets import Log
 
 from tests.test_reliability import PLANTED, K, run_id_of, survivors, wait_gone
+from tests.tui_support import wait_for
 from warmscope.core.record import read_run
 from warmscope.core.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
@@ -38,14 +39,6 @@ SIZE = (100, 30)
 def records_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("FAULT_MEMORY_LIMIT", str(3 * 2**30))
-
-
-async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {condition}")
-        await pilot.pause(0.05)
 
 
 FAULTS = [

@@ -6,7 +6,6 @@ Each child pays the torch import (a few seconds), so the scenarios share runs.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Log, Static
 
+from tests.tui_support import wait_for
 from warmscope.core.record import read_run
 from warmscope.core.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
@@ -33,14 +33,6 @@ SIZE = (100, 30)
 @pytest.fixture(autouse=True)
 def records_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
-
-
-async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {condition}")
-        await pilot.pause(0.05)
 
 
 def gone(pid: int) -> bool:

@@ -4,15 +4,14 @@ real profiled run: ``warmscope run sample:quantized_cnn --iters 20 --profile-ite
 
 from __future__ import annotations
 
-import asyncio
 import html
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static, TextArea
 
+from tests.tui_support import run, settle
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.event_screen import EventDetailScreen
 from warmscope.tui.graphs_screen import GraphsScreen, without_sources
@@ -36,20 +35,6 @@ def table_text(table: DataTable) -> str:
     return "\n".join(
         " ".join(str(cell) for cell in table.get_row_at(r)) for r in range(table.row_count)
     )
-
-
-async def settle(pilot: Pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def run(app: WarmscopeApp, scenario: Callable, size: tuple[int, int] = (100, 30)) -> None:
-    async def main() -> None:
-        async with app.run_test(size=size) as pilot:
-            await settle(pilot)
-            await scenario(pilot)
-
-    asyncio.run(main())
 
 
 def test_selecting_iteration_0_shows_its_operators_and_the_diff_against_steady() -> None:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import html
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Log, TextArea
 
+from tests.tui_support import run, settle
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.event_screen import EventDetailScreen
 from warmscope.tui.events_pane import EventsPane
@@ -31,21 +30,6 @@ def screen_text(app: WarmscopeApp) -> str:
     svg = app.export_screenshot()
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     return " ".join(html.unescape(t) for t in texts).replace("\xa0", " ")
-
-
-async def settle(pilot: Pilot) -> None:
-    """Wait for the summary workers and the refreshes they cause."""
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def run(app: WarmscopeApp, scenario: Callable, size: tuple[int, int] = (100, 30)) -> None:
-    async def main() -> None:
-        async with app.run_test(size=size) as pilot:
-            await settle(pilot)
-            await scenario(pilot)
-
-    asyncio.run(main())
 
 
 def test_open_shows_the_first_record_lists_all_and_starts_nothing() -> None:

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.text import Text
 
+from warmscope.core import units
 from warmscope.core.cli import build_settings, make_parser
 from warmscope.core.run import Event
 from warmscope.core.session import Update
@@ -119,7 +120,7 @@ def test_formatting_keeps_three_significant_digits() -> None:
     assert fmt.ms(999.9) == "1.00 s"
     assert fmt.seconds(4.25) == "4.2 s"
     assert fmt.seconds(65) == "1:05"
-    assert fmt.cell("cv", 0.129) == "12.9%"
+    assert units.metric("cv", 0.129) == "12.9%"
 
 
 def _update(first: int, ms: list[float], events: list[Event] = ()) -> Update:  # type: ignore[assignment]

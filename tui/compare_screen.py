@@ -13,7 +13,7 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 
-from warmscope.core import stats
+from warmscope.core import stats, units
 from warmscope.core.knobs import KNOBS
 from warmscope.tui import fmt
 from warmscope.tui.overlay_chart import OverlayChart
@@ -124,8 +124,8 @@ class CompareScreen(Screen[None]):
         for metric, va, vb, ratio in stats.compare(sa, sb).rows:
             metrics.add_row(
                 fmt.METRIC_NAMES.get(metric, metric),
-                Text(fmt.cell(metric, va), justify="right"),
-                Text(fmt.cell(metric, vb), justify="right"),
+                Text(units.metric(metric, va), justify="right"),
+                Text(units.metric(metric, vb), justify="right"),
                 ratio_text(metric, ratio),
             )
         rows = settings_diff(a.data.settings, b.data.settings)

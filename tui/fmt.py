@@ -9,6 +9,7 @@ from warmscope.core.knobs import KNOBS
 # One latency formatter for the CLI and the TUI lives in core; re-exported for the widgets.
 from warmscope.core.units import ms as ms
 from warmscope.core.units import num3 as num3
+from warmscope.core.units import rate as rate
 
 
 def seconds(value: float) -> str:
@@ -20,14 +21,6 @@ def seconds(value: float) -> str:
         return f"{minutes}:{secs:02d}"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}"
-
-
-def rate(per_s: float | None) -> str:
-    if not per_s:
-        return "-"
-    if per_s >= 100:
-        return f"{per_s:,.0f} it/s"
-    return f"{per_s:.1f} it/s"
 
 
 def count(n: int) -> str:
@@ -58,21 +51,6 @@ def settings_line(settings: dict[str, Any]) -> str:
         parts.append(f"preset {settings['preset']}")
     parts += [f"{k}={show(v)}" for k, v in changed_knobs(settings).items()]
     return " · ".join(parts) if parts else "defaults"
-
-
-def cell(metric: str, value: float | None) -> str:
-    """A value of a ``stats.compare`` row."""
-    if value is None:
-        return "-"
-    if metric.endswith("_ms"):
-        return ms(value)
-    if metric == "cv":
-        return f"{value * 100:.1f}%"
-    if metric == "steady_from":
-        return f"#{int(value)}"
-    if metric == "throughput_per_s":
-        return rate(value)
-    return f"{value:,.3g}"
 
 
 METRIC_NAMES = {

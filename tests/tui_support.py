@@ -1,0 +1,46 @@
+"""Driving the app in tests: run a scenario under Pilot, wait for workers or for a condition."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+from textual.pilot import Pilot
+
+from warmscope.tui.app import WarmscopeApp
+
+Scenario = Callable[[Pilot], Awaitable[None]]
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait for the summary workers and the refreshes they cause."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 60.0) -> None:
+    """Let the app run until ``condition()`` holds (a live run's progress, say)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {condition}")
+        await pilot.pause(0.05)
+
+
+def run(
+    app: WarmscopeApp,
+    scenario: Scenario,
+    size: tuple[int, int] = (100, 30),
+    *,
+    settled: bool = True,
+) -> None:
+    """Run ``scenario`` against ``app`` at ``size``; records are summarized first if ``settled``."""
+
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            if settled:
+                await settle(pilot)
+            await scenario(pilot)
+
+    asyncio.run(main())
