@@ -121,6 +121,12 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
         "(one more pass once settled); left out of the latency statistics",
     )
     g.add_argument(
+        "--profiled-in-stats",
+        action="store_true",
+        help="count profiled iterations in the latency statistics (left out by default: "
+        "the profiler slows them)",
+    )
+    g.add_argument(
         "--record",
         type=Path,
         metavar="PATH",
@@ -154,6 +160,7 @@ def build_settings(args: argparse.Namespace) -> RunSettings:
     settings.jit_log = args.jit_log
     settings.torch_logs = args.torch_logs
     settings.profile_iters = args.profile_iters
+    settings.profiled_in_stats = args.profiled_in_stats
     settings.python = args.python
     settings.trust_pickle = args.trust_pickle
     return settings

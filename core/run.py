@@ -89,7 +89,7 @@ class RunData:
     busy: dict[str, Any] | None = None
     """While one iteration runs long: ``{"iteration", "ms", "activity"}``."""
     _by_iteration: dict[int, list[Event]] = field(default_factory=dict)
-    _summary: tuple[tuple[int, int], stats.Summary] | None = None
+    _summary: tuple[tuple[int, int, bool], stats.Summary] | None = None
 
     @property
     def finished(self) -> bool:
@@ -128,14 +128,17 @@ class RunData:
         return out
 
     def summary(self) -> stats.Summary:
-        """Latency statistics; profiled iterations are left out (the profiler slows them).
+        """Latency statistics; profiled iterations are left out (the profiler slows them)
+        unless the run's settings say ``profiled_in_stats``.
 
         Cached per (iterations, profiles): a long run's summary sorts hundreds of thousands
         of values, and the end of a run asks for it several times.
         """
-        key = (len(self.ms), len(self.profiles))
+        keep = bool(self.settings.get("profiled_in_stats", False))  # the user asked to count them
+        key = (len(self.ms), len(self.profiles), keep)
         if self._summary is None or self._summary[0] != key:
-            self._summary = (key, stats.summarize(self.ms, exclude=self.profiles.keys()))
+            exclude = () if keep else self.profiles.keys()
+            self._summary = (key, stats.summarize(self.ms, exclude=exclude))
         return self._summary[1]
 
     # -- the --json document ----------------------------------------------------------------

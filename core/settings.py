@@ -73,6 +73,9 @@ class RunSettings:
     torch_logs: str | None = None
     """``TORCH_LOGS`` syntax, passed to the child."""
     profile_iters: str | None = None
+    profiled_in_stats: bool = False
+    """Count profiled iterations in the latency statistics (by default the profiler's slowdown
+    keeps them out)."""
     python: str | None = None
     trust_pickle: bool = False
     preset: str | None = None
@@ -191,6 +194,8 @@ class RunSettings:
         for flag, value in optional:
             if value is not None:
                 argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+        if self.profiled_in_stats:
+            argv.append("--profiled-in-stats")
         if self.trust_pickle:
             argv.append("--trust-pickle")
         return argv

@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import Result, warmscope
 from warmscope.core.breakdown import UNACCOUNTED, diff, steady_reference
+from warmscope.core.cli import build_settings, make_parser
 from warmscope.core.hints import hints
 from warmscope.core.record import read_run
 from warmscope.core.run import RunData
@@ -158,3 +159,14 @@ def test_no_hint_without_data() -> None:
     data = RunData(settings={"target": "x", "knobs": {}})
     data.add_iterations(0, [5.0, 1.0, 1.0, 1.0, 1.0], [0, 5, 6, 7, 8])
     assert hints(data) == []
+
+
+def test_profiled_iterations_counted_when_asked(speech: Result) -> None:
+    data = read_run(Path(speech.doc["record"]))
+    assert data.summary().steady_count < data.count  # by default the profiled ones are left out
+    data.settings = {**data.settings, "profiled_in_stats": True}
+    counted = data.summary()
+    assert counted.count == data.count and counted.first_ms == data.ms[0]
+    assert counted.steady_count == data.count - (counted.steady_from or 0)
+    back = build_settings(make_parser("run").parse_args(["sample:speech", "--profiled-in-stats"]))
+    assert back.profiled_in_stats and "--profiled-in-stats" in back.command_line()
