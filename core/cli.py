@@ -17,6 +17,7 @@ from typing import Any
 from warmscope.core import stats
 from warmscope.core.export import write_json
 from warmscope.core.knobs import KNOBS
+from warmscope.core.knobs import changed as knob_changes
 from warmscope.core.record import RecordError, read_run
 from warmscope.core.run import RunData
 from warmscope.core.settings import DEFAULT_ITERS, PRESETS, RunSettings, SettingsError
@@ -317,11 +318,7 @@ def render_summary(data: RunData) -> str:
         f"warmscope  {target}  mode={mode}  status={data.status}"
         + (f" ({data.status_detail})" if data.status_detail else "")
     ]
-    changed = {
-        k.name: settings.get("knobs", {}).get(k.name)
-        for k in KNOBS
-        if k.name != "mode" and settings.get("knobs", {}).get(k.name, k.default) != k.default
-    }
+    changed = knob_changes(settings.get("knobs", {}), skip=("mode",))  # mode is on line one
     if changed:
         out.append("settings   " + "  ".join(f"{k}={_show(v)}" for k, v in changed.items()))
     if data.phases:

@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from warmscope.core.knobs import KNOBS
+from warmscope.core.knobs import changed
 from warmscope.core.run import RunData
 
 FORMATS = ("json", "csv", "md")
@@ -42,8 +42,7 @@ def write_csv(path: Path, data: RunData) -> Path:
 
 def changed_knobs(data: RunData) -> dict[str, object]:
     """Knobs of a recorded run that differ from their defaults."""
-    knobs = data.settings.get("knobs", {})
-    return {k.name: knobs.get(k.name) for k in KNOBS if knobs.get(k.name, k.default) != k.default}
+    return changed(data.settings.get("knobs", {}))
 
 
 def markdown(data: RunData, max_rows: int = 12) -> str:

@@ -340,5 +340,14 @@ def knob(name: str) -> Knob:
         raise KnobError(f"unknown knob {name!r}{hint}; `warmscope knobs` lists them") from None
 
 
+def changed(values: dict[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The knobs in ``values`` that differ from their defaults, in declaration order."""
+    return {
+        k.name: values.get(k.name)
+        for k in KNOBS
+        if k.name not in skip and values.get(k.name, k.default) != k.default
+    }
+
+
 def default_values() -> dict[str, Any]:
     return {k.name: k.default for k in KNOBS}

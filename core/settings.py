@@ -6,7 +6,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from warmscope.core.knobs import KNOBS, KnobError, default_values, knob
+from warmscope.core.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.targets import InputSpec, Target, TargetError, parse_input, resolve_target
 
 DEFAULT_ITERS = 200
@@ -160,11 +160,7 @@ class RunSettings:
 
     def changed_knobs(self) -> dict[str, Any]:
         """Knobs that differ from their defaults, in declaration order."""
-        return {
-            k.name: self.knobs.get(k.name)
-            for k in KNOBS
-            if self.knobs.get(k.name, k.default) != k.default
-        }
+        return changed(self.knobs)
 
     def command_line(self) -> list[str]:
         """The ``warmscope run`` command that reproduces these settings (parses back to them)."""

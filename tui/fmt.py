@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from warmscope.core.knobs import KNOBS
+from warmscope.core.knobs import changed
 
 # One latency formatter for the CLI and the TUI lives in core; re-exported for the widgets.
 from warmscope.core.units import ms as ms
@@ -34,22 +34,13 @@ def show(value: Any) -> str:
     return "default" if value is None else str(value)
 
 
-def changed_knobs(settings: dict[str, Any], *, skip: tuple[str, ...] = ("mode",)) -> dict[str, Any]:
-    """Knobs of a settings dict (``RunSettings.to_json``) that differ from their defaults."""
-    knobs = settings.get("knobs", {})
-    return {
-        k.name: knobs.get(k.name)
-        for k in KNOBS
-        if k.name not in skip and knobs.get(k.name, k.default) != k.default
-    }
-
-
 def settings_line(settings: dict[str, Any]) -> str:
     """``preset no-profiling · profiling_executor=off``, or ``defaults``."""
     parts = []
     if settings.get("preset"):
         parts.append(f"preset {settings['preset']}")
-    parts += [f"{k}={show(v)}" for k, v in changed_knobs(settings).items()]
+    knobs = changed(settings.get("knobs", {}), skip=("mode",))  # mode is shown on its own
+    parts += [f"{k}={show(v)}" for k, v in knobs.items()]
     return " · ".join(parts) if parts else "defaults"
 
 
