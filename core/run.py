@@ -89,7 +89,7 @@ class RunData:
     busy: dict[str, Any] | None = None
     """While one iteration runs long: ``{"iteration", "ms", "activity"}``."""
     _by_iteration: dict[int, list[Event]] = field(default_factory=dict)
-    _summary: tuple[tuple[int, int, bool], stats.Summary] | None = None
+    _summary: tuple[tuple[int, int, int, bool], stats.Summary] | None = None
 
     @property
     def finished(self) -> bool:
@@ -134,12 +134,20 @@ class RunData:
         Cached per (iterations, profiles): a long run's summary sorts hundreds of thousands
         of values, and the end of a run asks for it several times.
         """
-        keep = bool(self.settings.get("profiled_in_stats", False))  # the user asked to count them
-        key = (len(self.ms), len(self.profiles), keep)
+        counted = bool(self.settings.get("profiled_in_stats", False))
+        key = (len(self.ms), len(self.profiles), len(self.events), counted)
         if self._summary is None or self._summary[0] != key:
-            exclude = () if keep else self.profiles.keys()
-            self._summary = (key, stats.summarize(self.ms, exclude=exclude))
+            exclude, busy = self.stats_inputs()
+            self._summary = (key, stats.summarize(self.ms, exclude=exclude, known_warmup=busy))
         return self._summary[1]
+
+    def stats_inputs(self) -> tuple[list[int], list[int]]:
+        """What ``stats.summarize`` needs beside the latencies: the iterations to leave out
+        (profiled ones, unless the run counts them) and those whose events show warm-up work.
+        """
+        keep = bool(self.settings.get("profiled_in_stats", False))
+        exclude = [] if keep else sorted(self.profiles)
+        return exclude, sorted(self.labelled())
 
     # -- the --json document ----------------------------------------------------------------
 

@@ -12,7 +12,10 @@ window is simply shorter). A run that is noisy but steady keeps its noise under 
 threshold, because the threshold grows with the run's own spread, so it is not reported as
 still warming up. A slow second iteration fails the three-in-a-row test, so it is never
 called steady; single spikes after the run has settled (noise, a later recompile) are
-outliers to report elsewhere, not warm-up.
+outliers to report elsewhere, not warm-up. Where the run's events show warm-up work in an
+iteration (a profiling run, an optimization, a compile), steady state never begins on it:
+``summarize`` moves ``steady_from`` past such iterations, because a noisy run can hide a
+slow second iteration inside its own noise band.
 """
 
 from __future__ import annotations
@@ -137,7 +140,9 @@ def _mean_std(v: Sequence[float]) -> tuple[float, float]:
     return mean, math.sqrt(var)
 
 
-def summarize(latencies: Sequence[float], exclude: Collection[int] = ()) -> Summary:
+def summarize(
+    latencies: Sequence[float], exclude: Collection[int] = (), known_warmup: Collection[int] = ()
+) -> Summary:
     """Summarize a run: warm-up length and excess, then steady-state statistics.
 
     Args:
@@ -145,6 +150,10 @@ def summarize(latencies: Sequence[float], exclude: Collection[int] = ()) -> Summ
         exclude: Indices (original numbering) to leave out, e.g. profiled iterations. They
             are skipped for ``steady_from`` detection, the warm-up excess and all steady
             statistics; indices outside the run are ignored.
+        known_warmup: Iterations whose events show warm-up work (a profiling run, an
+            optimization, a compile). Steady state never begins on one: a ``steady_from``
+            that lands on it moves past it. One later on (a recompile at iteration 50)
+            changes nothing.
 
     Returns:
         A Summary. ``steady_from`` is an index into ``latencies``. When it is None, the
@@ -161,6 +170,13 @@ def summarize(latencies: Sequence[float], exclude: Collection[int] = ()) -> Summ
         kept = list(map(float, latencies))
 
     pos = steady_from(kept)
+    if pos is not None and known_warmup:
+        # The events say these iterations did warm-up work: steady state begins after them.
+        busy = set(known_warmup)
+        while pos < len(kept) and kept_idx[pos] in busy:
+            pos += 1
+        if pos == len(kept):
+            pos = None
     sf = kept_idx[pos] if pos is not None else None
     steady = kept[pos:] if pos is not None else kept
 

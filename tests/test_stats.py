@@ -379,3 +379,15 @@ def test_compare_none_values() -> None:
     for _name, a, _b, ratio in rows:
         if a is None:
             assert ratio is None
+
+
+def test_known_warmup_iterations_never_start_the_steady_state() -> None:
+    # A noisy run whose second iteration (an optimization, by its events) hides in the noise.
+    rng = random.Random(7)
+    noisy = [50.0, 6.0] + [3.0 * (1 + rng.uniform(-0.6, 0.6)) for _ in range(30)]
+    assert stats.summarize(noisy).steady_from == 1  # the statistics alone cannot tell
+    assert stats.summarize(noisy, known_warmup=[0, 1]).steady_from == 2
+    # Known work later on (a recompile at iteration 20) is an outlier, not warm-up.
+    assert stats.summarize(noisy, known_warmup=[0, 1, 20]).steady_from == 2
+    # Every iteration known busy: never steady.
+    assert stats.summarize([5.0, 4.0], known_warmup=[0, 1]).steady_from is None

@@ -269,9 +269,13 @@ class WarmscopeApp(App[int]):
             return
         self._summary_busy.add(entry.number)
         snapshot = entry.ms_snapshot()
-        profiled = sorted(entry.data.profiles)  # the profiler slowed these: not in the statistics
+        if entry.session is not None:
+            with entry.session.lock:  # one consistent cut of a live run
+                exclude, busy = entry.data.stats_inputs()
+        else:
+            exclude, busy = entry.data.stats_inputs()
         self.run_worker(
-            partial(self._summarize, entry, snapshot, profiled),
+            partial(self._summarize, entry, snapshot, exclude, busy),
             name="summary",  # the default name and description would repr every latency
             description="summary",
             thread=True,
@@ -279,12 +283,14 @@ class WarmscopeApp(App[int]):
             exit_on_error=False,
         )
 
-    def _summarize(self, entry: RunEntry, ms: Sequence[float], profiled: Sequence[int]) -> None:
+    def _summarize(
+        self, entry: RunEntry, ms: Sequence[float], exclude: Sequence[int], busy: Sequence[int]
+    ) -> None:
         t0 = time.perf_counter()
         if entry.data.finished and entry.data.count == len(ms):
             summary = entry.data.summary()  # computed once at the run's end, and cached
         else:
-            summary = stats.summarize(ms, exclude=profiled)
+            summary = stats.summarize(ms, exclude=exclude, known_warmup=busy)
         cost = time.perf_counter() - t0
         self.post_message(SummaryReady(entry, summary, len(ms), cost))
 
