@@ -14,17 +14,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from warmscope.core import stats
+from warmscope.core import outcome
+from warmscope.core.digest import digest, metric_rows, settings_diff
 from warmscope.core.export import write_json
-from warmscope.core.knobs import KNOBS
-from warmscope.core.knobs import changed as knob_changes
-from warmscope.core.record import RecordError, read_run
+from warmscope.core.knobs import KNOBS, show_value
+from warmscope.core.outcome import UsageError, WarmscopeError
+from warmscope.core.record import read_run
 from warmscope.core.run import RunData
-from warmscope.core.settings import DEFAULT_ITERS, PRESETS, RunSettings, SettingsError
+from warmscope.core.settings import DEFAULT_ITERS, PRESETS, RunSettings
 from warmscope.core.units import metric as metric_cell
 from warmscope.core.units import ms as fmt_ms
+from warmscope.core.units import rate
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STOPPED = 0, 1, 2, 130
+SUMMARY_WARMUP_ROWS = 12
+
 COMMANDS = ("run", "open", "compare", "report", "samples", "knobs")
 
 DESCRIPTION = """\
@@ -49,10 +52,6 @@ EPILOG = """\
 exit codes: 0 completed, 1 the run failed (model raised, child crashed, timeout),
 2 bad usage or bad target/input, 130 stopped with Ctrl-C.
 """
-
-
-class UsageError(Exception):
-    """Bad command-line usage; printed as one line, exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -198,14 +197,14 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     data = session.data
     if args.json:
         write_json(args.json, data)
-    if data.error and data.exit_code == EXIT_USAGE:
+    if data.error and data.exit_code == outcome.EXIT_USAGE:
         # Found by the child (a factory that is missing or returns no module): one line.
         print(f"warmscope: {data.error['message']}", file=sys.stderr)
-        return EXIT_USAGE
+        return outcome.EXIT_USAGE
     print(render_summary(data))
-    if data.status != "ok":
+    if data.status != outcome.OK:
         show_failure(data, verbose=args.verbose)
-    return data.exit_code if data.exit_code is not None else EXIT_FAILED
+    return data.exit_code if data.exit_code is not None else outcome.EXIT_FAILED
 
 
 class HangupGuard:
@@ -243,7 +242,7 @@ def show_failure(data: RunData, *, verbose: bool = False) -> None:
             print(data.error["traceback"].rstrip(), file=err)
         else:
             print(model_frames(data.error["traceback"]), file=err)
-    elif data.status in ("crashed", "timeout"):
+    elif data.status in (outcome.CRASHED, outcome.TIMEOUT):
         last = next((e for e in reversed(data.events) if e.kind == "stderr"), None)
         if last is not None:
             # The last block the child printed is its crash dump: its head says what happened.
@@ -310,19 +309,13 @@ class Progress:
 
 def render_summary(data: RunData) -> str:
     """The plain-text answer: first iteration, warm-up, percentiles, the slow iterations."""
-    s = data.summary()
-    settings = data.settings
-    target = settings.get("target", "?")
-    mode = settings.get("knobs", {}).get("mode") or data.target.get("default_mode", "")
-    out = [
-        f"warmscope  {target}  mode={mode}  status={data.status}"
-        + (f" ({data.status_detail})" if data.status_detail else "")
-    ]
-    changed = knob_changes(settings.get("knobs", {}), skip=("mode",))  # mode is on line one
-    if changed:
-        out.append("settings   " + "  ".join(f"{k}={_show(v)}" for k, v in changed.items()))
-    if data.phases:
-        out.append("phases     " + " · ".join(f"{k} {fmt_ms(v)}" for k, v in data.phases.items()))
+    d = digest(data, max_warmup=SUMMARY_WARMUP_ROWS)
+    s = d.summary
+    out = [f"warmscope  {d.target}  mode={d.mode}  status={d.status_text}"]
+    if d.changed:
+        out.append("settings   " + "  ".join(f"{k}={v}" for k, v in d.changed.items()))
+    if d.phases:
+        out.append("phases     " + " · ".join(f"{k} {fmt_ms(v)}" for k, v in d.phases.items()))
     out.append(f"iterations {s.count}")
     if s.count == 0:
         return "\n".join(out)
@@ -335,18 +328,17 @@ def render_summary(data: RunData) -> str:
             f"{fmt_ms(s.warmup_excess_ms)} above steady state"
         )
     cv = f"{s.cv * 100:.1f}%" if s.cv is not None else "-"
-    rate = f"{s.throughput_per_s:,.1f} it/s" if s.throughput_per_s else "-"
     out.append(
         f"steady     p50 {fmt_ms(s.p50_ms)} · p90 {fmt_ms(s.p90_ms)} · p99 {fmt_ms(s.p99_ms)} · "
-        f"mean {fmt_ms(s.mean_ms)} · CV {cv} · {rate}"
+        f"mean {fmt_ms(s.mean_ms)} · CV {cv} · {rate(s.throughput_per_s)}"
     )
-    slow = slow_iterations(data, s)
-    if slow:
+    if d.warmup:
         out.append("slow iterations")
-        for i in slow:
-            label = (data.label(i) or "") + (" (profiled)" if i in data.profiles else "")
-            titles = _event_titles(data, i)
-            out.append(f"  #{i:<5} {fmt_ms(data.ms[i]):>11}  {label:<25} {titles}".rstrip())
+        for row in d.warmup:
+            out.append(
+                f"  #{row.iteration:<5} {fmt_ms(row.ms):>11}  {row.label_text:<25} "
+                f"{row.titles_text(100)}".rstrip()
+            )
     for i in sorted(data.profiles):
         p = data.profiles[i]
         if "wall_ms" in p:
@@ -355,36 +347,11 @@ def render_summary(data: RunData) -> str:
                 f"{fmt_ms(p['unaccounted_ms'])} in none"
                 + (f"; trace {p['trace']}" if p.get("trace") else "")
             )
-    knob_notes = [e.title for e in data.events if e.kind == "knob"]
-    for note in knob_notes:
+    for note in d.notes:
         out.append(f"note       {note}")
-    if data.record_path:
-        out.append(f"record     {data.record_path}")
+    if d.record_path:
+        out.append(f"record     {d.record_path}")
     return "\n".join(out)
-
-
-def slow_iterations(data: RunData, s: stats.Summary, limit: int = 12) -> list[int]:
-    """The warm-up iterations and any later labelled ones (a recompile), in order."""
-    chosen = set(range(min(s.steady_from or 0, data.count)))
-    chosen.update(i for i in data.labelled() if i < data.count)
-    return sorted(chosen)[:limit]
-
-
-def _event_titles(data: RunData, i: int) -> str:
-    counts: dict[str, int] = {}
-    for e in data.events_at(i):
-        if e.kind == "stderr":
-            continue
-        counts[e.title] = counts.get(e.title, 0) + 1
-    parts = [t if n == 1 else f"{t} ×{n}" for t, n in counts.items()]
-    text = "; ".join(parts)
-    return text if len(text) < 100 else text[:97] + "…"
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return "default" if value is None else str(value)
 
 
 # -- other commands ------------------------------------------------------------------------
@@ -400,7 +367,7 @@ def cmd_samples() -> int:
             f"sample:{name:<{width - 7}}  mode {sample.mode:<7} input {' '.join(sample.inputs):<12} "
             f"{sample.summary}{mark}"
         )
-    return EXIT_OK
+    return outcome.EXIT_OK
 
 
 def cmd_knobs() -> int:
@@ -418,15 +385,15 @@ def cmd_knobs() -> int:
     )
     print("\npresets (--preset NAME):")
     for p in PRESETS.values():
-        knobs = ", ".join(f"{k}={_show(v)}" for k, v in p.knobs.items())
+        knobs = ", ".join(f"{k}={show_value(v)}" for k, v in p.knobs.items())
         print(f"  {p.name:<14} {p.help}  [{knobs}]")
-    return EXIT_OK
+    return outcome.EXIT_OK
 
 
 def cmd_compare(paths: list[Path]) -> int:
     a, b = (read_run(p) for p in paths)
     print(render_comparison(a, b, [str(p) for p in paths]))
-    return EXIT_OK
+    return outcome.EXIT_OK
 
 
 def cmd_report(record: Path, against: Path | None, output: Path | None) -> int:
@@ -439,27 +406,23 @@ def cmd_report(record: Path, against: Path | None, output: Path | None) -> int:
     else:
         atomic_write(output, text)
         print(f"report written to {output}", file=sys.stderr)
-    return EXIT_OK
+    return outcome.EXIT_OK
 
 
 def render_comparison(a: RunData, b: RunData, names: list[str]) -> str:
-    cmp = stats.compare(a.summary(), b.summary())
     width = max(14, *(len(Path(n).name) for n in names))
     lines = [f"{'':<18} {Path(names[0]).name:>{width}} {Path(names[1]).name:>{width}}  ratio B/A"]
     lines.append(f"{'status':<18} {a.status:>{width}} {b.status:>{width}}")
     lines.append(f"{'iterations':<18} {a.count:>{width}} {b.count:>{width}}")
-    for metric, va, vb, ratio in cmp.rows:
-        fa, fb = metric_cell(metric, va), metric_cell(metric, vb)
-        r = f"{ratio:.2f}×" if ratio is not None else ""
-        lines.append(f"{metric:<18} {fa:>{width}} {fb:>{width}}  {r}")
-    ka, kb = a.settings.get("knobs", {}), b.settings.get("knobs", {})
-    diffs = [k.name for k in KNOBS if ka.get(k.name) != kb.get(k.name)]
+    for row in metric_rows(a.summary(), b.summary()):
+        fa, fb = metric_cell(row.metric, row.a), metric_cell(row.metric, row.b)
+        r = f"{row.ratio:.2f}×" if row.ratio is not None else ""
+        lines.append(f"{row.metric:<18} {fa:>{width}} {fb:>{width}}  {r}")
+    diffs = settings_diff(a.settings, b.settings)
     if diffs:
         lines.append("settings that differ:")
-        for name in diffs:
-            lines.append(
-                f"  {name:<16} {_show(ka.get(name)):>{width}} {_show(kb.get(name)):>{width}}"
-            )
+        for change in diffs:
+            lines.append(f"  {change.name:<16} {change.a:>{width}} {change.b:>{width}}")
     return "\n".join(lines)
 
 
@@ -568,13 +531,13 @@ def main(argv: list[str] | None = None) -> int:
         if command == "knobs":
             return cmd_knobs()
         return cmd_tui(args, argv)
-    except (UsageError, SettingsError, RecordError) as exc:
+    except WarmscopeError as exc:
         if verbose:
             raise
         print(f"warmscope: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exc.exit_code
     except KeyboardInterrupt:
-        return EXIT_STOPPED
+        return outcome.EXIT_STOPPED
 
 
 if __name__ == "__main__":

@@ -7,10 +7,11 @@ import json
 import os
 from pathlib import Path
 
-from warmscope.core.knobs import changed
+from warmscope.core.digest import digest
 from warmscope.core.run import RunData
 
 FORMATS = ("json", "csv", "md")
+REPORT_SUFFIX = "report.md"
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -40,29 +41,21 @@ def write_csv(path: Path, data: RunData) -> Path:
     return path
 
 
-def changed_knobs(data: RunData) -> dict[str, object]:
-    """Knobs of a recorded run that differ from their defaults."""
-    return changed(data.settings.get("knobs", {}))
-
-
 def markdown(data: RunData, max_rows: int = 12) -> str:
     """A summary ready to paste into an issue or a forum post."""
-    s = data.summary()
+    d = digest(data, max_warmup=max_rows)
+    s = d.summary
     env = data.env
-    target = data.settings.get("target", "?")
-    lines = [f"### warmscope: `{target}`", ""]
+    lines = [f"### warmscope: `{d.target}`", ""]
     lines.append(
         f"torch {env.get('torch', '?')} · Python {env.get('python', '?')} · "
         f"{env.get('cpu_model', '?')} ({env.get('cpu_logical', '?')} logical cores) · "
         f"{env.get('intra_op_threads', '?')} threads"
         + (f" · {env['gpu']}" if env.get("gpu") else "")
     )
-    changed = changed_knobs(data)
-    if changed:
-        lines.append("Settings: " + ", ".join(f"`{k}={_show(v)}`" for k, v in changed.items()))
-    lines.append(
-        f"Status: **{data.status}**" + (f" ({data.status_detail})" if data.status_detail else "")
-    )
+    if d.changed:
+        lines.append("Settings: " + ", ".join(f"`{k}={v}`" for k, v in d.changed.items()))
+    lines.append(f"Status: **{d.status}**" + (f" ({d.status_detail})" if d.status_detail else ""))
     lines += ["", "| metric | value |", "| --- | --- |"]
     rows = [
         ("iterations", str(s.count)),
@@ -73,14 +66,14 @@ def markdown(data: RunData, max_rows: int = 12) -> str:
         ("CV", "-" if s.cv is None else f"{s.cv * 100:.1f}%"),
     ]
     lines += [f"| {k} | {v} |" for k, v in rows]
-    if data.phases:
-        lines += ["", "Phases: " + ", ".join(f"{k} {_ms(v)}" for k, v in data.phases.items())]
-    warm = sorted(set(range(min(s.steady_from or 0, data.count))) | set(data.labelled()))[:max_rows]
-    if warm:
+    if d.phases:
+        lines += ["", "Phases: " + ", ".join(f"{k} {_ms(v)}" for k, v in d.phases.items())]
+    if d.warmup:
         lines += ["", "| iteration | ms | label | events |", "| ---: | ---: | --- | --- |"]
-        for i in warm:
-            titles = "; ".join(sorted({e.title for e in data.events_at(i) if e.kind != "stderr"}))
-            lines.append(f"| {i} | {data.ms[i]:.3f} | {data.label(i) or ''} | {titles[:120]} |")
+        for row in d.warmup:
+            lines.append(
+                f"| {row.iteration} | {row.ms:.3f} | {row.label_text} | {row.titles_text(120)} |"
+            )
     if data.command:
         lines += ["", "Reproduce: `" + " ".join(data.command) + "`"]
     return "\n".join(lines) + "\n"
@@ -92,19 +85,19 @@ def write_markdown(path: Path, data: RunData) -> Path:
 
 
 def export_all(data: RunData, directory: Path, stem: str) -> list[Path]:
-    """All three formats side by side: ``stem.json``, ``stem.csv``, ``stem.md``."""
+    """Every export side by side: ``stem.json``, ``stem.csv``, ``stem.md`` and the full report,
+    ``stem.report.md``."""
+    from warmscope.core.report import report
+
+    report_path = directory / f"{stem}.{REPORT_SUFFIX}"
+    atomic_write(report_path, report(data))
     return [
         write_json(directory / f"{stem}.json", data),
         write_csv(directory / f"{stem}.csv", data),
         write_markdown(directory / f"{stem}.md", data),
+        report_path,
     ]
 
 
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f} ms"
-
-
-def _show(value: object) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return "default" if value is None else str(value)

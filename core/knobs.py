@@ -2,16 +2,19 @@
 
 Everything about a knob lives in its ``Knob`` entry: the CLI's ``--set``, validation, the run
 record, the TUI's settings form and the agent's application all read it from here. This module
-uses only the standard library, because the agent (which may run under another interpreter)
-loads it by file path.
+uses only the standard library (and its sibling ``outcome``), because the agent (which may run
+under another interpreter) loads it by file path.
 
 A knob whose value is ``None`` is left at torch's own default: the agent does not touch it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from .outcome import UsageError
 
 BOOL_WORDS = {
     "1": True,
@@ -26,7 +29,7 @@ BOOL_WORDS = {
 DEFAULT_WORDS = {"", "default", "none"}
 
 
-class KnobError(ValueError):
+class KnobError(UsageError):
     """A knob name or value that cannot be used; the message names it."""
 
 
@@ -48,6 +51,9 @@ class Knob:
     choices: tuple[str, ...] = ()
     group: str = "torchscript"
     minimum: int | None = None
+    convert: Callable[[Any], Any] | None = None
+    """Checks a value beyond its type (``KnobError`` names what is wrong) and returns what torch
+    takes: ``fusion_strategy``'s text becomes torch's list of stages."""
 
     def parse(self, text: str) -> Any:
         """Turn a command-line or form value into this knob's typed value."""
@@ -84,25 +90,33 @@ class Knob:
             raise KnobError(f"{self.name}: {value!r} is not one of {', '.join(self.choices)}")
         if self.type == "str" and not isinstance(value, str):
             raise KnobError(f"{self.name}: expected text, got {value!r}")
-        if self.name == "device":
-            check_device(value)
-        if self.name == "fusion_strategy":
-            parse_fusion_strategy(value)
+        if self.convert is not None:
+            self.convert(value)
         return value
+
+    def torch_value(self, value: Any) -> Any:
+        """The value as the torch function or attribute it sets takes it."""
+        return self.convert(value) if self.convert is not None else value
 
     def show(self, value: Any) -> str:
         """A value as a person would type it back."""
-        if value is None:
-            return "default"
-        if isinstance(value, bool):
-            return "on" if value else "off"
-        return str(value)
+        return show_value(value)
 
 
-def check_device(value: str) -> None:
+def show_value(value: Any) -> str:
+    """A setting's value as a person would type it: ``on``/``off``, ``default`` for ``None``."""
+    if value is None:
+        return "default"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def check_device(value: str) -> str:
     head, _, index = value.partition(":")
     if head not in ("cpu", "cuda") or (index and not index.isdigit()) or (head == "cpu" and index):
         raise KnobError(f"device: expected cpu, cuda or cuda:N, got {value!r}")
+    return value
 
 
 def parse_fusion_strategy(value: str) -> list[tuple[str, int]]:
@@ -139,6 +153,7 @@ KNOBS: tuple[Knob, ...] = (
         "device for the model and inputs: cpu, cuda or cuda:N",
         "agent",
         group="run",
+        convert=check_device,
     ),
     Knob(
         "dtype",
@@ -224,7 +239,8 @@ KNOBS: tuple[Knob, ...] = (
         None,
         "torch.jit.set_fusion_strategy, e.g. STATIC,2;DYNAMIC,10: "
         "how many re-specializations for new shapes",
-        "agent",
+        "call:torch.jit.set_fusion_strategy",
+        convert=parse_fusion_strategy,
     ),
     Knob(
         "texpr_fuser",

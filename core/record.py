@@ -1,10 +1,8 @@
 """The run record: JSONL appended as the run goes, readable after any crash.
 
-Each line is one JSON object with a ``type``: ``header`` (settings, target, command), ``env``,
-``phase``, ``iters`` (a batch of iterations, integer nanoseconds: ``ns`` durations and ``st``
-starts from the loop's start), ``profile``, ``graphs``, ``event``, ``sample``, ``error`` and ``end``
-(status and summary). Lines are buffered and written in batches; a run that dies leaves every
-batch written before it, and the reader ignores a torn last line.
+Each line is one JSON object with a ``type`` (listed in ``fold``, which applies them). Lines are
+buffered and written in batches; a run that dies leaves every batch written before it, and the
+reader ignores a torn last line.
 
 Default location: ``$WARMSCOPE_RECORD_DIR``, else ``$XDG_STATE_HOME/warmscope/runs``, else
 ``~/.local/state/warmscope/runs``.
@@ -19,13 +17,16 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from warmscope.core import outcome
+from warmscope.core.fold import apply_line, mode_from_settings
+from warmscope.core.outcome import UsageError
 from warmscope.core.run import Event, RunData
 
 FORMAT = "warmscope-record"
 VERSION = 1
 
 
-class RecordError(ValueError):
+class RecordError(UsageError):
     """A file that is not a readable warmscope record; the message names it."""
 
 
@@ -99,50 +100,13 @@ def _from_lines(lines: IO[str], path: Path) -> RunData:
             if kind != "header" or entry.get("format") != FORMAT:
                 raise RecordError(f"{path} is not a warmscope record (no header line)")
             seen_header = True
-        apply_entry(data, entry)
+        apply_line(data, entry)
     if not seen_header:
         raise RecordError(f"{path} is empty, not a warmscope record")
     if not data.finished:
-        data.status = "crashed"
+        data.status = outcome.CRASHED
         data.status_detail = "the record ends before the run did (warmscope itself stopped)"
     return data
-
-
-def apply_entry(data: RunData, entry: dict[str, Any]) -> None:
-    """Fold one record line into ``data``."""
-    kind = entry.get("type")
-    if kind == "header":
-        data.settings = entry.get("settings", {})
-        data.target = entry.get("target", {})
-        data.started = entry.get("started", "")
-        data.command = entry.get("command", [])
-        data.stderr_path = entry.get("stderr_file")
-        data.status = "running"
-    elif kind == "env":
-        data.env.update(entry.get("env", {}))
-    elif kind == "phase":
-        data.phases[entry["name"]] = entry["ms"]
-    elif kind == "iters":
-        if "ns" in entry:  # as written by the session: integer nanoseconds
-            data.add_iterations(
-                entry["i0"], [v / 1e6 for v in entry["ns"]], [v / 1e6 for v in entry["st"]]
-            )
-        else:
-            data.add_iterations(entry["i0"], entry["ms"], entry["start_ms"])
-    elif kind == "event":
-        data.add_event(Event.from_json(entry))
-    elif kind == "sample":
-        data.samples.append({k: v for k, v in entry.items() if k != "type"})
-    elif kind == "profile":
-        data.profiles[entry["iteration"]] = {k: v for k, v in entry.items() if k != "type"}
-    elif kind == "graphs":
-        data.graphs.update({k: v for k, v in entry.items() if k != "type"})
-    elif kind == "error":
-        data.error = {k: v for k, v in entry.items() if k != "type"}
-    elif kind == "end":
-        data.status = entry.get("status", "crashed")
-        data.status_detail = entry.get("detail", "")
-        data.exit_code = entry.get("exit_code")
 
 
 def _from_document(doc: dict[str, Any], path: Path) -> RunData:
@@ -152,7 +116,8 @@ def _from_document(doc: dict[str, Any], path: Path) -> RunData:
         settings=doc.get("settings", {}),
         target=doc.get("target", {}),
         env=doc.get("env", {}),
-        status=doc.get("status", "crashed"),
+        mode=doc.get("mode") or mode_from_settings(doc.get("settings", {}), doc.get("target", {})),
+        status=doc.get("status", outcome.CRASHED),
         status_detail=doc.get("status_detail", ""),
         error=doc.get("error"),
         exit_code=doc.get("exit_code"),
@@ -160,6 +125,7 @@ def _from_document(doc: dict[str, Any], path: Path) -> RunData:
         command=doc.get("command", []),
         record_path=str(path),
         stderr_path=doc.get("stderr_file"),
+        run_id=doc.get("run_id"),
     )
     data.phases = {p["name"]: p["ms"] for p in doc.get("phases", [])}
     rows = doc.get("iterations", [])

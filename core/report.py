@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 
 from warmscope.core.breakdown import diff, steady_reference
-from warmscope.core.export import changed_knobs
+from warmscope.core.digest import digest, graph_facts
 from warmscope.core.hints import hints
 from warmscope.core.run import RunData
 from warmscope.core.settings import RunSettings
@@ -25,11 +25,11 @@ def ms(value: float | None) -> str:
 
 
 def report(data: RunData, compared: RunData | None = None) -> str:
-    s = data.summary()
+    d = digest(data, max_warmup=MAX_WARMUP_ROWS)
+    s = d.summary
     env = data.env
-    target = data.settings.get("target", "?")
-    out = [f"# warmscope report: `{target}`", ""]
-    status = f"**{data.status}**" + (f" ({data.status_detail})" if data.status_detail else "")
+    out = [f"# warmscope report: `{d.target}`", ""]
+    status = f"**{d.status}**" + (f" ({d.status_detail})" if d.status_detail else "")
     out += [f"Run of {data.started or 'unknown time'}: {status}.", ""]
 
     out += ["## Environment", "", "| | |", "| --- | --- |"]
@@ -51,14 +51,12 @@ def report(data: RunData, compared: RunData | None = None) -> str:
     out += [f"| {k} | {v} |" for k, v in rows if v not in (None, "")]
     out.append("")
 
-    changed = changed_knobs(data)
     out += ["## Settings", ""]
-    if changed:
-        out += [f"- `{k}` = `{_show(v)}`" for k, v in changed.items()]
+    if d.changed:
+        out += [f"- `{k}` = `{v}`" for k, v in d.changed.items()]
     else:
         out.append("All knobs at their defaults.")
-    mode = data.settings.get("knobs", {}).get("mode") or data.target.get("default_mode")
-    out += [f"- mode: `{mode}`, inputs: {', '.join(f'`{i}`' for i in _inputs(data)) or '-'}", ""]
+    out += [f"- mode: `{d.mode}`, inputs: {', '.join(f'`{i}`' for i in d.inputs) or '-'}", ""]
 
     out += [
         "## Latency (ms)",
@@ -85,22 +83,16 @@ def report(data: RunData, compared: RunData | None = None) -> str:
         )
     out.append("")
 
-    warm = sorted(
-        set(range(min(s.steady_from or 0, data.count))) | set(data.labelled()) | set(data.profiles)
-    )
-    if warm:
+    if d.warmup:
         out += [
             "## Warm-up iterations",
             "",
             "| iteration | ms | label | events |",
             "| ---: | ---: | --- | --- |",
         ]
-        for i in warm[:MAX_WARMUP_ROWS]:
-            if i >= data.count:
-                continue
-            titles = _titles(data, i)
-            label = (data.label(i) or "") + (" (profiled)" if i in data.profiles else "")
-            out.append(f"| {i} | {data.ms[i]:.3f} | {label.strip()} | {titles} |")
+        for row in d.warmup:
+            titles = row.titles_text().replace("|", "\\|")
+            out.append(f"| {row.iteration} | {row.ms:.3f} | {row.label_text} | {titles} |")
         out.append("")
 
     ref = steady_reference(data.profiles, s.steady_from)
@@ -151,11 +143,9 @@ def report(data: RunData, compared: RunData | None = None) -> str:
 
     if data.graphs:
         out += ["## TorchScript graphs", ""]
-        loaded = data.graphs.get("graph", "")
-        optimized = data.graphs.get("optimized", "")
-        out.append(
-            f"Graph as loaded: {_graph_facts(loaded)}. Graph executed last, once warm: {_graph_facts(optimized)}."
-        )
+        loaded = graph_facts(data.graphs.get("graph", "")).text()
+        optimized = graph_facts(data.graphs.get("optimized", "")).text()
+        out.append(f"Graph as loaded: {loaded}. Graph executed last, once warm: {optimized}.")
         out.append("")
 
     found = hints(data, compared)
@@ -173,31 +163,6 @@ def reproduce(data: RunData) -> list[str]:
         return data.command or ["warmscope", "run", str(data.settings.get("target", "?"))]
 
 
-def _graph_facts(graph: str) -> str:
-    if not graph:
-        return "not captured"
-    lines = [ln for ln in graph.splitlines() if ln.strip()]
-    operators = sum(
-        graph.count(f" = {ns}::") for ns in ("aten", "quantized", "prepacked", "mkldnn")
-    )
-    facts = [f"{len(lines)} lines", f"{operators} operator nodes"]
-    for needle, name in (
-        ("prim::CallMethod", "submodule calls (not inlined)"),
-        ("prim::If", "branches"),
-        ("prim::profile", "profile nodes"),
-        ("prim::TypeCheck", "type guards"),
-        ("prim::RequiresGradCheck", "requires-grad guards"),
-        ("prim::TensorExprGroup", "TensorExpr fusion groups"),
-        ("prim::FusionGroup", "fusion groups"),
-        ("prim::DifferentiableGraph", "differentiable graphs"),
-        ("prim::BailOut", "bailouts"),
-    ):
-        n = graph.count(needle)
-        if n:
-            facts.append(f"{n} {name}")
-    return ", ".join(facts)
-
-
 def _gpu(env: dict[str, object]) -> str:
     if env.get("gpu"):
         driver = f", driver {env['driver']}" if env.get("driver") else ""
@@ -206,23 +171,3 @@ def _gpu(env: dict[str, object]) -> str:
     if isinstance(gpus, list) and gpus:
         return ", ".join(str(g.get("name")) for g in gpus if isinstance(g, dict))
     return str(env.get("nvml") or "none")
-
-
-def _inputs(data: RunData) -> list[str]:
-    return list(data.settings.get("inputs") or data.target.get("default_inputs") or [])
-
-
-def _titles(data: RunData, i: int) -> str:
-    counts: dict[str, int] = {}
-    for e in data.events_at(i):
-        if e.kind in ("stderr", "info"):
-            continue
-        counts[e.title] = counts.get(e.title, 0) + 1
-    text = "; ".join(t if n == 1 else f"{t} ×{n}" for t, n in counts.items())
-    return (text[:150] + "…" if len(text) > 150 else text).replace("|", "\\|")
-
-
-def _show(value: object) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return "default" if value is None else str(value)

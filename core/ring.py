@@ -19,13 +19,24 @@ import tempfile
 
 SLOTS = 1 << 16
 WORD = 8
+COUNT_WORD = 0
+"""The word that holds how many iterations are complete."""
+
+
+def slot_of(iteration: int, slots: int) -> int:
+    """The word index of ``iteration``'s duration; its start offset is the next word."""
+    return 1 + 2 * (iteration % slots)
+
+
+def size_of(slots: int) -> int:
+    return (1 + 2 * slots) * WORD
 
 
 class IterationRing:
     def __init__(self, fd: int, slots: int) -> None:
         self.fd = fd
         self.slots = slots
-        self._map: mmap.mmap | None = mmap.mmap(fd, (1 + 2 * slots) * WORD)
+        self._map: mmap.mmap | None = mmap.mmap(fd, size_of(slots))
         self._words = memoryview(self._map).cast("q")
 
     @classmethod
@@ -33,24 +44,24 @@ class IterationRing:
         """A zeroed ring in an already-unlinked file: nothing is left on disk, whatever happens."""
         with tempfile.TemporaryFile(prefix="warmscope-ring-") as f:
             fd = os.dup(f.fileno())
-        os.ftruncate(fd, (1 + 2 * slots) * WORD)
+        os.ftruncate(fd, size_of(slots))
         return cls(fd, slots)
 
     def completed(self) -> int:
-        return int(self._words[0]) if self._map is not None else 0
+        return int(self._words[COUNT_WORD]) if self._map is not None else 0
 
-    def read(self, first: int) -> tuple[list[float], list[float]]:
-        """Milliseconds and start offsets of iterations ``first`` .. completed - 1."""
+    def read_ns(self, first: int) -> tuple[list[int], list[int]]:
+        """Durations and start offsets (integer ns) of iterations ``first`` .. completed - 1."""
         done = self.completed()
         if done - first > self.slots:  # cannot happen with batches within the ring; be safe
             first = done - self.slots
-        ms: list[float] = []
-        start_ms: list[float] = []
+        ns: list[int] = []
+        st: list[int] = []
         for i in range(first, done):
-            j = 1 + 2 * (i % self.slots)
-            ms.append(self._words[j] / 1e6)
-            start_ms.append(self._words[j + 1] / 1e6)
-        return ms, start_ms
+            j = slot_of(i, self.slots)
+            ns.append(int(self._words[j]))
+            st.append(int(self._words[j + 1]))
+        return ns, st
 
     def close(self) -> None:
         if self._map is None:

@@ -1,22 +1,20 @@
 """``RunData``: one run as measured, live or read back from its record.
 
-The session fills it while the child runs; ``record.read_record`` rebuilds it from a file; the
-headless summary, ``--json`` and the TUI all read it. Iterations are kept in compact arrays
-because a trivial model runs tens of thousands of them a second.
+The session fills it while the child runs and ``record.read_run`` rebuilds it from a file, both
+through ``fold.apply_line``; the headless summary, ``--json``, the digest and the TUI read it.
+Iterations are kept in compact arrays because a trivial model runs tens of thousands of them a
+second. A consumer takes what is new with ``since(cursor)``.
 """
 
 from __future__ import annotations
 
+import copy
 from array import array
-from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from warmscope.core import stats
+from warmscope.core import outcome, stats
 from warmscope.core.jitlog import label_for
-
-STDERR_TAIL_LINES = 200
-FINISHED = ("ok", "failed", "crashed", "timeout", "stopped")
 
 
 @dataclass
@@ -64,16 +62,71 @@ class Event:
 
 
 @dataclass
+class Cursor:
+    """How much of a run a consumer has already taken."""
+
+    iterations: int = 0
+    events: int = 0
+    samples: int = 0
+
+
+@dataclass
+class Update:
+    """Everything new since a consumer's last look, in one batch.
+
+    ``phase`` and ``busy`` describe the moment (the setup phase in progress, an iteration
+    running long); only a live session knows them.
+    """
+
+    first: int
+    ms: list[float]
+    start_ms: list[float]
+    events: list[Event]
+    samples: list[dict[str, Any]]
+    status: str
+    finished: bool
+    phases: dict[str, float] = field(default_factory=dict)
+    phase: str | None = None
+    busy: dict[str, Any] | None = None
+
+
+class LiveRun(Protocol):
+    """What a view needs of a run in progress; ``session.RunSession`` is the real one.
+
+    The UI takes batches with ``poll`` on its own timer. It reads ``data``'s settled fields
+    (settings, target, mode, env, status, record path) directly, and anything that grows
+    (iterations, events, profiles) through ``snapshot``: it never learns how the session guards
+    its data.
+    """
+
+    data: RunData
+
+    def poll(self, cursor: Cursor) -> Update: ...
+
+    def snapshot(self) -> RunData: ...
+
+    def stop(self, grace: float = ...) -> None: ...
+
+    def kill(self) -> None: ...
+
+    def is_finished(self) -> bool: ...
+
+    def elapsed(self) -> float: ...
+
+
+@dataclass
 class RunData:
     settings: dict[str, Any] = field(default_factory=dict)
     target: dict[str, Any] = field(default_factory=dict)
+    mode: str = ""
+    """How the module ran (eager, script, trace, compile): the knob, else the target's own."""
     env: dict[str, Any] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)
     ms: array = field(default_factory=lambda: array("d"))
     start_ms: array = field(default_factory=lambda: array("d"))
     events: list[Event] = field(default_factory=list)
     samples: list[dict[str, Any]] = field(default_factory=list)
-    status: str = "starting"
+    status: str = outcome.STARTING
     status_detail: str = ""
     error: dict[str, Any] | None = None
     exit_code: int | None = None
@@ -81,19 +134,19 @@ class RunData:
     command: list[str] = field(default_factory=list)
     record_path: str | None = None
     stderr_path: str | None = None
-    stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+    run_id: str | None = None
     profiles: dict[int, dict[str, Any]] = field(default_factory=dict)
     """Operator breakdowns of profiled iterations (see core/opprofile.py), by iteration."""
     graphs: dict[str, str] = field(default_factory=dict)
     """TorchScript runs: ``code`` and ``graph`` as loaded, ``optimized`` as last executed."""
-    busy: dict[str, Any] | None = None
-    """While one iteration runs long: ``{"iteration", "ms", "activity"}``."""
-    _by_iteration: dict[int, list[Event]] = field(default_factory=dict)
-    _summary: tuple[tuple[int, int, int, bool], stats.Summary] | None = None
+    _by_iteration: dict[int, list[Event]] = field(default_factory=dict, compare=False)
+    _summary: tuple[tuple[int, int, int, bool], stats.Summary] | None = field(
+        default=None, compare=False
+    )
 
     @property
     def finished(self) -> bool:
-        return self.status in FINISHED
+        return self.status in outcome.FINISHED
 
     @property
     def count(self) -> int:
@@ -109,6 +162,41 @@ class RunData:
         self.events.append(ev)
         if ev.iteration is not None:
             self._by_iteration.setdefault(ev.iteration, []).append(ev)
+
+    def since(self, cursor: Cursor) -> Update:
+        """What is new since ``cursor``, which is advanced past it."""
+        first = cursor.iterations
+        update = Update(
+            first=first,
+            ms=self.ms[first:].tolist(),
+            start_ms=self.start_ms[first:].tolist(),
+            events=self.events[cursor.events :],
+            samples=self.samples[cursor.samples :],
+            status=self.status,
+            finished=self.finished,
+            phases=dict(self.phases),
+        )
+        cursor.iterations = len(self.ms)
+        cursor.events = len(self.events)
+        cursor.samples = len(self.samples)
+        return update
+
+    def snapshot(self) -> RunData:
+        """A copy that later arrivals do not change: safe to read on another thread.
+
+        Events and samples are shared, not copied: once added they never change.
+        """
+        snap = copy.copy(self)
+        snap.ms = self.ms[:]
+        snap.start_ms = self.start_ms[:]
+        snap.events = list(self.events)
+        snap.samples = list(self.samples)
+        snap.phases = dict(self.phases)
+        snap.env = dict(self.env)
+        snap.profiles = dict(self.profiles)
+        snap.graphs = dict(self.graphs)
+        snap._by_iteration = {i: list(evs) for i, evs in self._by_iteration.items()}
+        return snap
 
     def events_at(self, iteration: int) -> list[Event]:
         return self._by_iteration.get(iteration, [])
@@ -164,10 +252,12 @@ class RunData:
         return {
             "format": "warmscope-run",
             "version": 1,
+            "run_id": self.run_id,
             "started": self.started,
             "command": self.command,
             "settings": self.settings,
             "target": self.target,
+            "mode": self.mode,
             "env": self.env,
             "status": self.status,
             "status_detail": self.status_detail,

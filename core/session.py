@@ -12,6 +12,7 @@ fires when the *thread* that spawned it exits.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import selectors
 import signal
@@ -19,15 +20,15 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warmscope.core import protocol
+from warmscope.core import outcome, protocol
+from warmscope.core.fold import apply_line, event_line, iterations_line, record_line
 from warmscope.core.jitlog import ParsedEvent, StderrParser
-from warmscope.core.record import RecordWriter, default_record_path
+from warmscope.core.record import VERSION, RecordWriter, default_record_path
 from warmscope.core.ring import IterationRing
-from warmscope.core.run import Event, RunData
+from warmscope.core.run import Cursor, Event, RunData, Update
 from warmscope.core.sampler import Sampler, host_environment
 from warmscope.core.settings import RunSettings
 from warmscope.core.targets import Target
@@ -39,34 +40,7 @@ READ_PAUSE_S = 0.005
 MAX_STDERR_LINE = 1 << 20
 RECORD_FLUSH_S = 0.25
 STOP_GRACE_S = 3.0
-EXIT_USAGE = 2
 RUN_ID_VAR = "WARMSCOPE_RUN_ID"
-EVENT_FIELDS = ("kind", "title", "text", "iteration", "phase", "ms", "t")
-
-
-@dataclass
-class Cursor:
-    """How much of a run a consumer has already taken."""
-
-    iterations: int = 0
-    events: int = 0
-    samples: int = 0
-
-
-@dataclass
-class Update:
-    """Everything new since a consumer's last ``poll``."""
-
-    first: int
-    ms: list[float]
-    start_ms: list[float]
-    events: list[Event]
-    samples: list[dict[str, Any]]
-    status: str
-    phase: str | None
-    busy: dict[str, Any] | None
-    finished: bool
-    phases: dict[str, float] = field(default_factory=dict)
 
 
 class RunSession:
@@ -85,19 +59,29 @@ class RunSession:
         self.jit_log = settings.effective_jit_log(self.target)
         self.record_path = record_path or default_record_path(settings.target, self.mode)
         self.stderr_path = self.record_path.with_suffix(".stderr.txt")
-        self.data = RunData(
-            settings=settings.to_json(),
-            target=self.target.to_json(),
-            command=command or [],
-            record_path=str(self.record_path),
-            stderr_path=str(self.stderr_path),
-            started=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        )
         self.run_id = f"{os.getpid()}-{time.time_ns()}"
+        self._header = {
+            "type": "header",
+            "format": "warmscope-record",
+            "version": VERSION,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "command": command or [],
+            "settings": settings.to_json(),
+            "target": self.target.to_json(),
+            "mode": self.mode,
+            "stderr_file": str(self.stderr_path),
+            "run_id": self.run_id,
+        }
+        self._header = json.loads(json.dumps(self._header, default=str))
+        self.data = RunData(record_path=str(self.record_path))
+        apply_line(self.data, self._header)
         self.lock = threading.Lock()
         self.finished = threading.Event()
         self.proc: subprocess.Popen[bytes] | None = None
         self.phase: str | None = None
+        """The setup phase in progress (live only: the record keeps each phase's time)."""
+        self.busy: dict[str, Any] | None = None
+        """While one iteration runs long: ``{"iteration", "ms", "activity"}`` (live only)."""
         self._t0 = 0.0
         self._done: dict[str, Any] | None = None
         self._stop_requested = False
@@ -114,23 +98,8 @@ class RunSession:
         self.ring = IterationRing.create()
         self._writer = RecordWriter(self.record_path)
         self._stderr_file = self.stderr_path.open("wb")
-        self._writer.write(
-            {
-                "type": "header",
-                "format": "warmscope-record",
-                "version": 1,
-                "started": self.data.started,
-                "command": self.data.command,
-                "settings": self.data.settings,
-                "target": self.data.target,
-                "mode": self.mode,
-                "stderr_file": str(self.stderr_path),
-                "run_id": self.run_id,
-            }
-        )
-        host = host_environment()
-        self.data.env.update(host)
-        self._writer.write({"type": "env", "env": host})
+        self._writer.write(self._header)
+        self._commit({"type": "env", "env": host_environment()})
         self._writer.flush()
         python = self.settings.python or sys.executable
         self._t0 = time.monotonic()
@@ -144,11 +113,10 @@ class RunSession:
             close_fds=True,
             pass_fds=(self.ring.fd,),
         )
-        self.data.env["agent_pid"] = self.proc.pid
+        self._commit({"type": "spawned", "pid": self.proc.pid})
         assert self.proc.stdin is not None
         self.proc.stdin.write(protocol.encode(self._agent_config()))
         self.proc.stdin.flush()  # stays open: its EOF tells the child the parent is gone
-        self.data.status = "running"
         threading.Thread(target=self._read, name="warmscope-reader", daemon=True).start()
         threading.Thread(target=self._sample, name="warmscope-sampler", daemon=True).start()
 
@@ -235,24 +203,17 @@ class RunSession:
     def poll(self, cursor: Cursor) -> Update:
         """What is new since ``cursor`` (which is advanced), in one batch."""
         with self.lock:
-            d = self.data
-            first = cursor.iterations
-            update = Update(
-                first=first,
-                ms=d.ms[first:].tolist(),
-                start_ms=d.start_ms[first:].tolist(),
-                events=d.events[cursor.events :],
-                samples=d.samples[cursor.samples :],
-                status=d.status,
-                phase=self.phase,
-                busy=d.busy,
-                finished=d.finished,
-                phases=dict(d.phases),
-            )
-            cursor.iterations = len(d.ms)
-            cursor.events = len(d.events)
-            cursor.samples = len(d.samples)
+            update = self.data.since(cursor)
+            update.phase, update.busy = self.phase, self.busy
         return update
+
+    def snapshot(self) -> RunData:
+        """The run as measured so far, a consistent copy that later arrivals leave alone."""
+        with self.lock:
+            return self.data.snapshot()
+
+    def is_finished(self) -> bool:
+        return self.finished.is_set()
 
     # -- reading the child ---------------------------------------------------------------
 
@@ -339,7 +300,6 @@ class RunSession:
                 continue
             raw.append(line)
             text = line.decode(errors="replace").rstrip("\r")
-            self.data.stderr_tail.append(text)
             context = self._context
             if context == ("it", None):
                 # No marker (a C++ write with no log capture on): the iteration in progress as
@@ -363,9 +323,20 @@ class RunSession:
 
     def _add_event(self, ev: Event) -> None:
         ev.t = self.elapsed()
-        self.data.add_event(ev)
+        self._commit(event_line(ev))
+
+    def _commit(self, line: dict[str, Any], *, native: bool = False) -> None:
+        """Write one record line and fold that same line into the live data.
+
+        A line built here (not decoded from the child) is folded as it reads back from JSON
+        (tuples become lists, say), so the live run and its replay hold equal data.
+        ``native``: the line already holds nothing but JSON's own types.
+        """
+        if not native:
+            line = json.loads(json.dumps(line, default=str))
         if self._writer is not None:
-            self._writer.write({"type": "event", **ev.to_json()})
+            self._writer.write(line)
+        apply_line(self.data, line)
 
     def _message(self, line: bytes) -> None:
         try:
@@ -375,46 +346,24 @@ class RunSession:
                 Event("stderr", "undecodable protocol line", line.decode(errors="replace"))
             )
             return
-        t = msg.pop("t")
-        writer = self._writer
-        assert writer is not None
-        if t == "iters":
-            ms = [ns / 1e6 for ns in msg["ns"]]
-            st = [ns / 1e6 for ns in msg["st"]]
-            self.data.add_iterations(msg["i0"], ms, st)
-            self.data.busy = None
-            # Integer nanoseconds, as received: ten times cheaper to write than floats.
-            writer.write({"type": "iters", "i0": msg["i0"], "ns": msg["ns"], "st": msg["st"]})
-        elif t == "event":
-            # Fields the Event does not name (a compile id, say) travel in its data.
-            extra = {k: v for k, v in msg.items() if k not in EVENT_FIELDS}
-            self._add_event(Event.from_json({**msg, "data": extra}))
-        elif t == "phase_start":
+        kind = msg["t"]
+        if kind == "iters":
+            self.busy = None
+        elif kind == "phase_start":
             self.phase = msg["name"]
-        elif t == "phase":
-            self.data.phases[msg["name"]] = msg["ms"]
-            writer.write({"type": "phase", "name": msg["name"], "ms": msg["ms"]})
-        elif t == "busy":
-            self.data.busy = msg
-        elif t == "env":
-            self.data.env.update(msg)
-            writer.write({"type": "env", "env": msg})
-        elif t == "error":
-            self.data.error = msg
-            writer.write({**msg, "type": "error"})
-            writer.flush()
-        elif t == "profile":
-            self.data.profiles[msg["iteration"]] = msg
-            writer.write({"type": "profile", **msg})
-        elif t == "graphs":
-            self.data.graphs.update(msg)
-            writer.write({"type": "graphs", **msg})
-        elif t == "done":
+        elif kind == "busy":
+            self.busy = msg
+        elif kind == "done":
             self._done = msg
-        elif t == "hello" and msg.get("v") != protocol.VERSION:
+        elif kind == "hello" and msg.get("v") != protocol.VERSION:
             self._add_event(
                 Event("info", f"agent speaks protocol {msg.get('v')}, expected {protocol.VERSION}")
             )
+        entry = record_line(msg, self.elapsed())
+        if entry is not None:
+            self._commit(entry, native=True)  # decoded from the child's JSON
+            if kind == "error" and self._writer is not None:
+                self._writer.flush()
 
     def _flush_record(self) -> None:
         if self._writer is not None:
@@ -439,11 +388,9 @@ class RunSession:
             if reading is None:
                 return
             reading["t"] = round(self.elapsed(), 3)
-            reading["iteration"] = self.data.count
             with self.lock:
-                self.data.samples.append(reading)
-                if self._writer is not None:
-                    self._writer.write({"type": "sample", **reading})
+                reading["iteration"] = self.data.count
+                self._commit({"type": "sample", **reading})
 
     # -- the end -------------------------------------------------------------------------
 
@@ -452,21 +399,20 @@ class RunSession:
             self._emit(self._parser.flush())
             self._recover_unsent()
             status, detail, exit_code = self._outcome(returncode)
-            d = self.data
-            d.status, d.status_detail, d.exit_code = status, detail, exit_code
-            d.busy = None
+            self.busy = None
+            end = {
+                "type": "end",
+                "status": status,
+                "detail": detail,
+                "exit_code": exit_code,
+                "returncode": returncode,
+                "iterations": self.data.count,
+            }
+            apply_line(self.data, end)
             if self._writer is not None:
-                self._writer.write(
-                    {
-                        "type": "end",
-                        "status": status,
-                        "detail": detail,
-                        "exit_code": exit_code,
-                        "returncode": returncode,
-                        "iterations": d.count,
-                        "summary": d.summary().to_dict(),
-                    }
-                )
+                # The same line, with the summary of the run as folded (a convenience for
+                # readers of the raw file: `read_run` computes its own).
+                self._writer.write({**end, "summary": self.data.summary().to_dict()})
                 self._writer.close()
             if self._stderr_file is not None:
                 self._stderr_file.close()
@@ -478,22 +424,13 @@ class RunSession:
     def _recover_unsent(self) -> None:
         """Iterations the child measured but died before sending, from the shared ring."""
         first = self.data.count
-        ms, start_ms = self.ring.read(first)
-        if ms:
-            self.data.add_iterations(first, ms, start_ms)
-            if self._writer is not None:
-                self._writer.write(
-                    {
-                        "type": "iters",
-                        "i0": first,
-                        "ns": [round(v * 1e6) for v in ms],
-                        "st": [round(v * 1e6) for v in start_ms],
-                    }
-                )
+        ns, st = self.ring.read_ns(first)
+        if ns:
+            self._commit(iterations_line(first, ns, st), native=True)
             self._add_event(
                 Event(
                     "info",
-                    f"recovered {len(ms)} iteration(s) measured before the child died",
+                    f"recovered {len(ns)} iteration(s) measured before the child died",
                     iteration=first,
                 )
             )
@@ -504,7 +441,11 @@ class RunSession:
         error = self.data.error
         done = self._done
         if self._timed_out:
-            return "timeout", f"stopped after --timeout {self.settings.timeout:g} s", 1
+            return (
+                outcome.TIMEOUT,
+                f"stopped after --timeout {self.settings.timeout:g} s",
+                outcome.EXIT_FAILED,
+            )
         if error is not None:
             where = (
                 f"iteration {error['iteration']}"
@@ -512,20 +453,24 @@ class RunSession:
                 else error.get("where")
             )
             if error.get("usage"):
-                return "failed", str(error.get("message")), EXIT_USAGE
-            return "failed", f"{where}: {error.get('message')}", 1
+                return outcome.FAILED, str(error.get("message")), outcome.EXIT_USAGE
+            return outcome.FAILED, f"{where}: {error.get('message')}", outcome.EXIT_FAILED
         if done is not None:
-            if done.get("status") == "stopped":
-                return "stopped", "stopped by the user", 130
-            return "ok", f"{self.data.count} iterations", 0
+            if done.get("status") == outcome.STOPPED:
+                return outcome.STOPPED, "stopped by the user", outcome.EXIT_STOPPED
+            return outcome.OK, f"{self.data.count} iterations", outcome.EXIT_OK
         if self._stop_requested:
             how = "killed" if self._killed else "stopped"
-            return "stopped", f"{how} by the user", 130
+            return outcome.STOPPED, f"{how} by the user", outcome.EXIT_STOPPED
         if returncode < 0:
             name = (
                 signal.Signals(-returncode).name
                 if -returncode in signal.valid_signals()
                 else str(-returncode)
             )
-            return "crashed", f"the child died from {name}", 1
-        return "crashed", f"the child exited with code {returncode} before finishing", 1
+            return outcome.CRASHED, f"the child died from {name}", outcome.EXIT_FAILED
+        return (
+            outcome.CRASHED,
+            f"the child exited with code {returncode} before finishing",
+            outcome.EXIT_FAILED,
+        )

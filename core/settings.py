@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from warmscope.core.knobs import KNOBS, KnobError, changed, default_values, knob
+from warmscope.core.outcome import UsageError
 from warmscope.core.targets import InputSpec, Target, TargetError, parse_input, resolve_target
 
 DEFAULT_ITERS = 200
@@ -17,7 +18,7 @@ DEFAULT_SAMPLE_HZ = 10.0
 AUTO_JIT_LOG = "profiling_graph_executor_impl"
 
 
-class SettingsError(ValueError):
+class SettingsError(UsageError):
     """Settings that cannot run: bad usage, exit code 2. The message names what is wrong."""
 
 

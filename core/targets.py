@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.outcome import UsageError
 from warmscope.sample_models import SAMPLES
 
 DTYPES = (
@@ -38,7 +39,7 @@ DTYPE_ALIASES = {
 PICKLE_PROTOCOL_BYTE = 0x80
 
 
-class TargetError(ValueError):
+class TargetError(UsageError):
     """A target or input that cannot be used: bad usage, exit code 2."""
 
 

@@ -1,14 +1,20 @@
-"""The UI process never imports torch; core never imports Textual."""
+"""Import hygiene: the UI never pays for torch, core never depends on Textual, and the agent's
+siblings need nothing but the standard library."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+from warmscope.core import agent
+
+CORE = Path(agent.__file__).resolve().parent
 
 
 def run(code: str, *flags: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *flags, "-c", code], capture_output=True, text=True, check=True
+        [sys.executable, *flags, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
 
 
@@ -32,3 +38,46 @@ def test_core_imports_neither_textual_nor_torch() -> None:
         "print(','.join(bad))\n"
     )
     assert run(code).stdout.strip() == ""
+
+
+def test_no_tui_module_imports_torch() -> None:
+    code = (
+        "import importlib, pkgutil, sys, warmscope.tui as tui\n"
+        "names = [m.name for m in pkgutil.iter_modules(tui.__path__)]\n"
+        "assert len(names) > 15, names\n"
+        "for name in names: importlib.import_module('warmscope.tui.' + name)\n"
+        "print(sorted(k for k in sys.modules if k == 'torch' or k.startswith('torch.')))\n"
+    )
+    assert run(code).stdout.strip() == "[]"
+
+
+def test_the_agents_siblings_load_by_path_with_the_standard_library_alone() -> None:
+    """``python -I -S``: no site-packages (no torch, no warmscope), no user paths, no PYTHON*
+    variables. Each sibling the agent loads must import there, by path, as the child does."""
+    code = (
+        "import importlib, importlib.util, sys\n"
+        f"folder = {str(CORE)!r}\n"
+        "spec = importlib.util.spec_from_file_location('_warmscope_child', folder + '/__init__.py',"
+        " submodule_search_locations=[folder])\n"
+        "package = importlib.util.module_from_spec(spec)\n"
+        "sys.modules['_warmscope_child'] = package\n"
+        "spec.loader.exec_module(package)\n"
+        f"for name in {agent.CHILD_MODULES!r}:\n"
+        "    importlib.import_module('_warmscope_child.' + name)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'warmscope')))\n"
+    )
+    assert run(code, "-I", "-S").stdout.strip() == "[]"
+
+
+def test_the_agent_itself_starts_with_the_standard_library_alone() -> None:
+    """The agent script loads every sibling before it needs torch; with its stdin closed (no
+    parent) it then exits on its own, with the parent-gone code and nothing on stderr."""
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", str(CORE / "agent.py")],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.stderr == ""
+    assert proc.returncode == agent.outcome.EXIT_PARENT_GONE, proc.stderr

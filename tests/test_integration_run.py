@@ -254,7 +254,8 @@ def test_compare_two_records(speech_defaults: Result, tmp_path: Path) -> None:
 
 def test_events_arrive_while_the_run_goes_on(tmp_path: Path) -> None:
     """The Optimized Graph of iteration 1 reaches a consumer long before the run ends."""
-    from warmscope.core.session import Cursor, RunSession
+    from warmscope.core.run import Cursor
+    from warmscope.core.session import RunSession
     from warmscope.core.settings import RunSettings
 
     settings = RunSettings(target="sample:speech", duration=30)

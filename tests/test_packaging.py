@@ -49,3 +49,17 @@ def test_wheel_contains_every_source_file(tmp_path: Path) -> None:
     )  # no generic top-level names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "warmscope = warmscope.core.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+
+
+def test_every_tui_module_ships_in_the_wheel() -> None:
+    """pyproject lists packages one by one: a module in a tui/ subfolder would be left out."""
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    packages = set(config["tool"]["setuptools"]["packages"])
+    folders = {p.parent for p in (root / "tui").rglob("*.py") if "__pycache__" not in p.parts}
+    names = {"warmscope." + ".".join(f.relative_to(root).parts) for f in folders}
+    assert names <= packages, f"not packaged: {sorted(names - packages)}"
+    data = config["tool"]["setuptools"]["package-data"]["warmscope.tui"]
+    assert any(Path("warmscope.tcss").match(pattern) for pattern in data)

@@ -6,7 +6,6 @@ Real children, real torch: the planted faults of tests/faults/planted.py strike 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import json
@@ -18,7 +17,6 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,10 +24,10 @@ from textual.pilot import Pilot
 from textual.widgets import Log
 
 from tests.test_reliability import PLANTED, K, run_id_of, survivors, wait_gone
-from tests.tui_support import wait_for
+from tests.tui_support import run, wait_for
 from warmscope.core.record import read_run
 from warmscope.core.settings import RunSettings
-from warmscope.tui.app import WarmscopeApp, build_app
+from warmscope.tui.app import build_app
 from warmscope.tui.run_header import RunHeader
 
 SIZE = (100, 30)
@@ -74,7 +72,7 @@ def test_fault_keeps_the_screen_with_status_and_last_stderr(
         assert app.is_running  # the screen stays up
         await pilot.press("q")
 
-    asyncio.run(_run(app, scenario))
+    run(app, scenario, SIZE, settled=False)
     record = Path(str(seen["record"]))
     assert read_run(record).count == kept
     assert survivors(run_id_of(record)) == []
@@ -90,15 +88,9 @@ def test_flood_and_stdout_in_the_tui_stay_bounded() -> None:
         log = app.screen.query_one("#stderr", Log)
         assert log.max_lines is not None and len(log.lines) <= log.max_lines
         assert len(entry.view.stderr) <= (entry.view.stderr.maxlen or 0)
-        assert len(entry.data.stderr_tail) <= (entry.data.stderr_tail.maxlen or 0)
         await pilot.press("q")
 
-    asyncio.run(_run(app, scenario))
-
-
-async def _run(app: WarmscopeApp, scenario: Callable) -> None:
-    async with app.run_test(size=SIZE) as pilot:
-        await scenario(pilot)
+    run(app, scenario, SIZE, settled=False)
 
 
 def start_tui(record: Path) -> tuple[subprocess.Popen[bytes], int]:

@@ -5,8 +5,6 @@ Each child pays the torch import (a few seconds), so the scenarios share runs.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -14,7 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Log, Static
 
-from tests.tui_support import wait_for
+from tests.tui_support import run, wait_for
 from warmscope.core.record import read_run
 from warmscope.core.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
@@ -40,14 +38,6 @@ def gone(pid: int) -> bool:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
-
-
-def run(app: WarmscopeApp, scenario: Callable) -> None:
-    async def main() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await scenario(pilot)
-
-    asyncio.run(main())
 
 
 def live_entry(app: WarmscopeApp) -> RunEntry:
@@ -91,7 +81,7 @@ def test_iterations_appear_live_then_stop_kill_and_quit_leave_no_process() -> No
         await pilot.press("q")  # stops the child first, then exits
         await wait_for(pilot, lambda: not app.is_running, timeout=10)
 
-    run(app, scenario)
+    run(app, scenario, SIZE, settled=False)
     assert all(gone(pid) for pid in pids)
     assert read_run(Path(app.runs[2].data.record_path or "")).status == "stopped"
 
@@ -146,7 +136,7 @@ def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> 
         suffixes = sorted("".join(p.suffixes) for p in (tmp_path / "exports").iterdir())
         assert suffixes == [".csv", ".json", ".md", ".report.md"]
 
-    run(app, scenario)
+    run(app, scenario, SIZE, settled=False)
 
 
 def test_a_failing_model_keeps_the_screen_with_its_error() -> None:
@@ -165,7 +155,7 @@ def test_a_failing_model_keeps_the_screen_with_its_error() -> None:
         assert app.screen.query_one("TabbedContent").active == "tab-stderr"  # type: ignore[attr-defined]
         assert app.is_running
 
-    run(app, scenario)
+    run(app, scenario, SIZE, settled=False)
 
 
 def test_bad_settings_are_shown_not_raised() -> None:
@@ -186,4 +176,4 @@ def test_bad_settings_are_shown_not_raised() -> None:
         assert isinstance(app.screen, SettingsScreen)
         assert "no/such/file.py" in str(app.screen.query_one("#form-error", Static).render())
 
-    run(app, scenario)
+    run(app, scenario, SIZE, settled=False)

@@ -149,7 +149,7 @@ def test_profile_prompt_refuses_a_bad_list_and_sets_the_next_run() -> None:
         await pilot.press("ctrl+u", *"0,1,steady", "enter")
         assert app.screen.id == "main"
         assert app.next_settings.profile_iters == "0,1,steady"
-        assert "next run: profile=0,1,steady" in app.screen.query_one(RunHeader).plain
+        assert "next run: profile_iters=0,1,steady" in app.screen.query_one(RunHeader).plain
 
     run(app, scenario)
 

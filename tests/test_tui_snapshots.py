@@ -10,6 +10,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
+from tests.tui_support import settle
 from warmscope.tui.app import WarmscopeApp, build_app
 
 DATA = Path(__file__).parent / "data"
@@ -20,11 +21,6 @@ FAILED = DATA / "failed-at-3.jsonl"
 
 def app(*records: Path) -> WarmscopeApp:
     return build_app(records=list(records))
-
-
-async def settle(pilot: Pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def keys(*pressed: str):

@@ -10,8 +10,7 @@ from rich.text import Text
 
 from warmscope.core import units
 from warmscope.core.cli import build_settings, make_parser
-from warmscope.core.run import Event
-from warmscope.core.session import Update
+from warmscope.core.run import Event, Update
 from warmscope.core.settings import RunSettings
 from warmscope.tui import fmt
 from warmscope.tui.chart import latency_chart, overlay_chart

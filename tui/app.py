@@ -1,10 +1,11 @@
-"""The warmscope app: runs, the poll timer, and the actions behind every key.
+"""The warmscope app: the poll timer, the workers, and the actions behind every key.
 
-Invariant: workers compute and post messages; handlers own UI state. The live session is
-polled on one timer (``POLL_S``) and each batch is applied to the widgets at once. Sessions
-are started from handlers, on the main thread, because the child's parent-death signal fires
-when the thread that spawned it exits. Summaries (sorting every latency) and exports run in
-thread workers and come back as messages.
+The runs and their life cycle live in a ``RunController`` (no Textual there). Invariant:
+workers compute and post messages; handlers own UI state. The live run is polled on one timer
+(``POLL_S``) and each batch is applied to the widgets at once. Runs are started from handlers,
+on the main thread, because the child's parent-death signal fires when the thread that spawned
+it exits. Summaries (sorting every latency) and exports run in thread workers and come back as
+messages.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import asyncio
 import contextlib
 import signal
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -24,23 +25,20 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 
-from warmscope.core import stats
+from warmscope.core import outcome, stats
+from warmscope.core.digest import settings_diff
+from warmscope.core.outcome import WarmscopeError
 from warmscope.core.record import RecordError, read_run
-from warmscope.core.run import RunData
-from warmscope.core.settings import PRESETS, RunSettings, SettingsError
+from warmscope.core.run import LiveRun, RunData
+from warmscope.core.settings import PRESETS, RunSettings
 from warmscope.tui import fmt
+from warmscope.tui.controller import RunController, SessionFactory, start_session
 from warmscope.tui.main_screen import RUN_BINDINGS, MainScreen
 from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import RunEntry, error_lines
 
-if TYPE_CHECKING:  # loaded with the first run: the first frame does not wait for it
-    from warmscope.core.session import RunSession
-
 POLL_S = 1 / 10  # ten batches a second: live to the eye, cheap for the CPU
-SUMMARY_MIN_INTERVAL_S = 0.5
 HANGUP_GRACE_S = 0.5  # after SIGHUP nobody watches: stop quickly
-INLINE_SUMMARY_MAX = 20_000  # a record this short is summarized in a few ms, before its frame
-SUMMARY_COST_FACTOR = 20  # a live summary may use at most 1/20 of the time
 STOP_WAIT_S = 3.0
 KILL_WAIT_S = 2.0
 
@@ -54,6 +52,15 @@ class SummaryReady(Message):
         self.summary = summary
         self.count = count
         self.cost = cost
+
+
+class SummaryFailed(Message):
+    """A worker's summary raised: shown in the summary pane; the next tick tries again."""
+
+    def __init__(self, entry: RunEntry, error: BaseException) -> None:
+        super().__init__()
+        self.entry = entry
+        self.error = error
 
 
 class ExportDone(Message):
@@ -78,23 +85,24 @@ class WarmscopeApp(App[int]):
         settings: RunSettings | None = None,
         records: Iterable[Path | RunData] = (),
         record_path: Path | None = None,
+        start: SessionFactory = start_session,
     ) -> None:
         super().__init__()
         self.initial_settings = settings
         self.initial_records = list(records)
-        self.record_path = record_path
-        self.runs: list[RunEntry] = []
+        self.controller = RunController(record_path, start)
         self.viewed: RunEntry | None = None
         self.next_settings: RunSettings | None = settings
         self._timer: Timer | None = None
-        self._summary_busy: set[int] = set()
-        self._summary_due: dict[int, float] = {}
         self._quitting = False
-        self._started_runs = 0
         self._binding_state: tuple[bool, bool, bool] | None = None
 
     def get_default_screen(self) -> Screen:
         return MainScreen()
+
+    @property
+    def runs(self) -> list[RunEntry]:
+        return self.controller.runs
 
     @property
     def main(self) -> MainScreen:
@@ -122,10 +130,10 @@ class WarmscopeApp(App[int]):
             session.stop(grace=HANGUP_GRACE_S)
         self.run_worker(self._exit_after(live), exclusive=True, group="hangup")
 
-    async def _exit_after(self, sessions: list[RunSession]) -> None:
+    async def _exit_after(self, sessions: list[LiveRun]) -> None:
         await self._wait_finished(sessions, 3 * HANGUP_GRACE_S)
         for session in sessions:
-            if not session.finished.is_set():
+            if not session.is_finished():
                 session.kill()
         await self._wait_finished(sessions, KILL_WAIT_S)
         self.exit(0)
@@ -137,13 +145,8 @@ class WarmscopeApp(App[int]):
             except RecordError as exc:
                 self.notify(str(exc), title="Not opened", severity="error")
                 continue
-            entry = RunEntry.from_record(len(self.runs) + 1, data)
-            self.runs.append(entry)
-            if data.count <= INLINE_SUMMARY_MAX:  # cheaper than a worker and a second frame
-                entry.view.summary = data.summary()  # leaves profiled iterations out
-                entry.view.summary_count = data.count
-            else:
-                self._want_summary(entry, force=True)
+            entry = self.controller.open_record(data)
+            self._want_summary(entry, force=True)
         if self.runs:
             self.view_entry(self.runs[0])
             if self.next_settings is None:
@@ -157,39 +160,23 @@ class WarmscopeApp(App[int]):
 
     @property
     def live(self) -> RunEntry | None:
-        return next((e for e in self.runs if e.live), None)
+        return self.controller.live
 
     def start_run(self, settings: RunSettings) -> RunEntry | None:
         """Start a run now (from a handler: the main thread). Errors are shown, not raised."""
-        from warmscope.core.session import RunSession
-
         if self.live is not None:
             self.notify("a run is going: s stops it, k kills it", severity="warning")
             return None
         try:
-            session = RunSession(
-                settings,
-                record_path=self._next_record_path(),
-                command=settings.command_line(),
-            )
-            session.start()
-        except (SettingsError, OSError) as exc:
+            entry = self.controller.start(settings)
+        except (WarmscopeError, OSError) as exc:
             self.notify(str(exc), title="Cannot run", severity="error", timeout=8)
             return None
-        self._started_runs += 1
-        entry = RunEntry.from_session(len(self.runs) + 1, session)
-        self.runs.append(entry)
         self.view_entry(entry)
         if self._timer is not None:
             self._timer.resume()
         self._bindings_may_change()
         return entry
-
-    def _next_record_path(self) -> Path | None:
-        path = self.record_path
-        if path is None or self._started_runs == 0:
-            return path
-        return path.with_name(f"{path.stem}-{self._started_runs + 1}{path.suffix}")
 
     def view_entry(self, entry: RunEntry) -> None:
         self.viewed = entry
@@ -212,41 +199,28 @@ class WarmscopeApp(App[int]):
         nxt, entry = self.next_settings, self.viewed
         if nxt is None or entry is None:
             return ""
-        a, b = entry.data.settings, nxt.to_json()
-        parts = []
-        for name in ("target", "iters", "duration", "inputs"):
-            if a.get(name) != b.get(name):
-                parts.append(f"{name}={fmt.show(b.get(name))}")
-        if (a.get("profile_iters") or None) != b.get("profile_iters"):
-            parts.append(f"profile={b.get('profile_iters') or 'none'}")
-        ka, kb = a.get("knobs", {}), b.get("knobs", {})
-        parts += [f"{k}={fmt.show(v)}" for k, v in kb.items() if ka.get(k) != v]
-        return " ".join(parts)
+        return " ".join(
+            f"{c.name}={c.b}" for c in settings_diff(entry.data.settings, nxt.to_json())
+        )
 
     def _tick(self) -> None:
-        entry = self.live
-        if entry is None:
+        tick = self.controller.tick()
+        if tick is None:
             if self._timer is not None:
                 self._timer.pause()
             return
-        session, cursor = entry.session, entry.cursor
-        assert session is not None and cursor is not None
-        update = session.poll(cursor)
-        delta = entry.view.ingest(update)
-        if update.finished:
-            entry.ended_elapsed = session.elapsed()
-        self.main.apply(entry, delta, self.next_note())
-        self._want_summary(entry, force=update.finished)
-        if update.finished:
-            self._run_ended(entry)
+        self.main.apply(tick.entry, tick.delta, self.next_note())
+        self._want_summary(tick.entry, force=tick.finished)
+        if tick.finished:
+            self._run_ended(tick.entry)
 
     def _run_ended(self, entry: RunEntry) -> None:
         data = entry.data
         self._bindings_may_change()
-        if data.status == "ok":
+        if data.status == outcome.OK:
             self.notify(f"run #{entry.number} done: {fmt.count(entry.view.count)} iterations")
             return
-        if data.status == "stopped":
+        if data.status == outcome.STOPPED:
             self.notify(
                 f"run #{entry.number} {data.status_detail or 'stopped'}", severity="warning"
             )
@@ -262,20 +236,11 @@ class WarmscopeApp(App[int]):
     # -- summaries (worker threads) -------------------------------------------------------
 
     def _want_summary(self, entry: RunEntry, *, force: bool = False) -> None:
-        view = entry.view
-        if view.summary_count == view.count or entry.number in self._summary_busy:
+        job = self.controller.summary_job(entry, force=force)
+        if job is None:
             return
-        if not force and time.monotonic() < self._summary_due.get(entry.number, 0.0):
-            return
-        self._summary_busy.add(entry.number)
-        snapshot = entry.ms_snapshot()
-        if entry.session is not None:
-            with entry.session.lock:  # one consistent cut of a live run
-                exclude, busy = entry.data.stats_inputs()
-        else:
-            exclude, busy = entry.data.stats_inputs()
         self.run_worker(
-            partial(self._summarize, entry, snapshot, exclude, busy),
+            partial(self._summarize, entry, job),
             name="summary",  # the default name and description would repr every latency
             description="summary",
             thread=True,
@@ -284,26 +249,25 @@ class WarmscopeApp(App[int]):
         )
 
     def _summarize(
-        self, entry: RunEntry, ms: Sequence[float], exclude: Sequence[int], busy: Sequence[int]
+        self, entry: RunEntry, job: Callable[[], tuple[stats.Summary, int, float]]
     ) -> None:
-        t0 = time.perf_counter()
-        if entry.data.finished and entry.data.count == len(ms):
-            summary = entry.data.summary()  # computed once at the run's end, and cached
-        else:
-            summary = stats.summarize(ms, exclude=exclude, known_warmup=busy)
-        cost = time.perf_counter() - t0
-        self.post_message(SummaryReady(entry, summary, len(ms), cost))
+        try:
+            summary, count, cost = job()
+        except Exception as exc:  # shown in the pane; the run goes on
+            self.post_message(SummaryFailed(entry, exc))
+            return
+        self.post_message(SummaryReady(entry, summary, count, cost))
 
     def on_summary_ready(self, message: SummaryReady) -> None:
         entry = message.entry
-        self._summary_busy.discard(entry.number)
-        entry.view.summary = message.summary
-        entry.view.summary_count = message.count
-        interval = max(SUMMARY_MIN_INTERVAL_S, SUMMARY_COST_FACTOR * message.cost)
-        self._summary_due[entry.number] = time.monotonic() + interval
+        again = self.controller.summary_done(entry, message.summary, message.count, message.cost)
         self.main.summary_changed(entry)
-        if entry.view.finished and message.count != entry.view.count:
+        if again:
             self._want_summary(entry, force=True)
+
+    def on_summary_failed(self, message: SummaryFailed) -> None:
+        self.controller.summary_failed(message.entry, message.error)
+        self.main.summary_changed(message.entry)
 
     # -- actions --------------------------------------------------------------------------
 
@@ -326,21 +290,22 @@ class WarmscopeApp(App[int]):
             return
         self.start_run(settings)
 
-    def action_stop_run(self) -> None:
+    def _live_session(self) -> tuple[RunEntry, LiveRun] | None:
         entry = self.live
         if entry is None or entry.session is None:
             self.notify("no run is going", timeout=2)
-            return
-        entry.session.stop()
-        self.notify(f"stopping run #{entry.number}…", timeout=2)
+            return None
+        return entry, entry.session
+
+    def action_stop_run(self) -> None:
+        if live := self._live_session():
+            live[1].stop()
+            self.notify(f"stopping run #{live[0].number}…", timeout=2)
 
     def action_kill_run(self) -> None:
-        entry = self.live
-        if entry is None or entry.session is None:
-            self.notify("no run is going", timeout=2)
-            return
-        entry.session.kill()
-        self.notify(f"killed run #{entry.number}", severity="warning", timeout=2)
+        if live := self._live_session():
+            live[1].kill()
+            self.notify(f"killed run #{live[0].number}", severity="warning", timeout=2)
 
     def action_settings(self) -> None:
         from warmscope.tui.settings_screen import SettingsResult, SettingsScreen
@@ -418,27 +383,14 @@ class WarmscopeApp(App[int]):
         self.push_screen(ExportScreen(directory, stem, entry.title), done)
 
     def _export(self, entry: RunEntry, folder: Path, stem: str) -> None:
+        from warmscope.core.export import export_all
+
         try:
-            if entry.session is not None:
-                with entry.session.lock:  # a live run: a consistent cut of what it measured
-                    paths = self._write_exports(entry.data, folder, stem)
-            else:
-                paths = self._write_exports(entry.data, folder, stem)
+            paths = export_all(entry.snapshot(), folder, stem)
         except OSError as exc:
             self.post_message(ExportDone([], str(exc)))
             return
         self.post_message(ExportDone(paths))
-
-    @staticmethod
-    def _write_exports(data: RunData, folder: Path, stem: str) -> list[Path]:
-        from warmscope.core.export import atomic_write, export_all
-        from warmscope.core.report import report
-        from warmscope.tui.export_screen import REPORT_SUFFIX
-
-        paths = export_all(data, folder, stem)
-        path = folder / f"{stem}.{REPORT_SUFFIX}"
-        atomic_write(path, report(data))
-        return [*paths, path]
 
     def on_export_done(self, message: ExportDone) -> None:
         if message.error:
@@ -512,14 +464,14 @@ class WarmscopeApp(App[int]):
                 session.stop()
             await self._wait_finished(live, STOP_WAIT_S)
         for session in live:
-            if not session.finished.is_set():
+            if not session.is_finished():
                 session.kill()
         await self._wait_finished(live, KILL_WAIT_S)
         self.exit(0)
 
-    async def _wait_finished(self, sessions: list[RunSession], timeout: float) -> None:
+    async def _wait_finished(self, sessions: list[LiveRun], timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and any(not s.finished.is_set() for s in sessions):
+        while time.monotonic() < deadline and any(not s.is_finished() for s in sessions):
             await asyncio.sleep(0.05)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -543,18 +495,22 @@ class WarmscopeApp(App[int]):
         """Last resort on the way out: no child outlives the app."""
         for e in self.runs:
             session = e.session
-            if session is not None and not session.finished.is_set():
+            if session is not None and not session.is_finished():
                 session.kill()
-                session.wait(KILL_WAIT_S)
+                deadline = time.monotonic() + KILL_WAIT_S
+                while not session.is_finished() and time.monotonic() < deadline:
+                    time.sleep(0.02)
 
 
 def build_app(
     settings: RunSettings | None = None,
     records: Iterable[Path | RunData] = (),
     record_path: Path | None = None,
+    start: SessionFactory = start_session,
 ) -> WarmscopeApp:
-    """One factory for the command line, the tests and the benchmarks."""
-    return WarmscopeApp(settings=settings, records=records, record_path=record_path)
+    """One factory for the command line, the tests and the benchmarks (``start``: a fake
+    session factory in tests that need no torch)."""
+    return WarmscopeApp(settings=settings, records=records, record_path=record_path, start=start)
 
 
 def run_app(

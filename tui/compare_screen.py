@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
@@ -13,23 +13,14 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 
-from warmscope.core import stats, units
-from warmscope.core.knobs import KNOBS
+from warmscope.core import units
+from warmscope.core.digest import metric_rows, settings_diff
 from warmscope.tui import fmt
 from warmscope.tui.overlay_chart import OverlayChart
 from warmscope.tui.runs import RunEntry
 
 # Metrics where a larger B is better; for the others a smaller B is.
 HIGHER_IS_BETTER = ("throughput_per_s",)
-SETTING_FIELDS = ("target", "inputs", "iters", "duration", "preset")
-
-
-def summary_of(entry: RunEntry) -> stats.Summary:
-    """The run's summary: the one the UI computed if it is current, else computed now."""
-    view = entry.view
-    if view.summary is not None and view.summary_count == view.count:
-        return view.summary
-    return stats.summarize(entry.ms_snapshot())
 
 
 def ratio_text(metric: str, ratio: float | None) -> Text:
@@ -38,24 +29,6 @@ def ratio_text(metric: str, ratio: float | None) -> Text:
     better = ratio > 1 if metric in HIGHER_IS_BETTER else ratio < 1
     style = "" if 0.95 <= ratio <= 1.05 or metric == "cv" else "green" if better else "red"
     return Text(f"{ratio:.2f}×", style=style, justify="right")
-
-
-def settings_diff(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """``(setting, A, B)`` for every setting and knob that differs."""
-    rows = []
-    for name in SETTING_FIELDS:
-        va, vb = a.get(name), b.get(name)
-        if va != vb:
-            none = "none" if name == "preset" else "default"
-            rows.append(
-                (name, none if va is None else fmt.show(va), none if vb is None else fmt.show(vb))
-            )
-    ka, kb = a.get("knobs", {}), b.get("knobs", {})
-    for k in KNOBS:
-        va, vb = ka.get(k.name, k.default), kb.get(k.name, k.default)
-        if va != vb:
-            rows.append((k.name, fmt.show(va), fmt.show(vb)))
-    return rows
 
 
 class CompareScreen(Screen[None]):
@@ -106,7 +79,7 @@ class CompareScreen(Screen[None]):
 
     def show_pair(self) -> None:
         a, b = self.a, self.b
-        sa, sb = summary_of(a), summary_of(b)
+        sa, sb = a.summary(), b.summary()
         self.query_one(OverlayChart).show(
             a.view.series, b.view.series, (sa.steady_from, sb.steady_from)
         )
@@ -121,17 +94,16 @@ class CompareScreen(Screen[None]):
             Text(fmt.count(b.view.count), justify="right"),
             "",
         )
-        for metric, va, vb, ratio in stats.compare(sa, sb).rows:
+        for row in metric_rows(sa, sb):
             metrics.add_row(
-                fmt.METRIC_NAMES.get(metric, metric),
-                Text(units.metric(metric, va), justify="right"),
-                Text(units.metric(metric, vb), justify="right"),
-                ratio_text(metric, ratio),
+                row.name,
+                Text(units.metric(row.metric, row.a), justify="right"),
+                Text(units.metric(row.metric, row.b), justify="right"),
+                ratio_text(row.metric, row.ratio),
             )
-        rows = settings_diff(a.data.settings, b.data.settings)
         lines = [
-            f"[b]{escape(name)}[/b]\n  [$accent]{escape(va)}[/] → [$secondary]{escape(vb)}[/]"
-            for name, va, vb in rows
+            f"[b]{escape(c.name)}[/b]\n  [$accent]{escape(c.a)}[/] → [$secondary]{escape(c.b)}[/]"
+            for c in settings_diff(a.data.settings, b.data.settings)
         ]
         self.query_one("#compare-settings-text", Static).update(
             "\n".join(lines) or "[$text-muted]the same settings[/]"

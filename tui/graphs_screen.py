@@ -10,10 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.events import Resize
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
 
+from warmscope.core.digest import graph_facts
 from warmscope.tui.runs import RunEntry
+from warmscope.tui.tabbed_modal import TabbedModal, tab_bindings
 
 SIDE_BY_SIDE_MIN_W = 100
 SOURCE_NOTE = re.compile(r"\s+# \S.*:\d+:\d+$")  # `# /path/to/file.py:156:11` after a node
@@ -28,39 +29,19 @@ def without_sources(graph: str) -> str:
     return "\n".join(SOURCE_NOTE.sub("", line) for line in graph.splitlines())
 
 
-NODE_KINDS = (
-    ("prim::CallMethod", "calls"),
-    ("prim::profile", "profile nodes"),
-    ("prim::TypeCheck", "type guards"),
-    ("prim::RequiresGradCheck", "grad guards"),
-    ("prim::BailOut", "bailouts"),
-    ("FusionGroup", "fusion groups"),
-    ("prim::TensorExprGroup", "TensorExpr groups"),
-    ("prim::DifferentiableGraph", "differentiable graphs"),
-)
-
-
-def graph_facts(graph: str) -> str:
-    """``142 lines · 6 profile nodes``: the node kinds the executor adds or removes."""
-    parts = [f"{len(graph.splitlines())} lines"]
-    for needle, name in NODE_KINDS:
-        n = graph.count(needle)
-        if n:
-            parts.append(f"{n} {name}")
-    return " · ".join(parts)
-
-
 def pane(text: str, id: str) -> TextArea:
     return TextArea(text, read_only=True, soft_wrap=False, show_line_numbers=False, id=id)
 
 
-class GraphsScreen(ModalScreen[None]):
+class GraphsScreen(TabbedModal):
     """Two scrollable panes (stacked below 100 columns); ``s`` shows the source locations."""
 
+    TABS = (
+        ("1", "graphs-tab-graphs", "Graphs", "#graph-loaded"),
+        ("2", "graphs-tab-code", "Code", "#graph-code"),
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "dismiss", "Close", id="close-graphs"),
-        Binding("1", "tab('graphs-tab-graphs')", "Graphs", id="graphs-graphs"),
-        Binding("2", "tab('graphs-tab-code')", "Code", id="graphs-code"),
+        *tab_bindings("graphs", TABS),
         Binding("s", "toggle_sources", "Sources", id="graphs-sources"),
     ]
 
@@ -114,22 +95,15 @@ class GraphsScreen(ModalScreen[None]):
             found = self.query(id)
             if found:
                 found.first().border_title = name
-                found.first().border_subtitle = graph_facts(self.graphs.get(key) or "")
+                found.first().border_subtitle = graph_facts(self.graphs.get(key) or "").text(" · ")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("tab", "toggle_sources") and not self.query("#graphs-tabs"):
             return None
         return True
 
-    def action_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
-        self.query_one("#graph-loaded" if tab == "graphs-tab-graphs" else "#graph-code").focus()
-
     def action_toggle_sources(self) -> None:
         self.sources = not self.sources
         self.query_one("#graph-loaded", TextArea).load_text(self._graph("graph"))
         self.query_one("#graph-optimized", TextArea).load_text(self._graph("optimized"))
         self.notify(f"source locations {'shown' if self.sources else 'hidden'}", timeout=2)
-
-    def action_dismiss(self) -> None:  # type: ignore[override]
-        self.dismiss(None)

@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
+from warmscope.core.digest import settings_line
 from warmscope.tui import fmt
 from warmscope.tui.runs import RunEntry
 
@@ -32,7 +33,7 @@ def history_row(entry: RunEntry) -> tuple[str, ...]:
         str(entry.number),
         target,
         entry.mode,
-        _clip(fmt.settings_line(entry.data.settings), SETTINGS_W),
+        _clip(settings_line(entry.data.settings), SETTINGS_W),
         entry.view.status,
         fmt.count(entry.view.count),
         fmt.ms(first),

@@ -10,7 +10,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from warmscope.core.breakdown import OpDelta, diff, steady_reference
@@ -19,6 +18,7 @@ from warmscope.tui import fmt
 from warmscope.tui.events_pane import EventsPane
 from warmscope.tui.row_list import RowList
 from warmscope.tui.runs import RunEntry
+from warmscope.tui.tabbed_modal import TabbedModal, tab_bindings
 
 OPERATOR_W = 34
 SHAPES_W = 40
@@ -45,14 +45,7 @@ class IterationFacts:
     @classmethod
     def of(cls, entry: RunEntry, iteration: int) -> IterationFacts:
         steady_from = entry.view.summary.steady_from if entry.view.summary else None
-        if entry.session is not None:
-            with entry.session.lock:  # a live run: the session thread appends to these
-                return cls._of(entry, iteration, steady_from)
-        return cls._of(entry, iteration, steady_from)
-
-    @classmethod
-    def _of(cls, entry: RunEntry, iteration: int, steady_from: int | None) -> IterationFacts:
-        data = entry.data
+        data = entry.snapshot()  # a live run goes on while the screen reads it
         profiles = dict(data.profiles)
         profile = profiles.get(iteration)
         if profile is not None and "ops" not in profile:
@@ -102,14 +95,16 @@ def why(delta: OpDelta) -> str:
     return f"×{ratio:.1f} slower" if ratio is not None else "slower"
 
 
-class IterationScreen(ModalScreen[None]):
+class IterationScreen(TabbedModal):
     """Keyboard first: 1 2 3 switch tabs, Enter on an event shows its full text, Esc closes."""
 
+    TABS = (
+        ("1", "it-tab-diff", "Diff", "#iteration-diff"),
+        ("2", "it-tab-ops", "Operators", "#iteration-ops"),
+        ("3", "it-tab-events", "Events", "#iteration-events"),
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "dismiss", "Close", id="close-iteration"),
-        Binding("1", "tab('it-tab-diff')", "Diff", id="iteration-diff"),
-        Binding("2", "tab('it-tab-ops')", "Operators", id="iteration-ops"),
-        Binding("3", "tab('it-tab-events')", "Events", id="iteration-events"),
+        *tab_bindings("iteration", TABS),
         Binding("t", "all_text", "All text", id="iteration-text", tooltip="every event's text"),
         Binding("p", "app.profile_iters", "Profile…", id="iteration-profile"),
     ]
@@ -147,7 +142,7 @@ class IterationScreen(ModalScreen[None]):
         self.query_one("#iteration-box").border_subtitle = self.entry.title
         if self.facts.events:
             self.query_one(EventsPane).show_rows(self.facts.events, follow=False)
-        self._focus_tab(self.query_one(TabbedContent).active)
+        self.focus_tab(self.query_one(TabbedContent).active)
 
     # -- content --------------------------------------------------------------------------
 
@@ -275,25 +270,6 @@ class IterationScreen(ModalScreen[None]):
             return bool(self.facts.events)
         return True
 
-    def action_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
-        self._focus_tab(tab)
-
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id:
-            self._focus_tab(event.pane.id)
-
-    def _focus_tab(self, tab: str) -> None:
-        widget = {
-            "it-tab-diff": "#iteration-diff",
-            "it-tab-ops": "#iteration-ops",
-            "it-tab-events": "#iteration-events",
-        }.get(tab)
-        if widget:
-            found = self.query(widget)
-            if found:
-                found.first().focus()
-
     def on_row_list_selected(self, message: RowList.Selected) -> None:
         from warmscope.tui.event_screen import EventDetailScreen
 
@@ -304,9 +280,6 @@ class IterationScreen(ModalScreen[None]):
         from warmscope.tui.event_screen import EventDetailScreen
 
         i = self.facts.iteration
-        events = list(self.entry.data.events_at(i))  # the child's stderr lines too
+        events = list(self.entry.snapshot().events_at(i))  # the child's stderr lines too
         if events:
             self.app.push_screen(EventDetailScreen(events, iteration=i))
-
-    def action_dismiss(self) -> None:  # type: ignore[override]
-        self.dismiss(None)

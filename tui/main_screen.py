@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Log, TabbedContent, TabPane
 
+from warmscope.core import outcome
 from warmscope.tui.events_pane import EventsPane
 from warmscope.tui.iteration_table import IterationTable
 from warmscope.tui.latency_chart import LatencyChart
@@ -139,7 +140,7 @@ class MainScreen(Screen[None]):
         log = self.query_one("#stderr", Log)
         log.clear()
         log.write_lines(list(view.stderr))
-        if view.finished and entry.data.status not in ("ok", "stopped"):
+        if view.finished and entry.data.status not in (outcome.OK, outcome.STOPPED):
             self.action_pane("tab-stderr")
 
     def apply(self, entry: RunEntry, delta: Delta, next_note: str = "") -> None:

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from rich.style import Style
 
+from warmscope.core.digest import settings_line
 from warmscope.tui import fmt
 from warmscope.tui.chart import Line
 from warmscope.tui.runs import RunEntry
@@ -33,7 +34,7 @@ def header_lines(entry: RunEntry, styles: dict[str, Style], next_note: str = "")
             (entry.target, styles["accent"] + bold),
             (" · ", None),
             (entry.mode, bold),
-            (" · " + fmt.settings_line(data.settings), None),
+            (" · " + settings_line(data.settings), None),
         ]
     )
     if entry.source == "record":

@@ -1,9 +1,10 @@
 """The runs the app knows (live ones and opened records) and what the UI keeps of each.
 
-A ``RunView`` is the UI's bounded copy of one run, fed by ``RunSession.poll`` batches (or by a
-whole record at once): a ``LatencySeries`` for the chart, the newest rows for the iteration
-table, the newest events, samples and stderr lines. The run's ``RunData`` (the session's, or
-the record's) keeps everything. Only the UI thread touches a ``RunView``.
+A ``RunView`` is the UI's bounded copy of one run, fed by ``LiveRun.poll`` batches (or by a
+whole record at once, through ``RunData.since``): a ``LatencySeries`` for the chart, the newest
+rows for the iteration table, the newest events, samples and stderr lines. The run's
+``RunData`` (the session's, or the record's) keeps everything; a live one is read whole only
+through ``snapshot()``. Only the UI thread touches a ``RunView``.
 """
 
 from __future__ import annotations
@@ -11,20 +12,17 @@ from __future__ import annotations
 import shlex
 import textwrap
 import time
-from array import array
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from warmscope.core import outcome
+from warmscope.core.digest import settings_line
 from warmscope.core.jitlog import label_for
-from warmscope.core.run import Event, RunData
+from warmscope.core.run import Cursor, Event, LiveRun, RunData, Update
 from warmscope.core.stats import Summary
-from warmscope.tui.fmt import settings_line
 from warmscope.tui.series import LatencySeries, mark_priority
-
-if TYPE_CHECKING:  # the session module (subprocess, psutil) loads with the first run
-    from warmscope.core.session import Cursor, RunSession, Update
 
 MAX_ROWS = 2000
 MAX_EVENTS = 2000
@@ -67,6 +65,8 @@ class RunView:
         self.last_ms: float | None = None
         self.summary: Summary | None = None
         self.summary_count = -1
+        self.summary_error = ""
+        """Why the last summary could not be computed; cleared by the next one."""
         self.rate: float | None = None
         self._rate_mark: tuple[float, int] | None = None
 
@@ -157,7 +157,7 @@ def error_lines(data: RunData) -> list[str]:
     """Why a run failed, as stderr-pane lines: the child's traceback, else the status detail."""
     err = data.error
     if not err:
-        if data.status in ("failed", "crashed", "timeout"):
+        if data.status in (outcome.FAILED, outcome.CRASHED, outcome.TIMEOUT):
             return [f"── run {data.status} ──", *textwrap.wrap(data.status_detail, WRAP)]
         return []
     where = (
@@ -168,10 +168,6 @@ def error_lines(data: RunData) -> list[str]:
     if err.get("traceback"):
         lines += str(err["traceback"]).rstrip().splitlines()
     return lines
-
-
-def mode_of(data: RunData) -> str:
-    return str(data.settings.get("knobs", {}).get("mode") or data.target.get("default_mode") or "?")
 
 
 def command_text(cmd: list[str]) -> str:
@@ -185,36 +181,20 @@ class RunEntry:
     number: int
     data: RunData
     source: str  # "run" or "record"
-    session: RunSession | None = None
+    session: LiveRun | None = None
     view: RunView = field(default_factory=RunView)
     cursor: Cursor | None = None
     ended_elapsed: float | None = None
 
     @classmethod
     def from_record(cls, number: int, data: RunData) -> RunEntry:
-        from warmscope.core.session import Update
-
         entry = cls(number, data, "record")
-        whole = Update(
-            first=0,
-            ms=data.ms.tolist(),
-            start_ms=[],
-            events=list(data.events),
-            samples=list(data.samples),
-            status=data.status,
-            phase=None,
-            busy=None,
-            finished=True,
-            phases=dict(data.phases),
-        )
-        entry.view.ingest(whole)
+        entry.view.ingest(data.since(Cursor()))
         entry.view.add_stderr(error_lines(data))
         return entry
 
     @classmethod
-    def from_session(cls, number: int, session: RunSession) -> RunEntry:
-        from warmscope.core.session import Cursor
-
+    def from_session(cls, number: int, session: LiveRun) -> RunEntry:
         return cls(number, session.data, "run", session, cursor=Cursor())
 
     @property
@@ -223,7 +203,7 @@ class RunEntry:
 
     @property
     def mode(self) -> str:
-        return self.session.mode if self.session is not None else mode_of(self.data)
+        return self.data.mode
 
     @property
     def target(self) -> str:
@@ -267,12 +247,16 @@ class RunEntry:
         seconds = (d.start_ms[-1] + d.ms[-1]) / 1000
         return d.count / seconds if seconds > 0 else None
 
-    def ms_snapshot(self) -> array[float]:
-        """A copy of every latency so far, safe to hand to a worker thread."""
-        if self.session is not None:
-            with self.session.lock:
-                return self.data.ms[:]
-        return self.data.ms[:]
+    def snapshot(self) -> RunData:
+        """The whole run so far, safe to read on any thread while the run goes on."""
+        return self.session.snapshot() if self.session is not None else self.data
+
+    def summary(self) -> Summary:
+        """The run's summary: the one the UI computed if it is current, else computed now."""
+        view = self.view
+        if view.summary is not None and view.summary_count == view.count:
+            return view.summary
+        return self.snapshot().summary()
 
 
 def fmt_settings(settings: dict[str, Any]) -> str:

@@ -18,11 +18,10 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, Static
 
-from warmscope.core.knobs import KNOB_BY_NAME, KNOBS, Knob, KnobError
+from warmscope.core.knobs import KNOB_BY_NAME, KNOBS, Knob, KnobError, show_value
 from warmscope.core.settings import PRESETS, RunSettings, SettingsError
 from warmscope.core.targets import TargetError, parse_input
 from warmscope.tui.choice_field import ChoiceField
-from warmscope.tui.fmt import show
 
 NOTE = (
     "These apply to the next run: each run is a fresh process, because JIT and compiler "
@@ -142,10 +141,10 @@ class SettingsScreen(Screen[SettingsResult | None]):
     def _knob_widget(self, k: Knob) -> Widget:
         value = self.base.knobs.get(k.name, k.default)
         if uses_choice(k):
-            return ChoiceField(knob_options(k), show(value), id=f"knob-{k.name}")
+            return ChoiceField(knob_options(k), show_value(value), id=f"knob-{k.name}")
         return Input(
-            "" if value is None else show(value),
-            placeholder="default" if k.default is None else show(k.default),
+            "" if value is None else show_value(value),
+            placeholder="default" if k.default is None else show_value(k.default),
             compact=True,
             id=f"knob-{k.name}",
         )
@@ -154,7 +153,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
         if not name or name not in PRESETS:
             return "a named set of knobs; choosing one sets its knobs below, the others stay"
         p = PRESETS[name]
-        knobs = ", ".join(f"{k}={show(v)}" for k, v in p.knobs.items())
+        knobs = ", ".join(f"{k}={show_value(v)}" for k, v in p.knobs.items())
         return f"{p.help} [{knobs}]"
 
     def on_mount(self) -> None:
@@ -179,9 +178,9 @@ class SettingsScreen(Screen[SettingsResult | None]):
                 value = base.knobs.get(k.name, k.default)
                 widget = self.query_one(f"#knob-{k.name}")
                 if isinstance(widget, ChoiceField):
-                    widget.value = show(value)
+                    widget.value = show_value(value)
                 elif isinstance(widget, Input):
-                    widget.value = "" if value is None else show(value)
+                    widget.value = "" if value is None else show_value(value)
         self.helps["preset"] = self._preset_help(base.preset)
         for field in list(self.helps):
             self._set_error(field, "")
@@ -202,9 +201,9 @@ class SettingsScreen(Screen[SettingsResult | None]):
         for key, value in PRESETS[name].knobs.items():
             widget = self.query_one(f"#knob-{key}")
             if isinstance(widget, ChoiceField):
-                widget.value = show(value)
+                widget.value = show_value(value)
             elif isinstance(widget, Input):
-                widget.value = "" if value is None else show(value)
+                widget.value = "" if value is None else show_value(value)
 
     @on(Input.Changed)
     def input_changed(self, event: Input.Changed) -> None:

@@ -47,6 +47,8 @@ def summary_markup(view: RunView) -> str:
         lines.append(f" [$text-muted]+{small} under 1 ms[/]")
     if not view.phases and not view.finished:
         lines.append(f" [$text-muted]{escape(view.phase or 'starting')}…[/]")
+    if view.summary_error:
+        lines.append(f"[$error]summary failed:[/] {escape(view.summary_error)}")
     return "\n".join(lines)
 
 

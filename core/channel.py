@@ -1,0 +1,142 @@
+"""The agent's side of the protocol: batched sends, iteration markers, what the loop is doing.
+
+Child side: loaded by the agent by path (standard library only at import).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+from . import outcome, protocol
+
+FLUSH_EVERY_NS = 50_000_000  # batches go out at most every 50 ms...
+BUSY_AFTER_NS = 500_000_000  # a single iteration running longer than this is reported live
+
+
+class State:
+    """What the loop is doing now; read by the warning/log hooks and the flusher thread."""
+
+    iteration: int | None = None
+    phase: str | None = "start"
+    iteration_start_ns: int = 0
+    activity: str = ""
+    marked: int | None = None  # the iteration of the last marker written to fd 2
+
+
+class Channel:
+    """Batched protocol writer. Events queue up and go out with the next iteration batch."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.lock = threading.Lock()
+        self.pending: list[bytes] = []
+        self.last_flush_ns = time.perf_counter_ns()
+
+    def send(self, message: dict[str, Any], *, now: bool = False) -> None:
+        line = protocol.encode(message)
+        with self.lock:
+            self.pending.append(line)
+            if now:
+                self._flush_locked()
+
+    def flush(self, extra: bytes = b"") -> None:
+        with self.lock:
+            if extra:
+                self.pending.append(extra)
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        data = b"".join(self.pending)
+        self.pending.clear()
+        self.last_flush_ns = time.perf_counter_ns()
+        view = memoryview(data)
+        while view:
+            try:
+                written = os.write(self.fd, view)
+            except BrokenPipeError:
+                os._exit(outcome.EXIT_PARENT_GONE)
+            view = view[written:]
+
+
+def event(kind: str, title: str, text: str = "", **extra: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"t": "event", "kind": kind, "title": title, "text": text}
+    if State.iteration is not None:
+        message["iteration"] = State.iteration
+    else:
+        message["phase"] = State.phase
+    message.update(extra)
+    return message
+
+
+def start_flusher(channel: Channel) -> None:
+    """Send queued events and a ``busy`` note while one iteration runs long (a compile)."""
+
+    def run() -> None:
+        while True:
+            time.sleep(0.1)
+            now = time.perf_counter_ns()
+            if State.iteration is not None and State.iteration_start_ns:
+                running = now - State.iteration_start_ns
+                if running > BUSY_AFTER_NS:
+                    channel.send(
+                        {
+                            "t": "busy",
+                            "iteration": State.iteration,
+                            "ms": running / 1e6,
+                            "activity": State.activity,
+                        }
+                    )
+            if channel.pending and now - channel.last_flush_ns > FLUSH_EVERY_NS * 2:
+                channel.flush()
+
+    threading.Thread(target=run, name="flusher", daemon=True).start()
+
+
+def marker(kind: str, value: object) -> None:
+    State.marked = State.iteration if kind == "it" else None
+    os.write(2, protocol.MARKER + f"{kind} {value}\n".encode())
+
+
+class MarkedStream:
+    """``sys.stdout``/``sys.stderr`` that mark the iteration before the first write in it.
+
+    Python-level prints are thus pinned exactly even when per-iteration markers are off (no
+    log capture), and cost nothing in iterations that print nothing.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if State.iteration is not None and State.marked != State.iteration:
+            self._stream.flush()
+            marker("it", State.iteration)
+        return int(self._stream.write(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class Phases:
+    """Times setup phases and tells the parent as each starts and ends."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):  # type: ignore[no-untyped-def]
+        State.phase = name
+        sys.stderr.flush()
+        marker("phase", name)
+        self.channel.send({"t": "phase_start", "name": name}, now=True)
+        start = time.perf_counter_ns()
+        try:
+            yield
+        finally:
+            ms = (time.perf_counter_ns() - start) / 1e6
+            self.channel.send({"t": "phase", "name": name, "ms": ms}, now=True)

@@ -1,0 +1,233 @@
+"""The facts every view of a run shows, computed once; the views only lay them out.
+
+The headless summary and ``compare`` (``cli``), the exports, ``report`` and the TUI's panes all
+read a run through this module: its status line, the warm-up rows with their labels and event
+titles, the settings that differ (from the defaults, or between two runs), the facts of its
+TorchScript graphs, its hints, the compared metrics and how a value is written. Statistics come
+from ``RunData.summary()``: one rule set everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from warmscope.core import stats
+from warmscope.core.knobs import KNOBS, changed, show_value
+from warmscope.core.run import RunData
+
+WARMUP_ROWS = 15
+"""At most this many warm-up rows: a run that never settles would list every iteration."""
+QUIET_KINDS = ("stderr", "info")
+"""Events a warm-up row does not title: raw output and warmscope's own notes."""
+SETTING_FIELDS = ("target", "inputs", "iters", "duration", "preset", "profile_iters")
+"""Run settings besides the knobs that a comparison names when they differ."""
+
+METRIC_NAMES = {
+    "first_ms": "first iteration",
+    "steady_from": "steady from",
+    "warmup_excess_ms": "warm-up excess",
+    "p50_ms": "p50",
+    "p90_ms": "p90",
+    "p99_ms": "p99",
+    "mean_ms": "mean",
+    "cv": "CV",
+    "throughput_per_s": "throughput",
+}
+
+GRAPH_NODE_KINDS = (
+    ("prim::CallMethod", "submodule calls"),
+    ("prim::If", "branches"),
+    ("prim::profile", "profile nodes"),
+    ("prim::TypeCheck", "type guards"),
+    ("prim::RequiresGradCheck", "requires-grad guards"),
+    ("prim::BailOut", "bailouts"),
+    ("prim::TensorExprGroup", "TensorExpr fusion groups"),
+    ("prim::FusionGroup", "fusion groups"),
+    ("prim::DifferentiableGraph", "differentiable graphs"),
+)
+"""Node kinds the profiling executor adds (profile nodes, guards) or makes (fusion groups)."""
+OPERATOR_NAMESPACES = ("aten", "quantized", "prepacked", "mkldnn")
+
+
+@dataclass(frozen=True)
+class WarmupRow:
+    """One iteration before steady state, or a later one whose events show warm-up work."""
+
+    iteration: int
+    ms: float
+    label: str
+    """``profiling run``, ``optimization``, ``compile``, ``recompile``; empty if none applies."""
+    profiled: bool
+    titles: tuple[str, ...]
+    """Its events' titles, repeats counted (``NoOpt Graph ×6``)."""
+
+    @property
+    def label_text(self) -> str:
+        return (self.label + (" (profiled)" if self.profiled else "")).strip()
+
+    def titles_text(self, limit: int = 150) -> str:
+        text = "; ".join(self.titles)
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class GraphFacts:
+    """What a TorchScript graph holds, in counts."""
+
+    lines: int
+    operators: int
+    nodes: tuple[tuple[str, int], ...]
+    """``(kind, count)`` for each node kind of ``GRAPH_NODE_KINDS`` present."""
+
+    def text(self, sep: str = ", ") -> str:
+        if not self.lines:
+            return "not captured"
+        parts = [f"{self.lines} lines", f"{self.operators} operator nodes"]
+        parts += [f"{n} {name}" for name, n in self.nodes]
+        return sep.join(parts)
+
+
+def graph_facts(graph: str) -> GraphFacts:
+    lines = [ln for ln in graph.splitlines() if ln.strip()]
+    operators = sum(graph.count(f" = {ns}::") for ns in OPERATOR_NAMESPACES)
+    nodes = tuple(
+        (name, graph.count(needle)) for needle, name in GRAPH_NODE_KINDS if needle in graph
+    )
+    return GraphFacts(len(lines), operators, nodes)
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    """One setting that differs between two runs, each value as a person would type it."""
+
+    name: str
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One compared statistic: ``metric`` is its key (``p50_ms``), ``name`` how it reads."""
+
+    metric: str
+    a: float | None
+    b: float | None
+    ratio: float | None
+
+    @property
+    def name(self) -> str:
+        return METRIC_NAMES.get(self.metric, self.metric)
+
+
+@dataclass
+class RunDigest:
+    """One run, as every view shows it."""
+
+    target: str
+    mode: str
+    status: str
+    status_detail: str
+    summary: stats.Summary
+    count: int
+    preset: str | None
+    changed: dict[str, str]
+    """Knobs that differ from their defaults (``mode`` aside: it is named on its own)."""
+    phases: dict[str, float]
+    warmup: list[WarmupRow]
+    inputs: list[str]
+    notes: list[str] = field(default_factory=list)
+    """What the child said about the knobs: one torch lacks, a value it refused."""
+    record_path: str | None = None
+
+    @property
+    def status_text(self) -> str:
+        """``ok (200 iterations)``, ``failed (iteration 3: RuntimeError: …)``."""
+        return self.status + (f" ({self.status_detail})" if self.status_detail else "")
+
+    settings_text: str = "defaults"
+    """``preset no-profiling · profiling_executor=off``, or ``defaults``."""
+
+
+def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
+    summary = data.summary()
+    return RunDigest(
+        target=str(data.settings.get("target", "?")),
+        mode=data.mode,
+        status=data.status,
+        status_detail=data.status_detail,
+        summary=summary,
+        count=data.count,
+        preset=data.settings.get("preset"),
+        changed=changed_settings(data.settings),
+        phases=dict(data.phases),
+        warmup=warmup_rows(data, summary, max_warmup),
+        inputs=list(data.settings.get("inputs") or data.target.get("default_inputs") or []),
+        notes=[e.title for e in data.events if e.kind == "knob"],
+        record_path=data.record_path,
+        settings_text=settings_line(data.settings),
+    )
+
+
+def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS) -> list[WarmupRow]:
+    """The iterations before ``steady_from``, and later ones that are labelled or profiled."""
+    chosen = set(range(min(summary.steady_from or 0, data.count)))
+    chosen.update(data.labelled())
+    chosen.update(data.profiles)
+    return [
+        WarmupRow(
+            iteration=i,
+            ms=data.ms[i],
+            label=data.label(i) or "",
+            profiled=i in data.profiles,
+            titles=event_titles(data, i),
+        )
+        for i in sorted(i for i in chosen if i < data.count)[:limit]
+    ]
+
+
+def event_titles(data: RunData, iteration: int) -> tuple[str, ...]:
+    counts: dict[str, int] = {}
+    for e in data.events_at(iteration):
+        if e.kind not in QUIET_KINDS:
+            counts[e.title] = counts.get(e.title, 0) + 1
+    return tuple(t if n == 1 else f"{t} ×{n}" for t, n in counts.items())
+
+
+def changed_settings(settings: dict[str, Any]) -> dict[str, str]:
+    """The knobs of a run's settings that differ from their defaults, shown; ``mode`` aside
+    (every view names the mode on its own)."""
+    return {k: show_value(v) for k, v in changed(settings.get("knobs", {}), skip=("mode",)).items()}
+
+
+def settings_line(settings: dict[str, Any]) -> str:
+    """``preset no-profiling · profiling_executor=off``, or ``defaults``."""
+    parts = [f"preset {settings['preset']}"] if settings.get("preset") else []
+    parts += [f"{k}={v}" for k, v in changed_settings(settings).items()]
+    return " · ".join(parts) if parts else "defaults"
+
+
+def settings_diff(a: dict[str, Any], b: dict[str, Any]) -> list[SettingChange]:
+    """Every run setting and knob that differs between two runs' settings, A then B."""
+    rows = []
+    for name in SETTING_FIELDS:
+        va, vb = a.get(name) or None, b.get(name) or None
+        if va != vb:
+            none = "none" if name in ("preset", "profile_iters") else "default"
+            rows.append(
+                SettingChange(
+                    name,
+                    none if va is None else show_value(va),
+                    none if vb is None else show_value(vb),
+                )
+            )
+    ka, kb = a.get("knobs", {}), b.get("knobs", {})
+    for k in KNOBS:
+        va, vb = ka.get(k.name, k.default), kb.get(k.name, k.default)
+        if va != vb:
+            rows.append(SettingChange(k.name, show_value(va), show_value(vb)))
+    return rows
+
+
+def metric_rows(a: stats.Summary, b: stats.Summary) -> list[MetricRow]:
+    return [MetricRow(m, va, vb, r) for m, va, vb, r in stats.compare(a, b).rows]

@@ -1,0 +1,101 @@
+"""Where a message becomes data: the one fold of record lines into ``RunData``.
+
+A live run and a replayed record go through the same function. The session turns each
+protocol message from the agent into the record line it writes (``record_line``) and applies
+that very line here (``apply_line``); ``record.read_run`` applies the lines it reads. So a
+record read back holds the same ``RunData`` the session held when the run ended.
+
+Record lines (``type``): ``header`` (settings, target, mode, command, run id), ``spawned`` (the
+agent's pid), ``env``, ``phase``, ``iters`` (integer nanoseconds: ``ns`` durations, ``st`` starts
+from the loop's start), ``event``, ``sample``, ``profile``, ``graphs``, ``error``, ``end``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from warmscope.core import outcome
+from warmscope.core.run import Event, RunData
+
+EVENT_FIELDS = ("kind", "title", "text", "iteration", "phase", "ms", "t")
+"""Event fields by name; any other field of an event message travels in its ``data``."""
+
+
+def record_line(message: dict[str, Any], elapsed: float) -> dict[str, Any] | None:
+    """The record line for one protocol message (its ``t`` removed), or ``None`` for the
+    messages that only describe the moment (``hello``, ``phase_start``, ``busy``, ``done``).
+
+    ``elapsed``: seconds since the run started, by the parent's clock, stamped on events.
+    """
+    kind = message["t"]
+    body = {k: v for k, v in message.items() if k != "t"}
+    if kind == "iters":
+        return {"type": "iters", "i0": body["i0"], "ns": body["ns"], "st": body["st"]}
+    if kind == "event":
+        extra = {k: v for k, v in body.items() if k not in EVENT_FIELDS}
+        event = Event.from_json({**body, "data": extra})
+        event.t = elapsed
+        return event_line(event)
+    if kind == "env":
+        return {"type": "env", "env": body}
+    if kind in ("phase", "error", "profile", "graphs"):
+        return {"type": kind, **body}
+    return None
+
+
+def event_line(event: Event) -> dict[str, Any]:
+    return {"type": "event", **event.to_json()}
+
+
+def iterations_line(first: int, ns: list[int], st: list[int]) -> dict[str, Any]:
+    return {"type": "iters", "i0": first, "ns": ns, "st": st}
+
+
+def apply_line(data: RunData, line: dict[str, Any]) -> None:
+    """Fold one record line into ``data``. A line of a type this version does not know is
+    skipped: a newer writer may add kinds of facts without breaking older readers."""
+    kind = line.get("type")
+    body = {k: v for k, v in line.items() if k != "type"}
+    if kind == "header":
+        data.settings = body.get("settings", {})
+        data.target = body.get("target", {})
+        data.mode = body.get("mode") or mode_from_settings(data.settings, data.target)
+        data.started = body.get("started", "")
+        data.command = body.get("command", [])
+        data.stderr_path = body.get("stderr_file")
+        data.run_id = body.get("run_id")
+        data.status = outcome.STARTING
+    elif kind == "spawned":
+        data.env["agent_pid"] = body["pid"]
+        data.status = outcome.RUNNING
+    elif kind == "env":
+        data.env.update(body.get("env", {}))
+    elif kind == "phase":
+        data.phases[body["name"]] = body["ms"]
+    elif kind == "iters":
+        if "ns" in body:
+            data.add_iterations(
+                body["i0"], [v / 1e6 for v in body["ns"]], [v / 1e6 for v in body["st"]]
+            )
+        else:  # an early record form, in float milliseconds
+            data.add_iterations(body["i0"], body["ms"], body["start_ms"])
+    elif kind == "event":
+        data.add_event(Event.from_json(body))
+    elif kind == "sample":
+        data.samples.append(body)
+    elif kind == "profile":
+        data.profiles[body["iteration"]] = body
+    elif kind == "graphs":
+        data.graphs.update(body)
+    elif kind == "error":
+        data.error = body
+    elif kind == "end":
+        data.status = body.get("status", outcome.CRASHED)
+        data.status_detail = body.get("detail", "")
+        data.exit_code = body.get("exit_code")
+
+
+def mode_from_settings(settings: dict[str, Any], target: dict[str, Any]) -> str:
+    """The mode a run used: its ``mode`` knob, else its target's own. (Records written before
+    the header named the mode, and ``--json`` documents without it.)"""
+    return str(settings.get("knobs", {}).get("mode") or target.get("default_mode") or "eager")

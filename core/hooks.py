@@ -1,0 +1,88 @@
+"""Hooks in the child: warnings and torch.compile's compiles, recompiles and graph breaks,
+each sent as an event of the iteration (or setup phase) in which it happened.
+
+Child side: loaded by the agent by path (standard library only at import; torch is passed in).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+import warnings
+from typing import Any
+
+from .channel import Channel, State, event
+
+
+def install_warning_hook(channel: Channel) -> None:
+    def showwarning(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+        first = str(message).strip().splitlines()[0] if str(message).strip() else ""
+        title = f"{category.__name__}: {first}"[:300]
+        channel.send(
+            event("warning", title, f"{filename}:{lineno}: {category.__name__}: {message}")
+        )
+
+    warnings.showwarning = showwarning
+
+
+def install_compile_hooks(torch: Any, channel: Channel) -> None:
+    """Dynamo compile start/end, recompiles with their guard failures, graph breaks."""
+    try:
+        from torch._dynamo import callback
+    except ImportError as exc:
+        channel.send(event("info", f"compile events unavailable: {exc}"))
+        return
+    started: dict[str, int] = {}
+
+    def compile_id(args: Any) -> str:
+        return str(getattr(args, "compile_id", "") or "?")
+
+    @callback.on_compile_start
+    def on_start(args: Any = None) -> None:
+        cid = compile_id(args)
+        started[cid] = time.perf_counter_ns()
+        State.activity = f"compiling {cid}"
+
+    @callback.on_compile_end
+    def on_end(args: Any = None) -> None:
+        cid = compile_id(args)
+        begin = started.pop(cid, None)
+        ms = (time.perf_counter_ns() - begin) / 1e6 if begin else None
+        State.activity = ""
+        trigger = getattr(getattr(args, "callback_trigger", None), "name", "")
+        title = f"compile {cid}" + (f" ({trigger.lower()})" if trigger else "")
+        channel.send(event("compile", title, "", ms=ms, compile_id=cid))
+
+    class Forward(logging.Handler):
+        def __init__(self, kind: str) -> None:
+            super().__init__(logging.DEBUG)
+            self.kind = kind
+
+        def emit(self, record: logging.LogRecord) -> None:
+            with contextlib.suppress(Exception):
+                text = record.getMessage()
+                channel.send(event(self.kind, _log_title(self.kind, text), text))
+
+    with contextlib.suppress(Exception):
+        torch._logging.set_logs(recompiles=True, graph_breaks=True)
+    from torch._logging._internal import log_registry
+
+    for qname in sorted(log_registry.artifact_log_qnames):
+        artifact = qname.rpartition(".__")[2]
+        if artifact in ("recompiles", "graph_breaks"):
+            logger = logging.getLogger(qname)
+            logger.addHandler(Forward("recompile" if artifact == "recompiles" else "graph_break"))
+            logger.propagate = False  # caught here, with the iteration; not printed again
+
+
+def _log_title(kind: str, text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return kind
+    if kind == "recompile":
+        reasons = [ln.lstrip("- ") for ln in lines if ln.startswith("- ")]
+        head = lines[0]
+        return (f"{head}: {reasons[0]}" if reasons else head)[:300]
+    reason = next((ln for ln in lines if ln.startswith("Graph Break Reason:")), lines[0])
+    return f"graph break: {reason.removeprefix('Graph Break Reason:').strip()}"[:300]

@@ -1,0 +1,49 @@
+"""One fold: a record read back holds exactly the ``RunData`` the live session held at its end.
+
+Real children, real torch, real pipes: a run that completes, one whose model raises, one that
+segfaults (its last iterations recovered from the shared ring) and one with profiled iterations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FACTORIES, PLANTED
+from warmscope.core.record import read_run
+from warmscope.core.session import RunSession
+from warmscope.core.settings import RunSettings
+
+CASES = {
+    "ok": RunSettings(target=f"{FACTORIES}:tiny", inputs=["2x8"], iters=40),
+    "failed": RunSettings(target=f"{PLANTED}:raises", inputs=["4"], iters=20),
+    "crashed": RunSettings(target=f"{PLANTED}:segfault", inputs=["4"], iters=20),
+    "profiled": RunSettings(
+        target=f"{FACTORIES}:tiny", inputs=["2x8"], iters=6, profile_iters="0,steady"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_record_reads_back_as_the_session_held_it(case: str, tmp_path: Path) -> None:
+    settings = RunSettings.from_json(CASES[case].to_json())
+    session = RunSession(settings, record_path=tmp_path / "run.jsonl", command=["warmscope"])
+    session.start()
+    assert session.wait(120), "the run ended"
+    live = session.data
+    replayed = read_run(tmp_path / "run.jsonl")
+
+    assert live.status == case if case != "profiled" else live.status == "ok"
+    if case == "crashed":
+        assert any(e.title.startswith("recovered") for e in live.events), "the ring recovered"
+    if case == "profiled":
+        assert sorted(live.profiles) == [0, 6]
+    assert live.count > 0 and live.samples
+    for f in dataclasses.fields(live):
+        if f.compare:
+            assert getattr(replayed, f.name) == getattr(live, f.name), f.name
+    assert replayed == live
+    assert replayed.mode == live.mode == session.mode
+    assert replayed.summary() == live.summary()

@@ -1,0 +1,145 @@
+"""The TUI's live path, driven by a fake session (no child, no torch): the controller without a
+screen, then the app under Pilot through setup phases, a long iteration and a failure."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+
+from tests.fake_session import FakeSession, Moment, end, factory, iterations
+from tests.tui_support import run, wait_for
+from warmscope.core import outcome
+from warmscope.core.run import RunData
+from warmscope.core.settings import RunSettings
+from warmscope.tui.app import build_app
+from warmscope.tui.controller import RunController
+from warmscope.tui.run_header import RunHeader
+from warmscope.tui.summary_panel import SummaryPanel
+
+SETTINGS = RunSettings(target="sample:trivial", iters=30)
+WARM = [40.0, 9.0] + [2.0] * 28
+
+
+def script() -> list[Moment]:
+    return [
+        Moment(phase="import torch"),
+        Moment([{"type": "phase", "name": "import torch", "ms": 900.0}], phase="load"),
+        Moment(busy={"iteration": 0, "ms": 2500.0, "activity": "compiling 0/0"}),
+        Moment([iterations(0, WARM[:10])]),
+        Moment([iterations(10, WARM[10:])]),
+        Moment([end(outcome.OK, "30 iterations", 0)]),
+    ]
+
+
+def failing_script() -> list[Moment]:
+    error = {
+        "type": "error",
+        "where": "forward",
+        "iteration": 2,
+        "exception": "RuntimeError",
+        "message": "RuntimeError: shapes do not match",
+        "traceback": "Traceback (most recent call last):\nRuntimeError: shapes do not match\n",
+    }
+    return [
+        Moment([iterations(0, [30.0, 5.0])]),
+        Moment([error, end(outcome.FAILED, "iteration 2: RuntimeError: shapes do not match", 1)]),
+    ]
+
+
+def test_the_controller_plays_a_run_without_a_screen() -> None:
+    made: list[FakeSession] = []
+    controller = RunController(start=factory(script(), made))
+    entry = controller.start(SETTINGS)
+    assert controller.live is entry and made[0].data is entry.data
+    seen = []
+    while (tick := controller.tick()) is not None:
+        seen.append((tick.entry.view.phase, bool(tick.entry.view.busy), tick.entry.view.count))
+        if tick.finished:
+            break
+    assert seen[0] == ("import torch", False, 0)
+    assert ("load", False, 0) in seen and (None, True, 0) in seen
+    assert seen[-1][2] == 30 and controller.live is None
+    job = controller.summary_job(entry, force=True)
+    assert job is not None
+    summary, count, _ = job()
+    assert count == 30 and summary.first_ms == 40.0 and summary.steady_from == 2
+    assert controller.summary_done(entry, summary, count, 0.001) is False
+    assert controller.summary_job(entry, force=True) is None, "current: nothing to do"
+
+
+class FlakySummary(RunData):
+    """A run whose first summary raises, as a bug in the statistics would."""
+
+    failures = 1
+
+    def summary(self):  # type: ignore[no-untyped-def]
+        if FlakySummary.failures:
+            FlakySummary.failures -= 1
+            raise ZeroDivisionError("planted summary failure")
+        return super().summary()
+
+
+def test_a_summary_that_raises_is_shown_and_the_next_tick_recovers() -> None:
+    made: list[FakeSession] = []
+    steps = [Moment([iterations(0, WARM[:5])])] + [Moment() for _ in range(30)]
+    steps.append(Moment([iterations(5, WARM[5:]), end(outcome.OK, "30 iterations", 0)]))
+    start = factory(steps, made)
+
+    def flaky_start(settings, record_path, command):  # type: ignore[no-untyped-def]
+        session = start(settings, record_path, command)
+        session.snapshot = lambda: _flaky(session.data.snapshot())  # type: ignore[method-assign]
+        return session
+
+    app = build_app(settings=SETTINGS, start=flaky_start)
+    FlakySummary.failures = 1
+
+    async def scenario(pilot: Pilot) -> None:
+        panel = app.screen.query_one(SummaryPanel)
+        await wait_for(pilot, lambda: "summary failed" in str(panel.render()), timeout=10)
+        assert "ZeroDivisionError: planted summary failure" in str(panel.render())
+        await wait_for(pilot, lambda: "summary failed" not in str(panel.render()), timeout=10)
+        assert app.runs[0].view.summary is not None, "a later tick summarized the run"
+        await wait_for(pilot, lambda: app.runs[0].view.finished, timeout=10)
+
+    run(app, scenario, settled=False)
+
+
+def _flaky(data: RunData) -> RunData:
+    flaky = FlakySummary()
+    flaky.__dict__.update(data.__dict__)
+    return flaky
+
+
+def test_the_header_follows_phases_a_long_iteration_and_the_end() -> None:
+    app = build_app(settings=SETTINGS, start=factory(script()))
+    shown: list[str] = []
+
+    async def scenario(pilot: Pilot) -> None:
+        header = app.screen.query_one(RunHeader)
+
+        def ended() -> bool:
+            shown.append(header.plain)
+            return bool(app.runs) and app.runs[0].view.finished
+
+        await wait_for(pilot, ended, timeout=10)
+        await pilot.pause()
+        shown.append(header.plain)
+
+    run(app, scenario, settled=False)
+    text = "\n".join(shown)
+    assert "import torch…" in text and "load…" in text
+    assert "iteration 0 compiling 0/0 for 2.5 s" in text
+    assert "✓ ok" in shown[-1] and "30 it" in shown[-1]
+
+
+def test_a_failure_reaches_the_header_and_the_stderr_pane() -> None:
+    app = build_app(settings=SETTINGS, start=factory(failing_script()))
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=10)
+        await pilot.pause()
+        header = app.screen.query_one(RunHeader).plain
+        assert "failed" in header and "shapes do not match" in header
+        stderr = "\n".join(str(line) for line in app.runs[0].view.stderr)
+        assert "run failed at iteration 2" in stderr and "RuntimeError" in stderr
+
+    run(app, scenario, settled=False)

@@ -1,0 +1,139 @@
+"""``RunController``: the app's runs and their life cycle, with no screen.
+
+It starts runs (through a session factory, so tests can pass a fake one), takes each live
+batch into the run's ``RunView``, and decides when a run's summary is due. The app owns one,
+calls ``tick`` on its timer, runs the summary jobs in workers and lays out what changed. No
+Textual here: the update loop is testable without a terminal.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from warmscope.core.run import LiveRun, RunData
+from warmscope.core.settings import RunSettings
+from warmscope.core.stats import Summary
+from warmscope.tui.runs import Delta, RunEntry
+
+SessionFactory = Callable[[RunSettings, Path | None, list[str]], LiveRun]
+"""Builds and starts a run: ``(settings, record path or None, command) -> LiveRun``."""
+
+SUMMARY_MIN_INTERVAL_S = 0.5
+SUMMARY_COST_FACTOR = 20  # a live summary may use at most 1/20 of the time
+INLINE_SUMMARY_MAX = 20_000  # a record this short is summarized in a few ms, before its frame
+
+
+def start_session(settings: RunSettings, record_path: Path | None, command: list[str]) -> LiveRun:
+    """The real thing: a ``RunSession`` spawned now (call it from the main thread)."""
+    from warmscope.core.session import RunSession  # subprocess and psutil: with the first run
+
+    session = RunSession(settings, record_path=record_path, command=command)
+    session.start()
+    return session
+
+
+@dataclass
+class Tick:
+    """What one poll of the live run brought."""
+
+    entry: RunEntry
+    delta: Delta
+    finished: bool
+
+
+class RunController:
+    """Every run of the app (live ones and opened records), and when each needs a summary."""
+
+    def __init__(
+        self, record_path: Path | None = None, start: SessionFactory = start_session
+    ) -> None:
+        self.runs: list[RunEntry] = []
+        self.record_path = record_path
+        self._start = start
+        self._started = 0
+        self._summary_busy: set[int] = set()
+        self._summary_due: dict[int, float] = {}
+
+    @property
+    def live(self) -> RunEntry | None:
+        return next((e for e in self.runs if e.live), None)
+
+    def open_record(self, data: RunData) -> RunEntry:
+        entry = RunEntry.from_record(len(self.runs) + 1, data)
+        self.runs.append(entry)
+        if data.count <= INLINE_SUMMARY_MAX:  # cheaper than a worker and a second frame
+            self._summary_done(entry, data.summary(), data.count, 0.0)
+        return entry
+
+    def start(self, settings: RunSettings) -> RunEntry:
+        """Start a run now; raises ``WarmscopeError`` or ``OSError`` when it cannot start."""
+        session = self._start(settings, self._next_record_path(), settings.command_line())
+        self._started += 1
+        entry = RunEntry.from_session(len(self.runs) + 1, session)
+        self.runs.append(entry)
+        return entry
+
+    def _next_record_path(self) -> Path | None:
+        """``--record PATH`` names the first run; later ones get ``PATH-2``, ``PATH-3``…"""
+        path = self.record_path
+        if path is None or self._started == 0:
+            return path
+        return path.with_name(f"{path.stem}-{self._started + 1}{path.suffix}")
+
+    def tick(self) -> Tick | None:
+        """Take the live run's new batch into its view; ``None`` when no run is live."""
+        entry = self.live
+        if entry is None or entry.session is None or entry.cursor is None:
+            return None
+        update = entry.session.poll(entry.cursor)
+        delta = entry.view.ingest(update)
+        if update.finished:
+            entry.ended_elapsed = entry.session.elapsed()
+        return Tick(entry, delta, update.finished)
+
+    # -- summaries ---------------------------------------------------------------------------
+
+    def summary_job(
+        self, entry: RunEntry, *, force: bool = False
+    ) -> Callable[[], tuple[Summary, int, float]] | None:
+        """A job for a worker thread if ``entry`` needs a new summary now, else ``None``.
+
+        The job summarizes a consistent snapshot with the run's own rules (``RunData.summary``)
+        and returns ``(summary, iterations summarized, seconds it took)``.
+        """
+        view = entry.view
+        if view.summary_count == view.count or entry.number in self._summary_busy:
+            return None
+        if not force and time.monotonic() < self._summary_due.get(entry.number, 0.0):
+            return None
+        self._summary_busy.add(entry.number)
+        snapshot = entry.snapshot()
+
+        def job() -> tuple[Summary, int, float]:
+            t0 = time.perf_counter()
+            summary = snapshot.summary()
+            return summary, snapshot.count, time.perf_counter() - t0
+
+        return job
+
+    def summary_done(self, entry: RunEntry, summary: Summary, count: int, cost: float) -> bool:
+        """Keep a finished summary; ``True`` when a newer one is due at once (the run ended)."""
+        self._summary_done(entry, summary, count, cost)
+        return entry.view.finished and count != entry.view.count
+
+    def _summary_done(self, entry: RunEntry, summary: Summary, count: int, cost: float) -> None:
+        self._summary_busy.discard(entry.number)
+        entry.view.summary = summary
+        entry.view.summary_count = count
+        entry.view.summary_error = ""
+        interval = max(SUMMARY_MIN_INTERVAL_S, SUMMARY_COST_FACTOR * cost)
+        self._summary_due[entry.number] = time.monotonic() + interval
+
+    def summary_failed(self, entry: RunEntry, error: BaseException) -> None:
+        """A summary job raised: say so in the view; the next tick tries again."""
+        self._summary_busy.discard(entry.number)
+        entry.view.summary_error = f"{type(error).__name__}: {error}"
+        self._summary_due[entry.number] = time.monotonic() + SUMMARY_MIN_INTERVAL_S
