@@ -203,6 +203,7 @@ def run_loop(
     clock = time.perf_counter_ns
     write = os.write
     marker_prefix = protocol.MARKER + b"it "
+    marker_fd = State.marker_fd
 
     def flush() -> None:
         nonlocal first_unsent
@@ -244,7 +245,7 @@ def run_loop(
                 State.iteration = i
                 if markers:
                     State.marked = i
-                    write(2, marker_prefix + b"%d\n" % i)
+                    write(marker_fd, marker_prefix + b"%d\n" % i)
                 if i == next_profile:
                     State.iteration_start_ns = clock()
                     t0, t1 = profile(i)
@@ -274,7 +275,7 @@ def run_loop(
                 State.iteration = i
                 if markers:
                     State.marked = i
-                    write(2, marker_prefix + b"%d\n" % i)
+                    write(marker_fd, marker_prefix + b"%d\n" % i)
                 t0, t1 = profile(i)
                 durations.append(t1 - t0)
                 starts.append(t0 - loop_start)
@@ -283,7 +284,9 @@ def run_loop(
                 i += 1
                 ring[count_word] = i
     except KeyboardInterrupt:
-        status = "stopped"
+        if not State.stop_asked:
+            raise  # the model raised it: a failure, reported with its iteration
+        status = outcome.STOPPED
     finally:
         # On an exception from forward, State.iteration still names the failing iteration.
         State.iteration_start_ns = 0
@@ -334,10 +337,13 @@ def main() -> int:
     channel = Channel(take_protocol_fd())
     cfg = read_config()
     die_with_parent(cfg.get("parent_pid", 0))
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    # fd 2 directly (works whatever sys.stderr is); only the crashing thread, not our helpers.
-    faulthandler.enable(file=2, all_threads=False)
+    signal.signal(signal.SIGINT, channel_mod.ask_stop)
+    signal.signal(signal.SIGTERM, channel_mod.ask_stop)
+    State.marker_fd = os.dup(2)
+    os.set_inheritable(State.marker_fd, False)
+    # The stderr pipe directly (works whatever sys.stderr is, even after the model closes fd 2);
+    # only the crashing thread, not our helpers.
+    faulthandler.enable(file=State.marker_fd, all_threads=False)
     channel.send({"t": "hello", "v": protocol.VERSION, "pid": os.getpid()}, now=True)
     hooks.install_warning_hook(channel)
     channel_mod.start_flusher(channel)
@@ -345,7 +351,15 @@ def main() -> int:
     torch: Any = None
     try:
         with phase("import torch"):
-            import torch
+            try:
+                import torch
+            except ModuleNotFoundError as exc:
+                if exc.name != "torch":
+                    raise
+                raise UsageError(
+                    f"{sys.executable} has no torch: install torch there, or pass --python "
+                    "with an interpreter that has it"
+                ) from None
         with phase("apply knobs"):
             apply_knobs(torch, cfg["knobs"], channel)
         device = cfg["knobs"]["device"]
@@ -379,8 +393,11 @@ def main() -> int:
     except UsageError as exc:
         report_error(channel, exc, where="load", usage=True)
         return outcome.EXIT_USAGE
-    except KeyboardInterrupt:
-        channel.send({"t": "done", "status": "stopped", "iterations": 0}, now=True)
+    except KeyboardInterrupt as exc:
+        if not State.stop_asked:  # raised by the model's own code: a failure like any other
+            report_error(channel, exc, where=State.phase or "load", usage=False)
+            return outcome.EXIT_FAILED
+        channel.send({"t": "done", "status": outcome.STOPPED, "iterations": 0}, now=True)
         return outcome.EXIT_STOPPED
     except BaseException as exc:
         report_error(channel, exc, where=State.phase or "load", usage=False)

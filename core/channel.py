@@ -26,6 +26,9 @@ class State:
     iteration_start_ns: int = 0
     activity: str = ""
     marked: int | None = None  # the iteration of the last marker written to fd 2
+    stop_asked = False  # a SIGINT/SIGTERM came: a KeyboardInterrupt is a stop, not a failure
+    marker_fd = 2
+    """The agent's own copy of the stderr pipe: a model that closes fd 2 cannot take it."""
 
 
 class Channel:
@@ -99,7 +102,19 @@ def start_flusher(channel: Channel) -> None:
 
 def marker(kind: str, value: object) -> None:
     State.marked = State.iteration if kind == "it" else None
-    os.write(2, protocol.MARKER + f"{kind} {value}\n".encode())
+    os.write(State.marker_fd, protocol.MARKER + f"{kind} {value}\n".encode())
+
+
+def ask_stop(signum: int, frame: object) -> None:
+    """SIGINT/SIGTERM from warmscope: stop the loop (``KeyboardInterrupt``), marked as asked.
+
+    Once: a second signal (the escalation reaches the agent through its process group too)
+    must not interrupt the stop itself; SIGKILL is the next step if the model hangs.
+    """
+    if State.stop_asked:
+        return
+    State.stop_asked = True
+    raise KeyboardInterrupt
 
 
 class MarkedStream:

@@ -5,6 +5,10 @@ protocol message from the agent into the record line it writes (``record_line``)
 that very line here (``apply_line``); ``record.read_run`` applies the lines it reads. So a
 record read back holds the same ``RunData`` the session held when the run ended.
 
+Every string that comes from the child, the model or a file is made safe for a terminal here,
+once (``safe_text``): no view downstream sees an escape sequence. The record keeps the raw text
+(JSON escapes control characters), and the side file every raw byte.
+
 Record lines (``type``): ``header`` (settings, target, mode, command, run id), ``spawned`` (the
 agent's pid), ``env``, ``phase``, ``iters`` (integer nanoseconds: ``ns`` durations, ``st`` starts
 from the loop's start), ``event``, ``sample``, ``profile``, ``graphs``, ``error``, ``end``.
@@ -16,6 +20,7 @@ from typing import Any
 
 from warmscope.core import outcome
 from warmscope.core.run import Event, RunData
+from warmscope.core.safe_text import clean, clean_json, clean_line
 
 EVENT_FIELDS = ("kind", "title", "text", "iteration", "phase", "ms", "t")
 """Event fields by name; any other field of an event message travels in its ``data``."""
@@ -56,6 +61,8 @@ def apply_line(data: RunData, line: dict[str, Any]) -> None:
     skipped: a newer writer may add kinds of facts without breaking older readers."""
     kind = line.get("type")
     body = {k: v for k, v in line.items() if k != "type"}
+    if kind not in ("iters", "event", "sample"):  # numbers only, or cleaned field by field
+        body = clean_json(body)
     if kind == "header":
         data.settings = body.get("settings", {})
         data.target = body.get("target", {})
@@ -80,9 +87,13 @@ def apply_line(data: RunData, line: dict[str, Any]) -> None:
         else:  # an early record form, in float milliseconds
             data.add_iterations(body["i0"], body["ms"], body["start_ms"])
     elif kind == "event":
-        data.add_event(Event.from_json(body))
+        event = Event.from_json(body)
+        event.title, event.text = clean_line(event.title), clean(event.text)
+        event.phase = clean_line(event.phase) if event.phase is not None else None
+        event.data = clean_json(event.data)
+        data.add_event(event)
     elif kind == "sample":
-        data.samples.append(body)
+        data.samples.append(clean_json(body))
     elif kind == "profile":
         data.profiles[body["iteration"]] = body
     elif kind == "graphs":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -239,16 +240,20 @@ class RunData:
 
     # -- the --json document ----------------------------------------------------------------
 
-    def to_document(self) -> dict[str, Any]:
+    def iteration_rows(self) -> Iterator[dict[str, Any]]:
+        """The ``--json`` document's iterations, one row at a time (a long run has millions)."""
         labels = self.labelled()
-        iterations = []
+        profiles = self.profiles
         for i, (ms, st) in enumerate(zip(self.ms, self.start_ms, strict=True)):
             row: dict[str, Any] = {"i": i, "ms": round(ms, 6), "start_ms": round(st, 6)}
             if i in labels:
                 row["label"] = labels[i]
-            if i in self.profiles:
+            if i in profiles:
                 row["profiled"] = True
-            iterations.append(row)
+            yield row
+
+    def to_document(self, *, iterations: bool = True) -> dict[str, Any]:
+        """The ``--json`` document; without ``iterations`` for a writer that streams them."""
         return {
             "format": "warmscope-run",
             "version": 1,
@@ -264,7 +269,7 @@ class RunData:
             "exit_code": self.exit_code,
             "error": self.error,
             "phases": [{"name": k, "ms": v} for k, v in self.phases.items()],
-            "iterations": iterations,
+            "iterations": list(self.iteration_rows()) if iterations else [],
             "events": [e.to_json() for e in self.events],
             "samples": self.samples,
             "profiles": [self.profiles[i] for i in sorted(self.profiles)],

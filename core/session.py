@@ -5,6 +5,11 @@ stderr), one sampler (psutil/NVML at ``settings.sample_hz``), and, during a stop
 timer. Consumers (the headless CLI, the TUI) never get a callback per iteration: they call
 ``poll`` on their own timer and receive everything new since their last call, in one batch.
 
+The run owns its process tree: it ends when the agent exits (not at EOF on pipes that the
+model's helpers may hold), and then every process carrying the run id is ended
+(``proctree``); a guardian process does the same if warmscope itself dies. Whatever goes wrong
+in here (a full disk, a malformed message, a bug) ends the run with a status, never a hang.
+
 Start the session from a long-lived thread (the main one): the child's parent-death signal
 fires when the *thread* that spawned it exits.
 """
@@ -12,21 +17,31 @@ fires when the *thread* that spawned it exits.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import re
 import selectors
 import signal
 import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warmscope.core import outcome, protocol
+from warmscope.core import outcome, proctree, protocol
 from warmscope.core.fold import apply_line, event_line, iterations_line, record_line
 from warmscope.core.jitlog import ParsedEvent, StderrParser
-from warmscope.core.record import VERSION, RecordWriter, default_record_path
+from warmscope.core.outcome import UsageError
+from warmscope.core.record import (
+    VERSION,
+    RecordWriter,
+    create_unique,
+    open_side_file,
+    side_file_path,
+)
 from warmscope.core.ring import IterationRing
 from warmscope.core.run import Cursor, Event, RunData, Update
 from warmscope.core.sampler import Sampler, host_environment
@@ -38,9 +53,30 @@ READ_CHUNK = 1 << 16
 IDLE_FLUSH_S = 0.1
 READ_PAUSE_S = 0.005
 MAX_STDERR_LINE = 1 << 20
+MAX_PROTOCOL_LINE = 256 << 20  # a profile or graph dump is large; a line past this is a fault
+MAX_STDERR_EVENTS = 2000
+"""Stderr events a run keeps; past it (a model printing every pass) lines go to the side file
+and are counted, so memory stays bounded however long the run."""
 RECORD_FLUSH_S = 0.25
 STOP_GRACE_S = 3.0
-RUN_ID_VAR = "WARMSCOPE_RUN_ID"
+DRAIN_S = 0.5
+"""After the agent exits: how long to read what is left in the pipes. Helpers the model
+started may hold them open for ever; the run does not wait for them."""
+RUN_ID_VAR = proctree.RUN_ID_VAR
+DIGITS = re.compile(r"\d+")
+
+
+@dataclass
+class _Repeat:
+    """A block of output that may repeat: its shape (digits aside), the first and last time."""
+
+    key: str
+    first: Event
+    count: int = 0
+    last: Event = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.last = self.first
 
 
 class RunSession:
@@ -52,13 +88,21 @@ class RunSession:
         *,
         record_path: Path | None = None,
         command: list[str] | None = None,
+        overwrite: bool = False,
     ) -> None:
         self.settings = settings
         self.target: Target = settings.resolve()  # raises SettingsError: nothing spawned
         self.mode = settings.effective_mode(self.target)
         self.jit_log = settings.effective_jit_log(self.target)
-        self.record_path = record_path or default_record_path(settings.target, self.mode)
-        self.stderr_path = self.record_path.with_suffix(".stderr.txt")
+        # Created now, exclusively: two runs never share a record (RecordError names why).
+        self._writer: RecordWriter = (
+            RecordWriter.create(record_path, overwrite=overwrite)
+            if record_path is not None
+            else create_unique(settings.target, self.mode)
+        )
+        self._overwrite = overwrite
+        self.record_path = self._writer.path
+        self.stderr_path = side_file_path(self.record_path)
         self.run_id = f"{os.getpid()}-{time.time_ns()}"
         self._header = {
             "type": "header",
@@ -87,38 +131,124 @@ class RunSession:
         self._stop_requested = False
         self._timed_out = False
         self._killed = False
-        self._writer: RecordWriter | None = None
+        self._hello = False
+        self._fault: tuple[str, str, int] | None = None
+        """Why warmscope ended the run itself: (status, detail, exit code)."""
         self._stderr_file: Any = None
+        self._stderr_events = 0
+        self._repeat: _Repeat | None = None
+        self._dropped_stderr = 0
+        self._guardian: subprocess.Popen[bytes] | None = None
+        self._guardian_pipe = -1
+        self._finish_lock = threading.Lock()
+        self._finishing = False
         self._parser = StderrParser()
         self._context: tuple[str, object] = ("phase", "start")
 
     # -- life cycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        self.ring = IterationRing.create()
-        self._writer = RecordWriter(self.record_path)
-        self._stderr_file = self.stderr_path.open("wb")
-        self._writer.write(self._header)
-        self._commit({"type": "env", "env": host_environment()})
-        self._writer.flush()
+        """Spawn the agent. ``WarmscopeError`` (nothing left running, no record left) when it
+        cannot start: a side file in the way, an interpreter that cannot run."""
+        try:
+            self._stderr_file = open_side_file(self.stderr_path, overwrite=self._overwrite)
+            self.ring = IterationRing.create()
+            self._writer.write(self._header)
+            self._commit({"type": "env", "env": host_environment()})
+            self._writer.flush()
+            self._spawn()
+        except BaseException:
+            self._abandon()
+            raise
+        threading.Thread(
+            target=self._guarded(self._read), name="warmscope-reader", daemon=True
+        ).start()
+        threading.Thread(
+            target=self._guarded(self._sample), name="warmscope-sampler", daemon=True
+        ).start()
+
+    def _spawn(self) -> None:
         python = self.settings.python or sys.executable
         self._t0 = time.monotonic()
-        self.proc = subprocess.Popen(
-            [python, str(AGENT)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=self._child_env(),
-            start_new_session=True,  # its own process group: stop it and its workers together
-            close_fds=True,
-            pass_fds=(self.ring.fd,),
-        )
+        try:
+            self.proc = subprocess.Popen(
+                [python, str(AGENT)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._child_env(),
+                start_new_session=True,  # its own process group: stop it and its workers together
+                close_fds=True,
+                pass_fds=(self.ring.fd,),
+            )
+        except OSError as exc:
+            raise UsageError(f"--python {python}: cannot run it ({exc.strerror})") from None
+        self._start_guardian()
         self._commit({"type": "spawned", "pid": self.proc.pid})
         assert self.proc.stdin is not None
-        self.proc.stdin.write(protocol.encode(self._agent_config()))
-        self.proc.stdin.flush()  # stays open: its EOF tells the child the parent is gone
-        threading.Thread(target=self._read, name="warmscope-reader", daemon=True).start()
-        threading.Thread(target=self._sample, name="warmscope-sampler", daemon=True).start()
+        # A child that is not a Python (``--python /bin/ls``) may be gone already: what it did
+        # is judged when it exits (no hello), not here.
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.write(protocol.encode(self._agent_config()))
+            self.proc.stdin.flush()  # stays open: its EOF tells the child the parent is gone
+
+    def _start_guardian(self) -> None:
+        """A process that ends the run's processes if warmscope dies (see ``guardian``)."""
+        read_end, write_end = os.pipe()
+        os.set_inheritable(write_end, False)
+        env = {k: v for k, v in os.environ.items() if k != RUN_ID_VAR}
+        try:
+            self._guardian = subprocess.Popen(
+                [sys.executable, "-m", "warmscope.core.guardian", self.run_id],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,  # out of the terminal's reach: Ctrl-C, SIGHUP
+                close_fds=True,
+            )
+        except OSError:
+            os.close(write_end)  # the run goes on; only a SIGKILL of warmscope would leak
+        else:
+            self._guardian_pipe = write_end
+        finally:
+            os.close(read_end)
+
+    def _stop_guardian(self) -> None:
+        if self._guardian is None:
+            return
+        with contextlib.suppress(OSError):
+            os.close(self._guardian_pipe)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._guardian.wait(5)
+        self._guardian = None
+
+    def _abandon(self) -> None:
+        """Undo a start that failed: nothing of it is left, running or on disk."""
+        if self.proc is not None:
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+            self.proc.wait()
+        self._stop_guardian()
+        with contextlib.suppress(OSError):
+            self._writer.close()
+        for path in (self.record_path, self.stderr_path):
+            if self._stderr_file is not None or path == self.record_path:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        if self._stderr_file is not None:
+            self._stderr_file.close()
+
+    def _guarded(self, work: Any) -> Any:
+        """``work`` for a thread: an exception ends the run with a status, never a hang."""
+
+        def run() -> None:
+            try:
+                work()
+            except BaseException as exc:
+                self._internal_fault(f"warmscope's {work.__name__.strip('_')} failed: {exc!r}")
+
+        return run
 
     def _agent_config(self) -> dict[str, Any]:
         knobs = dict(self.settings.knobs)
@@ -177,20 +307,40 @@ class RunSession:
         threading.Thread(target=escalate, name="warmscope-stop", daemon=True).start()
 
     def kill(self) -> None:
-        """SIGKILL the child and everything in its process group, now."""
+        """SIGKILL the child and every process of the run, now."""
         self._stop_requested = True
         self._killed = True
         self._signal(signal.SIGKILL, group=True)
 
     def _signal(self, sig: int, *, group: bool) -> None:
         proc = self.proc
-        if proc is None or proc.returncode is not None:
+        if proc is None:
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if group:
-                os.killpg(proc.pid, sig)
-            else:
+        if group:  # the whole run: its process group, its descendants, escaped helpers
+            proctree.signal_all(self.run_id, proc.pid if proc.returncode is None else None, sig)
+        elif proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(proc.pid, sig)
+
+    def _end_run(self, status: str, detail: str, exit_code: int) -> None:
+        """warmscope ends the run itself (a fault of the child or of warmscope): the status is
+        this one, whatever the child says after; its processes are killed."""
+        if self._fault is None:
+            self._fault = (status, detail, exit_code)
+        self._stop_requested = True
+        self._signal(signal.SIGKILL, group=True)
+
+    def _internal_fault(self, detail: str) -> None:
+        self._end_run(outcome.FAILED, detail, outcome.EXIT_FAILED)
+        if not self.finished.is_set() and self.proc is not None:
+            # The reader may be the thread that died: make sure the run still ends.
+            threading.Thread(target=self._finish_after_exit, daemon=True).start()
+
+    def _finish_after_exit(self) -> None:
+        assert self.proc is not None
+        self.proc.wait()
+        time.sleep(DRAIN_S * 2)  # the reader, if alive, finishes first (``_finish`` runs once)
+        self._finish(self.proc.returncode if self.proc.returncode is not None else -9)
 
     def wait(self, timeout: float | None = None) -> bool:
         return self.finished.wait(timeout)
@@ -228,8 +378,23 @@ class RunSession:
             selector.register(stream.fileno(), selectors.EVENT_READ)
         deadline = self._t0 + self.settings.timeout if self.settings.timeout else None
         last_record_flush = time.monotonic()
-        while selector.get_map():
-            ready = selector.select(IDLE_FLUSH_S)
+        exited_at: float | None = None
+        while True:
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now  # the end of the run: the agent's exit, not EOF on its pipes
+            if exited_at is not None and now - exited_at > DRAIN_S:
+                break  # what is left belongs to helpers that still hold the pipes
+            if not selector.get_map():
+                if exited_at is not None:
+                    break
+                time.sleep(IDLE_FLUSH_S)  # a child that closed both pipes: wait for its exit
+                ready = []
+            else:
+                # Once the agent has exited, read only while something is there to read.
+                ready = selector.select(IDLE_FLUSH_S if exited_at is None else 0.05)
+                if exited_at is not None and not ready:
+                    break
             got = 0
             for key, _ in ready:
                 fd = int(key.fd)
@@ -248,15 +413,19 @@ class RunSession:
                 if fd != out_fd and len(buffers[fd]) > MAX_STDERR_LINE:
                     lines.append(buffers[fd])  # a newline-less flood: cut it, keep memory bounded
                     buffers[fd] = b""
+                elif fd == out_fd and len(buffers[fd]) > MAX_PROTOCOL_LINE:
+                    buffers[fd] = b""
+                    self._protocol_fault(f"a message longer than {MAX_PROTOCOL_LINE >> 20} MiB")
                 self._lines(fd == out_fd, lines)
             now = time.monotonic()
-            if ready and got < READ_CHUNK // 4:
+            if ready and got < READ_CHUNK // 4 and exited_at is None:
                 # Light traffic: let lines pile up in the pipe, so that a child writing a marker
                 # every iteration rarely has to wake this thread (most of what a marker costs it).
                 # Heavy traffic (a log flood) is read at full speed so the child never waits.
                 time.sleep(READ_PAUSE_S)
             elif not ready:
-                self._emit(self._parser.flush())
+                with self.lock:
+                    self._emit(self._parser.flush())
             if now - last_record_flush > RECORD_FLUSH_S:
                 with self.lock:
                     self._flush_record()
@@ -265,6 +434,9 @@ class RunSession:
                 self._timed_out = True
                 self.stop()
         selector.close()
+        for stream in (proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
         proc.wait()
         self._finish(proc.returncode)
 
@@ -273,16 +445,40 @@ class RunSession:
             if is_protocol:
                 for line in lines:
                     if line.strip():
-                        self._message(line)
+                        try:
+                            self._message(line)
+                        except Exception as exc:  # a hostile child: never the reader's death
+                            self._protocol_fault(f"{exc!r} on {line[:120]!r}")
             else:
                 self._stderr(lines)
+
+    def _protocol_fault(self, reason: str) -> None:
+        """The child broke the protocol (garbage, wrong shapes, out of order): say so, end it."""
+        if self._fault is not None:
+            return
+        if not self._hello and self.settings.python is not None:
+            # Not our agent speaking at all: the interpreter ran something else.
+            self._end_run(*self._not_a_python("it printed something else instead"))
+            return
+        self._add_event(Event("error", "the child broke the protocol", reason))
+        self._end_run(
+            outcome.FAILED, f"the child broke the protocol: {reason[:200]}", outcome.EXIT_FAILED
+        )
+
+    def _not_a_python(self, how: str) -> tuple[str, str, int]:
+        return (
+            outcome.FAILED,
+            f"--python {self.settings.python} is not a Python interpreter that can run "
+            f"warmscope's agent ({how})",
+            outcome.EXIT_USAGE,
+        )
 
     def _stderr(self, lines: list[bytes]) -> None:
         raw: list[bytes] = []
         it_marker = protocol.MARKER + b"it "
         skip = len(it_marker)
         for line in lines:
-            if line.startswith(it_marker) and line[skip:].isdigit():
+            if line.startswith(it_marker) and line[skip:].isdigit() and line[skip:].isascii():
                 # The common case, one per iteration. A new iteration closes the open block
                 # (a graph dump), so it reaches the screen now, not when the next line comes.
                 self._emit(self._parser.flush())
@@ -292,9 +488,12 @@ class RunSession:
             if mark is not None:
                 self._emit(self._parser.flush())
                 kind, value = mark
+                if kind == "it" and not (value.isascii() and value.isdigit()):
+                    self._protocol_fault(f"a marker with a bad iteration: {line[:80]!r}")
+                    continue
                 self._context = (
                     ("it", int(value))
-                    if kind == "it" and value.isdigit()
+                    if kind == "it"
                     else (("it", None) if kind == "loop" else ("phase", value))
                 )
                 continue
@@ -306,8 +505,11 @@ class RunSession:
                 # this line is read, from the child's shared counter.
                 context = ("approx", max(self.ring.completed(), self.data.count))
             self._emit(self._parser.feed(text, context))
-        if raw and self._stderr_file is not None:
-            self._stderr_file.write(b"\n".join(raw) + b"\n")
+        if raw and self._stderr_file is not None and self._fault is None:
+            try:
+                self._stderr_file.write(b"\n".join(raw) + b"\n")
+            except OSError as exc:
+                self._write_failed(self.stderr_path, exc)
 
     def _emit(self, parsed: list[ParsedEvent]) -> None:
         for p in parsed:
@@ -317,9 +519,54 @@ class RunSession:
                 if kind == "approx":
                     data["approx_iteration"] = True
                 iteration = int(where) if isinstance(where, int) else self.data.count
-                self._add_event(Event(p.kind, p.title, p.text, iteration=iteration, data=data))
+                ev = Event(p.kind, p.title, p.text, iteration=iteration, data=data)
             else:
-                self._add_event(Event(p.kind, p.title, p.text, phase=str(where), data=data))
+                ev = Event(p.kind, p.title, p.text, phase=str(where), data=data)
+            if p.kind == "stderr":
+                self._stderr_event(ev)
+            else:
+                self._add_event(ev)
+
+    def _stderr_event(self, ev: Event) -> None:
+        """A block of the child's output. One that repeats (the same text but for its numbers:
+        a model printing every pass) is counted, not kept again; past ``MAX_STDERR_EVENTS``
+        blocks only the side file has them. Memory stays bounded however long the run."""
+        key = DIGITS.sub("#", ev.text)
+        repeat = self._repeat
+        if repeat is not None and repeat.key == key:
+            repeat.count += 1
+            repeat.last = ev
+            return
+        self._close_repeat()
+        if self._stderr_events >= MAX_STDERR_EVENTS:
+            self._dropped_stderr += 1
+            return
+        self._stderr_events += 1
+        self._add_event(ev)
+        self._repeat = _Repeat(key, ev)
+
+    def _close_repeat(self) -> None:
+        repeat, self._repeat = self._repeat, None
+        if repeat is None or not repeat.count:
+            return
+        first, last = repeat.first, repeat.last
+        where = (
+            f"through iteration {last.iteration}"
+            if last.iteration is not None
+            else f"in {last.phase or 'setup'}"
+        )
+        title = f"… the output above repeated {repeat.count:,} more times, {where}"
+        text = f"{title}; the last time:\n{last.text}\n(every line is in {self.stderr_path})"
+        self._add_event(
+            Event(
+                "stderr",
+                title,
+                text,
+                iteration=last.iteration,
+                phase=last.phase,
+                data={"repeats": repeat.count, "first_iteration": first.iteration},
+            )
+        )
 
     def _add_event(self, ev: Event) -> None:
         ev.t = self.elapsed()
@@ -334,42 +581,56 @@ class RunSession:
         """
         if not native:
             line = json.loads(json.dumps(line, default=str))
-        if self._writer is not None:
+        apply_line(self.data, line)  # first: a line it refuses never reaches the record
+        if not (self._writer.failed or self._writer.closed):
             self._writer.write(line)
-        apply_line(self.data, line)
 
     def _message(self, line: bytes) -> None:
         try:
             msg = protocol.decode(line)
         except ValueError:
-            self._add_event(
-                Event("stderr", "undecodable protocol line", line.decode(errors="replace"))
-            )
-            return
+            raise ValueError("not a JSON protocol message") from None
         kind = msg["t"]
         if kind == "iters":
             self.busy = None
         elif kind == "phase_start":
-            self.phase = msg["name"]
+            self.phase = str(msg["name"])
         elif kind == "busy":
             self.busy = msg
         elif kind == "done":
             self._done = msg
-        elif kind == "hello" and msg.get("v") != protocol.VERSION:
-            self._add_event(
-                Event("info", f"agent speaks protocol {msg.get('v')}, expected {protocol.VERSION}")
-            )
+        elif kind == "hello":
+            self._hello = True
+            if msg.get("v") != protocol.VERSION:
+                self._add_event(
+                    Event(
+                        "info", f"agent speaks protocol {msg.get('v')}, expected {protocol.VERSION}"
+                    )
+                )
         entry = record_line(msg, self.elapsed())
         if entry is not None:
             self._commit(entry, native=True)  # decoded from the child's JSON
-            if kind == "error" and self._writer is not None:
-                self._writer.flush()
+            if kind == "error":
+                self._flush_record()
 
     def _flush_record(self) -> None:
-        if self._writer is not None:
+        if self._writer.failed or self._writer.closed:
+            return
+        try:
             self._writer.flush()
-        if self._stderr_file is not None:
-            self._stderr_file.flush()
+            if self._stderr_file is not None:
+                self._stderr_file.flush()
+        except OSError as exc:
+            self._write_failed(self.record_path, exc)
+
+    def _write_failed(self, path: Path, exc: OSError) -> None:
+        """A full disk or another write error: the run cannot be kept, so it ends now."""
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.ENOSPC:
+            reason = "the disk is full"
+        self._end_run(outcome.FAILED, f"cannot write {path}: {reason}", outcome.EXIT_FAILED)
+        with contextlib.suppress(OSError, ValueError):
+            self._writer.close()  # it will not take more; what it holds is what it could keep
 
     # -- sampling ------------------------------------------------------------------------
 
@@ -395,8 +656,28 @@ class RunSession:
     # -- the end -------------------------------------------------------------------------
 
     def _finish(self, returncode: int) -> None:
+        """Once, when the agent has exited: end what the run left, then the record."""
+        with self._finish_lock:
+            if self._finishing:
+                return
+            self._finishing = True
+        # Helpers the model started (inheriting the pipes, or escaped with setsid) end too.
+        left = proctree.end_all(self.run_id, None)
         with self.lock:
             self._emit(self._parser.flush())
+            self._close_repeat()
+            if self._dropped_stderr:
+                self._add_event(
+                    Event(
+                        "info",
+                        f"{self._dropped_stderr:,} more blocks of the child's output are only in "
+                        f"{self.stderr_path}",
+                    )
+                )
+            if left:
+                self._add_event(
+                    Event("info", f"processes of the run still alive after SIGKILL: {left}")
+                )
             self._recover_unsent()
             status, detail, exit_code = self._outcome(returncode)
             self.busy = None
@@ -409,16 +690,20 @@ class RunSession:
                 "iterations": self.data.count,
             }
             apply_line(self.data, end)
-            if self._writer is not None:
+            if not (self._writer.failed or self._writer.closed):
                 # The same line, with the summary of the run as folded (a convenience for
                 # readers of the raw file: `read_run` computes its own).
                 self._writer.write({**end, "summary": self.data.summary().to_dict()})
+                self._flush_record()
+            with contextlib.suppress(OSError, ValueError):
                 self._writer.close()
             if self._stderr_file is not None:
-                self._stderr_file.close()
+                with contextlib.suppress(OSError):
+                    self._stderr_file.close()
             if self.proc is not None and self.proc.stdin is not None:
                 with contextlib.suppress(OSError):
                     self.proc.stdin.close()
+        self._stop_guardian()
         self.finished.set()
 
     def _recover_unsent(self) -> None:
@@ -440,6 +725,8 @@ class RunSession:
         """(status, detail, exit code) from what the child said and how it ended."""
         error = self.data.error
         done = self._done
+        if self._fault is not None:
+            return self._fault
         if self._timed_out:
             return (
                 outcome.TIMEOUT,
@@ -462,6 +749,12 @@ class RunSession:
         if self._stop_requested:
             how = "killed" if self._killed else "stopped"
             return outcome.STOPPED, f"{how} by the user", outcome.EXIT_STOPPED
+        if not self._hello and self.settings.python is not None:
+            # It never spoke: not a Python that can run the agent (``--python /bin/false``).
+            how = (
+                f"died from signal {-returncode}" if returncode < 0 else f"exited with {returncode}"
+            )
+            return self._not_a_python(f"it {how} without starting it")
         if returncode < 0:
             name = (
                 signal.Signals(-returncode).name

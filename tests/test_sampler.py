@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import types
 from typing import Any
 
+import psutil
 import pytest
 
 from warmscope.core import sampler
@@ -22,6 +24,10 @@ def test_samples_a_real_process_tree() -> None:
         [sys.executable, "-c", "import time; [time.sleep(0.01) for _ in range(300)]"]
     )
     try:
+        # Right after the spawn the child may still be exec'ing (no Python in it yet).
+        deadline = time.monotonic() + 10
+        while psutil.Process(child.pid).memory_info().rss < 4 << 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
         s = sampler.Sampler(child.pid)
         reading = s.sample()
         assert reading is not None

@@ -1,0 +1,150 @@
+"""Hostile models: they start helpers that hold the pipes or escape the process group, break
+the protocol, print escape sequences or a line every pass, raise KeyboardInterrupt, close
+fd 2. Each factory is a warmscope target (`tests/faults/hostile.py:NAME`), input `4`.
+
+Helpers write their pid to $HOSTILE_PIDS (one per line) so a test can check they are gone.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+
+import torch
+
+K = 3
+
+
+def _note_pid(pid: int) -> None:
+    path = os.environ.get("HOSTILE_PIDS")
+    if path:
+        with open(path, "a") as f:
+            f.write(f"{pid}\n")
+
+
+def _sleeper(**kw: object) -> None:
+    proc = subprocess.Popen(["sleep", "1000"], **kw)  # type: ignore[call-overload]
+    _note_pid(proc.pid)
+
+
+def _escaped_sleeper() -> None:
+    """A double fork into a session of its own, stdio on the inherited stderr: re-parented to
+    init, out of the run's process group; only the run id in its environment gives it away."""
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            _note_pid(os.getpid())
+            os.execvp("sleep", ["sleep", "1000"])
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def _protocol_fd() -> int:
+    """The agent's private protocol descriptor: a pipe that is neither stdin nor stderr."""
+    taken = {os.fstat(fd).st_ino for fd in (0, 2)}
+    for fd in range(3, 64):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if stat.S_ISFIFO(st.st_mode) and st.st_ino not in taken:
+            return fd
+    raise RuntimeError("no protocol descriptor found")
+
+
+class Hostile(torch.nn.Module):
+    def __init__(self, at_call=None, every_call=None) -> None:
+        super().__init__()
+        self.calls = 0
+        self.at_call = at_call
+        self.every_call = every_call
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.calls == K and self.at_call is not None:
+            self.at_call()
+        if self.every_call is not None:
+            self.every_call(self.calls)
+        self.calls += 1
+        return x * 2
+
+
+def spawns_inheriting_stderr() -> torch.nn.Module:
+    """A plain Popen in the factory: the helper holds the stderr pipe for 1000 s."""
+    _sleeper()
+    return Hostile()
+
+
+def spawns_then_raises() -> torch.nn.Module:
+    _sleeper()
+
+    def fail() -> None:
+        raise ValueError("planted failure after spawning a helper")
+
+    return Hostile(at_call=fail)
+
+
+def spawns_escaped() -> torch.nn.Module:
+    _escaped_sleeper()
+    return Hostile()
+
+
+def spawns_quiet() -> torch.nn.Module:
+    """A helper with its stdio on /dev/null: it holds no pipe, it just outlives the run."""
+    _sleeper(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return Hostile()
+
+
+def forks_itself() -> torch.nn.Module:
+    """A forked copy of the agent that sleeps: the run id is in its environment too."""
+    if os.fork() == 0:
+        os.setsid()
+        _note_pid(os.getpid())
+        os.execvp("sleep", ["sleep", "1000"])
+    return Hostile()
+
+
+def _write_protocol(data: bytes):  # type: ignore[no-untyped-def]
+    def act() -> None:
+        os.write(_protocol_fd(), data)
+
+    return act
+
+
+def wrong_shape() -> torch.nn.Module:
+    return Hostile(at_call=_write_protocol(b'{"t":"iters","i0":0}\n'))
+
+
+def out_of_order() -> torch.nn.Module:
+    return Hostile(at_call=_write_protocol(b'{"t":"iters","i0":999999,"ns":[1],"st":[0]}\n'))
+
+
+def bad_marker() -> torch.nn.Module:
+    return Hostile(at_call=lambda: os.write(2, "\x1e@ws it ²\n".encode()))
+
+
+def escapes() -> torch.nn.Module:
+    """Sets the terminal's title, clears the screen, rewrites its line like a progress bar."""
+
+    def act() -> None:
+        sys.stderr.write("\x1b]0;pwned\x07\x1b[2J\x1b[Hwiped\n")
+        sys.stderr.write("\r 10%|#   |\r 50%|##  |\r100%|####|\n")
+        sys.stderr.flush()
+
+    return Hostile(at_call=act)
+
+
+def prints_every_pass() -> torch.nn.Module:
+    return Hostile(every_call=lambda i: print(f"step {i} loss {1 / (i + 1):.4f}"))
+
+
+def interrupts_itself() -> torch.nn.Module:
+    """A factory that raises KeyboardInterrupt: a failure of the model, not a user's stop."""
+    raise KeyboardInterrupt
+
+
+def closes_stderr() -> torch.nn.Module:
+    os.close(2)
+    return Hostile()

@@ -1,0 +1,248 @@
+"""Hostile models and unlucky conditions, each with a real child, headless.
+
+After every case: warmscope ended by itself (no hang), the status and exit code say what
+happened, the record reads back, and no process of the run survives: neither the agent nor
+the helpers the model started (tests/faults/hostile.py writes their pids down).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import run_id_of, wait_gone, warmscope
+from warmscope.core.record import read_run
+
+HOSTILE = Path(__file__).parent / "faults" / "hostile.py"
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def run_hostile(tmp_path: Path, name: str, *extra: str, timeout: float = 90):  # type: ignore[no-untyped-def]
+    pids = tmp_path / "pids.txt"
+    record = tmp_path / "r.jsonl"
+    started = time.monotonic()
+    r = warmscope(
+        "run",
+        f"{HOSTILE}:{name}",
+        "--input",
+        "4",
+        "--iters",
+        "20",
+        "--record",
+        str(record),
+        *extra,
+        json_path=tmp_path / "r.json",
+        timeout=timeout,
+        env={"HOSTILE_PIDS": str(pids)},
+    )
+    took = time.monotonic() - started
+    helpers = [int(p) for p in pids.read_text().split()] if pids.exists() else []
+    return r, record, helpers, took
+
+
+def assert_nothing_left(record: Path, helpers: list[int]) -> None:
+    assert wait_gone(run_id_of(record), 3) == [], "no process carrying the run id"
+    deadline = time.monotonic() + 3
+    while any(alive(p) for p in helpers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in helpers if alive(p)], "every helper the model started is gone"
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "code"),
+    [
+        ("spawns_inheriting_stderr", "ok", 0),
+        ("spawns_then_raises", "failed", 1),
+        ("spawns_escaped", "ok", 0),
+        ("spawns_quiet", "ok", 0),
+        ("forks_itself", "ok", 0),
+    ],
+)
+def test_helpers_holding_the_pipes_neither_hang_the_run_nor_survive_it(
+    name: str, status: str, code: int, tmp_path: Path
+) -> None:
+    r, record, helpers, took = run_hostile(tmp_path, name)
+    assert helpers, "the model started its helper"
+    assert r.code == code, r.stderr
+    assert r.doc is not None and r.doc["status"] == status
+    assert r.doc["summary"]["first_ms"] is not None
+    if status == "failed":
+        assert "planted failure after spawning a helper" in r.stderr
+    assert took < 60, "ended by the agent's exit, not by the helper's 1000 s"
+    assert read_run(record).status == status
+    assert_nothing_left(record, helpers)
+
+
+def test_timeout_and_a_killed_warmscope_end_the_helpers_too(tmp_path: Path) -> None:
+    """The guardian ends the run's processes even when warmscope dies by SIGKILL."""
+    pids = tmp_path / "pids.txt"
+    record = tmp_path / "r.jsonl"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "warmscope.core.cli",
+            "run",
+            f"{HOSTILE}:spawns_escaped",
+            "--input",
+            "4",
+            "--duration",
+            "120",
+            "--record",
+            str(record),
+        ],
+        env=dict(os.environ, HOSTILE_PIDS=str(pids)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        helpers = [int(p) for p in pids.read_text().split()]
+        assert helpers and all(alive(p) for p in helpers)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        assert_nothing_left(record, helpers)
+        assert read_run(record).status == "crashed", "warmscope itself died: the record says so"
+    finally:
+        proc.kill()
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("wrong_shape", "broke the protocol"),
+        ("out_of_order", "broke the protocol"),
+        ("bad_marker", "broke the protocol"),
+    ],
+)
+def test_a_child_that_breaks_the_protocol_ends_with_a_clear_status(
+    name: str, words: str, tmp_path: Path
+) -> None:
+    r, record, _, took = run_hostile(tmp_path, name)
+    assert r.code == 1, r.stderr
+    assert r.doc is not None and r.doc["status"] == "failed"
+    assert words in r.doc["status_detail"]
+    assert any(e["title"] == "the child broke the protocol" for e in r.doc["events"])
+    assert "Traceback" not in r.stderr
+    assert took < 60
+    assert read_run(record).status == "failed"
+    assert_nothing_left(record, [])
+
+
+def test_escape_sequences_never_reach_a_terminal(tmp_path: Path) -> None:
+    r, record, _, _ = run_hostile(tmp_path, "escapes")
+    assert r.code == 0, r.stderr
+    assert r.doc is not None
+    texts = [e["title"] + e["text"] for e in r.doc["events"]]
+    assert any("wiped" in t for t in texts)
+    assert not any("\x1b" in t or "\x07" in t for t in texts)
+    report = warmscope("report", str(record))
+    assert report.code == 0 and "\x1b" not in report.stdout and "\x07" not in report.stdout
+    # A record handed over by someone else: escapes in its target and knob values.
+    lines = record.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["settings"]["target"] = "evil\x1b]0;title\x07.py:f"
+    header["settings"]["knobs"]["compile_backend"] = "\x1b[2Jinductor"
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    for command in ("compare", "report"):
+        args = [str(forged), str(record)] if command == "compare" else [str(forged)]
+        out = warmscope(command, *args)
+        assert out.code == 0, out.stderr
+        assert "\x1b" not in out.stdout and "\x07" not in out.stdout
+        assert "evil" in out.stdout or command == "compare"
+
+
+def test_a_model_printing_every_pass_keeps_memory_bounded(tmp_path: Path) -> None:
+    r, record, _, _ = run_hostile(tmp_path, "prints_every_pass", "--iters", "3000")
+    assert r.code == 0, r.stderr
+    assert r.doc is not None and len(r.doc["iterations"]) == 3000
+    stderr_events = [e for e in r.doc["events"] if e["kind"] == "stderr"]
+    assert len(stderr_events) <= 3, [e["title"] for e in stderr_events]
+    repeated = [e for e in stderr_events if e.get("data", {}).get("repeats")]
+    assert repeated and repeated[-1]["data"]["repeats"] == 2999
+    side = Path(r.doc["stderr_file"]).read_text()
+    assert side.count("loss") == 3000, "every line is in the side file"
+
+
+def test_keyboard_interrupt_from_a_factory_is_a_failure(tmp_path: Path) -> None:
+    r, _, _, _ = run_hostile(tmp_path, "interrupts_itself")
+    assert r.code == 1 and r.doc is not None
+    assert r.doc["status"] == "failed" and "KeyboardInterrupt" in r.doc["status_detail"]
+
+
+def test_a_model_that_closes_fd_2_still_runs_to_the_end(tmp_path: Path) -> None:
+    r, _, _, _ = run_hostile(tmp_path, "closes_stderr")
+    assert r.code == 0, r.stderr
+    assert r.doc is not None and r.doc["status"] == "ok" and len(r.doc["iterations"]) == 20
+
+
+@pytest.mark.parametrize("python", ["/bin/false", "/bin/ls"])
+def test_an_interpreter_that_is_not_a_python_is_named_in_one_line(
+    python: str, tmp_path: Path
+) -> None:
+    r = warmscope(
+        "run", "sample:trivial", "--python", python, "--record", str(tmp_path / "r.jsonl")
+    )
+    assert r.code == 2
+    assert f"--python {python} is not a Python interpreter" in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_an_interpreter_without_torch_is_named_in_one_line(tmp_path: Path) -> None:
+    bare = "/usr/bin/python3"
+    probe = subprocess.run([bare, "-c", "import torch"], capture_output=True)
+    if not Path(bare).exists() or probe.returncode == 0:
+        pytest.skip("needs a Python without torch at /usr/bin/python3")
+    r = warmscope("run", "sample:trivial", "--python", bare, "--record", str(tmp_path / "r.jsonl"))
+    assert r.code == 2 and "has no torch" in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_full_disk_ends_the_run_with_a_status_and_keeps_what_it_can(tmp_path: Path) -> None:
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        record = mount / "r.jsonl"
+        started = time.monotonic()
+        r = warmscope(
+            "run",
+            "sample:trivial",
+            "--duration",
+            "60",
+            "--record",
+            str(record),
+            json_path=tmp_path / "r.json",
+            timeout=90,
+        )
+        assert time.monotonic() - started < 50, "ended at the full disk, not at --duration"
+        assert r.code == 1, r.stderr
+        assert r.doc is not None and r.doc["status"] == "failed"
+        assert "the disk is full" in r.doc["status_detail"]
+        assert len(r.doc["iterations"]) > 1000, "what was measured is kept in --json"
+        assert "Traceback" not in r.stderr
+        assert read_run(record).count > 0, "the record holds what fit"
+        assert wait_gone(r.doc["run_id"], 3) == []
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
