@@ -21,6 +21,7 @@ from warmscope.core.knobs import KNOBS, show_value
 from warmscope.core.outcome import UsageError, WarmscopeError
 from warmscope.core.record import read_run
 from warmscope.core.run import RunData
+from warmscope.core.safe_text import clean, clean_line
 from warmscope.core.settings import DEFAULT_ITERS, PRESETS, RunSettings
 from warmscope.core.units import metric as metric_cell
 from warmscope.core.units import ms as fmt_ms
@@ -56,7 +57,8 @@ exit codes: 0 completed, 1 the run failed (model raised, child crashed, timeout)
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(message)
+        # argparse echoes unrecognized arguments as given: never raw escape sequences.
+        raise UsageError(clean_line(message))
 
 
 def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
@@ -132,6 +134,11 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
         metavar="PATH",
         help="where to write the run record (default: under ~/.local/state/warmscope/runs)",
     )
+    g.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --record file (never one a live run is writing)",
+    )
     if headless:
         g.add_argument(
             "--json",
@@ -173,10 +180,17 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     from warmscope.core.session import STOP_GRACE_S, Cursor, RunSession
 
     settings = build_settings(args)
-    session = RunSession(settings, record_path=args.record, command=["warmscope", *argv])
+    if args.json is not None:
+        check_json_path(args.json, args.record)
+    session = RunSession(
+        settings,
+        record_path=args.record,
+        command=["warmscope", *argv],
+        overwrite=args.overwrite,
+    )
+    session.start()  # a record that cannot be written is refused here, before the child runs
     progress = None if args.quiet or not sys.stderr.isatty() else Progress()
     hangup = HangupGuard()
-    session.start()
     cursor = Cursor()
     try:
         while not session.wait(0.1):
@@ -195,16 +209,72 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
             progress.close()
         hangup.restore()
     data = session.data
-    if args.json:
-        write_json(args.json, data)
-    if data.error and data.exit_code == outcome.EXIT_USAGE:
-        # Found by the child (a factory that is missing or returns no module): one line.
-        print(f"warmscope: {data.error['message']}", file=sys.stderr)
-        return outcome.EXIT_USAGE
-    print(render_summary(data))
-    if data.status != outcome.OK:
-        show_failure(data, verbose=args.verbose)
-    return data.exit_code if data.exit_code is not None else outcome.EXIT_FAILED
+    code = data.exit_code if data.exit_code is not None else outcome.EXIT_FAILED
+    json_error = None
+    if args.json is not None:
+        try:
+            write_json(args.json, data, parents=False)
+        except (OSError, ValueError) as exc:  # ValueError: text that cannot be encoded
+            json_error = f"cannot write --json {clean_line(str(args.json))}: {_reason(exc)}"
+    if data.exit_code == outcome.EXIT_USAGE:
+        # Found once the child ran: a factory that is missing or returns no module (its
+        # message), an interpreter that is not a Python (the status detail). One line.
+        message = data.error["message"] if data.error else data.status_detail
+        print(f"warmscope: {clean_line(str(message))}", file=sys.stderr)
+    else:
+        emit(render_summary(data))
+        if data.status != outcome.OK:
+            show_failure(data, verbose=args.verbose)
+    if json_error is not None:
+        # The record and the summary stand; the document the caller asked for does not.
+        print(f"warmscope: {json_error}", file=sys.stderr)
+        return code if code != outcome.EXIT_OK else outcome.EXIT_FAILED
+    return code
+
+
+def check_json_path(path: Path, record: Path | None) -> None:
+    """``--json PATH`` before anything runs: an existing, writable folder, and not a folder
+    itself. ``UsageError`` names the problem (exit 2, nothing spawned)."""
+    shown = clean_line(str(path))
+    folder = path.parent
+    if path.is_dir():
+        raise UsageError(f"--json {shown} is a folder: give a file path")
+    if not folder.exists():
+        # Name the first missing folder: the one to create.
+        missing = folder
+        while not missing.parent.exists() and missing.parent != missing:
+            missing = missing.parent
+        raise UsageError(f"--json {shown}: no such folder {clean_line(str(missing))}")
+    if not folder.is_dir():
+        raise UsageError(f"--json {shown}: {clean_line(str(folder))} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--json {shown}: the folder {clean_line(str(folder))} is not writable")
+    if record is not None and os.path.abspath(record) == os.path.abspath(path):
+        raise UsageError(f"--json {shown} is also the --record path: give two different files")
+
+
+def _reason(exc: BaseException) -> str:
+    """An OS error's reason in words (``Permission denied``), else the exception's text."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return clean_line(str(exc)) or type(exc).__name__
+
+
+def emit(text: str, end: str = "\n") -> None:
+    """Print ``text`` on stdout; if the reader went away (``| head -1``), drop the rest quietly."""
+    try:
+        print(text, end=end)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_gone()
+
+
+def _stdout_gone() -> None:
+    """Point stdout at /dev/null, so nothing more (the flush at exit included) raises
+    ``BrokenPipeError``: the recipe of the ``signal`` module's "Note on SIGPIPE"."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 class HangupGuard:
@@ -239,9 +309,9 @@ def show_failure(data: RunData, *, verbose: bool = False) -> None:
     err = sys.stderr
     if data.error and data.error.get("traceback"):
         if verbose:
-            print(data.error["traceback"].rstrip(), file=err)
+            print(clean(data.error["traceback"].rstrip()), file=err)
         else:
-            print(model_frames(data.error["traceback"]), file=err)
+            print(clean(model_frames(data.error["traceback"])), file=err)
     elif data.status in (outcome.CRASHED, outcome.TIMEOUT):
         last = next((e for e in reversed(data.events) if e.kind == "stderr"), None)
         if last is not None:
@@ -250,10 +320,10 @@ def show_failure(data: RunData, *, verbose: bool = False) -> None:
             lines = last.text.splitlines()
             print(f"the child's last output ({where}):", file=err)
             for line in lines[:25]:
-                print(f"  {line}", file=err)
+                print(f"  {clean_line(line)}", file=err)
             if len(lines) > 25:
                 print(f"  … {len(lines) - 25} more lines in {data.stderr_path}", file=err)
-    print(f"warmscope: run {data.status}: {data.status_detail}", file=err)
+    print(f"warmscope: run {data.status}: {clean_line(str(data.status_detail))}", file=err)
 
 
 def model_frames(tb: str) -> str:
@@ -301,7 +371,7 @@ class Progress:
         if update.busy:
             activity = update.busy.get("activity") or "running"
             line += f"  · iteration {update.busy['iteration']} {activity} for {update.busy['ms'] / 1000:.1f} s"
-        self.live.update(self._text(line))
+        self.live.update(self._text(clean_line(line)))
 
     def close(self) -> None:
         self.live.stop()
@@ -351,7 +421,8 @@ def render_summary(data: RunData) -> str:
         out.append(f"note       {note}")
     if d.record_path:
         out.append(f"record     {d.record_path}")
-    return "\n".join(out)
+    # Targets, knob values, event titles come from the user, the model or a record file.
+    return clean("\n".join(out))
 
 
 # -- other commands ------------------------------------------------------------------------
@@ -392,7 +463,7 @@ def cmd_knobs() -> int:
 
 def cmd_compare(paths: list[Path]) -> int:
     a, b = (read_run(p) for p in paths)
-    print(render_comparison(a, b, [str(p) for p in paths]))
+    emit(render_comparison(a, b, [str(p) for p in paths]))
     return outcome.EXIT_OK
 
 
@@ -402,7 +473,7 @@ def cmd_report(record: Path, against: Path | None, output: Path | None) -> int:
 
     text = report(read_run(record), read_run(against) if against else None)
     if output is None:
-        print(text, end="")
+        emit(clean(text), end="")
     else:
         atomic_write(output, text)
         print(f"report written to {output}", file=sys.stderr)
@@ -423,7 +494,7 @@ def render_comparison(a: RunData, b: RunData, names: list[str]) -> str:
         lines.append("settings that differ:")
         for change in diffs:
             lines.append(f"  {change.name:<16} {change.a:>{width}} {change.b:>{width}}")
-    return "\n".join(lines)
+    return clean("\n".join(lines))
 
 
 def cmd_tui(args: argparse.Namespace, argv: list[str], records: list[Path] | None = None) -> int:
@@ -437,7 +508,10 @@ def cmd_tui(args: argparse.Namespace, argv: list[str], records: list[Path] | Non
     if settings is not None:
         settings.resolve()
     return run_app(
-        settings=settings, records=records or [], record_path=getattr(args, "record", None)
+        settings=settings,
+        records=records or [],
+        record_path=getattr(args, "record", None),
+        overwrite=getattr(args, "overwrite", False),
     )
 
 
@@ -510,6 +584,15 @@ def make_parser(command: str | None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # stdout closed early (`warmscope knobs | head -1`): what was asked for was read.
+        _stdout_gone()
+        return outcome.EXIT_OK
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in COMMANDS else None
     rest = argv[1:] if command else argv
@@ -534,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
     except WarmscopeError as exc:
         if verbose:
             raise
-        print(f"warmscope: {exc}", file=sys.stderr)
+        print(f"warmscope: {clean_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return outcome.EXIT_STOPPED

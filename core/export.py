@@ -5,7 +5,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TextIO
 
 from warmscope.core.digest import digest
 from warmscope.core.run import RunData
@@ -14,30 +17,63 @@ FORMATS = ("json", "csv", "md")
 REPORT_SUFFIX = "report.md"
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write beside, then rename: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+@contextmanager
+def _beside(path: Path, *, parents: bool = True, newline: str | None = None) -> Iterator[TextIO]:
+    """A new ``PATH.tmp`` to write, renamed onto ``path`` when the block ends without error.
+
+    On any failure (writing, encoding, renaming) the ``.tmp`` file is removed: nothing is
+    left behind. A leftover ``.tmp`` of an earlier crash is replaced, never written through
+    (``O_EXCL``: a link planted there is not followed). ``parents`` creates missing folders.
+    """
+    if parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    with suppress(FileNotFoundError):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
-def write_json(path: Path, data: RunData) -> Path:
-    atomic_write(path, json.dumps(data.to_document(), indent=1, default=str) + "\n")
+def atomic_write(path: Path, text: str, *, parents: bool = True) -> None:
+    """Write beside, then rename: a reader never sees half a file, and a failed write leaves
+    no ``.tmp`` behind. ``parents``: create missing folders (else a missing one is an error)."""
+    with _beside(path, parents=parents) as f:
+        f.write(text)
+
+
+def write_json(path: Path, data: RunData, *, parents: bool = True) -> Path:
+    """The ``--json`` document. Its iterations are streamed, a row a line: memory stays
+    proportional to a batch, not to a run of millions of iterations."""
+    doc = data.to_document(iterations=False)
+    del doc["iterations"]  # written last, streamed
+    head = json.dumps(doc, indent=1, default=str)  # ends with "\n}": reopened below
+    with _beside(path, parents=parents) as f:
+        f.write(head[:-2] + ',\n "iterations": [')
+        batch: list[str] = []
+        for n, row in enumerate(data.iteration_rows()):
+            batch.append(("\n  " if n == 0 else ",\n  ") + json.dumps(row, separators=(",", ":")))
+            if len(batch) >= 10_000:
+                f.write("".join(batch))
+                batch.clear()
+        f.write("".join(batch) + "\n ]\n}\n")
     return path
 
 
 def write_csv(path: Path, data: RunData) -> Path:
     """One row per iteration: index, latency, start offset, label, event count."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     labels = data.labelled()
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as f:
+    with _beside(path, newline="") as f:
         w = csv.writer(f)
         w.writerow(["iteration", "ms", "start_ms", "label", "events"])
         for i, (ms, st) in enumerate(zip(data.ms, data.start_ms, strict=True)):
             w.writerow([i, f"{ms:.6f}", f"{st:.6f}", labels.get(i, ""), len(data.events_at(i))])
-    os.replace(tmp, path)
     return path
 
 

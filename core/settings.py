@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
 import os
+import re
+import shutil
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from warmscope.core.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.outcome import UsageError
+from warmscope.core.safe_text import clean_line
 from warmscope.core.targets import InputSpec, Target, TargetError, parse_input, resolve_target
 
 DEFAULT_ITERS = 200
@@ -16,6 +20,12 @@ DEFAULT_SAMPLE_HZ = 10.0
 # graph dumps ("Profiled Graph", "Optimized Graph"), which mark its warm-up stages and cost
 # nothing once warm.
 AUTO_JIT_LOG = "profiling_graph_executor_impl"
+MAX_PROFILED = 100
+"""The most iterations ``--profile-iters`` may ask for: each runs slowly and writes a trace."""
+
+# C0 controls and DEL: never part of a knob's value (a terminal would act on them, a log
+# line would break).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class SettingsError(UsageError):
@@ -102,7 +112,16 @@ class RunSettings:
             self.env[key.removeprefix("env.")] = value
             return
         try:
-            self.knobs[key] = knob(key).parse(value)
+            declared = knob(key)
+        except KnobError as exc:
+            raise SettingsError(str(exc)) from None
+        bad = _CONTROL.search(value)
+        if bad is not None:
+            raise SettingsError(
+                f"{key}: control character {bad.group()!r} in {value!r}; not allowed in a value"
+            )
+        try:
+            self.knobs[key] = declared.parse(value)
         except KnobError as exc:
             raise SettingsError(str(exc)) from None
 
@@ -121,14 +140,19 @@ class RunSettings:
         if self.iters < 1:
             raise SettingsError(f"--iters must be at least 1, got {self.iters}")
         for name, value in (("--duration", self.duration), ("--timeout", self.timeout)):
-            if value is not None and value <= 0:
-                raise SettingsError(f"{name} must be positive, got {value}")
-        for name in self.env:
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise SettingsError(f"{name} must be a positive number of seconds, got {value}")
+        for name, env_value in self.env.items():
             if not name or "=" in name or "\0" in name:
                 raise SettingsError(f"bad environment variable name {name!r}")
+            if "\0" in env_value:
+                raise SettingsError(f"env.{clean_line(name)}: a NUL character in {env_value!r}")
+        for flag, text in (("--jit-log", self.jit_log), ("--torch-logs", self.torch_logs)):
+            if text is not None and "\0" in text:
+                raise SettingsError(f"{flag}: a NUL character in {text!r}")
         self.profile_plan()
-        if self.python is not None and not os.access(self.python, os.X_OK):
-            raise SettingsError(f"--python {self.python}: not an executable file")
+        if self.python is not None:
+            check_python(self.python)
         try:
             target = resolve_target(self.target, trust_pickle=self.trust_pickle)
             self.input_specs(target)
@@ -137,7 +161,7 @@ class RunSettings:
         mode = self.knobs.get("mode")
         if target.scripted and mode not in (None, "script"):
             raise SettingsError(
-                f"{self.target} is a TorchScript archive, already scripted: --mode {mode} does not apply"
+                f"{clean_line(self.target)} is a TorchScript archive, already scripted: --mode {mode} does not apply"
             )
         return target
 
@@ -202,6 +226,25 @@ class RunSettings:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
+    def untrusted(self) -> dict[str, Any]:
+        """The settings that run code or choose what runs: the interpreter, the child's
+        environment (``LD_PRELOAD``…) and pickle trust. Read from a file, they are used only
+        when the user confirms them."""
+        found: dict[str, Any] = {}
+        if self.python is not None:
+            found["python"] = self.python
+        if self.env:
+            found["env"] = dict(self.env)
+        if self.trust_pickle:
+            found["trust_pickle"] = True
+        return found
+
+    def without_untrusted(self) -> RunSettings:
+        """A copy with ``untrusted()`` reset: this interpreter, no extra environment, no pickle."""
+        safe = RunSettings.from_json(self.to_json())
+        safe.python, safe.env, safe.trust_pickle = None, {}, False
+        return safe
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunSettings:
         known = {f.name for f in fields(cls)}
@@ -213,10 +256,35 @@ class RunSettings:
         return settings
 
 
+def check_python(python: str) -> None:
+    """``--python``: an executable file (a bare name is looked up on ``PATH``, as the child is
+    started). Whether it is a Python with torch is found when the child starts."""
+    shown = clean_line(python)
+    if not python:
+        raise SettingsError("--python: empty path")
+    if "\0" in python:
+        raise SettingsError(f"--python {python!r}: a NUL character in the path")
+    if os.sep not in python:
+        if shutil.which(python) is None:
+            raise SettingsError(f"--python {shown}: not an executable file, and not found on PATH")
+        return
+    if os.path.isdir(python):
+        raise SettingsError(f"--python {shown} is a folder, not a Python interpreter")
+    if not os.path.exists(python):
+        raise SettingsError(f"--python {shown}: not an executable file: no such file")
+    if not os.path.isfile(python):
+        raise SettingsError(f"--python {shown}: not an executable file: not a regular file")
+    if not os.access(python, os.X_OK):
+        raise SettingsError(
+            f"--python {shown}: not an executable file: no permission to execute it"
+        )
+
+
 def parse_profile_iters(text: str, iters: int | None = None) -> tuple[list[int], bool]:
     """``0,1,2,50``, ranges ``0-3``, and ``steady`` (one more pass once the run has settled).
 
-    ``SettingsError`` names a bad item, or an iteration beyond ``iters`` when that is known.
+    ``SettingsError`` names a bad item, an iteration beyond ``iters`` when that is known, or
+    more than ``MAX_PROFILED`` iterations (counted before any range is expanded).
     """
     indices: set[int] = set()
     steady = False
@@ -236,9 +304,17 @@ def parse_profile_iters(text: str, iters: int | None = None) -> tuple[list[int],
             ) from None
         if first < 0 or last < first:
             raise SettingsError(f"bad --profile-iters range {item!r}")
+        # Count before expanding: a range of 10^8 must not become a set of 10^8.
+        overlap = sum(1 for i in indices if first <= i <= last)
+        total = len(indices) + (last - first + 1) - overlap
+        if total > MAX_PROFILED:
+            raise SettingsError(
+                f"--profile-iters {clean_line(text.strip())} asks for {total} profiled "
+                f"iterations; at most {MAX_PROFILED} (each is slow and writes a trace)"
+            )
         if iters is not None and last >= iters:
             raise SettingsError(
-                f"--profile-iters {item}: the run has only {iters} iterations (0-{iters - 1})"
+                f"--profile-iters {clean_line(item)}: the run has only {iters} iterations (0-{iters - 1})"
             )
         indices.update(range(first, last + 1))
     return sorted(indices), steady
