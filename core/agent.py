@@ -207,16 +207,20 @@ def run_loop(
 
     def flush() -> None:
         nonlocal first_unsent
-        if durations:
-            batch = protocol.encode(
-                {"t": "iters", "i0": first_unsent, "ns": durations, "st": starts}
-            )
-            first_unsent += len(durations)
-            durations.clear()
-            starts.clear()
-            channel.flush(batch)
-        elif channel.pending:
-            channel.flush()
+        with channel_mod.no_interrupt():  # a batch is sent whole or not taken from the lists
+            # A stop that landed between the two appends of an iteration leaves one list a
+            # value longer: that iteration was not complete.
+            del durations[len(starts) :], starts[len(durations) :]
+            if durations:
+                batch = protocol.encode(
+                    {"t": "iters", "i0": first_unsent, "ns": durations, "st": starts}
+                )
+                first_unsent += len(durations)
+                durations.clear()
+                starts.clear()
+                channel.flush(batch)
+            elif channel.pending:
+                channel.flush()
 
     profile_at = sorted(set(cfg.get("profile_iters") or []))
     next_profile = profile_at.pop(0) if profile_at else -1
@@ -405,6 +409,11 @@ def main() -> int:
 
     try:
         status, count = run_loop(torch, model, inputs, cfg, channel)
+    except KeyboardInterrupt as exc:
+        if not State.stop_asked:  # the model raised it
+            report_error(channel, exc, where="forward", usage=False)
+            return outcome.EXIT_FAILED
+        status, count = outcome.STOPPED, None  # a stop that came as the loop was ending
     except BaseException as exc:
         report_error(channel, exc, where="forward", usage=False)
         return outcome.EXIT_FAILED
