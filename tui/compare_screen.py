@@ -9,7 +9,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.markup import escape
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 
@@ -45,7 +45,7 @@ class CompareScreen(Screen[None]):
         self.b = b
 
     def compose(self) -> ComposeResult:
-        options = [(e.title, e.number) for e in self.runs]
+        options = [(Text(e.title), e.number) for e in self.runs]  # a str prompt is markup
         with Horizontal(id="compare-pick"):
             yield Label("A", classes="pick-label pick-a")
             yield Select(options, value=self.a.number, allow_blank=False, compact=True, id="pick-a")
@@ -101,12 +101,15 @@ class CompareScreen(Screen[None]):
                 Text(units.metric(row.metric, row.b), justify="right"),
                 ratio_text(row.metric, row.ratio),
             )
+        # Content, not markup: setting values come from runs and records.
         lines = [
-            f"[b]{escape(c.name)}[/b]\n  [$accent]{escape(c.a)}[/] → [$secondary]{escape(c.b)}[/]"
+            Content.assemble((c.name, "b"), "\n  ", (c.a, "$accent"), " → ", (c.b, "$secondary"))
             for c in settings_diff(a.data.settings, b.data.settings)
         ]
         self.query_one("#compare-settings-text", Static).update(
-            "\n".join(lines) or "[$text-muted]the same settings[/]"
+            Content("\n").join(lines)
+            if lines
+            else Content.styled("the same settings", "$text-muted")
         )
         metrics.border_title = f"A #{a.number} vs B #{b.number}"
         self.query_one("#compare-settings").border_title = "settings A → B"

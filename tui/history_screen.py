@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -64,7 +65,8 @@ class HistoryScreen(ModalScreen[RunEntry | None]):
         table = self.query_one(DataTable)
         table.add_columns(*COLUMNS)
         for entry in self.runs:
-            table.add_row(*history_row(entry), key=str(entry.number))
+            # Text, not str: a DataTable reads a str cell as markup, and these come from runs.
+            table.add_row(*map(Text, history_row(entry)), key=str(entry.number))
         if self.viewed in self.runs:
             table.move_cursor(row=self.runs.index(self.viewed))
         table.focus()
