@@ -180,7 +180,11 @@ def test_usage_pane_shows_gpu_rows_only_with_gpu_samples() -> None:
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("2")
+        await pilot.pause()
         pane = app.screen.query_one(UtilizationPane)
+        # What the screen shows, not only what the pane would draw: it has room to draw it.
+        assert pane.size.height >= 5, "the Usage pane takes the tab's height"
+        assert "child CPU" in pane.render_line(0).text
         text = "\n".join(line.plain for line in pane.build_lines(60, 12))
         assert "child CPU" in text and "GPU util" not in text
         assert "no GPU: NVML unavailable" in text  # the recorded reason, in plain words
