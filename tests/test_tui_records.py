@@ -79,7 +79,7 @@ def test_an_event_opens_with_its_full_text() -> None:
     run(app, scenario)
 
 
-def test_help_lists_every_run_key_and_q_quits_from_it() -> None:
+def test_help_lists_every_run_key_and_q_closes_it_then_quits() -> None:
     app = build_app(records=[SCRIPT])
 
     async def scenario(pilot: Pilot) -> None:
@@ -95,7 +95,10 @@ def test_help_lists_every_run_key_and_q_quits_from_it() -> None:
             "Quit",
         ):
             assert word in text
-        await pilot.press("q")
+        await pilot.press("q")  # closes the help, as Esc does: q quits from the main screen only
+        await pilot.pause()
+        assert app.screen is app.main and app.is_running
+        await pilot.press("q")  # nothing is running: no question
         await pilot.pause()
         assert app.return_code == 0
 

@@ -33,6 +33,7 @@ from warmscope.core.record import RecordError, read_run
 from warmscope.core.run import LiveRun, RunData
 from warmscope.core.settings import PRESETS, RunSettings
 from warmscope.tui import fmt
+from warmscope.tui.confirm_screen import ConfirmScreen
 from warmscope.tui.controller import RunController, SessionFactory, start_session
 from warmscope.tui.hangup import HangupWatchdog, detach_terminal
 from warmscope.tui.main_screen import RUN_BINDINGS, MainScreen
@@ -82,6 +83,8 @@ class WarmscopeApp(App[int]):
     TITLE = "warmscope"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="quit", tooltip="Quit (a running child is stopped first)"),
+        # Ctrl+C quits like q (Textual's default only says "press ctrl+q").
+        Binding("ctrl+c", "quit", "Quit", id="quit-ctrl-c", show=False, priority=True),
         Binding("question_mark", "help", "Help", id="help", tooltip="Every key"),
     ]
 
@@ -373,9 +376,20 @@ class WarmscopeApp(App[int]):
             self.notify(f"stopping run #{live[0].number}…", timeout=2)
 
     def action_kill_run(self) -> None:
-        if live := self._live_session():
-            live[1].kill()
-            self.notify(f"killed run #{live[0].number}", severity="warning", timeout=2)
+        """``K``: SIGKILL now, after a yes (``k`` moves up in lists, as in vim and htop)."""
+        if not (live := self._live_session()):
+            return
+        entry, session = live
+
+        def answered(yes: bool | None) -> None:
+            if yes and not session.is_finished():
+                session.kill()
+                self.notify(f"killed run #{entry.number}", severity="warning", timeout=2)
+
+        self.push_screen(
+            ConfirmScreen(f"Kill run #{entry.number} now? SIGKILL: the record ends here."),
+            answered,
+        )
 
     def action_settings(self) -> None:
         from warmscope.tui.settings_screen import SettingsResult, SettingsScreen
@@ -528,7 +542,24 @@ class WarmscopeApp(App[int]):
         self.notify(f"next run: preset {name} (r runs it)", timeout=3, markup=False)
 
     async def action_quit(self) -> None:
-        """Stop a running child first (kill it if it does not end), then exit."""
+        """``q``: close a sub-screen; on the main screen quit, after a yes while a run is going
+        (the child is stopped first, killed if it does not end; ``q`` again kills it now)."""
+        if self.screen is not self.main:
+            self.screen.dismiss(None)
+            return
+        live = [e for e in self.runs if e.live and e.session is not None]
+        if live and not self._quitting:
+            names = ", ".join(f"#{e.number}" for e in live)
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.run_worker(self._quit(), group="quit")
+
+            self.push_screen(ConfirmScreen(f"Run {names} is going. Stop it and quit?"), answered)
+            return
+        await self._quit()
+
+    async def _quit(self) -> None:
         live = [e.session for e in self.runs if e.live and e.session is not None]
         if live and not self._quitting:
             self._quitting = True

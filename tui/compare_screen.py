@@ -33,7 +33,7 @@ def ratio_text(metric: str, ratio: float | None) -> Text:
 
 class CompareScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,c", "app.pop_screen", "Back", id="compare-back"),
+        Binding("escape,c,q", "app.pop_screen", "Back", id="compare-back"),
         Binding("w", "swap", "Swap A/B", id="compare-swap", tooltip="Swap the two runs"),
         Binding("l", "toggle_log", "Log", id="compare-log", tooltip="Log or linear latency axis"),
     ]

@@ -15,12 +15,16 @@ from warmscope.tui.main_screen import RUN_BINDINGS
 
 NAVIGATION: tuple[tuple[str, str], ...] = (
     ("1 2 3", "Panes: events, usage (CPU, memory, GPU), the child's stderr"),
-    ("↑ ↓ PgUp PgDn", "Move: in a list; End follows the newest row again"),
+    ("↑ ↓ j k PgUp PgDn", "Move: in a list; Home the first row, End or G the newest (follow)"),
     ("Enter", "Open: an iteration (latency, events, operators, diff), or an event's text"),
     ("Tab", "Focus: the next pane"),
     ("ctrl+p", "Palette: every action by name"),
     ("?", "Help: this list"),
-    ("q", "Quit: a running child is stopped first, nothing is left running"),
+    (
+        "q",
+        "Quit: from the main screen (asks first while a run is going; it is stopped, nothing "
+        "is left running); on any other screen q closes it",
+    ),
     ("Esc", "Close: a dialog or screen"),
 )
 
@@ -43,8 +47,7 @@ def key_rows() -> list[tuple[str, str]]:
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,question_mark", "dismiss", "Close", id="close-help"),
-        Binding("q", "app.quit", "Quit", id="quit-from-help"),
+        Binding("escape,question_mark,q", "dismiss", "Close", id="close-help"),
     ]
 
     def compose(self) -> ComposeResult:

@@ -45,8 +45,7 @@ def history_row(entry: RunEntry) -> tuple[str, ...]:
 
 class HistoryScreen(ModalScreen[RunEntry | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,h", "dismiss", "Close", id="close-history"),
-        Binding("q", "app.quit", "Quit", id="quit-from-history"),
+        Binding("escape,h,q", "dismiss", "Close", id="close-history"),
     ]
 
     def __init__(self, runs: list[RunEntry], viewed: RunEntry | None) -> None:

@@ -32,7 +32,14 @@ RUN_BINDINGS: list[BindingType] = [
         "r", "app.start_run", "Run", id="run", tooltip="start a new run with the next settings"
     ),
     Binding("s", "app.stop_run", "Stop", id="stop", tooltip="stop the run gracefully (SIGINT)"),
-    Binding("k", "app.kill_run", "Kill", id="kill", tooltip="kill the run now (SIGKILL)"),
+    Binding(
+        "K,ctrl+k",
+        "app.kill_run",
+        "Kill",
+        id="kill",
+        tooltip="kill the run now (SIGKILL), after a yes",
+        key_display="K",
+    ),
     Binding("e", "app.settings", "Settings", id="settings", tooltip="edit the next run's settings"),
     Binding(
         "h", "app.history", "History", id="history", tooltip="runs of this session and records"

@@ -25,12 +25,13 @@ class RowList(ScrollView, can_focus=True):
     """Subclasses give ``header_text`` and ``row_text``."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "move(-1)", "Up", show=False),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
+        # Arrows, and vim's j/k as in htop, k9s and lazygit; G for the newest, as in less.
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
+        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
         Binding("home", "home", "First", show=False),
-        Binding("end", "end", "Newest (follow)", show=False),
+        Binding("end,G", "end", "Newest (follow)", show=False),
         Binding("enter", "select", "Open", show=False),
     ]
 
