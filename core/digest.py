@@ -170,9 +170,17 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
 
 
 def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS) -> list[WarmupRow]:
-    """The iterations before ``steady_from``, and later ones that are labelled or profiled."""
-    chosen = set(range(min(summary.steady_from or 0, data.count)))
-    chosen.update(data.labelled())
+    """The iterations before ``steady_from`` that are slower than the steady p50, and any
+    that are labelled (a profiling run, a recompile) or profiled. A fast iteration inside
+    the warm-up (noise) is not called slow."""
+    p50 = summary.p50_ms
+    labelled = data.labelled()
+    chosen = {
+        i
+        for i in range(min(summary.steady_from or 0, data.count))
+        if p50 is None or data.ms[i] > p50
+    }
+    chosen.update(labelled)
     chosen.update(data.profiles)
     return [
         WarmupRow(

@@ -62,8 +62,18 @@ STOP_GRACE_S = 3.0
 DRAIN_S = 0.5
 """After the agent exits: how long to read what is left in the pipes. Helpers the model
 started may hold them open for ever; the run does not wait for them."""
+MAX_DETAIL = 200
+"""A status detail is one line of at most this many characters."""
 RUN_ID_VAR = proctree.RUN_ID_VAR
 DIGITS = re.compile(r"\d+")
+
+
+def one_line(message: str, limit: int = MAX_DETAIL) -> str:
+    """The first non-empty line of ``message``, cut at ``limit`` characters."""
+    first = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
+    if len(first) > limit:
+        return first[: limit - 1] + "…"
+    return first if first == message.strip() else first + " …"
 
 
 @dataclass
@@ -739,9 +749,12 @@ class RunSession:
                 if error.get("iteration") is not None
                 else error.get("where")
             )
+            # One line: a TorchScript error's message carries its whole traceback, a trace
+            # failure may print a tensor. The full text stays in the record's error.
+            message = one_line(str(error.get("message")))
             if error.get("usage"):
-                return outcome.FAILED, str(error.get("message")), outcome.EXIT_USAGE
-            return outcome.FAILED, f"{where}: {error.get('message')}", outcome.EXIT_FAILED
+                return outcome.FAILED, message, outcome.EXIT_USAGE
+            return outcome.FAILED, f"{where}: {message}", outcome.EXIT_FAILED
         if done is not None:
             if done.get("status") == outcome.STOPPED:
                 return outcome.STOPPED, "stopped by the user", outcome.EXIT_STOPPED

@@ -143,3 +143,23 @@ def test_a_failure_reaches_the_header_and_the_stderr_pane() -> None:
         assert "run failed at iteration 2" in stderr and "RuntimeError" in stderr
 
     run(app, scenario, settled=False)
+
+
+def test_the_record_path_is_shown_in_the_header_the_history_and_on_exit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from warmscope.tui.app import record_lines
+    from warmscope.tui.history_screen import HistoryScreen
+
+    record = tmp_path / "kept-here.jsonl"
+    app = build_app(settings=SETTINGS, record_path=record, start=factory(script()))
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=10)
+        await pilot.pause()
+        assert "kept-here.jsonl" in app.screen.query_one(RunHeader).plain
+        await pilot.press("h")
+        assert isinstance(app.screen, HistoryScreen)
+        table = app.screen.query_one("DataTable")
+        assert any("kept-here.jsonl" in str(cell) for cell in table.get_row_at(0))  # type: ignore[attr-defined]
+
+    run(app, scenario, settled=False)
+    assert record_lines(app.runs) == [f"run #1 ok: {record}"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import re
 from pathlib import Path
 
@@ -10,8 +9,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Log, TextArea
 
-from tests.tui_support import run, settle
-from warmscope.tui.app import WarmscopeApp, build_app
+from tests.tui_support import run, screen_text, settle
+from warmscope.tui.app import build_app
 from warmscope.tui.event_screen import EventDetailScreen
 from warmscope.tui.events_pane import EventsPane
 from warmscope.tui.help_screen import HelpScreen
@@ -23,13 +22,6 @@ DATA = Path(__file__).parent / "data"
 SCRIPT = DATA / "speech-script.jsonl"
 NO_PROFILING = DATA / "speech-no-profiling.jsonl"
 FAILED = DATA / "failed-at-3.jsonl"
-
-
-def screen_text(app: WarmscopeApp) -> str:
-    """The visible screen as text (from the SVG screenshot: one string per styled run)."""
-    svg = app.export_screenshot()
-    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
-    return " ".join(html.unescape(t) for t in texts).replace("\xa0", " ")
 
 
 def test_open_shows_the_first_record_lists_all_and_starts_nothing() -> None:

@@ -639,4 +639,16 @@ def run_app(
         app.run()
     finally:
         app.stop_all()
+    for line in record_lines(app.runs):
+        print(line)
     return int(app.return_code or 0)
+
+
+def record_lines(runs: Iterable[RunEntry]) -> list[str]:
+    """Where this session's runs are kept, said once the screen is gone: to reopen them
+    (``warmscope open``), compare them or report them."""
+    return [
+        f"run #{e.number} {e.data.status}: {e.data.record_path}"
+        for e in runs
+        if e.source == "run" and e.data.record_path
+    ]

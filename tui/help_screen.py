@@ -28,6 +28,21 @@ NAVIGATION: tuple[tuple[str, str], ...] = (
     ("Esc", "Close: a dialog or screen"),
 )
 
+FIGURES: tuple[tuple[str, str], ...] = (
+    ("first", "iteration 0's latency: the cold start"),
+    (
+        "warm-up",
+        "iterations before latency is steady (steady from #N), and + the time they spent "
+        "above the steady p50 (the warm-up excess)",
+    ),
+    ("p50 p90 p99", "percentiles of the steady iterations (from #N on; profiled ones left out)"),
+    ("CV", "spread of the steady iterations: standard deviation / mean"),
+    ("steady", "iterations a second in steady state (summary)"),
+    ("it/s now, overall", "the header's rate by the wall clock, slow iterations included"),
+    ("ev", "events pinned to the iteration (JIT logs, compiles, warnings, output)"),
+    ("P O C R W", "chart marks: profiling run, optimized, compile, recompile, warning"),
+)
+
 ABOUT = (
     "Each run is a fresh child process: JIT and compiler state (profiling executor, fusion "
     "caches, dynamo caches, the CUDA context) is process-wide, so settings change between "
@@ -56,8 +71,15 @@ class HelpScreen(ModalScreen[None]):
         table.add_column()
         for key, what in key_rows():
             table.add_row(key, what)
+        figures = Table.grid(padding=(0, 2))
+        figures.add_column(style="bold", no_wrap=True)
+        figures.add_column()
+        for name, what in FIGURES:
+            figures.add_row(name, what)
         with VerticalScroll(id="help-box"):
             yield Static(table, id="help-keys")
+            yield Static("What the figures mean", id="help-figures-title")
+            yield Static(figures, id="help-figures")
             yield Static(ABOUT, id="help-about", markup=False)
         yield Footer()
 

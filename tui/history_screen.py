@@ -16,7 +16,7 @@ from warmscope.core.digest import settings_line
 from warmscope.tui import fmt
 from warmscope.tui.runs import RunEntry
 
-COLUMNS = ("#", "target", "mode", "settings", "status", "iters", "first", "p50", "from")
+COLUMNS = ("#", "target", "mode", "settings", "status", "iters", "first", "p50", "record")
 
 
 SETTINGS_W = 30
@@ -39,7 +39,7 @@ def history_row(entry: RunEntry) -> tuple[str, ...]:
         fmt.count(entry.view.count),
         fmt.ms(first),
         fmt.ms(s.p50_ms if s else None),
-        entry.record_name if entry.source == "record" else "this session",
+        entry.record_name + ("" if entry.source == "record" else " (this session)"),
     )
 
 

@@ -24,6 +24,9 @@ from textual.strip import Strip
 class RowList(ScrollView, can_focus=True):
     """Subclasses give ``header_text`` and ``row_text``."""
 
+    empty_text = ""
+    """Shown in place of the rows while there are none."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         # Arrows, and vim's j/k as in htop, k9s and lazygit; G for the newest, as in less.
         Binding("up,k", "move(-1)", "Up", show=False),
@@ -133,6 +136,11 @@ class RowList(ScrollView, can_focus=True):
             base = self._style_for("", False)
             return Strip(list(header.render(self.app.console, end="")), width).apply_style(base)
         index = int(self.scroll_offset.y) + y - 1
+        if not self.rows and y == 1 and self.empty_text:  # an empty pane says why
+            text = Text(" " + self.empty_text, style=self.part_style("dim"))
+            text.truncate(width, overflow="ellipsis", pad=True)
+            base = self._style_for("", False)
+            return Strip(list(text.render(self.app.console, end="")), width).apply_style(base)
         if index >= len(self.rows) or index < 0:
             return Strip.blank(width, self._style_for("", False))
         cursor = index == self.cursor and self.has_focus

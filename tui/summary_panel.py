@@ -29,19 +29,23 @@ def summary_content(view: RunView) -> Content:
     elif s.steady_from is None:
         rows.append(("warm-up", [("not steady yet", "$warning")]))
     else:
+        excess = s.warmup_excess_ms or 0.0
+        # No "+0.00 µs": an excess under a microsecond (the warm-up was profiled, and profiled
+        # iterations are left out) says nothing.
         rows.append(
             (
                 "warm-up",
-                [(f"{s.steady_from} it", "$warning"), f" · +{fmt.ms(s.warmup_excess_ms)}"],
+                [(f"{s.steady_from} it", "$warning")]
+                + ([f" · +{fmt.ms(excess)}"] if excess >= 0.001 else []),
             )
         )
     if s is not None and s.p50_ms is not None:
         rows.append(("p50", [(fmt.ms(s.p50_ms), "b")]))
         rows.append(("p90 · p99", [f"{fmt.ms(s.p90_ms)} · {fmt.ms(s.p99_ms)}"]))
         rows.append(("CV", ["-" if s.cv is None else f"{s.cv * 100:.1f}%"]))
-        rows.append(("throughput", [fmt.rate(s.throughput_per_s)]))
+        rows.append(("steady", [fmt.rate(s.throughput_per_s)]))
     else:
-        rows += [("p50", ["-"]), ("p90 · p99", ["-"]), ("CV", ["-"]), ("throughput", ["-"])]
+        rows += [("p50", ["-"]), ("p90 · p99", ["-"]), ("CV", ["-"]), ("steady", ["-"])]
     shown = [(k, v) for k, v in view.phases.items() if v >= PHASE_MIN_MS]
     small = len(view.phases) - len(shown)
     lines: list[list[Part]] = [[(f"{k:<{LABEL_W}}", MUTED), " ", *v] for k, v in rows]
