@@ -487,7 +487,7 @@ def render_comparison(a: RunData, b: RunData, names: list[str]) -> str:
     lines.append(f"{'iterations':<18} {a.count:>{width}} {b.count:>{width}}")
     for row in metric_rows(a.summary(), b.summary()):
         fa, fb = metric_cell(row.metric, row.a), metric_cell(row.metric, row.b)
-        r = f"{row.ratio:.2f}×" if row.ratio is not None else ""
+        r = row.ratio_text
         lines.append(f"{row.metric:<18} {fa:>{width}} {fb:>{width}}  {r}")
     diffs = settings_diff(a.settings, b.settings)
     if diffs:

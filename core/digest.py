@@ -114,10 +114,18 @@ class MetricRow:
     a: float | None
     b: float | None
     ratio: float | None
+    within_noise: bool = False
+    """The difference is smaller than either run's own spread: not a difference to call."""
 
     @property
     def name(self) -> str:
         return METRIC_NAMES.get(self.metric, self.metric)
+
+    @property
+    def ratio_text(self) -> str:
+        if self.ratio is None:
+            return ""
+        return f"{self.ratio:.2f}×" + (" (within noise)" if self.within_noise else "")
 
 
 @dataclass
@@ -237,5 +245,22 @@ def settings_diff(a: dict[str, Any], b: dict[str, Any]) -> list[SettingChange]:
     return rows
 
 
+STEADY_METRICS = ("p50_ms", "p90_ms", "p99_ms", "mean_ms", "throughput_per_s")
+"""Metrics of the steady state, whose noise each run measures itself (its CV)."""
+
+
 def metric_rows(a: stats.Summary, b: stats.Summary) -> list[MetricRow]:
-    return [MetricRow(m, va, vb, r) for m, va, vb, r in stats.compare(a, b).rows]
+    """Each compared metric. A steady-state difference smaller than the larger of the two
+    runs' CVs is within noise: one run of each cannot tell it from chance. (First iteration
+    and warm-up are one sample per process: only repeated processes give their noise.)"""
+    noise = max(a.cv or 0.0, b.cv or 0.0)
+    return [
+        MetricRow(
+            m,
+            va,
+            vb,
+            r,
+            within_noise=m in STEADY_METRICS and r is not None and abs(r - 1.0) <= noise,
+        )
+        for m, va, vb, r in stats.compare(a, b).rows
+    ]

@@ -84,3 +84,46 @@ def test_help_explains_the_figures() -> None:
             assert word in text
 
     run(app, scenario, (120, 60), settled=False)
+
+
+def test_a_steady_difference_inside_both_runs_noise_is_not_called() -> None:
+    from warmscope.core.digest import metric_rows
+    from warmscope.core.stats import summarize
+
+    quiet = summarize([10.0] + [1.00, 1.01, 0.99] * 30)
+    noisy = summarize([10.0] + [1.0, 1.3, 0.8, 1.1] * 25)
+    other = summarize([10.0] + [2.0, 2.02, 1.98] * 30)
+    rows = {r.metric: r for r in metric_rows(quiet, noisy)}
+    assert rows["p50_ms"].within_noise, "5% apart, with a CV near 20%"
+    assert "(within noise)" in rows["p50_ms"].ratio_text
+    assert not rows["first_ms"].within_noise, "one sample a process: no noise to speak of"
+    far = {r.metric: r for r in metric_rows(quiet, other)}
+    assert not far["p50_ms"].within_noise and far["p50_ms"].ratio_text == "2.00×"
+
+
+def test_compare_follows_a_live_run_to_its_end() -> None:
+    from warmscope.tui.compare_screen import CompareScreen
+
+    steps = [Moment([iterations(0, [30.0] + [1.0] * 9)])] + [Moment() for _ in range(15)]
+    steps.append(Moment([iterations(10, [1.0] * 30), end(outcome.OK, "", 0)]))
+    first = [Moment([iterations(0, [20.0] + [1.0] * 39)]), Moment([end(outcome.OK, "", 0)])]
+    scripts = iter([first, steps])
+
+    def start(settings, record_path, command):  # type: ignore[no-untyped-def]
+        return factory(next(scripts))(settings, record_path, command)
+
+    app = build_app(settings=SETTINGS, start=start)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=10)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: len(app.runs) == 2 and app.runs[1].view.count, timeout=10)
+        await pilot.press("c")
+        assert isinstance(app.screen, CompareScreen)
+        assert "running" in screen_text(app)
+        await wait_for(pilot, lambda: app.runs[1].view.finished, timeout=10)
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert "running" not in text and "40" in text, "the screen followed the run to its end"
+
+    run(app, scenario, (120, 40), settled=False)

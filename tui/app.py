@@ -41,6 +41,7 @@ from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import RunEntry, error_lines
 
 POLL_S = 1 / 10  # ten batches a second: live to the eye, cheap for the CPU
+COMPARE_FOLLOW_S = 1.0  # a compare screen over a live run redraws this often
 HANGUP_GRACE_S = 0.5  # after SIGHUP nobody watches: stop quickly
 HANGUP_STOP_WAIT_S = 1.0  # then kill; the whole way out stays well under 2 s
 HANGUP_KILL_WAIT_S = 0.5
@@ -281,8 +282,25 @@ class WarmscopeApp(App[int]):
             return
         self.main.apply(tick.entry, tick.delta, self.next_note())
         self._want_summary(tick.entry, force=tick.finished)
+        self._follow_compare(tick.entry, tick.finished)
         if tick.finished:
             self._run_ended(tick.entry)
+
+    _compare_drawn = 0.0
+
+    def _follow_compare(self, entry: RunEntry, finished: bool) -> None:
+        """A compare screen that shows the live run follows it: once a second, and at its end."""
+        from warmscope.tui.compare_screen import CompareScreen
+
+        screen = self.screen
+        if not isinstance(screen, CompareScreen) or entry not in (screen.a, screen.b):
+            return
+        if not screen.is_mounted:
+            return  # it draws itself once mounted
+        now = time.monotonic()
+        if finished or now - self._compare_drawn >= COMPARE_FOLLOW_S:
+            self._compare_drawn = now
+            screen.show_pair()
 
     def _run_ended(self, entry: RunEntry) -> None:
         data = entry.data

@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 
 from warmscope.core import units
-from warmscope.core.digest import metric_rows, settings_diff
+from warmscope.core.digest import MetricRow, metric_rows, settings_diff
 from warmscope.tui import fmt
 from warmscope.tui.overlay_chart import OverlayChart
 from warmscope.tui.runs import RunEntry
@@ -23,11 +23,15 @@ from warmscope.tui.runs import RunEntry
 HIGHER_IS_BETTER = ("throughput_per_s",)
 
 
-def ratio_text(metric: str, ratio: float | None) -> Text:
+def ratio_text(row: MetricRow) -> Text:
+    """B/A, green or red only where the difference is one to call (not within noise)."""
+    ratio = row.ratio
     if ratio is None:
         return Text("-", style="dim")
-    better = ratio > 1 if metric in HIGHER_IS_BETTER else ratio < 1
-    style = "" if 0.95 <= ratio <= 1.05 or metric == "cv" else "green" if better else "red"
+    if row.within_noise:
+        return Text(f"{ratio:.2f}× ≈", style="dim", justify="right")
+    better = ratio > 1 if row.metric in HIGHER_IS_BETTER else ratio < 1
+    style = "" if 0.95 <= ratio <= 1.05 or row.metric == "cv" else "green" if better else "red"
     return Text(f"{ratio:.2f}×", style=style, justify="right")
 
 
@@ -99,7 +103,7 @@ class CompareScreen(Screen[None]):
                 row.name,
                 Text(units.metric(row.metric, row.a), justify="right"),
                 Text(units.metric(row.metric, row.b), justify="right"),
-                ratio_text(row.metric, row.ratio),
+                ratio_text(row),
             )
         # Content, not markup: setting values come from runs and records.
         lines = [

@@ -127,20 +127,19 @@ class RowList(ScrollView, can_focus=True):
             self._styles[key] = style
         return style
 
+    def _text_line(self, line: Text, part: str, width: int) -> Strip:
+        line.stylize(self.part_style(part))
+        line.truncate(width, overflow="ellipsis", pad=True)
+        base = self._style_for("", False)
+        return Strip(list(line.render(self.app.console, end="")), width).apply_style(base)
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         if y == 0:
-            header = self.header_text()
-            header.stylize(self.part_style("header"))
-            header.truncate(width, overflow="ellipsis", pad=True)
-            base = self._style_for("", False)
-            return Strip(list(header.render(self.app.console, end="")), width).apply_style(base)
+            return self._text_line(self.header_text(), "header", width)
         index = int(self.scroll_offset.y) + y - 1
         if not self.rows and y == 1 and self.empty_text:  # an empty pane says why
-            text = Text(" " + self.empty_text, style=self.part_style("dim"))
-            text.truncate(width, overflow="ellipsis", pad=True)
-            base = self._style_for("", False)
-            return Strip(list(text.render(self.app.console, end="")), width).apply_style(base)
+            return self._text_line(Text(" " + self.empty_text), "dim", width)
         if index >= len(self.rows) or index < 0:
             return Strip.blank(width, self._style_for("", False))
         cursor = index == self.cursor and self.has_focus
