@@ -127,3 +127,28 @@ def test_compare_follows_a_live_run_to_its_end() -> None:
         assert "running" not in text and "40" in text, "the screen followed the run to its end"
 
     run(app, scenario, (120, 40), settled=False)
+
+
+def test_every_iteration_is_reachable_home_and_go_to() -> None:
+    from warmscope.tui.goto_screen import GotoScreen
+    from warmscope.tui.iteration_table import IterationTable
+
+    many = [Moment([iterations(i, [1.0] * 10_000)]) for i in range(0, 300_000, 10_000)]
+    app = build_app(settings=SETTINGS, start=factory([*many, Moment([end(outcome.OK, "", 0)])]))
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=20)
+        await pilot.pause()
+        table = app.screen.query_one(IterationTable)
+        table.focus()
+        await pilot.press("home")
+        assert table.rows[table.cursor][0] == 0, "iteration 0 after 300,000 iterations"
+        await pilot.press("colon")
+        assert isinstance(app.screen, GotoScreen)
+        await pilot.press(*"abc", "enter")
+        assert isinstance(app.screen, GotoScreen), "refused: not a number"
+        await pilot.press("backspace", "backspace", "backspace", *"123456", "enter")
+        await pilot.pause()
+        assert app.screen is app.main and table.rows[table.cursor][0] == 123_456
+
+    run(app, scenario, settled=False)

@@ -53,7 +53,7 @@ ABOUT = (
 def key_rows() -> list[tuple[str, str]]:
     """The run keys from their bindings (one declaration), then navigation."""
     rows = [
-        (b.key, f"{b.description}: {b.tooltip}" if b.tooltip else b.description)
+        (b.key_display or b.key, f"{b.description}: {b.tooltip}" if b.tooltip else b.description)
         for b in RUN_BINDINGS
         if isinstance(b, Binding) and b.key not in ("1", "2", "3")
     ]

@@ -1,4 +1,4 @@
-"""``IterationTable``: index, latency, label and event count of the newest iterations."""
+"""``IterationTable``: index, latency, label and event count of every iteration of a run."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class IterationTable(RowList):
 
     def show_view(self, view: RunView) -> None:
         self.view = view
-        self.show_rows(view.rows, view.rows_dropped, follow=not view.finished)
+        self.show_rows(view.rows, follow=not view.finished)
 
     def header_text(self) -> Text:
         return Text(f"{'#':>7} {'latency':>9}  {'label':<{LABEL_W}} {'ev':>3}")

@@ -86,6 +86,15 @@ RUN_BINDINGS: list[BindingType] = [
         tooltip="all iterations or the warm-up view",
         show=False,
     ),
+    Binding(
+        "colon",
+        "goto",
+        "Go to iteration",
+        id="goto",
+        tooltip="any iteration of the run, by its number (Home: the first, End: the newest)",
+        show=False,
+        key_display=":",
+    ),
     Binding("1", "pane('tab-events')", "Events", id="pane-events", show=False),
     Binding("2", "pane('tab-usage')", "Usage", id="pane-usage", show=False),
     Binding("3", "pane('tab-stderr')", "Stderr", id="pane-stderr", show=False),
@@ -163,7 +172,7 @@ class MainScreen(Screen[None]):
         if delta.rows or delta.status:
             self.query_one(SummaryPanel).show_view(view)
         if delta.rows or delta.marks:
-            self.query_one(IterationTable).sync(view.rows_dropped)
+            self.query_one(IterationTable).sync()
         if delta.events:
             self.query_one(EventsPane).sync(view.events_total - len(view.events))
         if delta.samples:
@@ -212,6 +221,21 @@ class MainScreen(Screen[None]):
     def action_toggle_zoom(self) -> None:
         chart = self.query_one(LatencyChart)
         chart.zoom = not chart.zoom
+
+    def action_goto(self) -> None:
+        from warmscope.tui.goto_screen import GotoScreen
+
+        entry = self.entry
+        if entry is None or not entry.view.count:
+            return
+        table = self.query_one(IterationTable)
+
+        def go(index: int | None) -> None:
+            if index is not None:
+                table.focus()
+                table.move_to(index)
+
+        self.app.push_screen(GotoScreen(entry.view.count), go)
 
     def action_pane(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane

@@ -169,7 +169,8 @@ class RowList(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor - self._visible_rows() + 1, animate=False, immediate=True)
         self.refresh()
 
-    def _move_to(self, index: int) -> None:
+    def move_to(self, index: int) -> None:
+        """Put the cursor on row ``index`` (clamped) and bring it into view."""
         n = len(self.rows)
         if not n:
             return
@@ -178,16 +179,16 @@ class RowList(ScrollView, can_focus=True):
         self._show_cursor()
 
     def action_move(self, delta: int) -> None:
-        self._move_to(self.cursor + delta)
+        self.move_to(self.cursor + delta)
 
     def action_page(self, direction: int) -> None:
-        self._move_to(self.cursor + direction * max(1, self._visible_rows() - 1))
+        self.move_to(self.cursor + direction * max(1, self._visible_rows() - 1))
 
     def action_home(self) -> None:
-        self._move_to(0)
+        self.move_to(0)
 
     def action_end(self) -> None:
-        self._move_to(len(self.rows) - 1)
+        self.move_to(len(self.rows) - 1)
 
     def action_select(self) -> None:
         if 0 <= self.cursor < len(self.rows):
@@ -212,6 +213,6 @@ class RowList(ScrollView, can_focus=True):
         index = int(self.scroll_offset.y) + event.y - 1
         if 0 <= index < len(self.rows):
             again = index == self.cursor and self.has_focus
-            self._move_to(index)
+            self.move_to(index)
             if again or event.chain > 1:
                 self.action_select()

@@ -12,10 +12,12 @@ from __future__ import annotations
 import shlex
 import textwrap
 import time
+from array import array
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from warmscope.core import outcome
 from warmscope.core.digest import settings_line
@@ -24,7 +26,6 @@ from warmscope.core.run import Cursor, Event, LiveRun, RunData, Update
 from warmscope.core.stats import Summary
 from warmscope.tui.series import LatencySeries, mark_priority
 
-MAX_ROWS = 2000
 MAX_EVENTS = 2000
 MAX_SAMPLES = 300
 MAX_STDERR_LINES = 1000
@@ -44,12 +45,41 @@ class Delta:
     status: bool = False
 
 
+class IterationRows(Sequence[tuple[int, float]]):
+    """Every iteration a view has been given, as ``(index, ms)`` rows, read from the run's own
+    latencies: no copy, and iteration 0 stays reachable after millions more."""
+
+    def __init__(self, view: RunView) -> None:
+        self._view = view
+
+    def __len__(self) -> int:
+        return self._view.count
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, float]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[tuple[int, float]]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        n = self._view.count
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(n))]
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
+            raise IndexError(index)
+        return (i, self._view.latencies[i])
+
+
 class RunView:
-    """The bounded, drawable state of one run."""
+    """The drawable state of one run: bounded, but for the latencies it reads in place."""
 
     def __init__(self) -> None:
         self.series = LatencySeries()
-        self.rows: deque[tuple[int, float]] = deque(maxlen=MAX_ROWS)
+        self._own: array[float] = array("d")
+        self.latencies: array[float] = self._own
+        """Every latency so far: the run's own array once ``attach``-ed, else a copy."""
+        self.rows = IterationRows(self)
         self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
         self.events_total = 0
         self.by_iteration: dict[int, list[tuple[str, str]]] = {}
@@ -70,22 +100,20 @@ class RunView:
         self.rate: float | None = None
         self._rate_mark: tuple[float, int] | None = None
 
-    @property
-    def rows_dropped(self) -> int:
-        return self.count - len(self.rows)
+    def attach(self, latencies: array[float]) -> None:
+        """Read latencies from the run's own array (it only grows; the view reads no further
+        than ``count``, what it has been given), instead of keeping a copy."""
+        self.latencies = latencies
 
     def ingest(self, u: Update, now: float | None = None) -> Delta:
         d = Delta()
         if u.ms:
             self.series.extend(u.ms)
-            first = u.first
-            keep = u.ms[-MAX_ROWS:]
-            start = first + len(u.ms) - len(keep)
-            self.rows.extend(zip(range(start, start + len(keep)), keep, strict=True))
-            self.count = first + len(u.ms)
+            if self.latencies is self._own:
+                self._own.extend(u.ms)
+            self.count = u.first + len(u.ms)
             self.last_ms = u.ms[-1]
             d.rows = len(u.ms)
-            self._prune()
         for ev in u.events:
             if ev.iteration is not None:
                 self.by_iteration.setdefault(ev.iteration, []).append((ev.kind, ev.title))
@@ -118,12 +146,6 @@ class RunView:
         if now - t >= RATE_WINDOW_S:
             self.rate = (self.count - n) / (now - t)
             self._rate_mark = (now, self.count)
-
-    def _prune(self) -> None:
-        """Forget per-iteration events of rows the table no longer holds."""
-        if len(self.by_iteration) > 4 * MAX_ROWS and self.rows:
-            oldest = self.rows[0][0]
-            self.by_iteration = {i: e for i, e in self.by_iteration.items() if i >= oldest}
 
     def _stderr_lines(self, ev: Event) -> list[str]:
         context = ("it", ev.iteration) if ev.iteration is not None else ("phase", ev.phase)
@@ -185,6 +207,9 @@ class RunEntry:
     view: RunView = field(default_factory=RunView)
     cursor: Cursor | None = None
     ended_elapsed: float | None = None
+
+    def __post_init__(self) -> None:
+        self.view.attach(self.data.ms)
 
     @classmethod
     def from_record(cls, number: int, data: RunData) -> RunEntry:
