@@ -152,3 +152,25 @@ def test_every_iteration_is_reachable_home_and_go_to() -> None:
         assert app.screen is app.main and table.rows[table.cursor][0] == 123_456
 
     run(app, scenario, settled=False)
+
+
+def test_the_footer_is_whole_after_a_resize() -> None:
+    from textual.widgets import Footer
+
+    app = build_app(settings=None, records=[])
+
+    async def scenario(pilot: Pilot) -> None:
+        footer = app.screen.query_one(Footer)
+        assert footer.show_command_palette
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        assert not footer.show_command_palette
+        text = screen_text(app)
+        assert "Help" in text and "palette" not in text, "nothing cut at 80 columns"
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        await pilot.pause()
+        assert "palette" in screen_text(app)
+
+    run(app, scenario, (100, 30), settled=False)

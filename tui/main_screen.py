@@ -8,6 +8,7 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Log, TabbedContent, TabPane
@@ -23,6 +24,7 @@ from warmscope.tui.summary_panel import SummaryPanel
 from warmscope.tui.utilization import UtilizationPane
 
 STDERR_LINES = 1000
+PALETTE_MIN_W = 90  # narrower, the footer keeps to the run keys (ctrl+p still works)
 FLOOD_ROWS = 200  # iterations in one batch: the run is fast
 FLOOD_CHART_S = 0.2
 
@@ -138,8 +140,14 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.app.post_message(self.Ready())
 
-    def on_resize(self) -> None:
-        self.query_one(Footer).show_command_palette = self.size.width >= 90
+    def on_resize(self, event: Resize) -> None:
+        footer = self.query_one(Footer)
+        show = event.size.width >= PALETTE_MIN_W
+        if footer.show_command_palette != show:
+            footer.show_command_palette = show
+            # Not a recomposing reactive: without this the palette key stayed on a narrowed
+            # footer, cutting "? Help" in half, until the bindings changed.
+            footer.refresh(recompose=True)
 
     # -- showing a run ----------------------------------------------------------------
 
