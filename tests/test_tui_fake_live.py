@@ -19,11 +19,17 @@ SETTINGS = RunSettings(target="sample:trivial", iters=30)
 WARM = [40.0, 9.0] + [2.0] * 28
 
 
+HOLD = 8
+"""Polls a moment lasts (0.1 s each): longer than the header's repaint interval (0.5 s)."""
+
+
 def script() -> list[Moment]:
     return [
         Moment(phase="import torch"),
+        *[Moment(phase="import torch")] * HOLD,
         Moment([{"type": "phase", "name": "import torch", "ms": 900.0}], phase="load"),
-        Moment(busy={"iteration": 0, "ms": 2500.0, "activity": "compiling 0/0"}),
+        *[Moment(phase="load")] * HOLD,
+        *[Moment(busy={"iteration": 0, "ms": 2500.0, "activity": "compiling 0/0"})] * HOLD,
         Moment([iterations(0, WARM[:10])]),
         Moment([iterations(10, WARM[10:])]),
         Moment([end(outcome.OK, "30 iterations", 0)]),

@@ -37,6 +37,7 @@ from warmscope.tui.confirm_screen import ConfirmScreen
 from warmscope.tui.controller import RunController, SessionFactory, start_session
 from warmscope.tui.hangup import HangupWatchdog, detach_terminal
 from warmscope.tui.main_screen import RUN_BINDINGS, MainScreen
+from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import RunEntry, error_lines
 
@@ -96,8 +97,10 @@ class WarmscopeApp(App[int]):
         record_path: Path | None = None,
         start: SessionFactory = start_session,
         overwrite: bool = False,
+        refresh_hz: float = DEFAULT_REFRESH_HZ,
     ) -> None:
         super().__init__()
+        self.refresh_hz = refresh_hz
         self.initial_settings = settings
         self.initial_records = list(records)
         self.controller = RunController(record_path, start, overwrite=overwrite)
@@ -115,7 +118,7 @@ class WarmscopeApp(App[int]):
         self._binding_state: tuple[bool, bool, bool] | None = None
 
     def get_default_screen(self) -> Screen:
-        return MainScreen()
+        return MainScreen(self.refresh_hz)
 
     @property
     def runs(self) -> list[RunEntry]:
@@ -630,16 +633,19 @@ def build_app(
     record_path: Path | None = None,
     start: SessionFactory = start_session,
     overwrite: bool = False,
+    refresh_hz: float = DEFAULT_REFRESH_HZ,
 ) -> WarmscopeApp:
     """One factory for the command line, the tests and the benchmarks (``start``: a fake
     session factory in tests that need no torch). ``overwrite``: the first run replaces an
-    existing ``record_path``; later runs write ``PATH-2``, ``PATH-3``… as always."""
+    existing ``record_path``; later runs write ``PATH-2``, ``PATH-3``… as always.
+    ``refresh_hz``: the most a pane repaints in a second (``--refresh``)."""
     return WarmscopeApp(
         settings=settings,
         records=records,
         record_path=record_path,
         start=start,
         overwrite=overwrite,
+        refresh_hz=refresh_hz,
     )
 
 
@@ -648,13 +654,22 @@ def run_app(
     records: Iterable[Path] = (),
     record_path: Path | None = None,
     overwrite: bool = False,
+    refresh_hz: float = DEFAULT_REFRESH_HZ,
+    mouse: bool = False,
 ) -> int:
-    """Run the TUI until the user quits; the exit code for the command line."""
+    """Run the TUI until the user quits; the exit code for the command line.
+
+    ``mouse``: track the mouse (every move is bytes over SSH, and tracking takes the
+    terminal's own text selection away), off unless asked for."""
     app = build_app(
-        settings=settings, records=records, record_path=record_path, overwrite=overwrite
+        settings=settings,
+        records=records,
+        record_path=record_path,
+        overwrite=overwrite,
+        refresh_hz=refresh_hz,
     )
     try:
-        app.run()
+        app.run(mouse=mouse)
     finally:
         app.stop_all()
     for line in record_lines(app.runs):
