@@ -667,6 +667,8 @@ def render_summary(data: RunData) -> str:
                 f"{fmt_ms(p['unaccounted_ms'])} in none"
                 + (f"; trace {p['trace']}" if p.get("trace") else "")
             )
+    for warning in d.warnings:
+        out.append(f"warning    {warning}")
     for note in d.notes:
         out.append(f"note       {note}")
     if d.record_path:

@@ -139,6 +139,9 @@ class RunDigest:
     notes: list[str] = field(default_factory=list)
     """What the child said about the knobs: one torch lacks, a value it refused."""
     record_path: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    """Why the figures may mislead: a noisy steady state, a warm-up hidden in the noise."""
+    noisy: bool = False
 
     @property
     def status_text(self) -> str:
@@ -151,6 +154,7 @@ class RunDigest:
 
 def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
     summary = data.summary()
+    warns = data.warnings() if data.count else []
     return RunDigest(
         target=str(data.settings.get("target", "?")),
         mode=data.mode,
@@ -166,6 +170,8 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
         notes=[e.title for e in data.events if e.kind == "knob"],
         record_path=data.record_path,
         settings_text=settings_line(data.settings),
+        warnings=[w.text for w in warns],
+        noisy=any(w.noisy for w in warns),
     )
 
 

@@ -72,6 +72,10 @@ def report(data: RunData, compared: RunData | None = None) -> str:
         f"| {ms(s.p99_ms)} | {ms(s.mean_ms)} | {cv} |"
     )
     out.append("")
+    for warning in d.warnings:
+        out.append(f"> **Warning:** {warning}.")
+    if d.warnings:
+        out.append("")
     out.append(
         f"{s.count} iterations; statistics over the {s.steady_count} steady ones"
         + (f", {len(data.profiles)} profiled iteration(s) left out." if data.profiles else ".")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from warmscope.core import outcome, stats
+from warmscope.core import intervals, outcome, stats
 from warmscope.core.jitlog import label_for
 
 
@@ -238,6 +238,12 @@ class RunData:
         exclude = [] if keep else sorted(self.profiles)
         return exclude, sorted(self.labelled())
 
+    def warnings(self) -> list[intervals.RunWarning]:
+        """Why this run's figures may mislead: noise, a warm-up hidden in it, no steady state
+        (``intervals.run_warnings``, over the iterations the statistics count)."""
+        exclude, _ = self.stats_inputs()
+        return intervals.run_warnings(self.ms, self.summary().steady_from, exclude)
+
     # -- the --json document ----------------------------------------------------------------
 
     def iteration_rows(self) -> Iterator[dict[str, Any]]:
@@ -254,6 +260,7 @@ class RunData:
 
     def to_document(self, *, iterations: bool = True) -> dict[str, Any]:
         """The ``--json`` document; without ``iterations`` for a writer that streams them."""
+        warns = self.warnings()
         return {
             "format": "warmscope-run",
             "version": 1,
@@ -274,7 +281,8 @@ class RunData:
             "samples": self.samples,
             "profiles": [self.profiles[i] for i in sorted(self.profiles)],
             "graphs": self.graphs,
-            "summary": self.summary().to_dict(),
+            "summary": {**self.summary().to_dict(), "noisy": any(w.noisy for w in warns)},
+            "warnings": [w.text for w in warns],
             "record": self.record_path,
             "stderr_file": self.stderr_path,
         }
