@@ -91,13 +91,14 @@ def grid(
     if len(cells) > MAX_CELLS:
         raise UsageError(f"the sweep has {len(cells)} cells; at most {MAX_CELLS}")
     for cell in cells:
-        if cell.settings.knobs.get("mode") == "compile" or _default_compile(cell.settings):
+        if _default_compile(cell.settings):
             # A compile cell's cold start depends on what earlier processes left on disk.
             cell.settings.compile_cache = cell.settings.compile_cache or "cold"
     return cells
 
 
 def _default_compile(settings: RunSettings) -> bool:
+    """Whether these settings run torch.compile (the mode knob, else the target's own)."""
     try:
         return settings.effective_mode(settings.resolve()) == "compile"
     except SettingsError:
@@ -201,7 +202,11 @@ class Sweep:
         try:
             for n, (c, r) in enumerate(self.plan):
                 cell = self.cells[c]
-                if cell.settings.compile_cache == "warm" and c not in warm:
+                if (
+                    cell.settings.compile_cache == "warm"
+                    and c not in warm
+                    and _default_compile(cell.settings)
+                ):
                     tw = time.monotonic()
                     warm[c] = warm_cache(cell.settings, self.folder)
                     self.warming_s += time.monotonic() - tw
