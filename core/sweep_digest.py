@@ -301,20 +301,21 @@ def break_even(cells: list[dict[str, Any]]) -> str:
     lower = a_p50.median - b_p50.median
     start_clear = intervals.verdict(a_start, b_start) == intervals.LOWER
     p50_clear = intervals.verdict(b_p50, a_p50) == intervals.LOWER
-    start_text = (
-        f"{a['label']} starts {fmt_ms(sooner)} sooner"
-        if start_clear
-        else f"{a['label']} and {b['label']} start within noise of each other"
-    )
-    p50_text = (
-        f"{b['label']}'s steady p50 is {fmt_ms(lower)} lower"
-        if p50_clear
-        else "their steady p50s are within noise"
-    )
+    la, lb = a["label"], b["label"]
     if start_clear and p50_clear and lower > 0:
         calls = math.ceil(sooner / lower)
-        return f"{start_text}; {p50_text}; {b['label']} pays off after ~{calls:,} calls"
-    return f"{start_text}; {p50_text}"
+        return (
+            f"{la} starts {fmt_ms(sooner)} sooner; {lb}'s steady p50 is {fmt_ms(lower)} lower; "
+            f"{lb} pays off after ~{calls:,} calls"
+        )
+    if p50_clear:
+        return (
+            f"{lb} runs fastest (steady p50 {fmt_ms(lower)} below {la}'s) and starts within "
+            f"noise of the soonest, {la}"
+        )
+    if start_clear:
+        return f"{la} starts {fmt_ms(sooner)} sooner than {lb}; their steady p50s are within noise"
+    return f"{la} starts soonest and {lb} runs fastest, both within noise"
 
 
 def sweep_warnings(doc: dict[str, Any], cells: list[dict[str, Any]]) -> list[str]:
