@@ -27,6 +27,7 @@ from textual.timer import Timer
 
 from warmscope.core import outcome, stats
 from warmscope.core.digest import settings_diff
+from warmscope.core.intervals import RunWarning
 from warmscope.core.outcome import WarmscopeError
 from warmscope.core.record import RecordError, read_run
 from warmscope.core.run import LiveRun, RunData
@@ -46,12 +47,20 @@ KILL_WAIT_S = 2.0
 class SummaryReady(Message):
     """A worker summarized ``count`` latencies of a run."""
 
-    def __init__(self, entry: RunEntry, summary: stats.Summary, count: int, cost: float) -> None:
+    def __init__(
+        self,
+        entry: RunEntry,
+        summary: stats.Summary,
+        count: int,
+        cost: float,
+        warnings: tuple[RunWarning, ...] = (),
+    ) -> None:
         super().__init__()
         self.entry = entry
         self.summary = summary
         self.count = count
         self.cost = cost
+        self.warnings = warnings
 
 
 class SummaryFailed(Message):
@@ -249,18 +258,22 @@ class WarmscopeApp(App[int]):
         )
 
     def _summarize(
-        self, entry: RunEntry, job: Callable[[], tuple[stats.Summary, int, float]]
+        self,
+        entry: RunEntry,
+        job: Callable[[], tuple[stats.Summary, int, float, tuple[RunWarning, ...]]],
     ) -> None:
         try:
-            summary, count, cost = job()
+            summary, count, cost, warnings = job()
         except Exception as exc:  # shown in the pane; the run goes on
             self.post_message(SummaryFailed(entry, exc))
             return
-        self.post_message(SummaryReady(entry, summary, count, cost))
+        self.post_message(SummaryReady(entry, summary, count, cost, warnings))
 
     def on_summary_ready(self, message: SummaryReady) -> None:
         entry = message.entry
-        again = self.controller.summary_done(entry, message.summary, message.count, message.cost)
+        again = self.controller.summary_done(
+            entry, message.summary, message.count, message.cost, message.warnings
+        )
         self.main.summary_changed(entry)
         if again:
             self._want_summary(entry, force=True)

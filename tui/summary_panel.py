@@ -11,6 +11,13 @@ from warmscope.tui.runs import RunView
 LABEL_W = 10
 PHASE_W = 18
 PHASE_MIN_MS = 1.0
+NOISE_WORDS = {
+    "cv": "noisy: CV>10%",
+    "iqr": "noisy: IQR>10%",
+    "band": "warm-up may hide in noise",
+    "not_steady": "no steady state",
+}
+"""A run's warnings (``intervals.run_warnings``) in the panel's few columns."""
 
 
 def summary_markup(view: RunView) -> str:
@@ -37,6 +44,9 @@ def summary_markup(view: RunView) -> str:
         rows.append(("throughput", fmt.rate(s.throughput_per_s)))
     else:
         rows += [("p50", "-"), ("p90 · p99", "-"), ("CV", "-"), ("throughput", "-")]
+    if view.warnings:
+        said = dict.fromkeys(NOISE_WORDS.get(w.code, w.code) for w in view.warnings)
+        rows.append(("noise", f"[$warning]{escape(' · '.join(said))}[/]"))
     shown = [(k, v) for k, v in view.phases.items() if v >= PHASE_MIN_MS]
     small = len(view.phases) - len(shown)
     lines = [f"[$text-muted]{k:<{LABEL_W}}[/] {v}" for k, v in rows]
