@@ -328,6 +328,14 @@ def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
 def cmd_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool = False) -> int:
     from warmscope.core.sweep import Sweep
 
+    if args.profile_iters:
+        # The profiler slows the iterations it profiles: a cold start measured under it is
+        # not the cold start. Profile in a run of its own.
+        raise UsageError(
+            "--profile-iters does not go with "
+            + ("a sweep" if sweep else "--repeat")
+            + ": profile in a `warmscope run` of its own"
+        )
     cells = sweep_cells(args, sweep=sweep)
     if args.json is not None:
         check_json_path(args.json, None)

@@ -199,3 +199,27 @@ def test_sweep_usage_errors_name_the_problem() -> None:
         "10",
     )
     assert rank.code == 2 and "only 10 iterations" in rank.stderr
+
+
+def test_a_target_the_child_refuses_ends_the_sweep_at_once(tmp_path: Path) -> None:
+    from tests.conftest import FACTORIES
+
+    r = warmscope(
+        "sweep",
+        f"{FACTORIES}:not_a_module",
+        "--preset",
+        "eager,torchscript",
+        "--repeat",
+        "3",
+        "--record",
+        str(tmp_path / "records"),
+    )
+    assert r.code == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()[-1]) < 300 and "warmscope:" in r.stderr
+    doc = json.loads((tmp_path / "records" / "sweep.json").read_text())
+    assert doc["finished"] == 1, "one refusal is enough: the other processes would refuse too"
+
+
+def test_profiling_is_refused_in_a_sweep() -> None:
+    r = warmscope("run", "sample:trivial", "--repeat", "2", "--profile-iters", "0")
+    assert r.code == 2 and "--profile-iters does not go with --repeat" in r.stderr
