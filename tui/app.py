@@ -530,9 +530,15 @@ def run_app(
     settings: RunSettings | None = None,
     records: Iterable[Path] = (),
     record_path: Path | None = None,
+    overwrite: bool = False,
 ) -> int:
     """Run the TUI until the user quits; the exit code for the command line."""
-    app = build_app(settings=settings, records=records, record_path=record_path)
+    app = build_app(
+        settings=settings,
+        records=records,
+        record_path=record_path,
+        start=partial(start_session, overwrite=overwrite),
+    )
     try:
         app.run()
     finally:
