@@ -721,28 +721,25 @@ def cmd_knobs() -> int:
     return outcome.EXIT_OK
 
 
-def open_records(paths: list[Path]) -> list[Path]:
-    """``warmscope open``: run records as given; a sweep document stands for its runs (its
-    answer is said on stderr). Each file is read once here, to fail early in one line."""
+def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
+    """``warmscope open``: run records as given; a sweep document stands for its runs, and the
+    TUI shows its answer and table first. Each file is read here, to fail early in one line."""
     from warmscope.core.sweep import is_sweep_document, read_sweep, sweep_runs
 
     records: list[Path] = []
+    sweeps: list[dict[str, Any]] = []
     for path in paths:
         if is_sweep_document(path):
             doc = read_sweep(path)
             runs = sweep_runs(doc, path)
-            print(
-                f"warmscope: sweep {clean_line(str(path))}: {clean_line(str(doc.get('answer')))}",
-                file=sys.stderr,
-            )
             if not runs:
                 raise UsageError(f"sweep {clean_line(str(path))}: none of its run records exist")
-            print(f"warmscope: opening its {len(runs)} run records", file=sys.stderr)
             records += runs
+            sweeps.append(doc)
         else:
             read_run(path)
             records.append(path)
-    return records
+    return records, sweeps
 
 
 def cmd_compare(paths: list[Path]) -> int:
@@ -825,7 +822,12 @@ def render_comparison(a: RunData, b: RunData, names: list[str]) -> str:
     return clean("\n".join(lines))
 
 
-def cmd_tui(args: argparse.Namespace, argv: list[str], records: list[Path] | None = None) -> int:
+def cmd_tui(
+    args: argparse.Namespace,
+    argv: list[str],
+    records: list[Path] | None = None,
+    sweeps: list[dict[str, Any]] | None = None,
+) -> int:
     try:
         from warmscope.tui.app import run_app
     except ImportError as exc:
@@ -840,6 +842,7 @@ def cmd_tui(args: argparse.Namespace, argv: list[str], records: list[Path] | Non
         records=records or [],
         record_path=getattr(args, "record", None),
         overwrite=getattr(args, "overwrite", False),
+        sweeps=sweeps or [],
     )
 
 
@@ -944,8 +947,8 @@ def _main(argv: list[str] | None) -> int:
         if command == "sweep":
             return cmd_sweep(args, argv, sweep=True)
         if command == "open":
-            records = open_records(args.records)
-            return cmd_tui(args, argv, records=records)
+            records, sweeps = open_records(args.records)
+            return cmd_tui(args, argv, records=records, sweeps=sweeps)
         if command == "compare":
             return cmd_compare(args.records)
         if command == "report":

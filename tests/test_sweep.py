@@ -101,12 +101,32 @@ def test_compare_and_report_read_a_sweep(two_presets: tuple[Result, Path]) -> No
     assert "profiling_executor" in many.stdout  # the settings that differ
 
 
-def test_open_lists_a_sweeps_runs(two_presets: tuple[Result, Path]) -> None:
+def test_open_shows_a_sweep_over_its_runs(two_presets: tuple[Result, Path]) -> None:
+    from textual.pilot import Pilot
+
+    from tests.tui_support import run
     from warmscope.core.cli import open_records
+    from warmscope.tui.app import build_app
+    from warmscope.tui.sweep_screen import SweepScreen
 
     _, tmp = two_presets
-    records = open_records([tmp / "sweep.json"])
+    records, sweeps = open_records([tmp / "sweep.json"])
     assert len(records) == 6 and all(p.suffix == ".jsonl" for p in records)
+    assert len(sweeps) == 1
+    app = build_app(records=records, sweeps=sweeps)
+
+    async def scenario(pilot: Pilot) -> None:
+        assert isinstance(app.screen, SweepScreen)
+        answer = str(app.screen.query_one("#sweep-answer").render())
+        assert answer == sweeps[0]["answer"]
+        shown = app.export_screenshot()
+        assert "no-profiling" in shown and "torchscript" in shown and "warm-up" in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, SweepScreen)
+        assert len(app.runs) == 6  # every run of the sweep, in the history
+
+    run(app, scenario, size=(120, 40))
 
 
 def test_run_repeat_values_are_the_records_first_iterations(tmp_path: Path) -> None:

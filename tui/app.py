@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -95,8 +95,11 @@ class WarmscopeApp(App[int]):
         records: Iterable[Path | RunData] = (),
         record_path: Path | None = None,
         start: SessionFactory = start_session,
+        sweeps: Iterable[dict[str, Any]] = (),
     ) -> None:
         super().__init__()
+        self.sweeps = list(sweeps)
+        """Sweep documents opened (``warmscope open sweep.json``): their runs are in ``records``."""
         self.initial_settings = settings
         self.initial_records = list(records)
         self.controller = RunController(record_path, start)
@@ -161,6 +164,8 @@ class WarmscopeApp(App[int]):
             if self.next_settings is None:
                 with contextlib.suppress(Exception):
                     self.next_settings = RunSettings.from_json(self.runs[0].data.settings)
+        if self.sweeps:
+            self.action_sweep()
         if self.initial_settings is not None:
             # After the first frame: spawning is quick, but the frame comes first.
             self.call_after_refresh(self.start_run, self.initial_settings)
@@ -444,6 +449,13 @@ class WarmscopeApp(App[int]):
         if self.viewed is not None:
             self.push_screen(GraphsScreen(self.viewed))
 
+    def action_sweep(self) -> None:
+        """The opened sweep's answer and table, over its runs."""
+        from warmscope.tui.sweep_screen import SweepScreen
+
+        if self.sweeps and not isinstance(self.screen, SweepScreen):
+            self.push_screen(SweepScreen(self.sweeps[0]))
+
     def action_help(self) -> None:
         from warmscope.tui.help_screen import HelpScreen
 
@@ -497,6 +509,8 @@ class WarmscopeApp(App[int]):
                     partial(self.run_action, binding.action.removeprefix("app.")),
                 )
         yield SystemCommand("Help", "Every key [?]", self.action_help)
+        if self.sweeps:
+            yield SystemCommand("Sweep", "The opened sweep's answer and table", self.action_sweep)
         for preset in PRESETS.values():
             yield SystemCommand(
                 f"Next run: preset {preset.name}",
@@ -520,10 +534,13 @@ def build_app(
     records: Iterable[Path | RunData] = (),
     record_path: Path | None = None,
     start: SessionFactory = start_session,
+    sweeps: Iterable[dict[str, Any]] = (),
 ) -> WarmscopeApp:
     """One factory for the command line, the tests and the benchmarks (``start``: a fake
     session factory in tests that need no torch)."""
-    return WarmscopeApp(settings=settings, records=records, record_path=record_path, start=start)
+    return WarmscopeApp(
+        settings=settings, records=records, record_path=record_path, start=start, sweeps=sweeps
+    )
 
 
 def run_app(
@@ -531,6 +548,7 @@ def run_app(
     records: Iterable[Path] = (),
     record_path: Path | None = None,
     overwrite: bool = False,
+    sweeps: Iterable[dict[str, Any]] = (),
 ) -> int:
     """Run the TUI until the user quits; the exit code for the command line."""
     app = build_app(
@@ -538,6 +556,7 @@ def run_app(
         records=records,
         record_path=record_path,
         start=partial(start_session, overwrite=overwrite),
+        sweeps=sweeps,
     )
     try:
         app.run()
