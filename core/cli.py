@@ -162,6 +162,12 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool =
         "(one more pass once settled); left out of the latency statistics",
     )
     g.add_argument(
+        "--profile-in-run",
+        action="store_true",
+        help="profile inside the measured process (by default a separate process runs first "
+        "for the profile, so the profiler never touches the measured latencies)",
+    )
+    g.add_argument(
         "--profiled-in-stats",
         action="store_true",
         help="count profiled iterations in the latency statistics (left out by default: "
@@ -209,6 +215,7 @@ def build_settings(args: argparse.Namespace) -> RunSettings:
     settings.torch_logs = args.torch_logs
     settings.profile_iters = args.profile_iters
     settings.profiled_in_stats = args.profiled_in_stats
+    settings.profile_in_run = args.profile_in_run
     settings.python = args.python
     settings.trust_pickle = args.trust_pickle
     settings.compile_cache = args.compile_cache
@@ -226,6 +233,9 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     settings = build_settings(args)
     if args.json is not None:
         check_json_path(args.json, args.record)
+    profiles = None
+    if settings.profile_iters and not settings.profile_in_run:
+        profiles = profile_process(settings, args)
     warm = None
     if (
         settings.compile_cache == "warm"
@@ -243,6 +253,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
         command=["warmscope", *argv],
         overwrite=args.overwrite,
         warm_cache=warm,
+        profiles=profiles,
     )
     session.start()  # a record that cannot be written is refused here, before the child runs
     progress = None if args.quiet or not sys.stderr.isatty() else Progress()
@@ -490,6 +501,45 @@ def render_sweep(doc: dict[str, Any]) -> str:
     return clean("\n".join(out))
 
 
+def profile_process(settings: RunSettings, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """``--profile-iters`` without ``--profile-in-run``: a process of its own runs first, under
+    the profiler, with its own record (``RUN.profile.jsonl`` beside ``--record``); the measured
+    run then keeps its profiles and never runs under the profiler. Running first, this process,
+    not the measured one, pays for a cold disk cache. Ctrl-C here stops everything."""
+    from warmscope.core.session import RunSession
+
+    profiling = RunSettings.from_json(settings.to_json())
+    profiling.profile_in_run = True
+    record = None
+    if args.record is not None:
+        record = args.record.with_name(args.record.stem + ".profile.jsonl")
+    session = RunSession(
+        profiling, record_path=record, command=profiling.command_line(), overwrite=args.overwrite
+    )
+    if not args.quiet:
+        print(
+            "warmscope: profiling in a separate process first "
+            f"({clean_line(str(session.record_path))})",
+            file=sys.stderr,
+        )
+    session.start()
+    try:
+        session.wait()
+    except KeyboardInterrupt:
+        session.kill()
+        session.wait()
+        raise
+    data = session.data
+    if data.status != outcome.OK:
+        print(
+            f"warmscope: the profile process {data.status}: {clean_line(data.status_detail)}; "
+            "the measured run goes on without a profile",
+            file=sys.stderr,
+        )
+    source = str(session.record_path)
+    return [{**data.profiles[i], "source": source} for i in sorted(data.profiles)]
+
+
 def check_json_path(path: Path, record: Path | None) -> None:
     """``--json PATH`` before anything runs: an existing, writable folder, and not a folder
     itself. ``UsageError`` names the problem (exit 2, nothing spawned)."""
@@ -673,6 +723,7 @@ def render_summary(data: RunData) -> str:
             out.append(
                 f"profiled   #{i}: {fmt_ms(p['wall_ms'])} wall, {fmt_ms(p['ops_ms'])} in operators, "
                 f"{fmt_ms(p['unaccounted_ms'])} in none"
+                + (" (separate process)" if p.get("separate") else "")
                 + (f"; trace {p['trace']}" if p.get("trace") else "")
             )
     for warning in d.warnings:

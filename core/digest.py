@@ -179,13 +179,14 @@ def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS)
     """The iterations before ``steady_from``, and later ones that are labelled or profiled."""
     chosen = set(range(min(summary.steady_from or 0, data.count)))
     chosen.update(data.labelled())
-    chosen.update(data.profiles)
+    here = set(data.profiled_here())
+    chosen.update(here)
     return [
         WarmupRow(
             iteration=i,
             ms=data.ms[i],
             label=data.label(i) or "",
-            profiled=i in data.profiles,
+            profiled=i in here,
             titles=event_titles(data, i),
         )
         for i in sorted(i for i in chosen if i < data.count)[:limit]

@@ -78,7 +78,11 @@ def report(data: RunData, compared: RunData | None = None) -> str:
         out.append("")
     out.append(
         f"{s.count} iterations; statistics over the {s.steady_count} steady ones"
-        + (f", {len(data.profiles)} profiled iteration(s) left out." if data.profiles else ".")
+        + (
+            f", {len(data.profiled_here())} profiled iteration(s) left out."
+            if data.profiled_here()
+            else "."
+        )
     )
     if data.phases:
         out.append(
@@ -104,6 +108,19 @@ def report(data: RunData, compared: RunData | None = None) -> str:
     slow = [i for i in sorted(data.profiles) if i != ref]
     if data.profiles:
         out += ["## Where the time went", ""]
+        sources = sorted({str(p["source"]) for p in data.profiles.values() if p.get("separate")})
+        if sources:
+            out += [
+                "The operator profiles come from a separate process ("
+                + ", ".join(f"`{s}`" for s in sources)
+                + "): no latency above was measured under the profiler.",
+                "",
+            ]
+        else:
+            out += [
+                "Profiled in this run: the profiled iterations are left out of the statistics.",
+                "",
+            ]
         out += [
             "| iteration | wall ms | in operators | not in any operator |",
             "| ---: | ---: | ---: | ---: |",

@@ -230,12 +230,18 @@ class RunData:
             self._summary = (key, stats.summarize(self.ms, exclude=exclude, known_warmup=busy))
         return self._summary[1]
 
+    def profiled_here(self) -> list[int]:
+        """The iterations this process ran under the profiler. Profiles taken in a separate
+        process (``"separate": true``) describe that process's iterations: none of this
+        run's latencies was slowed by them."""
+        return sorted(i for i, p in self.profiles.items() if not p.get("separate"))
+
     def stats_inputs(self) -> tuple[list[int], list[int]]:
         """What ``stats.summarize`` needs beside the latencies: the iterations to leave out
         (profiled ones, unless the run counts them) and those whose events show warm-up work.
         """
         keep = bool(self.settings.get("profiled_in_stats", False))
-        exclude = [] if keep else sorted(self.profiles)
+        exclude = [] if keep else self.profiled_here()
         return exclude, sorted(self.labelled())
 
     def warnings(self) -> list[intervals.RunWarning]:
@@ -249,7 +255,7 @@ class RunData:
     def iteration_rows(self) -> Iterator[dict[str, Any]]:
         """The ``--json`` document's iterations, one row at a time (a long run has millions)."""
         labels = self.labelled()
-        profiles = self.profiles
+        profiles = set(self.profiled_here())
         for i, (ms, st) in enumerate(zip(self.ms, self.start_ms, strict=True)):
             row: dict[str, Any] = {"i": i, "ms": round(ms, 6), "start_ms": round(st, 6)}
             if i in labels:

@@ -91,8 +91,11 @@ class RunSession:
         command: list[str] | None = None,
         overwrite: bool = False,
         warm_cache: Path | None = None,
+        profiles: list[dict[str, Any]] | None = None,
     ) -> None:
-        """``warm_cache``: for ``--compile-cache warm``, the folder an unrecorded process filled."""
+        """``warm_cache``: for ``--compile-cache warm``, the folder an unrecorded process filled.
+        ``profiles``: operator profiles taken by a separate process (each with its ``source``
+        record): this run keeps them and runs no iteration under the profiler itself."""
         self.settings = settings
         self.target: Target = settings.resolve()  # raises SettingsError: nothing spawned
         self.mode = settings.effective_mode(self.target)
@@ -148,6 +151,7 @@ class RunSession:
         self._parser = StderrParser()
         self._context: tuple[str, object] = ("phase", "start")
         self._warm_cache = warm_cache
+        self._separate_profiles = profiles
         self._cache: CacheSetup | None = None
 
     # -- life cycle ----------------------------------------------------------------------------
@@ -168,6 +172,8 @@ class RunSession:
                     self._warm_cache,
                 )
                 self._commit({"type": "env", "env": {"compile_cache": self._cache.info}})
+            for profile in self._separate_profiles or []:
+                self._commit({"type": "profile", **profile, "separate": True})
             self._writer.flush()
             self._spawn()
         except BaseException:
@@ -269,6 +275,8 @@ class RunSession:
         knobs = dict(self.settings.knobs)
         knobs["mode"] = self.mode
         profile_iters, profile_steady = self.settings.profile_plan()
+        if self._separate_profiles is not None:
+            profile_iters, profile_steady = [], False  # the profile came from another process
         return {
             "parent_pid": os.getpid(),
             "target": self.target.to_json(),

@@ -88,6 +88,10 @@ class RunSettings:
     profiled_in_stats: bool = False
     """Count profiled iterations in the latency statistics (by default the profiler's slowdown
     keeps them out)."""
+    profile_in_run: bool = False
+    """``warmscope run``: profile inside the measured process. By default the profile comes
+    from a separate process (trtexec's ``--separateProfileRun``) and the measured one runs
+    without the profiler. A ``RunSession`` itself always profiles in its own process."""
     python: str | None = None
     trust_pickle: bool = False
     preset: str | None = None
@@ -227,6 +231,8 @@ class RunSettings:
                 argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
         if self.profiled_in_stats:
             argv.append("--profiled-in-stats")
+        if self.profile_in_run:
+            argv.append("--profile-in-run")
         if self.trust_pickle:
             argv.append("--trust-pickle")
         return argv
