@@ -11,7 +11,8 @@ reach 95%: the interval is then [min, max] and ``coverage`` says what it does re
 sizes, and a falsely confident one: with 3 to 10 processes it resamples the same few values.
 
 **Within noise.** Two cells differ only where their intervals do not overlap; otherwise the
-difference is "within noise". The test is symmetric.
+difference is "within noise". The test is symmetric. A single value has no interval, so it
+never differs from anything.
 
 **A process's shape**, after Barrett et al., *Virtual Machine Warmup Blows Hot and Cold*
 (OOPSLA 2017), built on ``stats.steady_from``: *flat* (steady from the first iteration),
@@ -120,8 +121,11 @@ def median_interval(
 
 
 def verdict(a: Interval, b: Interval) -> str:
-    """``lower`` if a is below b beyond noise, ``higher`` if above, else ``within noise``."""
-    if a.overlaps(b):
+    """``lower`` if a is below b beyond noise, ``higher`` if above, else ``within noise``.
+
+    One value has no interval (coverage 0): nothing can be told from noise with it.
+    """
+    if a.overlaps(b) or a.coverage <= 0 or b.coverage <= 0:
         return WITHIN_NOISE
     return LOWER if a.hi < b.lo else HIGHER
 

@@ -333,6 +333,12 @@ def sweep_warnings(doc: dict[str, Any], cells: list[dict[str, Any]]) -> list[str
                 )
         n = len(c["runs"])
         cov = c["first_ms"].get("coverage")
+        if n == 1:
+            out.append(
+                f"{c['label']}: one process gives no interval: no difference is called "
+                "(--repeat 3 or more; 6 reach 95%)"
+            )
+            break
         if n and cov is not None and cov < intervals.CONFIDENCE:
             out.append(
                 f"{c['label']}: {n} process{'es' if n != 1 else ''} give intervals of "

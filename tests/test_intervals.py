@@ -187,3 +187,9 @@ def test_profiled_iterations_do_not_make_a_run_noisy() -> None:
     x[20] = 500.0  # the profiler's slow pass
     x[21] = 400.0
     assert intervals.run_warnings(x, 0, exclude=[20, 21]) == []
+
+
+def test_one_value_never_differs() -> None:
+    a, b = median_interval([1.0]), median_interval([100.0])
+    assert a is not None and b is not None and a.coverage == 0
+    assert verdict(a, b) == verdict(b, a) == "within noise"
