@@ -16,6 +16,8 @@ only at import, torch passed in):
 
 Parent run machinery:
     session     spawn the agent, read its pipes, attribute log lines, stop it, record the run
+    sweep       ``warmscope sweep`` and ``run --repeat``: cells × fresh processes, interleaved
+    compile_cache  the inductor/triton cache a compile run gets: cold, warm or the user's
     jitlog      C++ JIT log lines into events; the label of an iteration
     sampler     CPU, memory and GPU of the child, from outside
     proctree    every process of a run, escaped ones too, and ending them all
@@ -26,11 +28,15 @@ Data model:
                 last look) and ``LiveRun`` (what a view needs of a run in progress)
     fold        where a message becomes data: one fold of record lines, live and replayed
     stats       latency statistics and when a run is steady
+    intervals   medians with order-statistic 95% intervals, "within noise", a process's shape
+                (flat, warm-up, slowdown, no steady state), a noisy run's warnings
     settings    ``RunSettings`` and presets; targets: what a target string names
 
 Output:
     digest      the facts every view shows, computed once (status, warm-up rows, settings
-                that differ, graph facts, compared metrics)
+                that differ, graph facts, compared metrics, warnings)
+    sweep_digest  a sweep's facts, computed once into its document: statistics across
+                processes, the ranking, the break-even and the one-line answer
     report      ``warmscope report``; export: ``--json``, CSV, Markdown; hints; breakdown
     units       latencies and rates as people read them; safe_text: strings made safe for a
                 terminal

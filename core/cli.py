@@ -24,13 +24,14 @@ from warmscope.core.record import read_run
 from warmscope.core.run import RunData
 from warmscope.core.safe_text import clean, clean_line
 from warmscope.core.settings import DEFAULT_ITERS, PRESETS, RunSettings
+from warmscope.core.sweep import DEFAULT_REPEAT
 from warmscope.core.units import metric as metric_cell
 from warmscope.core.units import ms as fmt_ms
 from warmscope.core.units import rate
 
 SUMMARY_WARMUP_ROWS = 12
 
-COMMANDS = ("run", "open", "compare", "report", "samples", "knobs")
+COMMANDS = ("run", "sweep", "open", "compare", "report", "samples", "knobs")
 
 DESCRIPTION = """\
 Watch what a PyTorch model does in its first forward passes, live, and which executor
@@ -39,8 +40,10 @@ setting changes that. Each run is a fresh child process: JIT state is process-wi
   warmscope                          TUI on the default sample model
   warmscope TARGET [OPTIONS]         TUI on TARGET
   warmscope run TARGET [OPTIONS]     headless: live progress on stderr, summary on stdout
-  warmscope open RECORD...           TUI over saved run records
-  warmscope compare RECORD RECORD    side-by-side summary in the terminal
+  warmscope sweep TARGET [OPTIONS]   several settings x several fresh processes, interleaved;
+                                     medians with 95% intervals and a one-line answer
+  warmscope open RECORD...           TUI over saved run records (or a sweep's runs)
+  warmscope compare RECORD...        side-by-side summary in the terminal (runs or a sweep)
   warmscope report RECORD            a Markdown report to paste into an issue or forum post
   warmscope samples                  list the bundled sample models
   warmscope knobs                    list every --set knob and --preset
@@ -62,7 +65,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(clean_line(message))
 
 
-def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
+def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool = False) -> None:
     g = p.add_argument_group("what to run")
     g.add_argument(
         "--input",
@@ -77,9 +80,30 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
         help="run as is, torch.jit.script, torch.jit.trace or torch.compile",
     )
     g.add_argument("--device", metavar="DEV", help="cpu (default), cuda or cuda:N")
-    g.add_argument(
-        "--preset", choices=tuple(PRESETS), help="a named set of knobs (see `warmscope knobs`)"
-    )
+    if sweep:
+        g.add_argument(
+            "--preset",
+            metavar="A,B",
+            help=f"presets to compare, comma-separated: {', '.join(PRESETS)}",
+        )
+        g.add_argument(
+            "--vary",
+            action="append",
+            default=[],
+            metavar="KNOB=V1,V2",
+            help="values of a knob to compare; several --vary make a grid",
+        )
+        g.add_argument(
+            "--rank-by",
+            default="first",
+            metavar="OBJECTIVE",
+            help="first (default), warmup, steady, or total@K (time to serve K calls from "
+            "process start)",
+        )
+    else:
+        g.add_argument(
+            "--preset", choices=tuple(PRESETS), help="a named set of knobs (see `warmscope knobs`)"
+        )
     g.add_argument(
         "--set",
         action="append",
@@ -101,8 +125,23 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
     g.add_argument(
         "--timeout", type=float, metavar="S", help="stop the run after S seconds (status timeout)"
     )
+    if headless:
+        g.add_argument(
+            "--repeat",
+            type=int,
+            default=DEFAULT_REPEAT if sweep else 1,
+            metavar="N",
+            help="fresh processes per setting; with N > 1 the output is medians with 95%% "
+            f"intervals across processes (default {DEFAULT_REPEAT if sweep else 1})",
+        )
     g.add_argument(
         "--python", metavar="PATH", help="interpreter for the child (one that has torch)"
+    )
+    g.add_argument(
+        "--compile-cache",
+        choices=("cold", "warm", "user"),
+        help="compile runs: cold (a fresh empty inductor/triton cache per process), warm "
+        "(filled by an unrecorded first process), user (your own cache; the default for one run)",
     )
     g.add_argument(
         "--trust-pickle",
@@ -124,6 +163,12 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
         "(one more pass once settled); left out of the latency statistics",
     )
     g.add_argument(
+        "--profile-in-run",
+        action="store_true",
+        help="profile inside the measured process (by default a separate process runs first "
+        "for the profile, so the profiler never touches the measured latencies)",
+    )
+    g.add_argument(
         "--profiled-in-stats",
         action="store_true",
         help="count profiled iterations in the latency statistics (left out by default: "
@@ -133,7 +178,8 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
         "--record",
         type=Path,
         metavar="PATH",
-        help="where to write the run record (default: under ~/.local/state/warmscope/runs)",
+        help="where to write the run record (default: under ~/.local/state/warmscope/runs); "
+        "with --repeat or sweep: a new folder for the records and the sweep document",
     )
     g.add_argument(
         "--overwrite",
@@ -147,7 +193,8 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
             "--json",
             type=Path,
             metavar="PATH",
-            help="also write one JSON document (written whatever the outcome)",
+            help="also write one JSON document (written whatever the outcome); with --repeat "
+            "or sweep, the warmscope-sweep document",
         )
         g.add_argument("--quiet", action="store_true", help="no live progress line")
     p.add_argument("--verbose", action="store_true", help="tracebacks for errors")
@@ -189,8 +236,10 @@ def build_settings(args: argparse.Namespace) -> RunSettings:
     settings.torch_logs = args.torch_logs
     settings.profile_iters = args.profile_iters
     settings.profiled_in_stats = args.profiled_in_stats
+    settings.profile_in_run = args.profile_in_run
     settings.python = args.python
     settings.trust_pickle = args.trust_pickle
+    settings.compile_cache = args.compile_cache
     return settings
 
 
@@ -200,14 +249,32 @@ def build_settings(args: argparse.Namespace) -> RunSettings:
 def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     from warmscope.core.session import STOP_GRACE_S, Cursor, RunSession
 
+    if args.repeat != 1:
+        return cmd_sweep(args, argv)
     settings = build_settings(args)
     if args.json is not None:
         check_json_path(args.json, args.record)
+    profiles = None
+    if settings.profile_iters and not settings.profile_in_run:
+        profiles = profile_process(settings, args)
+    warm = None
+    if (
+        settings.compile_cache == "warm"
+        and settings.effective_mode(settings.resolve()) == "compile"
+    ):
+        import tempfile
+
+        from warmscope.core.sweep import warm_cache
+
+        scratch = Path(tempfile.mkdtemp(prefix="warmscope-warm-"))
+        warm = warm_cache(settings, scratch)
     session = RunSession(
         settings,
         record_path=args.record,
         command=["warmscope", *argv],
         overwrite=args.overwrite,
+        warm_cache=warm,
+        profiles=profiles,
     )
     session.start()  # a record that cannot be written is refused here, before the child runs
     progress = None if args.quiet or not sys.stderr.isatty() else Progress()
@@ -229,6 +296,10 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
         if progress:
             progress.close()
         hangup.restore()
+        if warm is not None:
+            import shutil
+
+            shutil.rmtree(warm.parent, ignore_errors=True)
     data = session.data
     code = data.exit_code if data.exit_code is not None else outcome.EXIT_FAILED
     json_error = None
@@ -251,6 +322,243 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"warmscope: {json_error}", file=sys.stderr)
         return code if code != outcome.EXIT_OK else outcome.EXIT_FAILED
     return code
+
+
+# -- sweep and run --repeat ----------------------------------------------------------------
+
+
+def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
+    """The cells of ``warmscope sweep`` (presets × ``--vary`` grid), or the one cell of
+    ``run --repeat``."""
+    from warmscope.core.digest import settings_line
+    from warmscope.core.sweep import Cell, grid, parse_vary
+
+    if not sweep:
+        settings = build_settings(args)
+        if settings.knobs.get("mode") == "compile" or (
+            settings.effective_mode(settings.resolve()) == "compile"
+        ):
+            settings.compile_cache = settings.compile_cache or "cold"
+        return [Cell(settings_line(settings.to_json()), settings)]
+    presets = [p.strip() for p in (args.preset or "").split(",") if p.strip()]
+    for name in presets:
+        if name not in PRESETS:
+            raise UsageError(f"unknown preset {name!r}: one of {', '.join(PRESETS)}")
+    if len(set(presets)) != len(presets):
+        raise UsageError("--preset: a preset is given twice")
+    varies = [parse_vary(v) for v in args.vary]
+
+    def make(preset: str | None) -> RunSettings:
+        return build_settings(argparse.Namespace(**{**vars(args), "preset": preset}))
+
+    cells = grid(make, presets, varies)
+    if len(cells) < 2:
+        raise UsageError("a sweep needs at least two settings: --preset A,B or --vary KNOB=V1,V2")
+    return cells
+
+
+def cmd_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool = False) -> int:
+    from warmscope.core.sweep import Sweep
+
+    if args.profile_iters:
+        # The profiler slows the iterations it profiles: a cold start measured under it is
+        # not the cold start. Profile in a run of its own.
+        raise UsageError(
+            "--profile-iters does not go with "
+            + ("a sweep" if sweep else "--repeat")
+            + ": profile in a `warmscope run` of its own"
+        )
+    cells = sweep_cells(args, sweep=sweep)
+    if args.json is not None:
+        check_json_path(args.json, None)
+    if args.record is not None and args.record.exists():
+        raise UsageError(
+            f"--record {clean_line(str(args.record))} exists: a sweep writes a new folder"
+        )
+    job = Sweep(
+        target=args.target,
+        cells=cells,
+        repeat=args.repeat,
+        rank_by=getattr(args, "rank_by", "first"),
+        command=["warmscope", *argv],
+        folder=args.record,
+        json_path=args.json,
+    )
+    job.prepare_folder()
+    progress = None if args.quiet or not sys.stderr.isatty() else SweepProgress()
+    hangup = HangupGuard()
+    try:
+        doc = job.run(
+            on_update=progress.show if progress else None,
+            on_done=None if args.quiet else (progress.done if progress else _done_line),
+        )
+    finally:
+        if progress:
+            progress.close()
+        hangup.restore()
+    if job.aborted:
+        print(f"warmscope: {clean_line(job.aborted)}", file=sys.stderr)
+        return outcome.EXIT_USAGE
+    emit(render_sweep(doc))
+    if job.stopped:
+        return outcome.EXIT_STOPPED
+    if any(p.data.status != outcome.OK for p in job.processes):
+        return outcome.EXIT_FAILED
+    return outcome.EXIT_OK
+
+
+def _done_line(sweep: Any, process: Any) -> None:
+    print(clean_line(process_line(sweep, process)), file=sys.stderr)
+
+
+def process_line(sweep: Any, process: Any) -> str:
+    """``[3/8] torchscript #1 ok · first 43.1 ms · steady p50 2.77 ms · warm-up``."""
+    from warmscope.core.sweep_digest import process_facts
+
+    f = process_facts(process.data)
+    n = len(sweep.processes)
+    text = (
+        f"[{n}/{len(sweep.plan)}] {sweep.cells[process.cell].label} #{process.repeat} {f['status']}"
+    )
+    if f["status"] != outcome.OK:
+        return f"{text} ({f['detail']})"
+    return (
+        f"{text} · first {fmt_ms(f['first_ms'])} · steady p50 {fmt_ms(f['steady_p50_ms'])} · "
+        f"{f['shape']}"
+    )
+
+
+class SweepProgress:
+    """A live line on stderr (the process in progress) above which each finished one stays."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.live import Live
+        from rich.text import Text
+
+        self._text = Text
+        self.console = Console(stderr=True)
+        self.live = Live(Text(""), console=self.console, transient=True, refresh_per_second=10)
+        self.live.start()
+        self.count = 0
+        self.step = -1
+
+    def show(self, sweep: Any, step: int, session: Any, update: Any) -> None:
+        if step != self.step:
+            self.step, self.count = step, 0
+        self.count += len(update.ms)
+        c, r = sweep.plan[step]
+        where = f"iteration {self.count}" if self.count else f"{update.phase or 'starting'}…"
+        line = (
+            f"process {step + 1}/{len(sweep.plan)} · {sweep.cells[c].label} (repeat {r + 1}/"
+            f"{sweep.repeat}) · {where} · {session.elapsed():.1f} s"
+        )
+        self.live.update(self._text(clean_line(line)))
+
+    def done(self, sweep: Any, process: Any) -> None:
+        self.live.console.print(self._text(clean_line(process_line(sweep, process))))
+
+    def close(self) -> None:
+        self.live.stop()
+
+
+def render_sweep(doc: dict[str, Any]) -> str:
+    """A sweep document as text: the answer first, then one row per cell."""
+    from warmscope.core.sweep_digest import count_text, iv_text
+
+    cells = doc.get("cells", [])
+    out = [f"answer     {doc.get('answer', '')}"]
+    wall = doc.get("wall_s") or 0.0
+    per = doc.get("per_process_s")
+    head = (
+        f"sweep      {doc.get('target', '?')} · {len(cells)} cell(s) × {doc.get('repeat', '?')} "
+        f"processes, interleaved · {wall:.1f} s" + (f" ({per:.1f} s per process)" if per else "")
+    )
+    if doc.get("warming_s"):
+        head += f" · {doc['warming_s']:.1f} s warming compile caches"
+    out.append(head)
+    out.append(f"intervals  median (95% interval) across processes; {doc.get('interval', '')}")
+    columns = ["cell", "runs", "first", "warm-up excess", "steady from", "steady p50", "setup"]
+    has_total = any("total_ms" in c for c in cells)
+    if has_total:
+        columns.append(f"total@{cells[0].get('total_calls')}")
+    columns.append("shapes")
+    rows = []
+    for c in cells:
+        row = [
+            str(c.get("label", "?")),
+            str(len(c.get("runs", []))),
+            iv_text(c.get("first_ms")),
+            iv_text(c.get("warmup_excess_ms")),
+            count_text(c.get("steady_from")),
+            iv_text(c.get("steady_p50_ms")),
+            iv_text(c.get("setup_ms")),
+        ]
+        if has_total:
+            row.append(iv_text(c.get("total_ms")))
+        row.append(str(c.get("shapes", "-")))
+        rows.append(row)
+    widths = [max(len(r[i]) for r in [columns, *rows]) for i in range(len(columns))]
+    for r in [columns, *rows]:
+        out.append("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+    ranking = doc.get("ranking", [])
+    if len(ranking) > 1:
+        parts = []
+        for r in ranking:
+            tag = "" if r.get("vs_best") in ("best", "worse") else f" ({r.get('vs_best')})"
+            parts.append(f"{r.get('rank')}. {r.get('label')} {fmt_ms(r.get('median'))}{tag}")
+        out.append(f"ranking    by {doc.get('rank_by')}: " + " · ".join(parts))
+    for w in doc.get("warnings", []):
+        out.append(f"warning    {w}")
+    for c in cells:
+        flagged = [p for p in c.get("processes", []) if p.get("warnings")]
+        if flagged:
+            out.append(
+                f"warning    {c.get('label')}: {len(flagged)} of {len(c.get('processes', []))} "
+                f"processes flagged, e.g. #{flagged[0].get('repeat')}: {flagged[0]['warnings'][0]}"
+            )
+    if doc.get("folder"):
+        out.append(f"records    {doc['folder']}")
+    return clean("\n".join(out))
+
+
+def profile_process(settings: RunSettings, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """``--profile-iters`` without ``--profile-in-run``: a process of its own runs first, under
+    the profiler, with its own record (``RUN.profile.jsonl`` beside ``--record``); the measured
+    run then keeps its profiles and never runs under the profiler. Running first, this process,
+    not the measured one, pays for a cold disk cache. Ctrl-C here stops everything."""
+    from warmscope.core.session import RunSession
+
+    profiling = RunSettings.from_json(settings.to_json())
+    profiling.profile_in_run = True
+    record = None
+    if args.record is not None:
+        record = args.record.with_name(args.record.stem + ".profile.jsonl")
+    session = RunSession(
+        profiling, record_path=record, command=profiling.command_line(), overwrite=args.overwrite
+    )
+    if not args.quiet:
+        print(
+            "warmscope: profiling in a separate process first "
+            f"({clean_line(str(session.record_path))})",
+            file=sys.stderr,
+        )
+    session.start()
+    try:
+        session.wait()
+    except KeyboardInterrupt:
+        session.kill()
+        session.wait()
+        raise
+    data = session.data
+    if data.status != outcome.OK:
+        print(
+            f"warmscope: the profile process {data.status}: {clean_line(data.status_detail)}; "
+            "the measured run goes on without a profile",
+            file=sys.stderr,
+        )
+    source = str(session.record_path)
+    return [{**data.profiles[i], "source": source} for i in sorted(data.profiles)]
 
 
 def check_json_path(path: Path, record: Path | None) -> None:
@@ -436,8 +744,11 @@ def render_summary(data: RunData) -> str:
             out.append(
                 f"profiled   #{i}: {fmt_ms(p['wall_ms'])} wall, {fmt_ms(p['ops_ms'])} in operators, "
                 f"{fmt_ms(p['unaccounted_ms'])} in none"
+                + (" (separate process)" if p.get("separate") else "")
                 + (f"; trace {p['trace']}" if p.get("trace") else "")
             )
+    for warning in d.warnings:
+        out.append(f"warning    {warning}")
     for note in d.notes:
         out.append(f"note       {note}")
     if d.record_path:
@@ -482,17 +793,82 @@ def cmd_knobs() -> int:
     return outcome.EXIT_OK
 
 
+def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
+    """``warmscope open``: run records as given; a sweep document stands for its runs, and the
+    TUI shows its answer and table first. Each file is read here, to fail early in one line."""
+    from warmscope.core.sweep import is_sweep_document, read_sweep, sweep_runs
+
+    records: list[Path] = []
+    sweeps: list[dict[str, Any]] = []
+    for path in paths:
+        if is_sweep_document(path):
+            doc = read_sweep(path)
+            runs = sweep_runs(doc, path)
+            if not runs:
+                raise UsageError(f"sweep {clean_line(str(path))}: none of its run records exist")
+            records += runs
+            sweeps.append(doc)
+        else:
+            read_run(path)
+            records.append(path)
+    return records, sweeps
+
+
 def cmd_compare(paths: list[Path]) -> int:
-    a, b = (read_run(p) for p in paths)
-    emit(render_comparison(a, b, [str(p) for p in paths]))
+    from warmscope.core.sweep import is_sweep_document, read_sweep
+
+    sweeps = [p for p in paths if is_sweep_document(p)]
+    if sweeps:
+        if len(paths) != 1:
+            raise UsageError("compare takes one sweep document, or run records (not both)")
+        emit(render_sweep(read_sweep(paths[0])))
+        return outcome.EXIT_OK
+    if len(paths) < 2:
+        raise UsageError("compare needs two or more run records, or one sweep document")
+    runs = [read_run(p) for p in paths]
+    if len(runs) == 2:
+        emit(render_comparison(runs[0], runs[1], [str(p) for p in paths]))
+    else:
+        emit(render_many(runs, [str(p) for p in paths]))
     return outcome.EXIT_OK
+
+
+def render_many(runs: list[RunData], names: list[str]) -> str:
+    """Three or more runs side by side, each metric against the first run."""
+    from warmscope.core.digest import metric_rows
+
+    width = max(14, *(len(Path(n).name) for n in names))
+    summaries = [r.summary() for r in runs]
+    lines = [f"{'':<18} " + " ".join(f"{Path(n).name:>{width}}" for n in names)]
+    lines.append(f"{'status':<18} " + " ".join(f"{r.status:>{width}}" for r in runs))
+    lines.append(f"{'iterations':<18} " + " ".join(f"{r.count:>{width}}" for r in runs))
+    columns = [metric_rows(summaries[0], s) for s in summaries]
+    for n, row in enumerate(columns[0]):
+        cells = [metric_cell(row.metric, row.a)]
+        for col in columns[1:]:
+            other = col[n]
+            ratio = f" {other.ratio:.2f}×" if other.ratio is not None else ""
+            cells.append(metric_cell(other.metric, other.b) + ratio)
+        lines.append(f"{row.metric:<18} " + " ".join(f"{c:>{width}}" for c in cells))
+    lines.append("ratios: each run against the first")
+    for i, r in enumerate(runs[1:], 1):
+        diffs = settings_diff(runs[0].settings, r.settings)
+        if diffs:
+            lines.append(f"settings of {Path(names[i]).name} that differ from the first:")
+            for change in diffs:
+                lines.append(f"  {change.name:<16} {change.a:>{width}} {change.b:>{width}}")
+    return clean("\n".join(lines))
 
 
 def cmd_report(record: Path, against: Path | None, output: Path | None) -> int:
     from warmscope.core.export import atomic_write
-    from warmscope.core.report import report
+    from warmscope.core.report import report, sweep_report
+    from warmscope.core.sweep import is_sweep_document, read_sweep
 
-    text = report(read_run(record), read_run(against) if against else None)
+    if is_sweep_document(record):
+        text = sweep_report(read_sweep(record))
+    else:
+        text = report(read_run(record), read_run(against) if against else None)
     if output is None:
         emit(clean(text), end="")
     else:
@@ -518,7 +894,12 @@ def render_comparison(a: RunData, b: RunData, names: list[str]) -> str:
     return clean("\n".join(lines))
 
 
-def cmd_tui(args: argparse.Namespace, argv: list[str], records: list[Path] | None = None) -> int:
+def cmd_tui(
+    args: argparse.Namespace,
+    argv: list[str],
+    records: list[Path] | None = None,
+    sweeps: list[dict[str, Any]] | None = None,
+) -> int:
     try:
         from warmscope.tui.app import run_app
     except ImportError as exc:
@@ -538,6 +919,7 @@ def cmd_tui(args: argparse.Namespace, argv: list[str], records: list[Path] | Non
         overwrite=getattr(args, "overwrite", False),
         refresh_hz=refresh,
         mouse=getattr(args, "mouse", False),
+        sweeps=sweeps or [],
     )
 
 
@@ -555,6 +937,17 @@ def make_parser(command: str | None) -> argparse.ArgumentParser:
         )
         p.add_argument("target", metavar="TARGET")
         add_run_options(p, headless=True)
+    elif command == "sweep":
+        p = _Parser(
+            prog="warmscope sweep",
+            description="Run TARGET under several settings (--preset A,B and/or --vary "
+            "KNOB=V1,V2), each in --repeat fresh processes, interleaved (A B A B …). Prints "
+            "the answer first, then each setting's medians with 95%% intervals across processes.",
+            epilog=EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.add_argument("target", metavar="TARGET")
+        add_run_options(p, headless=True, sweep=True)
     elif command == "open":
         p = _Parser(
             prog="warmscope open",
@@ -566,9 +959,10 @@ def make_parser(command: str | None) -> argparse.ArgumentParser:
     elif command == "compare":
         p = _Parser(
             prog="warmscope compare",
-            description="Two runs side by side: warm-up, percentiles, settings.",
+            description="Runs side by side (warm-up, percentiles, settings), or a sweep "
+            "document's answer and table.",
         )
-        p.add_argument("records", nargs=2, type=Path, metavar="RECORD")
+        p.add_argument("records", nargs="+", type=Path, metavar="RECORD")
         p.add_argument("--verbose", action="store_true")
     elif command == "report":
         p = _Parser(
@@ -628,10 +1022,11 @@ def _main(argv: list[str] | None) -> int:
         args = make_parser(command).parse_args(rest)
         if command == "run":
             return cmd_run(args, argv)
+        if command == "sweep":
+            return cmd_sweep(args, argv, sweep=True)
         if command == "open":
-            for path in args.records:
-                read_run(path)  # fail early, in one line, on a file that is not a record
-            return cmd_tui(args, argv, records=args.records)
+            records, sweeps = open_records(args.records)
+            return cmd_tui(args, argv, records=records, sweeps=sweeps)
         if command == "compare":
             return cmd_compare(args.records)
         if command == "report":

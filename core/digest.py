@@ -147,6 +147,9 @@ class RunDigest:
     notes: list[str] = field(default_factory=list)
     """What the child said about the knobs: one torch lacks, a value it refused."""
     record_path: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    """Why the figures may mislead: a noisy steady state, a warm-up hidden in the noise."""
+    noisy: bool = False
 
     @property
     def status_text(self) -> str:
@@ -159,6 +162,7 @@ class RunDigest:
 
 def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
     summary = data.summary()
+    warns = data.warnings() if data.count else []
     return RunDigest(
         target=str(data.settings.get("target", "?")),
         mode=data.mode,
@@ -174,28 +178,30 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
         notes=[e.title for e in data.events if e.kind == "knob"],
         record_path=data.record_path,
         settings_text=settings_line(data.settings),
+        warnings=[w.text for w in warns],
+        noisy=any(w.noisy for w in warns),
     )
 
 
 def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS) -> list[WarmupRow]:
     """The iterations before ``steady_from`` that are slower than the steady p50, and any
-    that are labelled (a profiling run, a recompile) or profiled. A fast iteration inside
-    the warm-up (noise) is not called slow."""
+    that are labelled (a profiling run, a recompile) or profiled in this run. A fast
+    iteration inside the warm-up (noise) is not called slow."""
     p50 = summary.p50_ms
-    labelled = data.labelled()
     chosen = {
         i
         for i in range(min(summary.steady_from or 0, data.count))
         if p50 is None or data.ms[i] > p50
     }
-    chosen.update(labelled)
-    chosen.update(data.profiles)
+    chosen.update(data.labelled())
+    here = set(data.profiled_here())
+    chosen.update(here)
     return [
         WarmupRow(
             iteration=i,
             ms=data.ms[i],
             label=data.label(i) or "",
-            profiled=i in data.profiles,
+            profiled=i in here,
             titles=event_titles(data, i),
         )
         for i in sorted(i for i in chosen if i < data.count)[:limit]

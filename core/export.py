@@ -102,6 +102,7 @@ def markdown(data: RunData, max_rows: int = 12) -> str:
         ("CV", "-" if s.cv is None else f"{s.cv * 100:.1f}%"),
     ]
     lines += [f"| {k} | {v} |" for k, v in rows]
+    lines += [f"\n> **Warning:** {w}." for w in d.warnings]
     if d.phases:
         lines += ["", "Phases: " + ", ".join(f"{k} {_ms(v)}" for k, v in d.phases.items())]
     if d.warmup:

@@ -9,6 +9,7 @@ reproduces the run.
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 from warmscope.core.breakdown import diff, steady_reference
 from warmscope.core.digest import digest, graph_facts
@@ -72,9 +73,17 @@ def report(data: RunData, compared: RunData | None = None) -> str:
         f"| {ms(s.p99_ms)} | {ms(s.mean_ms)} | {cv} |"
     )
     out.append("")
+    for warning in d.warnings:
+        out.append(f"> **Warning:** {warning}.")
+    if d.warnings:
+        out.append("")
     out.append(
         f"{s.count} iterations; statistics over the {s.steady_count} steady ones"
-        + (f", {len(data.profiles)} profiled iteration(s) left out." if data.profiles else ".")
+        + (
+            f", {len(data.profiled_here())} profiled iteration(s) left out."
+            if data.profiled_here()
+            else "."
+        )
     )
     if data.phases:
         out.append(
@@ -100,6 +109,19 @@ def report(data: RunData, compared: RunData | None = None) -> str:
     slow = [i for i in sorted(data.profiles) if i != ref]
     if data.profiles:
         out += ["## Where the time went", ""]
+        sources = sorted({str(p["source"]) for p in data.profiles.values() if p.get("separate")})
+        if sources:
+            out += [
+                "The operator profiles come from a separate process ("
+                + ", ".join(f"`{s}`" for s in sources)
+                + "): no latency above was measured under the profiler.",
+                "",
+            ]
+        else:
+            out += [
+                "Profiled in this run: the profiled iterations are left out of the statistics.",
+                "",
+            ]
         out += [
             "| iteration | wall ms | in operators | not in any operator |",
             "| ---: | ---: | ---: | ---: |",
@@ -185,3 +207,66 @@ def _gpu(env: dict[str, object]) -> str:
     if isinstance(gpus, list) and gpus:
         return ", ".join(str(g.get("name")) for g in gpus if isinstance(g, dict))
     return str(env.get("nvml") or "none")
+
+
+def sweep_report(doc: dict[str, Any]) -> str:
+    """A sweep document as Markdown: the answer first, then each cell with its intervals, the
+    ranking, every process, and what to distrust."""
+    from warmscope.core.sweep_digest import count_text, iv_text
+
+    cells = doc.get("cells", [])
+    out = [f"# warmscope sweep: `{doc.get('target', '?')}`", ""]
+    out += [f"**{doc.get('answer', '')}**", ""]
+    per = doc.get("per_process_s")
+    out.append(
+        f"{len(cells)} setting(s) × {doc.get('repeat')} fresh processes, interleaved "
+        f"({doc.get('finished')} of {doc.get('planned')} ran"
+        + (", **stopped**" if doc.get("stopped") else "")
+        + f"), {doc.get('iters')} iterations each; {float(doc.get('wall_s') or 0):.1f} s"
+        + (f", {per:.1f} s per process." if per else ".")
+    )
+    out.append(
+        f"Each figure: the median across processes (95% interval; {doc.get('interval', '')})."
+    )
+    out += [
+        "",
+        "| setting | runs | first | warm-up excess | steady from | steady p50 | setup | shapes |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for c in cells:
+        out.append(
+            f"| {c.get('label')} | {len(c.get('runs', []))} | {iv_text(c.get('first_ms'))} "
+            f"| {iv_text(c.get('warmup_excess_ms'))} | {count_text(c.get('steady_from'))} "
+            f"| {iv_text(c.get('steady_p50_ms'))} | {iv_text(c.get('setup_ms'))} "
+            f"| {c.get('shapes', '-')} |"
+        )
+    ranking = doc.get("ranking", [])
+    if len(ranking) > 1:
+        out += ["", f"Ranked by `{doc.get('rank_by')}`:", ""]
+        for r in ranking:
+            out.append(f"{r.get('rank')}. {r.get('label')}: {r.get('vs_best')}")
+    warnings = list(doc.get("warnings", []))
+    for c in cells:
+        for p in c.get("processes", []):
+            warnings += [f"{c.get('label')} #{p.get('repeat')}: {w}" for w in p.get("warnings", [])]
+    if warnings:
+        out += ["", "## Warnings", ""]
+        out += [f"- {w}" for w in warnings]
+    out += [
+        "",
+        "## Processes in the order they ran",
+        "",
+        "| # | setting | repeat | status | record |",
+    ]
+    out.append("| ---: | --- | ---: | --- | --- |")
+    by_key = {
+        (c.get("index"), p.get("repeat")): (c, p) for c in cells for p in c.get("processes", [])
+    }
+    for n, (ci, r) in enumerate(doc.get("schedule", []), 1):
+        c, p = by_key.get((ci, r), ({}, {}))
+        out.append(
+            f"| {n} | {c.get('label', '?')} | {r} | {p.get('status', '?')} | `{p.get('record')}` |"
+        )
+    if doc.get("command"):
+        out += ["", "Reproduce: `" + shlex.join(str(a) for a in doc["command"]) + "`"]
+    return "\n".join(out) + "\n"

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from warmscope.core import outcome, stats
+from warmscope.core import intervals, outcome, stats
 from warmscope.core.jitlog import label_for
 
 
@@ -230,20 +230,32 @@ class RunData:
             self._summary = (key, stats.summarize(self.ms, exclude=exclude, known_warmup=busy))
         return self._summary[1]
 
+    def profiled_here(self) -> list[int]:
+        """The iterations this process ran under the profiler. Profiles taken in a separate
+        process (``"separate": true``) describe that process's iterations: none of this
+        run's latencies was slowed by them."""
+        return sorted(i for i, p in self.profiles.items() if not p.get("separate"))
+
     def stats_inputs(self) -> tuple[list[int], list[int]]:
         """What ``stats.summarize`` needs beside the latencies: the iterations to leave out
         (profiled ones, unless the run counts them) and those whose events show warm-up work.
         """
         keep = bool(self.settings.get("profiled_in_stats", False))
-        exclude = [] if keep else sorted(self.profiles)
+        exclude = [] if keep else self.profiled_here()
         return exclude, sorted(self.labelled())
+
+    def warnings(self) -> list[intervals.RunWarning]:
+        """Why this run's figures may mislead: noise, a warm-up hidden in it, no steady state
+        (``intervals.run_warnings``, over the iterations the statistics count)."""
+        exclude, _ = self.stats_inputs()
+        return intervals.run_warnings(self.ms, self.summary().steady_from, exclude)
 
     # -- the --json document ----------------------------------------------------------------
 
     def iteration_rows(self) -> Iterator[dict[str, Any]]:
         """The ``--json`` document's iterations, one row at a time (a long run has millions)."""
         labels = self.labelled()
-        profiles = self.profiles
+        profiles = set(self.profiled_here())
         for i, (ms, st) in enumerate(zip(self.ms, self.start_ms, strict=True)):
             row: dict[str, Any] = {"i": i, "ms": round(ms, 6), "start_ms": round(st, 6)}
             if i in labels:
@@ -254,6 +266,7 @@ class RunData:
 
     def to_document(self, *, iterations: bool = True) -> dict[str, Any]:
         """The ``--json`` document; without ``iterations`` for a writer that streams them."""
+        warns = self.warnings()
         return {
             "format": "warmscope-run",
             "version": 1,
@@ -274,7 +287,8 @@ class RunData:
             "samples": self.samples,
             "profiles": [self.profiles[i] for i in sorted(self.profiles)],
             "graphs": self.graphs,
-            "summary": self.summary().to_dict(),
+            "summary": {**self.summary().to_dict(), "noisy": any(w.noisy for w in warns)},
+            "warnings": [w.text for w in warns],
             "record": self.record_path,
             "stderr_file": self.stderr_path,
         }

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warmscope.core import outcome, proctree, protocol
+from warmscope.core import compile_cache, outcome, proctree, protocol
+from warmscope.core.compile_cache import CacheSetup
 from warmscope.core.fold import apply_line, event_line, iterations_line, record_line
 from warmscope.core.jitlog import ParsedEvent, StderrParser
 from warmscope.core.outcome import UsageError
@@ -102,7 +103,12 @@ class RunSession:
         record_path: Path | None = None,
         command: list[str] | None = None,
         overwrite: bool = False,
+        warm_cache: Path | None = None,
+        profiles: list[dict[str, Any]] | None = None,
     ) -> None:
+        """``warm_cache``: for ``--compile-cache warm``, the folder an unrecorded process filled.
+        ``profiles``: operator profiles taken by a separate process (each with its ``source``
+        record): this run keeps them and runs no iteration under the profiler itself."""
         self.settings = settings
         self.target: Target = settings.resolve()  # raises SettingsError: nothing spawned
         self.mode = settings.effective_mode(self.target)
@@ -157,6 +163,9 @@ class RunSession:
         self._finishing = False
         self._parser = StderrParser()
         self._context: tuple[str, object] = ("phase", "start")
+        self._warm_cache = warm_cache
+        self._separate_profiles = profiles
+        self._cache: CacheSetup | None = None
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -168,6 +177,16 @@ class RunSession:
             self.ring = IterationRing.create()
             self._writer.write(self._header)
             self._commit({"type": "env", "env": host_environment()})
+            if self.mode == "compile":
+                # Which compiled code the child can find on disk decides its cold start.
+                self._cache = compile_cache.prepare(
+                    self.settings.compile_cache or "user",
+                    {**os.environ, **self.settings.env},
+                    self._warm_cache,
+                )
+                self._commit({"type": "env", "env": {"compile_cache": self._cache.info}})
+            for profile in self._separate_profiles or []:
+                self._commit({"type": "profile", **profile, "separate": True})
             self._writer.flush()
             self._spawn()
         except BaseException:
@@ -284,6 +303,8 @@ class RunSession:
                     path.unlink()
         if self._stderr_file is not None:
             self._stderr_file.close()
+        if self._cache is not None:
+            self._cache.cleanup()
 
     def _guarded(self, work: Any) -> Any:
         """``work`` for a thread: an exception ends the run with a status, never a hang."""
@@ -300,6 +321,8 @@ class RunSession:
         knobs = dict(self.settings.knobs)
         knobs["mode"] = self.mode
         profile_iters, profile_steady = self.settings.profile_plan()
+        if self._separate_profiles is not None:
+            profile_iters, profile_steady = [], False  # the profile came from another process
         return {
             "parent_pid": os.getpid(),
             "target": self.target.to_json(),
@@ -331,6 +354,8 @@ class RunSession:
             if k.apply.startswith("env:") and value is not None:
                 env[k.apply.removeprefix("env:")] = str(value)
         env.update(self.settings.env)
+        if self._cache is not None:
+            env.update(self._cache.env)
         env["PYTHONUNBUFFERED"] = "1"
         # Inherited by everything the child starts (compile workers too): finds any survivor.
         env[RUN_ID_VAR] = self.run_id
@@ -727,6 +752,11 @@ class RunSession:
                     Event("info", f"processes of the run still alive after SIGKILL: {left}")
                 )
             self._recover_unsent()
+            if self._cache is not None and self._cache.env:
+                # What the run left in its cache: a cold one that stays empty was not used.
+                after = sum(compile_cache.count_files(Path(p)) for p in self._cache.env.values())
+                info = {**self._cache.info, "entries_after": after}
+                self._commit({"type": "env", "env": {"compile_cache": info}})
             status, detail, exit_code = self._outcome(returncode)
             self.busy = None
             end = {
@@ -752,6 +782,8 @@ class RunSession:
                 with contextlib.suppress(OSError):
                     self.proc.stdin.close()
         self._stop_guardian()
+        if self._cache is not None:
+            self._cache.cleanup()  # a cold cache is this process's alone
         self.finished.set()
 
     def _recover_unsent(self) -> None:

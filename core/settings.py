@@ -9,6 +9,7 @@ import shutil
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from warmscope.core.compile_cache import MODES as COMPILE_CACHE_MODES
 from warmscope.core.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.outcome import UsageError
 from warmscope.core.safe_text import clean_line
@@ -87,10 +88,17 @@ class RunSettings:
     profiled_in_stats: bool = False
     """Count profiled iterations in the latency statistics (by default the profiler's slowdown
     keeps them out)."""
+    profile_in_run: bool = False
+    """``warmscope run``: profile inside the measured process. By default the profile comes
+    from a separate process (trtexec's ``--separateProfileRun``) and the measured one runs
+    without the profiler. A ``RunSession`` itself always profiles in its own process."""
     python: str | None = None
     trust_pickle: bool = False
     preset: str | None = None
     sample_hz: float = DEFAULT_SAMPLE_HZ
+    compile_cache: str | None = None
+    """``cold``, ``warm`` or ``user`` (see ``compile_cache``); ``None``: ``user`` for one run.
+    Only compile runs have one."""
 
     # -- building -------------------------------------------------------------------------
 
@@ -157,6 +165,11 @@ class RunSettings:
             if text is not None and "\0" in text:
                 raise SettingsError(f"{flag}: a NUL character in {text!r}")
         self.profile_plan()
+        if self.compile_cache is not None and self.compile_cache not in COMPILE_CACHE_MODES:
+            raise SettingsError(
+                f"--compile-cache {clean_line(str(self.compile_cache))}: one of "
+                + ", ".join(COMPILE_CACHE_MODES)
+            )
         if self.python is not None:
             check_python(self.python)
         try:
@@ -217,12 +230,15 @@ class RunSettings:
             ("--torch-logs", self.torch_logs),
             ("--profile-iters", self.profile_iters),
             ("--python", self.python),
+            ("--compile-cache", self.compile_cache),
         )
         for flag, value in optional:
             if value is not None:
                 argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
         if self.profiled_in_stats:
             argv.append("--profiled-in-stats")
+        if self.profile_in_run:
+            argv.append("--profile-in-run")
         if self.trust_pickle:
             argv.append("--trust-pickle")
         return argv

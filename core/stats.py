@@ -25,7 +25,16 @@ import operator
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, fields
 
-__all__ = ["Comparison", "Summary", "compare", "percentile", "steady_from", "summarize"]
+__all__ = [
+    "Comparison",
+    "Summary",
+    "band",
+    "compare",
+    "percentile",
+    "reference",
+    "steady_from",
+    "summarize",
+]
 
 _MAD_TO_SIGMA = 1.4826
 _SIGMA_MULT = 5.0
@@ -67,6 +76,16 @@ def _percentile_sorted(s: Sequence[float], q: float) -> float:
 
 def _slow_threshold(x: Sequence[float]) -> float:
     """Return the latency above which an iteration counts as slow (needs len(x) >= 1)."""
+    m, sigma = reference(x)
+    return float(m + band(m, sigma))
+
+
+def reference(x: Sequence[float]) -> tuple[float, float]:
+    """Return the median and spread (1.4826 × MAD) of the run's last half: its normal speed.
+
+    The threshold of a slow iteration is the median plus ``band(median, spread)``.
+    Needs ``len(x) >= 1``.
+    """
     tail = sorted(x[len(x) // 2 :])
     m = _median_sorted(tail)
     # Deviations from the median of a sorted list are two sorted runs (falling, then rising):
@@ -75,7 +94,12 @@ def _slow_threshold(x: Sequence[float]) -> float:
     above = [t - m for t in tail[len(tail) // 2 :]]
     below.reverse()  # now rising too: two rising runs, merged by timsort in linear time
     sigma = _MAD_TO_SIGMA * _median_sorted(sorted(below + above))
-    return float(m + max(_SIGMA_MULT * sigma, _REL_MARGIN * m))
+    return m, sigma
+
+
+def band(median: float, sigma: float) -> float:
+    """How far above the median an iteration must be to count as slow: max(5σ, 0.25·median)."""
+    return max(_SIGMA_MULT * sigma, _REL_MARGIN * median)
 
 
 def _median_sorted(s: Sequence[float]) -> float:

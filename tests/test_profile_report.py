@@ -19,6 +19,7 @@ ONE_THREAD = ("--set", "intra_op_threads=1")
 
 
 def profiled_run(tmp: Path, target: str, iters: int = 20) -> Result:
+    """Profiled inside the measured process (``--profile-in-run``): what these tests check."""
     return warmscope(
         "run",
         target,
@@ -26,6 +27,7 @@ def profiled_run(tmp: Path, target: str, iters: int = 20) -> Result:
         str(iters),
         "--profile-iters",
         "0,1,steady",
+        "--profile-in-run",
         *ONE_THREAD,
         "--record",
         str(tmp / "run.jsonl"),
@@ -170,3 +172,44 @@ def test_profiled_iterations_counted_when_asked(speech: Result) -> None:
     assert counted.steady_count == data.count - (counted.steady_from or 0)
     back = build_settings(make_parser("run").parse_args(["sample:speech", "--profiled-in-stats"]))
     assert back.profiled_in_stats and "--profiled-in-stats" in back.command_line()
+
+
+def test_a_separate_profile_process_leaves_the_headline_unchanged(tmp_path: Path) -> None:
+    """By default the profile comes from a process of its own (trtexec's
+    --separateProfileRun): the measured run has no profiled iteration, so its first iteration
+    and warm-up excess are the real ones, and it still carries the operator breakdowns."""
+    from warmscope.core import stats
+
+    r = warmscope(
+        "run",
+        "sample:speech",
+        "--iters",
+        "15",
+        "--profile-iters",
+        "0,steady",
+        *ONE_THREAD,
+        "--record",
+        str(tmp_path / "run.jsonl"),
+        json_path=tmp_path / "run.json",
+    )
+    assert r.code == 0, r.stderr
+    doc = r.doc
+    assert doc is not None
+    rows = doc["iterations"]
+    assert len(rows) == 15 and not any(row.get("profiled") for row in rows)
+    summary = doc["summary"]
+    assert summary["first_ms"] == rows[0]["ms"]
+    labelled = [row["i"] for row in rows if row.get("label")]
+    expected = stats.summarize([row["ms"] for row in rows], known_warmup=labelled)
+    assert summary["steady_count"] == expected.steady_count == 15 - expected.steady_from
+    assert summary["warmup_excess_ms"] == pytest.approx(expected.warmup_excess_ms)
+    assert summary["warmup_excess_ms"] > 0, "iteration 0's excess is counted, not profiled away"
+    # The profiles came from the other process, which has its own record.
+    source = tmp_path / "run.profile.jsonl"
+    assert sorted(p["iteration"] for p in doc["profiles"]) == [0, 15]
+    assert all(p["separate"] and p["source"] == str(source) for p in doc["profiles"])
+    profiled = read_run(source)
+    assert profiled.profiled_here() == [0, 15] and profiled.settings["profile_in_run"] is True
+    assert "(separate process)" in r.stdout
+    report = warmscope("report", str(tmp_path / "run.jsonl"))
+    assert "come from a separate process" in report.stdout

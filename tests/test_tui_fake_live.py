@@ -66,7 +66,7 @@ def test_the_controller_plays_a_run_without_a_screen() -> None:
     assert seen[-1][2] == 30 and controller.live is None
     job = controller.summary_job(entry, force=True)
     assert job is not None
-    summary, count, _ = job()
+    summary, count, _, _ = job()
     assert count == 30 and summary.first_ms == 40.0 and summary.steady_from == 2
     assert controller.summary_done(entry, summary, count, 0.001) is False
     assert controller.summary_job(entry, force=True) is None, "current: nothing to do"

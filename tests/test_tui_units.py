@@ -166,3 +166,26 @@ def test_reproduce_command_parses_back_to_the_same_settings() -> None:
     assert back.env == s.env
     assert (back.preset, back.duration, back.inputs) == (s.preset, s.duration, s.inputs)
     assert back.profile_iters == s.profile_iters
+
+
+def test_the_command_line_calls_run_app_with_what_it_takes(monkeypatch) -> None:
+    """`warmscope open` and `warmscope TARGET` hand the TUI only arguments it accepts."""
+    import inspect
+    from pathlib import Path
+
+    from warmscope.core.cli import main
+    from warmscope.tui import app as tui_app
+
+    real = inspect.signature(tui_app.run_app)
+    calls: list[dict] = []
+
+    def check(**kwargs):
+        real.bind(**kwargs)  # a TypeError here is the bug a user would meet
+        calls.append(kwargs)
+        return 0
+
+    monkeypatch.setattr(tui_app, "run_app", check)
+    record = Path(__file__).parent / "data" / "speech-script.jsonl"
+    assert main(["open", str(record)]) == 0
+    assert main(["sample:trivial", "--overwrite"]) == 0
+    assert calls[1]["overwrite"] is True

@@ -28,6 +28,7 @@ from textual.timer import Timer
 
 from warmscope.core import outcome, stats
 from warmscope.core.digest import settings_diff
+from warmscope.core.intervals import RunWarning
 from warmscope.core.outcome import WarmscopeError
 from warmscope.core.record import RecordError, read_run
 from warmscope.core.run import LiveRun, RunData
@@ -54,12 +55,20 @@ KILL_WAIT_S = 2.0
 class SummaryReady(Message):
     """A worker summarized ``count`` latencies of a run."""
 
-    def __init__(self, entry: RunEntry, summary: stats.Summary, count: int, cost: float) -> None:
+    def __init__(
+        self,
+        entry: RunEntry,
+        summary: stats.Summary,
+        count: int,
+        cost: float,
+        warnings: tuple[RunWarning, ...] = (),
+    ) -> None:
         super().__init__()
         self.entry = entry
         self.summary = summary
         self.count = count
         self.cost = cost
+        self.warnings = warnings
 
 
 class SummaryFailed(Message):
@@ -98,9 +107,12 @@ class WarmscopeApp(App[int]):
         start: SessionFactory = start_session,
         overwrite: bool = False,
         refresh_hz: float = DEFAULT_REFRESH_HZ,
+        sweeps: Iterable[dict[str, Any]] = (),
     ) -> None:
         super().__init__()
         self.refresh_hz = refresh_hz
+        self.sweeps = list(sweeps)
+        """Sweep documents opened (``warmscope open sweep.json``): their runs are in ``records``."""
         self.initial_settings = settings
         self.initial_records = list(records)
         self.controller = RunController(record_path, start, overwrite=overwrite)
@@ -206,6 +218,8 @@ class WarmscopeApp(App[int]):
                 with contextlib.suppress(Exception):
                     self.next_settings = RunSettings.from_json(self.runs[0].data.settings)
                     self.next_source = self.runs[0].record_name or "a record"
+        if self.sweeps:
+            self.action_sweep()
         if self.initial_settings is not None:
             # After the first frame: spawning is quick, but the frame comes first.
             self.call_after_refresh(self.start_run, self.initial_settings)
@@ -343,18 +357,22 @@ class WarmscopeApp(App[int]):
         )
 
     def _summarize(
-        self, entry: RunEntry, job: Callable[[], tuple[stats.Summary, int, float]]
+        self,
+        entry: RunEntry,
+        job: Callable[[], tuple[stats.Summary, int, float, tuple[RunWarning, ...]]],
     ) -> None:
         try:
-            summary, count, cost = job()
+            summary, count, cost, warnings = job()
         except Exception as exc:  # shown in the pane; the run goes on
             self.post_message(SummaryFailed(entry, exc))
             return
-        self.post_message(SummaryReady(entry, summary, count, cost))
+        self.post_message(SummaryReady(entry, summary, count, cost, warnings))
 
     def on_summary_ready(self, message: SummaryReady) -> None:
         entry = message.entry
-        again = self.controller.summary_done(entry, message.summary, message.count, message.cost)
+        again = self.controller.summary_done(
+            entry, message.summary, message.count, message.cost, message.warnings
+        )
         self.main.summary_changed(entry)
         if again:
             self._want_summary(entry, force=True)
@@ -539,6 +557,13 @@ class WarmscopeApp(App[int]):
         if self.viewed is not None:
             self.push_screen(GraphsScreen(self.viewed))
 
+    def action_sweep(self) -> None:
+        """The opened sweep's answer and table, over its runs."""
+        from warmscope.tui.sweep_screen import SweepScreen
+
+        if self.sweeps and not isinstance(self.screen, SweepScreen):
+            self.push_screen(SweepScreen(self.sweeps[0]))
+
     def action_help(self) -> None:
         from warmscope.tui.help_screen import HelpScreen
 
@@ -609,6 +634,8 @@ class WarmscopeApp(App[int]):
                     partial(self.run_action, binding.action.removeprefix("app.")),
                 )
         yield SystemCommand("Help", "Every key [?]", self.action_help)
+        if self.sweeps:
+            yield SystemCommand("Sweep", "The opened sweep's answer and table", self.action_sweep)
         for preset in PRESETS.values():
             yield SystemCommand(
                 f"Next run: preset {preset.name}",
@@ -634,6 +661,7 @@ def build_app(
     start: SessionFactory = start_session,
     overwrite: bool = False,
     refresh_hz: float = DEFAULT_REFRESH_HZ,
+    sweeps: Iterable[dict[str, Any]] = (),
 ) -> WarmscopeApp:
     """One factory for the command line, the tests and the benchmarks (``start``: a fake
     session factory in tests that need no torch). ``overwrite``: the first run replaces an
@@ -646,6 +674,7 @@ def build_app(
         start=start,
         overwrite=overwrite,
         refresh_hz=refresh_hz,
+        sweeps=sweeps,
     )
 
 
@@ -656,6 +685,7 @@ def run_app(
     overwrite: bool = False,
     refresh_hz: float = DEFAULT_REFRESH_HZ,
     mouse: bool = False,
+    sweeps: Iterable[dict[str, Any]] = (),
 ) -> int:
     """Run the TUI until the user quits; the exit code for the command line.
 
@@ -667,6 +697,7 @@ def run_app(
         record_path=record_path,
         overwrite=overwrite,
         refresh_hz=refresh_hz,
+        sweeps=sweeps,
     )
     try:
         app.run(mouse=mouse)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from warmscope.core.intervals import RunWarning
 from warmscope.core.run import LiveRun, RunData
 from warmscope.core.settings import RunSettings
 from warmscope.core.stats import Summary
@@ -95,7 +96,7 @@ class RunController:
         entry = RunEntry.from_record(len(self.runs) + 1, data)
         self.runs.append(entry)
         if data.count <= INLINE_SUMMARY_MAX:  # cheaper than a worker and a second frame
-            self._summary_done(entry, data.summary(), data.count, 0.0)
+            self._summary_done(entry, data.summary(), data.count, 0.0, tuple(data.warnings()))
         return entry
 
     def start(self, settings: RunSettings) -> RunEntry:
@@ -132,11 +133,12 @@ class RunController:
 
     def summary_job(
         self, entry: RunEntry, *, force: bool = False
-    ) -> Callable[[], tuple[Summary, int, float]] | None:
+    ) -> Callable[[], tuple[Summary, int, float, tuple[RunWarning, ...]]] | None:
         """A job for a worker thread if ``entry`` needs a new summary now, else ``None``.
 
         The job summarizes a consistent snapshot with the run's own rules (``RunData.summary``)
-        and returns ``(summary, iterations summarized, seconds it took)``.
+        and returns ``(summary, iterations summarized, seconds it took, warnings)``; the
+        warnings (a noisy run) only once the run has finished: its figures are final then.
         """
         view = entry.view
         if view.summary_count == view.count or entry.number in self._summary_busy:
@@ -146,21 +148,37 @@ class RunController:
         self._summary_busy.add(entry.number)
         snapshot = entry.snapshot()
 
-        def job() -> tuple[Summary, int, float]:
+        def job() -> tuple[Summary, int, float, tuple[RunWarning, ...]]:
             t0 = time.perf_counter()
             summary = snapshot.summary()
-            return summary, snapshot.count, time.perf_counter() - t0
+            warnings = tuple(snapshot.warnings()) if snapshot.finished else ()
+            return summary, snapshot.count, time.perf_counter() - t0, warnings
 
         return job
 
-    def summary_done(self, entry: RunEntry, summary: Summary, count: int, cost: float) -> bool:
+    def summary_done(
+        self,
+        entry: RunEntry,
+        summary: Summary,
+        count: int,
+        cost: float,
+        warnings: tuple[RunWarning, ...] = (),
+    ) -> bool:
         """Keep a finished summary; ``True`` when a newer one is due at once (the run ended)."""
-        self._summary_done(entry, summary, count, cost)
+        self._summary_done(entry, summary, count, cost, warnings)
         return entry.view.finished and count != entry.view.count
 
-    def _summary_done(self, entry: RunEntry, summary: Summary, count: int, cost: float) -> None:
+    def _summary_done(
+        self,
+        entry: RunEntry,
+        summary: Summary,
+        count: int,
+        cost: float,
+        warnings: tuple[RunWarning, ...] = (),
+    ) -> None:
         self._summary_busy.discard(entry.number)
         entry.view.summary = summary
+        entry.view.warnings = warnings
         entry.view.summary_count = count
         entry.view.summary_error = ""
         interval = max(SUMMARY_MIN_INTERVAL_S, SUMMARY_COST_FACTOR * cost)

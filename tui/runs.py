@@ -21,6 +21,7 @@ from typing import Any, overload
 
 from warmscope.core import outcome
 from warmscope.core.digest import settings_line
+from warmscope.core.intervals import RunWarning
 from warmscope.core.jitlog import label_for
 from warmscope.core.run import Cursor, Event, LiveRun, RunData, Update
 from warmscope.core.stats import Summary
@@ -97,6 +98,8 @@ class RunView:
         self.summary_count = -1
         self.summary_error = ""
         """Why the last summary could not be computed; cleared by the next one."""
+        self.warnings: tuple[RunWarning, ...] = ()
+        """Why a finished run's figures may mislead (a noisy run); computed with its summary."""
         self.rate: float | None = None
         self._rate_mark: tuple[float, int] | None = None
 

@@ -16,6 +16,13 @@ MUTED = "$text-muted"
 Part = str | tuple[str, str]
 """Plain text, or ``(text, style)``: built as ``Content``, never parsed as markup (phase names
 and errors come from the child or a record)."""
+NOISE_WORDS = {
+    "cv": "noisy: CV>10%",
+    "iqr": "noisy: IQR>10%",
+    "band": "warm-up may hide in noise",
+    "not_steady": "no steady state",
+}
+"""A run's warnings (``intervals.run_warnings``) in the panel's few columns."""
 
 
 def summary_content(view: RunView) -> Content:
@@ -46,6 +53,9 @@ def summary_content(view: RunView) -> Content:
         rows.append(("steady", [fmt.rate(s.throughput_per_s)]))
     else:
         rows += [("p50", ["-"]), ("p90 · p99", ["-"]), ("CV", ["-"]), ("steady", ["-"])]
+    if view.warnings:
+        said = dict.fromkeys(NOISE_WORDS.get(w.code, w.code) for w in view.warnings)
+        rows.append(("noise", [(" · ".join(said), "$warning")]))
     shown = [(k, v) for k, v in view.phases.items() if v >= PHASE_MIN_MS]
     small = len(view.phases) - len(shown)
     lines: list[list[Part]] = [[(f"{k:<{LABEL_W}}", MUTED), " ", *v] for k, v in rows]

@@ -1,0 +1,77 @@
+"""`--compile-cache`: which on-disk inductor/triton cache a compile run had, in its record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import warmscope
+from warmscope.core.cli import build_settings, make_parser, sweep_cells
+from warmscope.core.record import read_run
+
+FAST_COMPILE = ("--mode", "compile", "--set", "compile_backend=eager", "--iters", "3")
+ONE_THREAD = ("--set", "intra_op_threads=1")
+
+
+def test_cold_cache_is_a_fresh_empty_folder_as_the_record_shows(tmp_path: Path) -> None:
+    r = warmscope(
+        "run",
+        "sample:trivial",
+        *FAST_COMPILE,
+        *ONE_THREAD,
+        "--compile-cache",
+        "cold",
+        "--record",
+        str(tmp_path / "run.jsonl"),
+        json_path=tmp_path / "run.json",
+    )
+    assert r.code == 0, r.stderr
+    cache = r.doc["env"]["compile_cache"]  # type: ignore[index]
+    assert cache["mode"] == "cold" and cache["entries_before"] == 0
+    assert cache["had_entries"] is False
+    folder = Path(cache["folders"]["inductor"]).parent
+    assert folder.name.startswith("warmscope-compile-cache-")
+    assert not folder.exists(), "a cold cache is the process's own and goes with it"
+    # The record on disk says the same.
+    assert read_run(tmp_path / "run.jsonl").env["compile_cache"] == cache
+
+
+def test_user_cache_records_whether_it_had_entries(tmp_path: Path) -> None:
+    mine = tmp_path / "inductor"
+    (mine / "sub").mkdir(parents=True)
+    (mine / "sub" / "entry.py").write_text("# compiled before\n")
+    r = warmscope(
+        "run",
+        "sample:trivial",
+        *FAST_COMPILE,
+        *ONE_THREAD,
+        "--set",
+        f"env.TORCHINDUCTOR_CACHE_DIR={mine}",
+        json_path=tmp_path / "run.json",
+        env={"WARMSCOPE_RECORD_DIR": str(tmp_path / "records")},
+    )
+    assert r.code == 0, r.stderr
+    cache = r.doc["env"]["compile_cache"]  # type: ignore[index]
+    assert cache["mode"] == "user"
+    assert cache["folders"]["inductor"] == str(mine)
+    assert cache["entries_before"] >= 1 and cache["had_entries"] is True
+    assert (mine / "sub" / "entry.py").exists(), "the user's cache is left alone"
+
+
+def test_sweeps_default_to_a_cold_cache_for_compile_cells() -> None:
+    args = make_parser("sweep").parse_args(
+        ["sample:trivial", "--preset", "compile,torchscript", "--iters", "3"]
+    )
+    cells = sweep_cells(args, sweep=True)
+    assert [c.settings.compile_cache for c in cells] == ["cold", None]
+    args = make_parser("sweep").parse_args(
+        ["sample:trivial", "--preset", "compile,eager", "--compile-cache", "warm"]
+    )
+    assert [c.settings.compile_cache for c in sweep_cells(args, sweep=True)] == ["warm", "warm"]
+    one = make_parser("run").parse_args(["sample:trivial", "--mode", "compile"])
+    assert build_settings(one).compile_cache is None  # one run: the user's cache, as before
+    assert (
+        "--compile-cache"
+        in build_settings(
+            make_parser("run").parse_args(["sample:trivial", "--compile-cache", "cold"])
+        ).command_line()
+    )

@@ -1,0 +1,245 @@
+"""`warmscope sweep` and `run --repeat`: real child processes, real torch, real records."""
+
+from __future__ import annotations
+
+import json
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Result, warmscope
+from warmscope.core.record import read_run
+
+ONE_THREAD = ("--set", "intra_op_threads=1")
+
+
+def started_ns(record: str) -> int:
+    """When a run began, from its run id (``PID-TIME_NS``)."""
+    with open(record) as f:
+        return int(json.loads(f.readline())["run_id"].rsplit("-", 1)[1])
+
+
+@pytest.fixture(scope="module")
+def two_presets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
+    tmp = tmp_path_factory.mktemp("sweep")
+    result = warmscope(
+        "sweep",
+        "sample:trivial",
+        "--preset",
+        "torchscript,no-profiling",
+        "--repeat",
+        "3",
+        "--iters",
+        "12",
+        *ONE_THREAD,
+        "--record",
+        str(tmp / "records"),
+        json_path=tmp / "sweep.json",
+        timeout=240,
+    )
+    return result, tmp
+
+
+def test_two_preset_sweep_runs_interleaved(two_presets: tuple[Result, Path]) -> None:
+    r, tmp = two_presets
+    assert r.code == 0, r.stderr
+    doc = r.doc
+    assert doc is not None and doc["format"] == "warmscope-sweep"
+    assert doc["stopped"] is False
+    assert doc["schedule"] == [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2], [1, 2]]
+    assert [c["label"] for c in doc["cells"]] == ["torchscript", "no-profiling"]
+    # The records really started in that order: A B A B A B.
+    runs = {(c["index"], p["repeat"]): p["record"] for c in doc["cells"] for p in c["processes"]}
+    by_time = sorted(runs, key=lambda key: started_ns(runs[key]))
+    assert [list(k) for k in by_time] == doc["schedule"]
+    for cell, preset in zip(doc["cells"], ("torchscript", "no-profiling"), strict=True):
+        assert len(cell["runs"]) == 3
+        assert cell["settings"]["preset"] == preset
+        for path in cell["runs"]:
+            data = read_run(Path(path))
+            assert data.status == "ok" and data.count == 12
+            assert data.settings["preset"] == preset
+        for metric in ("first_ms", "warmup_excess_ms", "steady_p50_ms", "setup_ms"):
+            stat = cell[metric]
+            assert set(stat) >= {"median", "lo", "hi", "values"}
+            assert stat["lo"] <= stat["median"] <= stat["hi"]
+            assert len(stat["values"]) == 3
+        assert cell["by_iteration"][0]["median"] == cell["first_ms"]["median"]
+        assert len(cell["by_iteration"]) == 12
+        assert all(
+            p["shape"] in ("flat", "warm-up", "slowdown", "no steady state")
+            for p in cell["processes"]
+        )
+    assert doc["answer"] and doc["answer"] in r.stdout.splitlines()[0]
+    assert [x["rank"] for x in doc["ranking"]] == [1, 2]
+    # The sweep's own record is the same document, beside its runs.
+    saved = json.loads((tmp / "records" / "sweep.json").read_text())
+    assert saved["answer"] == doc["answer"] and saved["schedule"] == doc["schedule"]
+
+
+def test_compare_and_report_read_a_sweep(two_presets: tuple[Result, Path]) -> None:
+    r, tmp = two_presets
+    doc = r.doc
+    assert doc is not None
+    shown = warmscope("compare", str(tmp / "sweep.json"))
+    assert shown.code == 0, shown.stderr
+    assert shown.stdout.splitlines()[0] == f"answer     {doc['answer']}"
+    report = warmscope("report", str(tmp / "records" / "sweep.json"))
+    assert report.code == 0, report.stderr
+    assert f"**{doc['answer']}**" in report.stdout
+    assert "| torchscript | 3 |" in report.stdout
+    runs = doc["cells"][0]["runs"] + doc["cells"][1]["runs"][:1]
+    many = warmscope("compare", *runs)
+    assert many.code == 0, many.stderr
+    assert "ratios: each run against the first" in many.stdout
+    assert "profiling_executor" in many.stdout  # the settings that differ
+
+
+def test_open_shows_a_sweep_over_its_runs(two_presets: tuple[Result, Path]) -> None:
+    from textual.pilot import Pilot
+
+    from tests.tui_support import run
+    from warmscope.core.cli import open_records
+    from warmscope.tui.app import build_app
+    from warmscope.tui.sweep_screen import SweepScreen
+
+    _, tmp = two_presets
+    records, sweeps = open_records([tmp / "sweep.json"])
+    assert len(records) == 6 and all(p.suffix == ".jsonl" for p in records)
+    assert len(sweeps) == 1
+    app = build_app(records=records, sweeps=sweeps)
+
+    async def scenario(pilot: Pilot) -> None:
+        assert isinstance(app.screen, SweepScreen)
+        answer = str(app.screen.query_one("#sweep-answer").render())
+        assert answer == sweeps[0]["answer"]
+        shown = app.export_screenshot()
+        assert "no-profiling" in shown and "torchscript" in shown and "warm-up" in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, SweepScreen)
+        assert len(app.runs) == 6  # every run of the sweep, in the history
+
+    run(app, scenario, size=(120, 40))
+
+
+def test_run_repeat_values_are_the_records_first_iterations(tmp_path: Path) -> None:
+    r = warmscope(
+        "run",
+        "sample:trivial",
+        "--repeat",
+        "3",
+        "--iters",
+        "6",
+        *ONE_THREAD,
+        json_path=tmp_path / "repeat.json",
+        env={"WARMSCOPE_RECORD_DIR": str(tmp_path / "records")},
+    )
+    assert r.code == 0, r.stderr
+    doc: dict[str, Any] = r.doc  # type: ignore[assignment]
+    assert doc["format"] == "warmscope-sweep" and len(doc["cells"]) == 1
+    assert doc["schedule"] == [[0, 0], [0, 1], [0, 2]]
+    cell = doc["cells"][0]
+    records = [read_run(Path(p)) for p in cell["runs"]]
+    assert [round(d.ms[0], 6) for d in records] == cell["first_ms"]["values"]
+    assert cell["first_ms"]["median"] == pytest.approx(statistics.median(d.ms[0] for d in records))
+    for i, row in enumerate(cell["by_iteration"]):
+        assert row["median"] == pytest.approx(statistics.median(d.ms[i] for d in records), abs=1e-6)
+    assert cell["steady_p50_ms"]["values"] == [
+        round(d.summary().p50_ms, 6)
+        for d in records  # type: ignore[arg-type]
+    ]
+    assert r.stdout.startswith("answer ")
+
+
+def test_a_stopped_sweep_keeps_what_finished(tmp_path: Path) -> None:
+    folder = tmp_path / "records"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "warmscope.core.cli",
+            "sweep",
+            "sample:trivial",
+            "--vary",
+            "profiling_executor=on,off",
+            "--repeat",
+            "20",
+            "--iters",
+            "5",
+            *ONE_THREAD,
+            "--record",
+            str(folder),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    document = folder / "sweep.json"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if document.exists() and json.loads(document.read_text())["finished"] >= 3:
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    doc = json.loads(document.read_text())
+    assert doc["stopped"] is True
+    assert 3 <= doc["finished"] < doc["planned"] == 40
+    assert doc["answer"].startswith(f"stopped after {doc['finished']} of 40 processes")
+    finished_ok = sum(len(c["runs"]) for c in doc["cells"])
+    assert finished_ok >= 3 - 1  # the process stopped half way is left out of the statistics
+    for c in doc["cells"]:
+        assert len(c["first_ms"]["values"]) == len(c["runs"])
+    assert out.startswith("answer ")
+
+
+def test_sweep_usage_errors_name_the_problem() -> None:
+    one = warmscope("sweep", "sample:trivial", "--preset", "torchscript")
+    assert one.code == 2 and "at least two settings" in one.stderr
+    bad = warmscope("sweep", "sample:trivial", "--preset", "torchscript,nope")
+    assert bad.code == 2 and "unknown preset 'nope'" in bad.stderr
+    vary = warmscope("sweep", "sample:trivial", "--vary", "no_such_knob=1,2")
+    assert vary.code == 2 and "no_such_knob" in vary.stderr
+    rank = warmscope(
+        "sweep",
+        "sample:trivial",
+        "--preset",
+        "eager,torchscript",
+        "--rank-by",
+        "total@999",
+        "--iters",
+        "10",
+    )
+    assert rank.code == 2 and "only 10 iterations" in rank.stderr
+
+
+def test_a_target_the_child_refuses_ends_the_sweep_at_once(tmp_path: Path) -> None:
+    from tests.conftest import FACTORIES
+
+    r = warmscope(
+        "sweep",
+        f"{FACTORIES}:not_a_module",
+        "--preset",
+        "eager,torchscript",
+        "--repeat",
+        "3",
+        "--record",
+        str(tmp_path / "records"),
+    )
+    assert r.code == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()[-1]) < 300 and "warmscope:" in r.stderr
+    doc = json.loads((tmp_path / "records" / "sweep.json").read_text())
+    assert doc["finished"] == 1, "one refusal is enough: the other processes would refuse too"
+
+
+def test_profiling_is_refused_in_a_sweep() -> None:
+    r = warmscope("run", "sample:trivial", "--repeat", "2", "--profile-iters", "0")
+    assert r.code == 2 and "--profile-iters does not go with --repeat" in r.stderr
