@@ -20,7 +20,20 @@ WARMUP_ROWS = 15
 """At most this many warm-up rows: a run that never settles would list every iteration."""
 QUIET_KINDS = ("stderr", "info")
 """Events a warm-up row does not title: raw output and warmscope's own notes."""
-SETTING_FIELDS = ("target", "inputs", "iters", "duration", "preset", "profile_iters")
+SETTING_FIELDS = (
+    "target",
+    "inputs",
+    "inputs_file",
+    "dims",
+    "schedule",
+    "seed",
+    "gap",
+    "idle_probe",
+    "iters",
+    "duration",
+    "preset",
+    "profile_iters",
+)
 """Run settings besides the knobs that a comparison names when they differ."""
 
 METRIC_NAMES = {
@@ -139,6 +152,14 @@ class RunDigest:
     notes: list[str] = field(default_factory=list)
     """What the child said about the knobs: one torch lacks, a value it refused."""
     record_path: str | None = None
+    shapes: list[dict[str, Any]] = field(default_factory=list)
+    """Per-shape rows when ``--dim`` varies the inputs (``RunData.shape_rows``)."""
+    idle_probe: list[dict[str, Any]] = field(default_factory=list)
+    """``--idle-probe`` rows, each against the steady p50 (``RunData.idle_probe_rows``)."""
+    memory: dict[str, float] = field(default_factory=dict)
+    """The child's peak memory: ``peak_rss_mb``, ``cuda_max_allocated_mb``."""
+    inputs_given: str = ""
+    """Where the inputs came from, in words: ``--input``, ``--inputs FILE``, the target."""
 
     @property
     def status_text(self) -> str:
@@ -162,11 +183,55 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
         changed=changed_settings(data.settings),
         phases=dict(data.phases),
         warmup=warmup_rows(data, summary, max_warmup),
-        inputs=list(data.settings.get("inputs") or data.target.get("default_inputs") or []),
+        inputs=run_inputs(data),
         notes=[e.title for e in data.events if e.kind == "knob"],
         record_path=data.record_path,
         settings_text=settings_line(data.settings),
+        shapes=data.shape_rows(),
+        idle_probe=data.idle_probe_rows(),
+        memory=dict(data.memory),
+        inputs_given=inputs_source(data),
     )
+
+
+def run_inputs(data: RunData) -> list[str]:
+    """What the model was given: the ``--input`` specs as typed (symbolic dimensions and value
+    generators included), else what the child built or loaded (the factory's own inputs too)."""
+    specs = list(data.settings.get("inputs") or [])
+    if specs:
+        return specs
+    if data.inputs:
+        return list(data.inputs)
+    return list(data.target.get("default_inputs") or [])
+
+
+def inputs_source(data: RunData) -> str:
+    settings = data.settings
+    if settings.get("inputs_file"):
+        return f"--inputs {settings['inputs_file']}"
+    if settings.get("inputs"):
+        return "--input"
+    if data.inputs_source == "target" or (data.inputs and not settings.get("inputs")):
+        return "the target's own example inputs"
+    return ""
+
+
+def memory_text(memory: dict[str, float]) -> str:
+    """``peak RSS 412 MB · CUDA max allocated 1,024 MB``, or empty."""
+    parts = []
+    if "peak_rss_mb" in memory:
+        parts.append(f"peak RSS {memory['peak_rss_mb']:,.0f} MB")
+    if "cuda_max_allocated_mb" in memory:
+        parts.append(f"CUDA max allocated {memory['cuda_max_allocated_mb']:,.0f} MB")
+    return " · ".join(parts)
+
+
+def event_list_text(events: list[dict[str, Any]], limit: int = 100) -> str:
+    """A shape row's first-call events: ``recompile: …; Profiled Graph ×2``."""
+    text = "; ".join(
+        e["title"] + (f" ×{e['count']}" if e.get("count", 1) > 1 else "") for e in events
+    )
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS) -> list[WarmupRow]:
