@@ -443,7 +443,7 @@ def render_summary(data: RunData) -> str:
         out.append("settings   " + "  ".join(f"{k}={v}" for k, v in d.changed.items()))
     if d.phases:
         out.append("phases     " + " · ".join(f"{k} {fmt_ms(v)}" for k, v in d.phases.items()))
-    if d.inputs and (d.inputs_given != "--input" or d.shapes or data.settings.get("inputs")):
+    if d.inputs:
         given = f"  ({d.inputs_given})" if d.inputs_given and d.inputs_given != "--input" else ""
         out.append("inputs     " + " ".join(d.inputs) + given)
     out.append(f"iterations {s.count}")

@@ -235,8 +235,17 @@ def event_list_text(events: list[dict[str, Any]], limit: int = 100) -> str:
 
 
 def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS) -> list[WarmupRow]:
-    """The iterations before ``steady_from``, and later ones that are labelled or profiled."""
-    chosen = set(range(min(summary.steady_from or 0, data.count)))
+    """The iterations before ``steady_from``, and later ones that are labelled or profiled.
+    When the shapes vary, each shape's own: the iterations before that shape is steady."""
+    if data.shape_keys:
+        chosen = {
+            i
+            for idx, s in data.shape_summaries()
+            for i in idx
+            if s.steady_from is None or i < s.steady_from
+        }
+    else:
+        chosen = set(range(min(summary.steady_from or 0, data.count)))
     chosen.update(data.labelled())
     chosen.update(data.profiles)
     return [
