@@ -67,6 +67,9 @@ class RunView:
         self.summary_count = -1
         self.summary_error = ""
         """Why the last summary could not be computed; cleared by the next one."""
+        self.shapes: list[dict[str, Any]] = []
+        """Per-shape rows (``RunData.shape_rows``) when ``--dim`` varies the inputs, computed
+        with the summary."""
         self.rate: float | None = None
         self._rate_mark: tuple[float, int] | None = None
 

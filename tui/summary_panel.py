@@ -1,4 +1,5 @@
-"""``SummaryPanel``: first iteration, warm-up, percentiles, CV, throughput and setup phases."""
+"""``SummaryPanel``: first iteration, warm-up, percentiles, CV, throughput, the first call of
+each shape against its steady p50 (when the shapes vary) and setup phases."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from warmscope.tui.runs import RunView
 LABEL_W = 10
 PHASE_W = 18
 PHASE_MIN_MS = 1.0
+MAX_SHAPE_ROWS = 8
 
 
 def summary_markup(view: RunView) -> str:
@@ -37,9 +39,22 @@ def summary_markup(view: RunView) -> str:
         rows.append(("throughput", fmt.rate(s.throughput_per_s)))
     else:
         rows += [("p50", "-"), ("p90 · p99", "-"), ("CV", "-"), ("throughput", "-")]
+    shape_lines = []
+    if view.shapes:
+        shape_lines.append(f"[$text-muted]{'shapes':<{LABEL_W}} 1st÷p50      p50[/]")
+        for row in view.shapes[:MAX_SHAPE_ROWS]:
+            ratio = "-" if row.get("first_vs_p50") is None else f"{row['first_vs_p50']:.2f}×"
+            mark = "[$warning]R[/]" if any(e["kind"] == "recompile" for e in row["events"]) else " "
+            lines_key = escape(str(row["key"])[: LABEL_W + 1])
+            shape_lines.append(
+                f" {lines_key:<{LABEL_W + 1}}{mark}{ratio:>7} {fmt.ms(row.get('p50_ms')):>8}"
+            )
+        if len(view.shapes) > MAX_SHAPE_ROWS:
+            shape_lines.append(f" [$text-muted]+{len(view.shapes) - MAX_SHAPE_ROWS} more[/]")
     shown = [(k, v) for k, v in view.phases.items() if v >= PHASE_MIN_MS]
     small = len(view.phases) - len(shown)
     lines = [f"[$text-muted]{k:<{LABEL_W}}[/] {v}" for k, v in rows]
+    lines += shape_lines
     lines.append("[$text-muted]phases[/]")
     for name, value in shown:
         lines.append(f" {escape(name):<{PHASE_W}} {fmt.ms(value):>8}")
