@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import FACTORIES, TARGETS, warmscope
 from warmscope.core.cli import build_settings, make_parser
+from warmscope.core.export import markdown, write_csv
 from warmscope.core.record import read_run
 from warmscope.core.report import report
 
@@ -363,3 +364,8 @@ def test_the_json_document_reads_back_with_its_shapes(tmp_path: Path, record_dir
     assert from_doc.shape_rows() == from_record.shape_rows()
     assert list(from_doc.shape_of) == list(from_record.shape_of) == [0, 1] * 3
     assert from_doc.idle_probe_rows() == from_record.idle_probe_rows()
+    text = markdown(from_record)
+    assert "| `T=4` | #0 |" in text and "| `T=8` | #1 |" in text and "| 0 |" in text
+    write_csv(tmp_path / "r.csv", from_record)
+    lines = (tmp_path / "r.csv").read_text().splitlines()
+    assert lines[0].endswith(",shape") and lines[1].endswith(",T=4") and lines[2].endswith(",T=8")
