@@ -251,7 +251,8 @@ def summarize_shapes(
 
     Each shape's iterations (``shape_of[i]``, an index below ``shapes``; -1 unknown) get their
     own ``summarize``, its ``steady_from`` an index into ``latencies``. The run is steady from
-    the latest of those (``None`` while a shape is not steady); its warm-up excess is the sum of
+    just past the last iteration any shape spent warming up (``None`` while a shape is not
+    steady); its warm-up excess is the sum of
     each shape's excess over that shape's own p50; its steady statistics pool each shape's
     steady iterations.
 
@@ -278,10 +279,12 @@ def summarize_shapes(
         )
         sf = idx[sub.steady_from] if sub.steady_from is not None else None
         per_shape.append((idx, _remap(sub, sf)))
-        if sf is None:
+        if sub.steady_from is None:
             run_from = None
-        elif run_from is not None:
-            run_from = max(run_from, sf)
+        elif run_from is not None and sub.steady_from > 0:
+            # Just past this shape's last warm-up iteration: a shape that starts steady (a
+            # later block of a ramp) adds no warm-up to the run.
+            run_from = max(run_from, idx[sub.steady_from - 1] + 1)
         excess += sub.warmup_excess_ms
         start = sub.steady_from if sub.steady_from is not None else len(idx)
         steady += [latencies[i] for i in idx[start:] if i not in excluded]
