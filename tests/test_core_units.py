@@ -298,3 +298,20 @@ def test_not_a_record(tmp_path: Path) -> None:
         read_run(path)
     with pytest.raises(RecordError, match="no such file"):
         read_run(tmp_path / "missing.jsonl")
+
+
+def test_shape_schedules() -> None:
+    from warmscope.core.loading import shape_schedule
+
+    def take(schedule: str, n: int = 8, count: int = 3, seed: int = 0) -> list[int | None]:
+        at = shape_schedule({"schedule": schedule, "iters": n, "seed": seed}, count)
+        assert at is not None
+        return [at(i) for i in range(n)]
+
+    assert take("cycle") == [0, 1, 2, 0, 1, 2, 0, 1]
+    assert take("ramp", n=7) == [0, 0, 0, 1, 1, 1, 2]
+    assert take("once") == [0, 1, 2, None, None, None, None, None]
+    rand = take("random", n=50, seed=4)
+    assert rand == take("random", n=50, seed=4) != take("random", n=50, seed=5)
+    assert set(rand) == {0, 1, 2}
+    assert shape_schedule({"schedule": "cycle", "iters": 5}, 1) is None
