@@ -89,6 +89,9 @@ class Update:
     phases: dict[str, float] = field(default_factory=dict)
     phase: str | None = None
     busy: dict[str, Any] | None = None
+    shapes: list[int] = field(default_factory=list)
+    """The new iterations' indices into ``shape_keys`` (empty when the shapes do not vary)."""
+    shape_keys: list[str] = field(default_factory=list)
 
 
 class LiveRun(Protocol):
@@ -204,6 +207,8 @@ class RunData:
             status=self.status,
             finished=self.finished,
             phases=dict(self.phases),
+            shapes=self.shape_of[first:].tolist() if self.shape_keys else [],
+            shape_keys=list(self.shape_keys),
         )
         cursor.iterations = len(self.ms)
         cursor.events = len(self.events)

@@ -55,3 +55,32 @@ def test_the_summary_panel_shows_each_shape_against_its_p50() -> None:
     text = summary_markup(view)
     assert "1st÷p50" in text and "T=200" in text and "21.30×" in text
     assert "T=300" in text and "[$warning]R[/]" in text
+
+
+def test_a_record_of_changing_shapes_shows_them(tmp_path: Path) -> None:
+    from tests.conftest import TARGETS, warmscope
+    from tests.test_tui_records import screen_text
+
+    record = tmp_path / "shapes.jsonl"
+    r = warmscope(
+        "run",
+        f"{TARGETS / 'feeding.py'}:rows",
+        "--input",
+        "2xT",
+        "--dim",
+        "T=4,8",
+        "--iters",
+        "10",
+        "--record",
+        str(record),
+    )
+    assert r.code == 0, r.stderr
+    app = build_app(records=[record])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "1st÷p50" in text and "T=4" in text and "T=8" in text
+        assert "shape" in text
+
+    run(app, scenario, size=(120, 40))

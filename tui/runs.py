@@ -67,6 +67,9 @@ class RunView:
         self.summary_count = -1
         self.summary_error = ""
         """Why the last summary could not be computed; cleared by the next one."""
+        self.shape_keys: list[str] = []
+        self.row_shapes: deque[int] = deque(maxlen=MAX_ROWS)
+        """Each row's index into ``shape_keys``, in step with ``rows``."""
         self.shapes: list[dict[str, Any]] = []
         """Per-shape rows (``RunData.shape_rows``) when ``--dim`` varies the inputs, computed
         with the summary."""
@@ -85,6 +88,10 @@ class RunView:
             keep = u.ms[-MAX_ROWS:]
             start = first + len(u.ms) - len(keep)
             self.rows.extend(zip(range(start, start + len(keep)), keep, strict=True))
+            if u.shape_keys:
+                self.shape_keys = u.shape_keys
+                shapes = u.shapes[-MAX_ROWS:]
+                self.row_shapes.extend(shapes + [-1] * (len(keep) - len(shapes)))
             self.count = first + len(u.ms)
             self.last_ms = u.ms[-1]
             d.rows = len(u.ms)
@@ -144,6 +151,16 @@ class RunView:
         self.stderr.extend(lines)
         self._stderr_context = None
         return lines
+
+    def shape_of(self, iteration: int) -> str:
+        """The shape key of a row the table holds (empty when the shapes do not vary)."""
+        if not self.shape_keys or not self.row_shapes:
+            return ""
+        j = iteration - (self.count - len(self.row_shapes))
+        if not 0 <= j < len(self.row_shapes):
+            return ""
+        k = self.row_shapes[j]
+        return self.shape_keys[k] if 0 <= k < len(self.shape_keys) else ""
 
     def label(self, iteration: int) -> str | None:
         evs = self.by_iteration.get(iteration)
