@@ -517,9 +517,12 @@ def run_app(
     settings: RunSettings | None = None,
     records: Iterable[Path] = (),
     record_path: Path | None = None,
+    overwrite: bool = False,
 ) -> int:
-    """Run the TUI until the user quits; the exit code for the command line."""
-    app = build_app(settings=settings, records=records, record_path=record_path)
+    """Run the TUI until the user quits; the exit code for the command line. ``overwrite``:
+    ``--overwrite``, the ``--record`` files of this session's runs may replace existing ones."""
+    start: SessionFactory = partial(start_session, overwrite=True) if overwrite else start_session
+    app = build_app(settings=settings, records=records, record_path=record_path, start=start)
     try:
         app.run()
     finally:

@@ -27,11 +27,14 @@ SUMMARY_COST_FACTOR = 20  # a live summary may use at most 1/20 of the time
 INLINE_SUMMARY_MAX = 20_000  # a record this short is summarized in a few ms, before its frame
 
 
-def start_session(settings: RunSettings, record_path: Path | None, command: list[str]) -> LiveRun:
-    """The real thing: a ``RunSession`` spawned now (call it from the main thread)."""
+def start_session(
+    settings: RunSettings, record_path: Path | None, command: list[str], *, overwrite: bool = False
+) -> LiveRun:
+    """The real thing: a ``RunSession`` spawned now (call it from the main thread).
+    ``overwrite``: ``--overwrite``, an existing ``--record`` file may be replaced."""
     from warmscope.core.session import RunSession  # subprocess and psutil: with the first run
 
-    session = RunSession(settings, record_path=record_path, command=command)
+    session = RunSession(settings, record_path=record_path, command=command, overwrite=overwrite)
     session.start()
     return session
 
