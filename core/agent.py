@@ -172,6 +172,18 @@ CONFIG_MODULES = {"dynamo": "torch._dynamo.config", "inductor": "torch._inductor
 
 def check_capabilities(torch: Any, values: dict[str, Any]) -> None:
     """Knob values this torch build cannot honour: refused before the run, the reason named."""
+    engine = values.get("quantized_engine")
+    supported = getattr(torch.backends.quantized, "supported_engines", None)
+    if engine and supported is not None and engine not in supported:
+        raise UsageError(
+            f"quantized_engine={engine}: this torch ({torch.__version__}) has the engines "
+            f"{', '.join(e for e in supported if e != 'none')}"
+        )
+    if values.get("onednn_fusion") and not torch.backends.mkldnn.is_available():
+        raise UsageError(
+            f"onednn_fusion=on: this torch ({torch.__version__}) was built without oneDNN "
+            "(torch.backends.mkldnn.is_available() is False)"
+        )
     if values.get("cpu_fusion"):
         llvm = getattr(torch._C, "_llvm_enabled", None)
         if llvm is not None and not llvm():
