@@ -35,6 +35,8 @@ SETTING_FIELDS = (
     "profile_iters",
 )
 """Run settings besides the knobs that a comparison names when they differ."""
+SETTING_DEFAULTS = {"schedule": "cycle"}
+"""Values that mean the same as a setting left out."""
 
 METRIC_NAMES = {
     "first_ms": "first iteration",
@@ -286,6 +288,8 @@ def settings_diff(a: dict[str, Any], b: dict[str, Any]) -> list[SettingChange]:
     rows = []
     for name in SETTING_FIELDS:
         va, vb = a.get(name) or None, b.get(name) or None
+        # A record from before a setting existed ran with its default.
+        va, vb = (None if v == SETTING_DEFAULTS.get(name) else v for v in (va, vb))
         if va != vb:
             none = "none" if name in ("preset", "profile_iters") else "default"
             rows.append(
