@@ -281,18 +281,23 @@ def run_loop(
 
     def flush() -> None:
         nonlocal first_unsent
-        if durations:
-            message = {"t": "iters", "i0": first_unsent, "ns": durations, "st": starts}
-            if shape_at is not None:
-                message["sh"] = shapes
-            batch = protocol.encode(message)
-            first_unsent += len(durations)
-            durations.clear()
-            starts.clear()
-            shapes.clear()
-            channel.flush(batch)
-        elif channel.pending:
-            channel.flush()
+        with channel_mod.no_interrupt():  # a batch is sent whole or not taken from the lists
+            # A stop that landed inside an iteration leaves its lists uneven: that iteration
+            # was not complete.
+            n = min(len(durations), len(starts), len(shapes) if shape_at is not None else 1 << 62)
+            del durations[n:], starts[n:], shapes[n:]
+            if durations:
+                message = {"t": "iters", "i0": first_unsent, "ns": durations, "st": starts}
+                if shape_at is not None:
+                    message["sh"] = shapes
+                batch = protocol.encode(message)
+                first_unsent += len(durations)
+                durations.clear()
+                starts.clear()
+                shapes.clear()
+                channel.flush(batch)
+            elif channel.pending:
+                channel.flush()
 
     profile_at = sorted(set(cfg.get("profile_iters") or []))
     next_profile = profile_at.pop(0) if profile_at else -1
@@ -558,6 +563,12 @@ def main() -> int:
         status, count = run_loop(torch, model, feeds, cfg, channel)
         if status == outcome.OK and cfg.get("idle_probe"):
             status = idle_probe(torch, model, feeds[0], cfg, channel)
+    except KeyboardInterrupt as exc:
+        if not State.stop_asked:  # the model raised it
+            report_error(channel, exc, where=State.phase or "forward", usage=False)
+            send_memory(torch, cfg, channel)
+            return outcome.EXIT_FAILED
+        status, count = outcome.STOPPED, None  # a stop that came as the loop was ending
     except BaseException as exc:
         report_error(channel, exc, where=State.phase or "forward", usage=False)
         send_memory(torch, cfg, channel)

@@ -10,6 +10,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from . import outcome, protocol
@@ -27,6 +28,8 @@ class State:
     activity: str = ""
     marked: int | None = None  # the iteration of the last marker written to fd 2
     stop_asked = False  # a SIGINT/SIGTERM came: a KeyboardInterrupt is a stop, not a failure
+    stop_pending = False  # ... and waits for the end of a critical section to be raised
+    critical = 0  # depth of ``no_interrupt`` sections on the main thread
     marker_fd = 2
     """The agent's own copy of the stderr pipe: a model that closes fd 2 cannot take it."""
 
@@ -54,16 +57,17 @@ class Channel:
             self._flush_locked()
 
     def _flush_locked(self) -> None:
-        data = b"".join(self.pending)
-        self.pending.clear()
-        self.last_flush_ns = time.perf_counter_ns()
-        view = memoryview(data)
-        while view:
-            try:
-                written = os.write(self.fd, view)
-            except BrokenPipeError:
-                os._exit(outcome.EXIT_PARENT_GONE)
-            view = view[written:]
+        with no_interrupt():  # a stop never tears a line: the parent would see garbage
+            data = b"".join(self.pending)
+            self.pending.clear()
+            self.last_flush_ns = time.perf_counter_ns()
+            view = memoryview(data)
+            while view:
+                try:
+                    written = os.write(self.fd, view)
+                except BrokenPipeError:
+                    os._exit(outcome.EXIT_PARENT_GONE)
+                view = view[written:]
 
 
 def event(kind: str, title: str, text: str = "", **extra: Any) -> dict[str, Any]:
@@ -109,12 +113,33 @@ def ask_stop(signum: int, frame: object) -> None:
     """SIGINT/SIGTERM from warmscope: stop the loop (``KeyboardInterrupt``), marked as asked.
 
     Once: a second signal (the escalation reaches the agent through its process group too)
-    must not interrupt the stop itself; SIGKILL is the next step if the model hangs.
+    must not interrupt the stop itself; SIGKILL is the next step if the model hangs. Inside a
+    ``no_interrupt`` section (a protocol line half written) it waits for the section's end.
     """
     if State.stop_asked:
         return
     State.stop_asked = True
+    if State.critical:
+        State.stop_pending = True
+        return
     raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def no_interrupt() -> Iterator[None]:
+    """A section a stop must not cut in half (a protocol line, an iteration batch). Signal
+    handlers run on the main thread only, so only the main thread's sections count."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    State.critical += 1
+    try:
+        yield
+    finally:
+        State.critical -= 1
+        if not State.critical and State.stop_pending:
+            State.stop_pending = False
+            raise KeyboardInterrupt
 
 
 class MarkedStream:

@@ -7,6 +7,7 @@ timed out); 2 bad usage or a bad target/input, named in one line; 130 stopped by
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -188,6 +189,8 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
         action="store_true",
         help="replace an existing --record file (never one a live run is writing)",
     )
+    if not headless:
+        add_view_options(p)
     if headless:
         g.add_argument(
             "--json",
@@ -198,6 +201,24 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool) -> None:
         g.add_argument("--quiet", action="store_true", help="no live progress line")
     p.add_argument("--verbose", action="store_true", help="tracebacks for errors")
     p.add_argument("--version", action="version", version=f"warmscope {warmscope_version()}")
+
+
+def add_view_options(p: argparse.ArgumentParser) -> None:
+    """How the TUI draws: for the TUI on a target and for ``open``."""
+    g = p.add_argument_group("the live view")
+    g.add_argument(
+        "--refresh",
+        type=float,
+        default=2.0,
+        metavar="HZ",
+        help="repaint a pane at most HZ times a second (default 2; lower for a slow link)",
+    )
+    g.add_argument(
+        "--mouse",
+        action="store_true",
+        help="track the mouse (off by default: every move is bytes over SSH, and the "
+        "terminal keeps its own text selection)",
+    )
 
 
 def build_settings(args: argparse.Namespace) -> RunSettings:
@@ -574,7 +595,7 @@ def render_comparison(a: RunData, b: RunData, names: list[str]) -> str:
     lines.append(f"{'iterations':<18} {a.count:>{width}} {b.count:>{width}}")
     for row in metric_rows(a.summary(), b.summary()):
         fa, fb = metric_cell(row.metric, row.a), metric_cell(row.metric, row.b)
-        r = f"{row.ratio:.2f}×" if row.ratio is not None else ""
+        r = row.ratio_text
         lines.append(f"{row.metric:<18} {fa:>{width}} {fb:>{width}}  {r}")
     diffs = settings_diff(a.settings, b.settings)
     if diffs:
@@ -594,11 +615,16 @@ def cmd_tui(args: argparse.Namespace, argv: list[str], records: list[Path] | Non
     settings = build_settings(args) if records is None else None
     if settings is not None:
         settings.resolve()
+    refresh = getattr(args, "refresh", 2.0)
+    if not (math.isfinite(refresh) and refresh > 0):
+        raise UsageError(f"--refresh must be a positive number of repaints a second, got {refresh}")
     return run_app(
         settings=settings,
         records=records or [],
         record_path=getattr(args, "record", None),
         overwrite=getattr(args, "overwrite", False),
+        refresh_hz=refresh,
+        mouse=getattr(args, "mouse", False),
     )
 
 
@@ -622,6 +648,7 @@ def make_parser(command: str | None) -> argparse.ArgumentParser:
             description="Open saved run records (.jsonl) or --json documents in the TUI.",
         )
         p.add_argument("records", nargs="+", type=Path, metavar="RECORD")
+        add_view_options(p)
         p.add_argument("--verbose", action="store_true")
     elif command == "compare":
         p = _Parser(

@@ -129,10 +129,18 @@ class MetricRow:
     a: float | None
     b: float | None
     ratio: float | None
+    within_noise: bool = False
+    """The difference is smaller than either run's own spread: not a difference to call."""
 
     @property
     def name(self) -> str:
         return METRIC_NAMES.get(self.metric, self.metric)
+
+    @property
+    def ratio_text(self) -> str:
+        if self.ratio is None:
+            return ""
+        return f"{self.ratio:.2f}×" + (" (within noise)" if self.within_noise else "")
 
 
 @dataclass
@@ -237,17 +245,25 @@ def event_list_text(events: list[dict[str, Any]], limit: int = 100) -> str:
 
 
 def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS) -> list[WarmupRow]:
-    """The iterations before ``steady_from``, and later ones that are labelled or profiled.
-    When the shapes vary, each shape's own: the iterations before that shape is steady."""
+    """The iterations before ``steady_from`` that are slower than the steady p50, and any
+    that are labelled (a profiling run, a recompile) or profiled. A fast iteration inside
+    the warm-up (noise) is not called slow. When the shapes vary, each shape's own: its
+    iterations before that shape is steady, against that shape's p50."""
     if data.shape_keys:
         chosen = {
             i
             for idx, s in data.shape_summaries()
             for i in idx
-            if s.steady_from is None or i < s.steady_from
+            if (s.steady_from is None or i < s.steady_from)
+            and (s.p50_ms is None or data.ms[i] > s.p50_ms)
         }
     else:
-        chosen = set(range(min(summary.steady_from or 0, data.count)))
+        p50 = summary.p50_ms
+        chosen = {
+            i
+            for i in range(min(summary.steady_from or 0, data.count))
+            if p50 is None or data.ms[i] > p50
+        }
     chosen.update(data.labelled())
     chosen.update(data.profiles)
     return [
@@ -307,5 +323,22 @@ def settings_diff(a: dict[str, Any], b: dict[str, Any]) -> list[SettingChange]:
     return rows
 
 
+STEADY_METRICS = ("p50_ms", "p90_ms", "p99_ms", "mean_ms", "throughput_per_s")
+"""Metrics of the steady state, whose noise each run measures itself (its CV)."""
+
+
 def metric_rows(a: stats.Summary, b: stats.Summary) -> list[MetricRow]:
-    return [MetricRow(m, va, vb, r) for m, va, vb, r in stats.compare(a, b).rows]
+    """Each compared metric. A steady-state difference smaller than the larger of the two
+    runs' CVs is within noise: one run of each cannot tell it from chance. (First iteration
+    and warm-up are one sample per process: only repeated processes give their noise.)"""
+    noise = max(a.cv or 0.0, b.cv or 0.0)
+    return [
+        MetricRow(
+            m,
+            va,
+            vb,
+            r,
+            within_noise=m in STEADY_METRICS and r is not None and abs(r - 1.0) <= noise,
+        )
+        for m, va, vb, r in stats.compare(a, b).rows
+    ]

@@ -48,6 +48,7 @@ def report(data: RunData, compared: RunData | None = None) -> str:
         ("GPU", _gpu(env)),
         ("CUDA (torch build)", env.get("torch_cuda")),
         ("platform", env.get("platform")),
+        ("warmscope's threads", _observer(env.get("observer"))),
     ]
     out += [f"| {k} | {v} |" for k, v in rows if v not in (None, "")]
     out.append("")
@@ -215,6 +216,19 @@ def reproduce(data: RunData) -> list[str]:
         return RunSettings.from_json(data.settings).command_line()
     except (TypeError, ValueError):
         return data.command or ["warmscope", "run", str(data.settings.get("target", "?"))]
+
+
+def _observer(placed: object) -> str | None:
+    """How warmscope kept out of the child's way: its reader's and sampler's nice value, and
+    the CPUs of each where it set them."""
+    if not isinstance(placed, dict):
+        return None
+    text = f"reader and sampler at nice +{placed.get('nice', 0)}"
+    if placed.get("child_cpus"):
+        text += f"; child on CPUs {placed['child_cpus']}, warmscope on {placed['observer_cpus']}"
+    elif placed.get("affinity"):
+        text += f"; affinity {placed['affinity']}"
+    return text
 
 
 def _gpu(env: dict[str, object]) -> str:

@@ -62,8 +62,21 @@ STOP_GRACE_S = 3.0
 DRAIN_S = 0.5
 """After the agent exits: how long to read what is left in the pipes. Helpers the model
 started may hold them open for ever; the run does not wait for them."""
+MAX_DETAIL = 200
+"""A status detail is one line of at most this many characters."""
+OBSERVER_CPUS_FROM = 4  # with fewer CPUs the child keeps them all
+OBSERVER_NICE = 10
+"""The reader and the sampler run this much nicer than the child: they wait, it is measured."""
 RUN_ID_VAR = proctree.RUN_ID_VAR
 DIGITS = re.compile(r"\d+")
+
+
+def one_line(message: str, limit: int = MAX_DETAIL) -> str:
+    """The first non-empty line of ``message``, cut at ``limit`` characters."""
+    first = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
+    if len(first) > limit:
+        return first[: limit - 1] + "…"
+    return first if first == message.strip() else first + " …"
 
 
 @dataclass
@@ -185,12 +198,45 @@ class RunSession:
             raise UsageError(f"--python {python}: cannot run it ({exc.strerror})") from None
         self._start_guardian()
         self._commit({"type": "spawned", "pid": self.proc.pid})
+        self._commit({"type": "env", "env": {"observer": self._place_observer()}})
         assert self.proc.stdin is not None
         # A child that is not a Python (``--python /bin/ls``) may be gone already: what it did
         # is judged when it exits (no hello), not here.
         with contextlib.suppress(BrokenPipeError):
             self.proc.stdin.write(protocol.encode(self._agent_config()))
             self.proc.stdin.flush()  # stays open: its EOF tells the child the parent is gone
+
+    def _place_observer(self) -> dict[str, Any]:
+        """Keep warmscope's own threads out of the measured child's way: where the machine has
+        the cores, the child gets all but one CPU and the observer's threads the last one
+        (they inherit it from here, as the child's threads inherit its set). The reader and
+        the sampler also lower their own priority (``OBSERVER_NICE``) as they start. What was
+        done goes into the record."""
+        placed: dict[str, Any] = {"nice": OBSERVER_NICE}
+        assert self.proc is not None
+        try:
+            cpus = sorted(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            return placed
+        if len(cpus) >= OBSERVER_CPUS_FROM:
+            child, observer = cpus[:-1], cpus[-1:]
+            try:
+                os.sched_setaffinity(self.proc.pid, child)
+                placed["child_cpus"], placed["observer_cpus"] = child, observer
+            except OSError as exc:
+                placed["affinity_error"] = str(exc)
+        else:
+            placed["affinity"] = f"not set: {len(cpus)} CPUs, the child needs them all"
+        return placed
+
+    def _observe(self) -> None:
+        """In a thread of warmscope's: lower its priority, and keep it to the observer's CPU."""
+        with contextlib.suppress(OSError):
+            os.nice(OBSERVER_NICE)  # on Linux: this thread only
+        cpus = self.data.env.get("observer", {}).get("observer_cpus")
+        if cpus:
+            with contextlib.suppress(OSError, AttributeError):
+                os.sched_setaffinity(0, cpus)  # 0: this thread
 
     def _start_guardian(self) -> None:
         """A process that ends the run's processes if warmscope dies (see ``guardian``)."""
@@ -375,6 +421,7 @@ class RunSession:
     # -- reading the child ---------------------------------------------------------------
 
     def _read(self) -> None:
+        self._observe()
         proc = self.proc
         assert proc is not None and proc.stdout is not None and proc.stderr is not None
         selector = selectors.DefaultSelector()
@@ -642,6 +689,7 @@ class RunSession:
     # -- sampling ------------------------------------------------------------------------
 
     def _sample(self) -> None:
+        self._observe()
         proc = self.proc
         assert proc is not None
         device = str(self.settings.knobs.get("device") or "cpu")
@@ -746,9 +794,12 @@ class RunSession:
                 if error.get("iteration") is not None
                 else error.get("where")
             )
+            # One line: a TorchScript error's message carries its whole traceback, a trace
+            # failure may print a tensor. The full text stays in the record's error.
+            message = one_line(str(error.get("message")))
             if error.get("usage"):
-                return outcome.FAILED, str(error.get("message")), outcome.EXIT_USAGE
-            return outcome.FAILED, f"{where}: {error.get('message')}", outcome.EXIT_FAILED
+                return outcome.FAILED, message, outcome.EXIT_USAGE
+            return outcome.FAILED, f"{where}: {message}", outcome.EXIT_FAILED
         if done is not None:
             if done.get("status") == outcome.STOPPED:
                 return outcome.STOPPED, "stopped by the user", outcome.EXIT_STOPPED

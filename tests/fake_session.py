@@ -40,8 +40,10 @@ def end(status: str = outcome.OK, detail: str = "", exit_code: int = 0) -> dict[
 
 
 class FakeSession:
-    def __init__(self, settings: RunSettings, script: list[Moment]) -> None:
-        self.data = RunData(record_path=None)
+    def __init__(
+        self, settings: RunSettings, script: list[Moment], record_path: Path | None = None
+    ) -> None:
+        self.data = RunData(record_path=str(record_path) if record_path else None)
         self.mode = str(settings.knobs.get("mode") or "eager")
         apply_line(
             self.data,
@@ -96,7 +98,7 @@ def factory(
     """A session factory for ``build_app(start=...)``; each session it makes lands in ``made``."""
 
     def start(settings: RunSettings, record_path: Path | None, command: list[str]) -> FakeSession:
-        session = FakeSession(settings, script)
+        session = FakeSession(settings, list(script), record_path)
         if made is not None:
             made.append(session)
         return session

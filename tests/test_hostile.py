@@ -170,7 +170,7 @@ def test_escape_sequences_never_reach_a_terminal(tmp_path: Path) -> None:
 
 
 def test_a_model_printing_every_pass_keeps_memory_bounded(tmp_path: Path) -> None:
-    r, _record, _, _ = run_hostile(tmp_path, "prints_every_pass", "--iters", "3000")
+    r, _, _, _ = run_hostile(tmp_path, "prints_every_pass", "--iters", "3000")
     assert r.code == 0, r.stderr
     assert r.doc is not None and len(r.doc["iterations"]) == 3000
     stderr_events = [e for e in r.doc["events"] if e["kind"] == "stderr"]

@@ -19,11 +19,17 @@ SETTINGS = RunSettings(target="sample:trivial", iters=30)
 WARM = [40.0, 9.0] + [2.0] * 28
 
 
+HOLD = 8
+"""Polls a moment lasts (0.1 s each): longer than the header's repaint interval (0.5 s)."""
+
+
 def script() -> list[Moment]:
     return [
         Moment(phase="import torch"),
+        *[Moment(phase="import torch")] * HOLD,
         Moment([{"type": "phase", "name": "import torch", "ms": 900.0}], phase="load"),
-        Moment(busy={"iteration": 0, "ms": 2500.0, "activity": "compiling 0/0"}),
+        *[Moment(phase="load")] * HOLD,
+        *[Moment(busy={"iteration": 0, "ms": 2500.0, "activity": "compiling 0/0"})] * HOLD,
         Moment([iterations(0, WARM[:10])]),
         Moment([iterations(10, WARM[10:])]),
         Moment([end(outcome.OK, "30 iterations", 0)]),
@@ -143,3 +149,23 @@ def test_a_failure_reaches_the_header_and_the_stderr_pane() -> None:
         assert "run failed at iteration 2" in stderr and "RuntimeError" in stderr
 
     run(app, scenario, settled=False)
+
+
+def test_the_record_path_is_shown_in_the_header_the_history_and_on_exit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from warmscope.tui.app import record_lines
+    from warmscope.tui.history_screen import HistoryScreen
+
+    record = tmp_path / "kept-here.jsonl"
+    app = build_app(settings=SETTINGS, record_path=record, start=factory(script()))
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=10)
+        await pilot.pause()
+        assert "kept-here.jsonl" in app.screen.query_one(RunHeader).plain
+        await pilot.press("h")
+        assert isinstance(app.screen, HistoryScreen)
+        table = app.screen.query_one("DataTable")
+        assert any("kept-here.jsonl" in str(cell) for cell in table.get_row_at(0))  # type: ignore[attr-defined]
+
+    run(app, scenario, settled=False)
+    assert record_lines(app.runs) == [f"run #1 ok: {record}"]

@@ -18,6 +18,7 @@ from warmscope.core.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.choice_field import ChoiceField
 from warmscope.tui.compare_screen import CompareScreen
+from warmscope.tui.confirm_screen import ConfirmScreen
 from warmscope.tui.export_screen import ExportScreen
 from warmscope.tui.iteration_table import IterationTable
 from warmscope.tui.run_header import RunHeader
@@ -70,7 +71,12 @@ def test_iterations_appear_live_then_stop_kill_and_quit_leave_no_process() -> No
         await wait_for(pilot, lambda: len(app.runs) == 2 and app.runs[1].view.count > 0)
         second = live_entry(app)
         pids.append(second.session.proc.pid)  # type: ignore[union-attr]
-        await pilot.press("k")
+        await pilot.press("k")  # moves up in the list, as in vim and htop: kills nothing
+        await pilot.pause()
+        assert not second.view.finished
+        await pilot.press("K")  # kills, after a yes
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
         await wait_for(pilot, lambda: second.view.finished, timeout=10)
         assert second.data.status == "stopped" and "killed" in second.data.status_detail
         assert gone(pids[1])
@@ -78,7 +84,9 @@ def test_iterations_appear_live_then_stop_kill_and_quit_leave_no_process() -> No
         await pilot.press("r")
         await wait_for(pilot, lambda: len(app.runs) == 3 and app.runs[2].view.count > 0)
         pids.append(live_entry(app).session.proc.pid)  # type: ignore[union-attr]
-        await pilot.press("q")  # stops the child first, then exits
+        await pilot.press("q")  # a run is going: asks first
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")  # stops the child first, then exits
         await wait_for(pilot, lambda: not app.is_running, timeout=10)
 
     run(app, scenario, SIZE, settled=False)

@@ -4,15 +4,13 @@ real profiled run: ``warmscope run sample:quantized_cnn --iters 20 --profile-ite
 
 from __future__ import annotations
 
-import html
-import re
 from pathlib import Path
 
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static, TextArea
 
-from tests.tui_support import run, settle
-from warmscope.tui.app import WarmscopeApp, build_app
+from tests.tui_support import run, screen_text, settle
+from warmscope.tui.app import build_app
 from warmscope.tui.event_screen import EventDetailScreen
 from warmscope.tui.graphs_screen import GraphsScreen, without_sources
 from warmscope.tui.iteration_screen import IterationScreen
@@ -23,12 +21,6 @@ from warmscope.tui.run_header import RunHeader
 DATA = Path(__file__).parent / "data"
 QUANTIZED = DATA / "quantized-profiled.jsonl"
 SCRIPT = DATA / "speech-script.jsonl"
-
-
-def screen_text(app: WarmscopeApp) -> str:
-    svg = app.export_screenshot()
-    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
-    return " ".join(html.unescape(t) for t in texts).replace("\xa0", " ")
 
 
 def table_text(table: DataTable) -> str:

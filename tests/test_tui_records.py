@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import re
 from pathlib import Path
 
@@ -10,8 +9,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Log, TextArea
 
-from tests.tui_support import run, settle
-from warmscope.tui.app import WarmscopeApp, build_app
+from tests.tui_support import run, screen_text, settle
+from warmscope.tui.app import build_app
 from warmscope.tui.event_screen import EventDetailScreen
 from warmscope.tui.events_pane import EventsPane
 from warmscope.tui.help_screen import HelpScreen
@@ -23,13 +22,6 @@ DATA = Path(__file__).parent / "data"
 SCRIPT = DATA / "speech-script.jsonl"
 NO_PROFILING = DATA / "speech-no-profiling.jsonl"
 FAILED = DATA / "failed-at-3.jsonl"
-
-
-def screen_text(app: WarmscopeApp) -> str:
-    """The visible screen as text (from the SVG screenshot: one string per styled run)."""
-    svg = app.export_screenshot()
-    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
-    return " ".join(html.unescape(t) for t in texts).replace("\xa0", " ")
 
 
 def test_open_shows_the_first_record_lists_all_and_starts_nothing() -> None:
@@ -79,7 +71,7 @@ def test_an_event_opens_with_its_full_text() -> None:
     run(app, scenario)
 
 
-def test_help_lists_every_run_key_and_q_quits_from_it() -> None:
+def test_help_lists_every_run_key_and_q_closes_it_then_quits() -> None:
     app = build_app(records=[SCRIPT])
 
     async def scenario(pilot: Pilot) -> None:
@@ -95,7 +87,10 @@ def test_help_lists_every_run_key_and_q_quits_from_it() -> None:
             "Quit",
         ):
             assert word in text
-        await pilot.press("q")
+        await pilot.press("q")  # closes the help, as Esc does: q quits from the main screen only
+        await pilot.pause()
+        assert app.screen is app.main and app.is_running
+        await pilot.press("q")  # nothing is running: no question
         await pilot.pause()
         assert app.return_code == 0
 
@@ -180,7 +175,11 @@ def test_usage_pane_shows_gpu_rows_only_with_gpu_samples() -> None:
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("2")
+        await pilot.pause()
         pane = app.screen.query_one(UtilizationPane)
+        # What the screen shows, not only what the pane would draw: it has room to draw it.
+        assert pane.size.height >= 5, "the Usage pane takes the tab's height"
+        assert "child CPU" in pane.render_line(0).text
         text = "\n".join(line.plain for line in pane.build_lines(60, 12))
         assert "child CPU" in text and "GPU util" not in text
         assert "no GPU: NVML unavailable" in text  # the recorded reason, in plain words

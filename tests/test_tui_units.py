@@ -14,7 +14,7 @@ from warmscope.core.run import Event, Update
 from warmscope.core.settings import RunSettings
 from warmscope.tui import fmt
 from warmscope.tui.chart import latency_chart, overlay_chart
-from warmscope.tui.runs import MAX_ROWS, RunView
+from warmscope.tui.runs import RunView
 from warmscope.tui.series import LatencySeries
 
 deterministic = settings(derandomize=True, deadline=None, database=None, max_examples=150)
@@ -136,18 +136,16 @@ def _update(first: int, ms: list[float], events: list[Event] = ()) -> Update:  #
     )
 
 
-def test_run_view_keeps_bounded_rows_and_routes_stderr_to_its_pane() -> None:
+def test_run_view_reaches_every_row_and_routes_stderr_to_its_pane() -> None:
     view = RunView()
     view.ingest(_update(0, [1.0] * 10, [Event("jit", "Profiled Graph", "graph", iteration=0)]))
     view.ingest(
-        _update(
-            10, [2.0] * (3 * MAX_ROWS), [Event("stderr", "hello", "hello\nworld", iteration=12)]
-        )
+        _update(10, [2.0] * 300_000, [Event("stderr", "hello", "hello\nworld", iteration=12)])
     )
-    assert view.count == 10 + 3 * MAX_ROWS
-    assert len(view.rows) == MAX_ROWS
-    assert view.rows[-1] == (view.count - 1, 2.0)
-    assert view.rows_dropped == view.count - MAX_ROWS
+    assert view.count == 10 + 300_000
+    assert len(view.rows) == view.count, "iteration 0 stays reachable after a long run"
+    assert view.rows[0] == (0, 1.0) and view.rows[-1] == (view.count - 1, 2.0)
+    assert view.rows[5:7] == [(5, 1.0), (6, 1.0)]
     assert [e.title for e in view.events] == ["Profiled Graph"]  # stderr is not an "event" row
     assert list(view.stderr) == ["── iteration 12 ──", "hello", "world"]
     assert view.label(0) == "profiling run"

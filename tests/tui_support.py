@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 import time
 from collections.abc import Awaitable, Callable
 
@@ -44,3 +46,10 @@ def run(
             await scenario(pilot)
 
     asyncio.run(main())
+
+
+def screen_text(app: WarmscopeApp) -> str:
+    """The visible screen as text (from the SVG screenshot: one string per styled run)."""
+    svg = app.export_screenshot()
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    return " ".join(html.unescape(t) for t in texts).replace("\xa0", " ")

@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from types import FrameType
+from typing import Any, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -32,13 +33,20 @@ from warmscope.core.record import RecordError, read_run
 from warmscope.core.run import LiveRun, RunData
 from warmscope.core.settings import PRESETS, RunSettings
 from warmscope.tui import fmt
+from warmscope.tui.confirm_screen import ConfirmScreen
 from warmscope.tui.controller import RunController, SessionFactory, start_session
+from warmscope.tui.hangup import HangupWatchdog, detach_terminal
 from warmscope.tui.main_screen import RUN_BINDINGS, MainScreen
+from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import RunEntry, error_lines
 
 POLL_S = 1 / 10  # ten batches a second: live to the eye, cheap for the CPU
+COMPARE_FOLLOW_S = 1.0  # a compare screen over a live run redraws this often
 HANGUP_GRACE_S = 0.5  # after SIGHUP nobody watches: stop quickly
+HANGUP_STOP_WAIT_S = 1.0  # then kill; the whole way out stays well under 2 s
+HANGUP_KILL_WAIT_S = 0.5
+HANGUP_WATCHDOG_S = 2.5  # the last resort: kill the runs and leave without Textual's shutdown
 STOP_WAIT_S = 3.0
 KILL_WAIT_S = 2.0
 
@@ -77,6 +85,8 @@ class WarmscopeApp(App[int]):
     TITLE = "warmscope"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="quit", tooltip="Quit (a running child is stopped first)"),
+        # Ctrl+C quits like q (Textual's default only says "press ctrl+q").
+        Binding("ctrl+c", "quit", "Quit", id="quit-ctrl-c", show=False, priority=True),
         Binding("question_mark", "help", "Help", id="help", tooltip="Every key"),
     ]
 
@@ -86,19 +96,29 @@ class WarmscopeApp(App[int]):
         records: Iterable[Path | RunData] = (),
         record_path: Path | None = None,
         start: SessionFactory = start_session,
+        overwrite: bool = False,
+        refresh_hz: float = DEFAULT_REFRESH_HZ,
     ) -> None:
         super().__init__()
+        self.refresh_hz = refresh_hz
         self.initial_settings = settings
         self.initial_records = list(records)
-        self.controller = RunController(record_path, start)
+        self.controller = RunController(record_path, start, overwrite=overwrite)
         self.viewed: RunEntry | None = None
         self.next_settings: RunSettings | None = settings
+        self.next_source: str | None = None
+        """The file ``next_settings`` came from (a record's name), or ``None`` when they are the
+        user's: from a file, their ``untrusted()`` parts run only once the user confirms them."""
         self._timer: Timer | None = None
         self._quitting = False
+        self._ending = False  # a hang-up or SIGTERM is being handled
+        self._old_handlers: dict[int, Callable[[int, FrameType | None], Any] | int | None] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._watchdog: HangupWatchdog | None = None
         self._binding_state: tuple[bool, bool, bool] | None = None
 
     def get_default_screen(self) -> Screen:
-        return MainScreen()
+        return MainScreen(self.refresh_hz)
 
     @property
     def runs(self) -> list[RunEntry]:
@@ -114,28 +134,61 @@ class WarmscopeApp(App[int]):
 
     def on_mount(self) -> None:
         self._timer = self.set_interval(POLL_S, self._tick, pause=True)
-        loop = asyncio.get_running_loop()
+        self._loop = asyncio.get_running_loop()
+        self._watchdog = HangupWatchdog(
+            self._unfinished_sessions, grace=HANGUP_GRACE_S, deadline=HANGUP_WATCHDOG_S
+        )
+        self._watchdog.start()
         for sig in (signal.SIGHUP, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, self._on_hangup)
+            with contextlib.suppress(ValueError, OSError):  # not the main thread: no handlers
+                self._old_handlers[sig] = signal.signal(sig, self._on_hangup)
 
-    def _on_hangup(self) -> None:
+    def on_unmount(self) -> None:
+        for sig, handler in self._old_handlers.items():
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(sig, handler)
+        if self._watchdog is not None:
+            self._watchdog.close()
+
+    def _unfinished_sessions(self) -> list[LiveRun]:
+        """Any thread may ask: a list copy, and ``is_finished`` (an event) of each session."""
+        return [
+            e.session
+            for e in list(self.runs)
+            if e.session is not None and not e.session.is_finished()
+        ]
+
+    def _on_hangup(self, sig: int, frame: object = None) -> None:
         """The terminal went away (an SSH drop) or we were told to end: end runs properly, fast.
 
         Without this the process would die at once; its child would follow (parent-death
-        signal) but the record would lack its last lines and its end.
+        signal) but the record would lack its last lines and its end. A signal handler (not
+        the event loop's): it runs even while the main thread is stuck writing to a terminal
+        that is gone, so it only does what is safe there (see ``hangup``). The watchdog stops
+        the runs; the loop, if it still turns, waits for them and exits properly.
         """
+        if self._ending:
+            return
+        self._ending = True
+        if sig == signal.SIGHUP:
+            detach_terminal()
+        if self._watchdog is not None:
+            self._watchdog.trip(128 + sig)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._end_runs)
+
+    def _end_runs(self) -> None:
+        if self._timer is not None:
+            self._timer.pause()  # nobody to draw for: no more writes for the terminal to take
         live = [e.session for e in self.runs if e.live and e.session is not None]
-        for session in live:
-            session.stop(grace=HANGUP_GRACE_S)
         self.run_worker(self._exit_after(live), exclusive=True, group="hangup")
 
     async def _exit_after(self, sessions: list[LiveRun]) -> None:
-        await self._wait_finished(sessions, 3 * HANGUP_GRACE_S)
+        await self._wait_finished(sessions, HANGUP_STOP_WAIT_S)
         for session in sessions:
             if not session.is_finished():
                 session.kill()
-        await self._wait_finished(sessions, KILL_WAIT_S)
+        await self._wait_finished(sessions, HANGUP_KILL_WAIT_S)
         self.exit(0)
 
     def on_main_screen_ready(self) -> None:
@@ -143,7 +196,7 @@ class WarmscopeApp(App[int]):
             try:
                 data = item if isinstance(item, RunData) else read_run(item)
             except RecordError as exc:
-                self.notify(str(exc), title="Not opened", severity="error")
+                self.notify(str(exc), title="Not opened", severity="error", markup=False)
                 continue
             entry = self.controller.open_record(data)
             self._want_summary(entry, force=True)
@@ -152,6 +205,7 @@ class WarmscopeApp(App[int]):
             if self.next_settings is None:
                 with contextlib.suppress(Exception):
                     self.next_settings = RunSettings.from_json(self.runs[0].data.settings)
+                    self.next_source = self.runs[0].record_name or "a record"
         if self.initial_settings is not None:
             # After the first frame: spawning is quick, but the frame comes first.
             self.call_after_refresh(self.start_run, self.initial_settings)
@@ -170,13 +224,33 @@ class WarmscopeApp(App[int]):
         try:
             entry = self.controller.start(settings)
         except (WarmscopeError, OSError) as exc:
-            self.notify(str(exc), title="Cannot run", severity="error", timeout=8)
+            self.notify(str(exc), title="Cannot run", severity="error", timeout=8, markup=False)
             return None
         self.view_entry(entry)
         if self._timer is not None:
             self._timer.resume()
         self._bindings_may_change()
         return entry
+
+    def run_next(self, settings: RunSettings) -> None:
+        """Start a run the user asked for; settings from a file that choose what runs (an
+        interpreter, the child's environment, pickle trust) are shown to the user first."""
+        untrusted = settings.untrusted() if self.next_source is not None else {}
+        if not untrusted or self.live is not None:
+            self.start_run(settings)
+            return
+        from warmscope.tui.trust_screen import TrustChoice, TrustScreen
+
+        def done(choice: TrustChoice | None) -> None:
+            if choice is None:
+                self.notify("nothing started", timeout=2)
+                return
+            chosen = settings if choice == "use" else settings.without_untrusted()
+            # Confirmed or dropped: from now on these are the user's settings.
+            self.next_settings, self.next_source = chosen, None
+            self.start_run(chosen)
+
+        self.push_screen(TrustScreen(untrusted, self.next_source or "a file"), done)
 
     def view_entry(self, entry: RunEntry) -> None:
         self.viewed = entry
@@ -211,8 +285,25 @@ class WarmscopeApp(App[int]):
             return
         self.main.apply(tick.entry, tick.delta, self.next_note())
         self._want_summary(tick.entry, force=tick.finished)
+        self._follow_compare(tick.entry, tick.finished)
         if tick.finished:
             self._run_ended(tick.entry)
+
+    _compare_drawn = 0.0
+
+    def _follow_compare(self, entry: RunEntry, finished: bool) -> None:
+        """A compare screen that shows the live run follows it: once a second, and at its end."""
+        from warmscope.tui.compare_screen import CompareScreen
+
+        screen = self.screen
+        if not isinstance(screen, CompareScreen) or entry not in (screen.a, screen.b):
+            return
+        if not screen.is_mounted:
+            return  # it draws itself once mounted
+        now = time.monotonic()
+        if finished or now - self._compare_drawn >= COMPARE_FOLLOW_S:
+            self._compare_drawn = now
+            screen.show_pair()
 
     def _run_ended(self, entry: RunEntry) -> None:
         data = entry.data
@@ -222,7 +313,9 @@ class WarmscopeApp(App[int]):
             return
         if data.status == outcome.STOPPED:
             self.notify(
-                f"run #{entry.number} {data.status_detail or 'stopped'}", severity="warning"
+                f"run #{entry.number} {data.status_detail or 'stopped'}",
+                severity="warning",
+                markup=False,
             )
             return
         lines = entry.view.add_stderr(error_lines(data))
@@ -231,6 +324,7 @@ class WarmscopeApp(App[int]):
             f"run #{entry.number} {data.status}: {data.status_detail}",
             severity="error",
             timeout=10,
+            markup=False,
         )
 
     # -- summaries (worker threads) -------------------------------------------------------
@@ -288,7 +382,7 @@ class WarmscopeApp(App[int]):
         if settings is None:
             self.notify("nothing to run: press e to choose a target", severity="warning")
             return
-        self.start_run(settings)
+        self.run_next(settings)
 
     def _live_session(self) -> tuple[RunEntry, LiveRun] | None:
         entry = self.live
@@ -303,9 +397,20 @@ class WarmscopeApp(App[int]):
             self.notify(f"stopping run #{live[0].number}…", timeout=2)
 
     def action_kill_run(self) -> None:
-        if live := self._live_session():
-            live[1].kill()
-            self.notify(f"killed run #{live[0].number}", severity="warning", timeout=2)
+        """``K``: SIGKILL now, after a yes (``k`` moves up in lists, as in vim and htop)."""
+        if not (live := self._live_session()):
+            return
+        entry, session = live
+
+        def answered(yes: bool | None) -> None:
+            if yes and not session.is_finished():
+                session.kill()
+                self.notify(f"killed run #{entry.number}", severity="warning", timeout=2)
+
+        self.push_screen(
+            ConfirmScreen(f"Kill run #{entry.number} now? SIGKILL: the record ends here."),
+            answered,
+        )
 
     def action_settings(self) -> None:
         from warmscope.tui.settings_screen import SettingsResult, SettingsScreen
@@ -323,7 +428,7 @@ class WarmscopeApp(App[int]):
             if self.viewed is not None:
                 self.main.query_one(RunHeader).show_entry(self.viewed, self.next_note())
             if result.run_now:
-                self.start_run(result.settings)
+                self.run_next(result.settings)
             else:
                 self.notify("applies to the next run: press r", timeout=3)
 
@@ -394,9 +499,12 @@ class WarmscopeApp(App[int]):
 
     def on_export_done(self, message: ExportDone) -> None:
         if message.error:
-            self.notify(message.error, title="Export failed", severity="error", timeout=8)
+            self.notify(
+                message.error, title="Export failed", severity="error", timeout=8, markup=False
+            )
             return
-        self.notify("\n".join(str(p) for p in message.paths), title="Exported", timeout=8)
+        paths = "\n".join(str(p) for p in message.paths)
+        self.notify(paths, title="Exported", timeout=8, markup=False)
 
     def _next_base(self) -> RunSettings:
         """The next run's settings, or the default sample's when nothing was chosen yet."""
@@ -420,7 +528,7 @@ class WarmscopeApp(App[int]):
             if self.viewed is not None:
                 self.main.query_one(RunHeader).show_entry(self.viewed, self.next_note())
             what = f"profiles {text}" if text else "profiles nothing"
-            self.notify(f"next run {what} (r runs it)", timeout=3)
+            self.notify(f"next run {what} (r runs it)", timeout=3, markup=False)
 
         iters = base.iters if base.duration is None else None
         self.push_screen(ProfileScreen(base.profile_iters or "", iters), done)
@@ -452,10 +560,27 @@ class WarmscopeApp(App[int]):
         self.next_settings = settings
         if self.viewed is not None:
             self.main.show_entry(self.viewed, self.next_note())
-        self.notify(f"next run: preset {name} (r runs it)", timeout=3)
+        self.notify(f"next run: preset {name} (r runs it)", timeout=3, markup=False)
 
     async def action_quit(self) -> None:
-        """Stop a running child first (kill it if it does not end), then exit."""
+        """``q``: close a sub-screen; on the main screen quit, after a yes while a run is going
+        (the child is stopped first, killed if it does not end; ``q`` again kills it now)."""
+        if self.screen is not self.main:
+            self.screen.dismiss(None)
+            return
+        live = [e for e in self.runs if e.live and e.session is not None]
+        if live and not self._quitting:
+            names = ", ".join(f"#{e.number}" for e in live)
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.run_worker(self._quit(), group="quit")
+
+            self.push_screen(ConfirmScreen(f"Run {names} is going. Stop it and quit?"), answered)
+            return
+        await self._quit()
+
+    async def _quit(self) -> None:
         live = [e.session for e in self.runs if e.live and e.session is not None]
         if live and not self._quitting:
             self._quitting = True
@@ -507,10 +632,21 @@ def build_app(
     records: Iterable[Path | RunData] = (),
     record_path: Path | None = None,
     start: SessionFactory = start_session,
+    overwrite: bool = False,
+    refresh_hz: float = DEFAULT_REFRESH_HZ,
 ) -> WarmscopeApp:
     """One factory for the command line, the tests and the benchmarks (``start``: a fake
-    session factory in tests that need no torch)."""
-    return WarmscopeApp(settings=settings, records=records, record_path=record_path, start=start)
+    session factory in tests that need no torch). ``overwrite``: the first run replaces an
+    existing ``record_path``; later runs write ``PATH-2``, ``PATH-3``… as always.
+    ``refresh_hz``: the most a pane repaints in a second (``--refresh``)."""
+    return WarmscopeApp(
+        settings=settings,
+        records=records,
+        record_path=record_path,
+        start=start,
+        overwrite=overwrite,
+        refresh_hz=refresh_hz,
+    )
 
 
 def run_app(
@@ -518,13 +654,34 @@ def run_app(
     records: Iterable[Path] = (),
     record_path: Path | None = None,
     overwrite: bool = False,
+    refresh_hz: float = DEFAULT_REFRESH_HZ,
+    mouse: bool = False,
 ) -> int:
-    """Run the TUI until the user quits; the exit code for the command line. ``overwrite``:
-    ``--overwrite``, the ``--record`` files of this session's runs may replace existing ones."""
-    start: SessionFactory = partial(start_session, overwrite=True) if overwrite else start_session
-    app = build_app(settings=settings, records=records, record_path=record_path, start=start)
+    """Run the TUI until the user quits; the exit code for the command line.
+
+    ``mouse``: track the mouse (every move is bytes over SSH, and tracking takes the
+    terminal's own text selection away), off unless asked for."""
+    app = build_app(
+        settings=settings,
+        records=records,
+        record_path=record_path,
+        overwrite=overwrite,
+        refresh_hz=refresh_hz,
+    )
     try:
-        app.run()
+        app.run(mouse=mouse)
     finally:
         app.stop_all()
+    for line in record_lines(app.runs):
+        print(line)
     return int(app.return_code or 0)
+
+
+def record_lines(runs: Iterable[RunEntry]) -> list[str]:
+    """Where this session's runs are kept, said once the screen is gone: to reopen them
+    (``warmscope open``), compare them or report them."""
+    return [
+        f"run #{e.number} {e.data.status}: {e.data.record_path}"
+        for e in runs
+        if e.source == "run" and e.data.record_path
+    ]

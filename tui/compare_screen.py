@@ -9,12 +9,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.markup import escape
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 
 from warmscope.core import units
-from warmscope.core.digest import metric_rows, settings_diff
+from warmscope.core.digest import MetricRow, metric_rows, settings_diff
 from warmscope.tui import fmt
 from warmscope.tui.overlay_chart import OverlayChart
 from warmscope.tui.runs import RunEntry
@@ -23,17 +23,21 @@ from warmscope.tui.runs import RunEntry
 HIGHER_IS_BETTER = ("throughput_per_s",)
 
 
-def ratio_text(metric: str, ratio: float | None) -> Text:
+def ratio_text(row: MetricRow) -> Text:
+    """B/A, green or red only where the difference is one to call (not within noise)."""
+    ratio = row.ratio
     if ratio is None:
         return Text("-", style="dim")
-    better = ratio > 1 if metric in HIGHER_IS_BETTER else ratio < 1
-    style = "" if 0.95 <= ratio <= 1.05 or metric == "cv" else "green" if better else "red"
+    if row.within_noise:
+        return Text(f"{ratio:.2f}× ≈", style="dim", justify="right")
+    better = ratio > 1 if row.metric in HIGHER_IS_BETTER else ratio < 1
+    style = "" if 0.95 <= ratio <= 1.05 or row.metric == "cv" else "green" if better else "red"
     return Text(f"{ratio:.2f}×", style=style, justify="right")
 
 
 class CompareScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,c", "app.pop_screen", "Back", id="compare-back"),
+        Binding("escape,c,q", "app.pop_screen", "Back", id="compare-back"),
         Binding("w", "swap", "Swap A/B", id="compare-swap", tooltip="Swap the two runs"),
         Binding("l", "toggle_log", "Log", id="compare-log", tooltip="Log or linear latency axis"),
     ]
@@ -45,7 +49,7 @@ class CompareScreen(Screen[None]):
         self.b = b
 
     def compose(self) -> ComposeResult:
-        options = [(e.title, e.number) for e in self.runs]
+        options = [(Text(e.title), e.number) for e in self.runs]  # a str prompt is markup
         with Horizontal(id="compare-pick"):
             yield Label("A", classes="pick-label pick-a")
             yield Select(options, value=self.a.number, allow_blank=False, compact=True, id="pick-a")
@@ -99,14 +103,17 @@ class CompareScreen(Screen[None]):
                 row.name,
                 Text(units.metric(row.metric, row.a), justify="right"),
                 Text(units.metric(row.metric, row.b), justify="right"),
-                ratio_text(row.metric, row.ratio),
+                ratio_text(row),
             )
+        # Content, not markup: setting values come from runs and records.
         lines = [
-            f"[b]{escape(c.name)}[/b]\n  [$accent]{escape(c.a)}[/] → [$secondary]{escape(c.b)}[/]"
+            Content.assemble((c.name, "b"), "\n  ", (c.a, "$accent"), " → ", (c.b, "$secondary"))
             for c in settings_diff(a.data.settings, b.data.settings)
         ]
         self.query_one("#compare-settings-text", Static).update(
-            "\n".join(lines) or "[$text-muted]the same settings[/]"
+            Content("\n").join(lines)
+            if lines
+            else Content.styled("the same settings", "$text-muted")
         )
         metrics.border_title = f"A #{a.number} vs B #{b.number}"
         self.query_one("#compare-settings").border_title = "settings A → B"

@@ -12,15 +12,31 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from warmscope.core.run import LiveRun, RunData
 from warmscope.core.settings import RunSettings
 from warmscope.core.stats import Summary
 from warmscope.tui.runs import Delta, RunEntry
 
-SessionFactory = Callable[[RunSettings, Path | None, list[str]], LiveRun]
-"""Builds and starts a run: ``(settings, record path or None, command) -> LiveRun``."""
+
+class SessionFactory(Protocol):
+    """Builds and starts a run: ``(settings, record path or None, command) -> LiveRun``.
+
+    ``overwrite=True`` comes only with the first run of an app told to replace its
+    ``--record PATH``; a factory for apps that never are may leave the keyword out.
+    """
+
+    def __call__(
+        self,
+        settings: RunSettings,
+        record_path: Path | None,
+        command: list[str],
+        /,
+        *,
+        overwrite: bool = False,
+    ) -> LiveRun: ...
+
 
 SUMMARY_MIN_INTERVAL_S = 0.5
 SUMMARY_COST_FACTOR = 20  # a live summary may use at most 1/20 of the time
@@ -28,10 +44,14 @@ INLINE_SUMMARY_MAX = 20_000  # a record this short is summarized in a few ms, be
 
 
 def start_session(
-    settings: RunSettings, record_path: Path | None, command: list[str], *, overwrite: bool = False
+    settings: RunSettings,
+    record_path: Path | None,
+    command: list[str],
+    /,
+    *,
+    overwrite: bool = False,
 ) -> LiveRun:
-    """The real thing: a ``RunSession`` spawned now (call it from the main thread).
-    ``overwrite``: ``--overwrite``, an existing ``--record`` file may be replaced."""
+    """The real thing: a ``RunSession`` spawned now (call it from the main thread)."""
     from warmscope.core.session import RunSession  # subprocess and psutil: with the first run
 
     session = RunSession(settings, record_path=record_path, command=command, overwrite=overwrite)
@@ -52,10 +72,16 @@ class RunController:
     """Every run of the app (live ones and opened records), and when each needs a summary."""
 
     def __init__(
-        self, record_path: Path | None = None, start: SessionFactory = start_session
+        self,
+        record_path: Path | None = None,
+        start: SessionFactory = start_session,
+        *,
+        overwrite: bool = False,
     ) -> None:
         self.runs: list[RunEntry] = []
         self.record_path = record_path
+        self.overwrite = overwrite
+        """Replace an existing ``record_path`` (the first run's; later ones get new names)."""
         self._start = start
         self._started = 0
         self._summary_busy: set[int] = set()
@@ -77,7 +103,11 @@ class RunController:
 
     def start(self, settings: RunSettings) -> RunEntry:
         """Start a run now; raises ``WarmscopeError`` or ``OSError`` when it cannot start."""
-        session = self._start(settings, self._next_record_path(), settings.command_line())
+        path, command = self._next_record_path(), settings.command_line()
+        if self.overwrite and path is not None and self._started == 0:
+            session = self._start(settings, path, command, overwrite=True)
+        else:
+            session = self._start(settings, path, command)
         self._started += 1
         entry = RunEntry.from_session(len(self.runs) + 1, session)
         self.runs.append(entry)

@@ -28,7 +28,7 @@ class EventDetailScreen(ModalScreen[None]):
     """Scrollable, selectable, read-only; Escape closes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss", "Close", id="close"),
+        Binding("escape,q", "dismiss", "Close", id="close"),
     ]
 
     def __init__(self, events: list[Event], iteration: int | None = None) -> None:

@@ -22,6 +22,8 @@ def where(ev: Event) -> str:
 class EventsPane(RowList):
     """Rows are ``Event`` objects (not stderr ones: those go to the stderr pane)."""
 
+    empty_text = "no events: JIT logs, compiles, recompiles, graph breaks and warnings land here"
+
     def show_view(self, view: RunView) -> None:
         self.show_rows(view.events, view.events_total - len(view.events), follow=not view.finished)
 

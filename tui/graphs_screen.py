@@ -9,6 +9,7 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.events import Resize
 from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
 
@@ -74,7 +75,7 @@ class GraphsScreen(TabbedModal):
     def on_mount(self) -> None:
         box = self.query_one("#graphs-box")
         box.border_title = "TorchScript graphs"
-        box.border_subtitle = self.entry.title
+        box.border_subtitle = Content(self.entry.title)  # a str title is markup
         self._titles()
         found = self.query("#graph-loaded")
         if found:
@@ -95,7 +96,8 @@ class GraphsScreen(TabbedModal):
             found = self.query(id)
             if found:
                 found.first().border_title = name
-                found.first().border_subtitle = graph_facts(self.graphs.get(key) or "").text(" · ")
+                facts = graph_facts(self.graphs.get(key) or "").text(" · ")
+                found.first().border_subtitle = Content(facts)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("tab", "toggle_sources") and not self.query("#graphs-tabs"):

@@ -15,13 +15,32 @@ from warmscope.tui.main_screen import RUN_BINDINGS
 
 NAVIGATION: tuple[tuple[str, str], ...] = (
     ("1 2 3", "Panes: events, usage (CPU, memory, GPU), the child's stderr"),
-    ("↑ ↓ PgUp PgDn", "Move: in a list; End follows the newest row again"),
+    ("↑ ↓ j k PgUp PgDn", "Move: in a list; Home the first row, End or G the newest (follow)"),
     ("Enter", "Open: an iteration (latency, events, operators, diff), or an event's text"),
     ("Tab", "Focus: the next pane"),
     ("ctrl+p", "Palette: every action by name"),
     ("?", "Help: this list"),
-    ("q", "Quit: a running child is stopped first, nothing is left running"),
+    (
+        "q",
+        "Quit: from the main screen (asks first while a run is going; it is stopped, nothing "
+        "is left running); on any other screen q closes it",
+    ),
     ("Esc", "Close: a dialog or screen"),
+)
+
+FIGURES: tuple[tuple[str, str], ...] = (
+    ("first", "iteration 0's latency: the cold start"),
+    (
+        "warm-up",
+        "iterations before latency is steady (steady from #N), and + the time they spent "
+        "above the steady p50 (the warm-up excess)",
+    ),
+    ("p50 p90 p99", "percentiles of the steady iterations (from #N on; profiled ones left out)"),
+    ("CV", "spread of the steady iterations: standard deviation / mean"),
+    ("steady", "iterations a second in steady state (summary)"),
+    ("it/s now, overall", "the header's rate by the wall clock, slow iterations included"),
+    ("ev", "events pinned to the iteration (JIT logs, compiles, warnings, output)"),
+    ("P O C R W", "chart marks: profiling run, optimized, compile, recompile, warning"),
 )
 
 ABOUT = (
@@ -34,7 +53,7 @@ ABOUT = (
 def key_rows() -> list[tuple[str, str]]:
     """The run keys from their bindings (one declaration), then navigation."""
     rows = [
-        (b.key, f"{b.description}: {b.tooltip}" if b.tooltip else b.description)
+        (b.key_display or b.key, f"{b.description}: {b.tooltip}" if b.tooltip else b.description)
         for b in RUN_BINDINGS
         if isinstance(b, Binding) and b.key not in ("1", "2", "3")
     ]
@@ -43,8 +62,7 @@ def key_rows() -> list[tuple[str, str]]:
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,question_mark", "dismiss", "Close", id="close-help"),
-        Binding("q", "app.quit", "Quit", id="quit-from-help"),
+        Binding("escape,question_mark,q", "dismiss", "Close", id="close-help"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -53,8 +71,15 @@ class HelpScreen(ModalScreen[None]):
         table.add_column()
         for key, what in key_rows():
             table.add_row(key, what)
+        figures = Table.grid(padding=(0, 2))
+        figures.add_column(style="bold", no_wrap=True)
+        figures.add_column()
+        for name, what in FIGURES:
+            figures.add_row(name, what)
         with VerticalScroll(id="help-box"):
             yield Static(table, id="help-keys")
+            yield Static("What the figures mean", id="help-figures-title")
+            yield Static(figures, id="help-figures")
             yield Static(ABOUT, id="help-about", markup=False)
         yield Footer()
 

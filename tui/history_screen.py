@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -15,7 +16,7 @@ from warmscope.core.digest import settings_line
 from warmscope.tui import fmt
 from warmscope.tui.runs import RunEntry
 
-COLUMNS = ("#", "target", "mode", "settings", "status", "iters", "first", "p50", "from")
+COLUMNS = ("#", "target", "mode", "settings", "status", "iters", "first", "p50", "record")
 
 
 SETTINGS_W = 30
@@ -38,14 +39,13 @@ def history_row(entry: RunEntry) -> tuple[str, ...]:
         fmt.count(entry.view.count),
         fmt.ms(first),
         fmt.ms(s.p50_ms if s else None),
-        entry.record_name if entry.source == "record" else "this session",
+        entry.record_name + ("" if entry.source == "record" else " (this session)"),
     )
 
 
 class HistoryScreen(ModalScreen[RunEntry | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,h", "dismiss", "Close", id="close-history"),
-        Binding("q", "app.quit", "Quit", id="quit-from-history"),
+        Binding("escape,h,q", "dismiss", "Close", id="close-history"),
     ]
 
     def __init__(self, runs: list[RunEntry], viewed: RunEntry | None) -> None:
@@ -64,7 +64,8 @@ class HistoryScreen(ModalScreen[RunEntry | None]):
         table = self.query_one(DataTable)
         table.add_columns(*COLUMNS)
         for entry in self.runs:
-            table.add_row(*history_row(entry), key=str(entry.number))
+            # Text, not str: a DataTable reads a str cell as markup, and these come from runs.
+            table.add_row(*map(Text, history_row(entry)), key=str(entry.number))
         if self.viewed in self.runs:
             table.move_cursor(row=self.runs.index(self.viewed))
         table.focus()

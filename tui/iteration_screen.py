@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from warmscope.core.breakdown import OpDelta, diff, steady_reference
@@ -139,7 +140,7 @@ class IterationScreen(TabbedModal):
 
     def on_mount(self) -> None:
         self.query_one("#iteration-box").border_title = f"iteration {self.facts.iteration}"
-        self.query_one("#iteration-box").border_subtitle = self.entry.title
+        self.query_one("#iteration-box").border_subtitle = Content(self.entry.title)
         if self.facts.events:
             self.query_one(EventsPane).show_rows(self.facts.events, follow=False)
         self.focus_tab(self.query_one(TabbedContent).active)
@@ -238,7 +239,7 @@ class IterationScreen(TabbedModal):
         table.add_column("shapes", key="shapes")
         for op in ops:
             row: list[Text | str] = [
-                clip(str(op.get("name", "?")), OPERATOR_W),
+                Text(clip(str(op.get("name", "?")), OPERATOR_W)),
                 right(fmt.ms(float(op.get("self_ms", 0.0)))),
                 right(fmt.ms(float(op.get("total_ms", 0.0))), "dim"),
                 right(str(op.get("calls", ""))),

@@ -1,5 +1,5 @@
-"""``IterationTable``: index, latency, shape (when it varies), label and event count of the
-newest iterations."""
+"""``IterationTable``: index, latency, shape (when it varies), label and event count of every
+iteration of a run."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class IterationTable(RowList):
 
     def show_view(self, view: RunView) -> None:
         self.view = view
-        self.show_rows(view.rows, view.rows_dropped, follow=not view.finished)
+        self.show_rows(view.rows, follow=not view.finished)
 
     def header_text(self) -> Text:
         shape = f" {'shape':<{self._shape_w()}}" if self._shape_w() else ""

@@ -8,6 +8,7 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Log, TabbedContent, TabPane
@@ -16,6 +17,7 @@ from warmscope.core import outcome
 from warmscope.tui.events_pane import EventsPane
 from warmscope.tui.iteration_table import IterationTable
 from warmscope.tui.latency_chart import LatencyChart
+from warmscope.tui.repaint import DEFAULT_REFRESH_HZ, PANE_HZ, RepaintBudget
 from warmscope.tui.row_list import RowList
 from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import Delta, RunEntry
@@ -23,8 +25,7 @@ from warmscope.tui.summary_panel import SummaryPanel
 from warmscope.tui.utilization import UtilizationPane
 
 STDERR_LINES = 1000
-FLOOD_ROWS = 200  # iterations in one batch: the run is fast
-FLOOD_CHART_S = 0.2
+PALETTE_MIN_W = 90  # narrower, the footer keeps to the run keys (ctrl+p still works)
 
 # The run keys: the footer shows them, `?` lists them, the palette offers them.
 RUN_BINDINGS: list[BindingType] = [
@@ -32,7 +33,14 @@ RUN_BINDINGS: list[BindingType] = [
         "r", "app.start_run", "Run", id="run", tooltip="start a new run with the next settings"
     ),
     Binding("s", "app.stop_run", "Stop", id="stop", tooltip="stop the run gracefully (SIGINT)"),
-    Binding("k", "app.kill_run", "Kill", id="kill", tooltip="kill the run now (SIGKILL)"),
+    Binding(
+        "K,ctrl+k",
+        "app.kill_run",
+        "Kill",
+        id="kill",
+        tooltip="kill the run now (SIGKILL), after a yes",
+        key_display="K",
+    ),
     Binding("e", "app.settings", "Settings", id="settings", tooltip="edit the next run's settings"),
     Binding(
         "h", "app.history", "History", id="history", tooltip="runs of this session and records"
@@ -79,6 +87,23 @@ RUN_BINDINGS: list[BindingType] = [
         tooltip="all iterations or the warm-up view",
         show=False,
     ),
+    Binding(
+        "colon",
+        "goto",
+        "Go to iteration",
+        id="goto",
+        tooltip="any iteration of the run, by its number (Home: the first, End: the newest)",
+        show=False,
+        key_display=":",
+    ),
+    Binding(
+        "space",
+        "freeze",
+        "Freeze",
+        id="freeze",
+        tooltip="stop repainting while the run goes on; again: live",
+        show=False,
+    ),
     Binding("1", "pane('tab-events')", "Events", id="pane-events", show=False),
     Binding("2", "pane('tab-usage')", "Usage", id="pane-usage", show=False),
     Binding("3", "pane('tab-stderr')", "Stderr", id="pane-stderr", show=False),
@@ -94,9 +119,10 @@ class MainScreen(Screen[None]):
     class Ready(Message):
         """The screen's widgets exist: the app can show runs."""
 
-    def __init__(self) -> None:
+    def __init__(self, refresh_hz: float = DEFAULT_REFRESH_HZ) -> None:
         super().__init__(id="main")
         self.entry: RunEntry | None = None
+        self.budget = RepaintBudget(refresh_hz)
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="run-header")
@@ -122,8 +148,14 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.app.post_message(self.Ready())
 
-    def on_resize(self) -> None:
-        self.query_one(Footer).show_command_palette = self.size.width >= 90
+    def on_resize(self, event: Resize) -> None:
+        footer = self.query_one(Footer)
+        show = event.size.width >= PALETTE_MIN_W
+        if footer.show_command_palette != show:
+            footer.show_command_palette = show
+            # Not a recomposing reactive: without this the palette key stayed on a narrowed
+            # footer, cutting "? Help" in half, until the bindings changed.
+            footer.refresh(recompose=True)
 
     # -- showing a run ----------------------------------------------------------------
 
@@ -131,6 +163,8 @@ class MainScreen(Screen[None]):
         """Draw ``entry`` from scratch (a new run, or one picked in the history)."""
         self.entry = entry
         view = entry.view
+        self.budget.pending.clear()  # all of it is drawn now
+        self.budget.stderr.clear()
         self.query_one(RunHeader).show_entry(entry, next_note)
         self.query_one(LatencyChart).show_view(view)
         self.query_one(SummaryPanel).show_view(view)
@@ -144,42 +178,66 @@ class MainScreen(Screen[None]):
             self.action_pane("tab-stderr")
 
     def apply(self, entry: RunEntry, delta: Delta, next_note: str = "") -> None:
-        """Draw one batch: each widget at most once."""
+        """Take one batch; each pane repaints when its budget allows (``tui/repaint.py``)."""
         if self.entry is None or entry is not self.entry:
             return
-        view = entry.view
-        self.query_one(RunHeader).show_entry(entry, next_note)
-        now = time.monotonic()
-        if delta.marks or (delta.rows and now - self._chart_drawn >= self._chart_every(delta.rows)):
-            self._chart_drawn = now
-            self.query_one(LatencyChart).show_view(view)
-        if delta.rows or delta.status:
-            self.query_one(SummaryPanel).show_view(view)
-        if delta.rows or delta.marks:
-            self.query_one(IterationTable).sync(view.rows_dropped)
+        budget = self.budget
+        budget.changed("header")  # the elapsed time moves
+        if delta.rows:
+            budget.changed("chart", "summary", "table")
+        if delta.marks:
+            budget.changed("chart", "table")
+        if delta.status:
+            budget.changed("summary")
         if delta.events:
-            self.query_one(EventsPane).sync(view.events_total - len(view.events))
+            budget.changed("events")
         if delta.samples:
-            self._show_usage()
+            budget.changed("usage")
         if delta.stderr:
-            self.query_one("#stderr", Log).write_lines(delta.stderr)
+            budget.changed("stderr")
+            budget.stderr.extend(delta.stderr)
+        self._next_note = next_note
+        self.repaint_due(everything=entry.view.finished)
 
-    _chart_drawn = 0.0
+    def repaint_due(self, *, everything: bool = False) -> None:
+        entry = self.entry
+        if entry is None:
+            return
+        view = entry.view
+        due = self.budget.due(time.monotonic(), everything=everything)
+        if "header" in due:
+            self.query_one(RunHeader).show_entry(entry, self._next_note)
+        if "chart" in due:
+            self.query_one(LatencyChart).show_view(view)
+        if "summary" in due:
+            self.query_one(SummaryPanel).show_view(view)
+        if "table" in due:
+            self.query_one(IterationTable).sync()
+        if "events" in due:
+            self.query_one(EventsPane).sync(view.events_total - len(view.events))
+        if "usage" in due:
+            self._show_usage()
+        if "stderr" in due and self.budget.stderr:
+            self.query_one("#stderr", Log).write_lines(self.budget.stderr)
+            self.budget.stderr.clear()
 
-    @staticmethod
-    def _chart_every(rows: int) -> float:
-        """Seconds between chart redraws: every batch, or 5 a second under a flood.
+    _next_note = ""
 
-        A batch of hundreds of iterations moves a chart of all iterations by less than a
-        cell; the table and the header still take every batch.
-        """
-        return FLOOD_CHART_S if rows > FLOOD_ROWS else 0.0
+    def action_freeze(self) -> None:
+        """Stop repainting while the run goes on (over a slow link, or to read); again: go on."""
+        self.budget.frozen = not self.budget.frozen
+        if not self.budget.frozen:
+            self.budget.changed(*PANE_HZ)
+            self.repaint_due(everything=True)
+        self.notify(
+            "frozen: the run goes on, space shows it again" if self.budget.frozen else "live again",
+            timeout=2,
+        )
 
     def summary_changed(self, entry: RunEntry) -> None:
         if self.entry is not None and entry is self.entry:
-            self.query_one(LatencyChart).show_view(entry.view)
-            self.query_one(SummaryPanel).show_view(entry.view)
-            self.query_one(IterationTable).refresh()
+            self.budget.changed("chart", "summary", "table")
+            self.repaint_due(everything=entry.view.finished)
 
     def show_failure(self, entry: RunEntry, lines: list[str]) -> None:
         """A failed run: its error under the child's last stderr lines, in view."""
@@ -205,6 +263,21 @@ class MainScreen(Screen[None]):
     def action_toggle_zoom(self) -> None:
         chart = self.query_one(LatencyChart)
         chart.zoom = not chart.zoom
+
+    def action_goto(self) -> None:
+        from warmscope.tui.goto_screen import GotoScreen
+
+        entry = self.entry
+        if entry is None or not entry.view.count:
+            return
+        table = self.query_one(IterationTable)
+
+        def go(index: int | None) -> None:
+            if index is not None:
+                table.focus()
+                table.move_to(index)
+
+        self.app.push_screen(GotoScreen(entry.view.count), go)
 
     def action_pane(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane

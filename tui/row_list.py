@@ -24,13 +24,17 @@ from textual.strip import Strip
 class RowList(ScrollView, can_focus=True):
     """Subclasses give ``header_text`` and ``row_text``."""
 
+    empty_text = ""
+    """Shown in place of the rows while there are none."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "move(-1)", "Up", show=False),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
+        # Arrows, and vim's j/k as in htop, k9s and lazygit; G for the newest, as in less.
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
+        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
         Binding("home", "home", "First", show=False),
-        Binding("end", "end", "Newest (follow)", show=False),
+        Binding("end,G", "end", "Newest (follow)", show=False),
         Binding("enter", "select", "Open", show=False),
     ]
 
@@ -123,15 +127,19 @@ class RowList(ScrollView, can_focus=True):
             self._styles[key] = style
         return style
 
+    def _text_line(self, line: Text, part: str, width: int) -> Strip:
+        line.stylize(self.part_style(part))
+        line.truncate(width, overflow="ellipsis", pad=True)
+        base = self._style_for("", False)
+        return Strip(list(line.render(self.app.console, end="")), width).apply_style(base)
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         if y == 0:
-            header = self.header_text()
-            header.stylize(self.part_style("header"))
-            header.truncate(width, overflow="ellipsis", pad=True)
-            base = self._style_for("", False)
-            return Strip(list(header.render(self.app.console, end="")), width).apply_style(base)
+            return self._text_line(self.header_text(), "header", width)
         index = int(self.scroll_offset.y) + y - 1
+        if not self.rows and y == 1 and self.empty_text:  # an empty pane says why
+            return self._text_line(Text(" " + self.empty_text), "dim", width)
         if index >= len(self.rows) or index < 0:
             return Strip.blank(width, self._style_for("", False))
         cursor = index == self.cursor and self.has_focus
@@ -161,7 +169,8 @@ class RowList(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor - self._visible_rows() + 1, animate=False, immediate=True)
         self.refresh()
 
-    def _move_to(self, index: int) -> None:
+    def move_to(self, index: int) -> None:
+        """Put the cursor on row ``index`` (clamped) and bring it into view."""
         n = len(self.rows)
         if not n:
             return
@@ -170,16 +179,16 @@ class RowList(ScrollView, can_focus=True):
         self._show_cursor()
 
     def action_move(self, delta: int) -> None:
-        self._move_to(self.cursor + delta)
+        self.move_to(self.cursor + delta)
 
     def action_page(self, direction: int) -> None:
-        self._move_to(self.cursor + direction * max(1, self._visible_rows() - 1))
+        self.move_to(self.cursor + direction * max(1, self._visible_rows() - 1))
 
     def action_home(self) -> None:
-        self._move_to(0)
+        self.move_to(0)
 
     def action_end(self) -> None:
-        self._move_to(len(self.rows) - 1)
+        self.move_to(len(self.rows) - 1)
 
     def action_select(self) -> None:
         if 0 <= self.cursor < len(self.rows):
@@ -204,6 +213,6 @@ class RowList(ScrollView, can_focus=True):
         index = int(self.scroll_offset.y) + event.y - 1
         if 0 <= index < len(self.rows):
             again = index == self.cursor and self.has_focus
-            self._move_to(index)
+            self.move_to(index)
             if again or event.chain > 1:
                 self.action_select()

@@ -37,7 +37,7 @@ def header_lines(entry: RunEntry, styles: dict[str, Style], next_note: str = "")
             (" · " + settings_line(data.settings), None),
         ]
     )
-    if entry.source == "record":
+    if entry.record_name:  # where the run is kept, live or opened
         line1.append(("  " + entry.record_name, muted))
     status = view.status
     mark, part = STATUS.get(status, ("?", "bold"))
@@ -46,8 +46,8 @@ def header_lines(entry: RunEntry, styles: dict[str, Style], next_note: str = "")
     if view.count:
         parts.append(f"{fmt.count(view.count)} it")
         rate = entry.loop_rate()
-        if rate:
-            parts.append(fmt.rate(rate))
+        if rate:  # by the wall clock, slow first iterations included: not the steady rate
+            parts.append(f"{fmt.rate(rate)} {'now' if entry.live else 'overall'}")
     line2.append((" · " + " · ".join(parts), None))
     if entry.live:
         if view.busy:

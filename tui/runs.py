@@ -12,10 +12,12 @@ from __future__ import annotations
 import shlex
 import textwrap
 import time
+from array import array
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from warmscope.core import outcome
 from warmscope.core.digest import settings_line
@@ -24,7 +26,6 @@ from warmscope.core.run import Cursor, Event, LiveRun, RunData, Update
 from warmscope.core.stats import Summary
 from warmscope.tui.series import LatencySeries, mark_priority
 
-MAX_ROWS = 2000
 MAX_EVENTS = 2000
 MAX_SAMPLES = 300
 MAX_STDERR_LINES = 1000
@@ -44,12 +45,41 @@ class Delta:
     status: bool = False
 
 
+class IterationRows(Sequence[tuple[int, float]]):
+    """Every iteration a view has been given, as ``(index, ms)`` rows, read from the run's own
+    latencies: no copy, and iteration 0 stays reachable after millions more."""
+
+    def __init__(self, view: RunView) -> None:
+        self._view = view
+
+    def __len__(self) -> int:
+        return self._view.count
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, float]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[tuple[int, float]]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        n = self._view.count
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(n))]
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
+            raise IndexError(index)
+        return (i, self._view.latencies[i])
+
+
 class RunView:
-    """The bounded, drawable state of one run."""
+    """The drawable state of one run: bounded, but for the latencies it reads in place."""
 
     def __init__(self) -> None:
         self.series = LatencySeries()
-        self.rows: deque[tuple[int, float]] = deque(maxlen=MAX_ROWS)
+        self._own: array[float] = array("d")
+        self.latencies: array[float] = self._own
+        """Every latency so far: the run's own array once ``attach``-ed, else a copy."""
+        self.rows = IterationRows(self)
         self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
         self.events_total = 0
         self.by_iteration: dict[int, list[tuple[str, str]]] = {}
@@ -68,34 +98,36 @@ class RunView:
         self.summary_error = ""
         """Why the last summary could not be computed; cleared by the next one."""
         self.shape_keys: list[str] = []
-        self.row_shapes: deque[int] = deque(maxlen=MAX_ROWS)
-        """Each row's index into ``shape_keys``, in step with ``rows``."""
+        self._own_shapes: array[int] = array("h")
+        self.shape_index: array[int] = self._own_shapes
+        """Each iteration's index into ``shape_keys``: the run's own array once attached."""
         self.shapes: list[dict[str, Any]] = []
         """Per-shape rows (``RunData.shape_rows``) when ``--dim`` varies the inputs, computed
         with the summary."""
         self.rate: float | None = None
         self._rate_mark: tuple[float, int] | None = None
 
-    @property
-    def rows_dropped(self) -> int:
-        return self.count - len(self.rows)
+    def attach(self, latencies: array[float], shape_index: array[int] | None = None) -> None:
+        """Read latencies (and shape indexes) from the run's own arrays (they only grow; the
+        view reads no further than ``count``, what it has been given), instead of copies."""
+        self.latencies = latencies
+        if shape_index is not None:
+            self.shape_index = shape_index
 
     def ingest(self, u: Update, now: float | None = None) -> Delta:
         d = Delta()
         if u.ms:
             self.series.extend(u.ms)
-            first = u.first
-            keep = u.ms[-MAX_ROWS:]
-            start = first + len(u.ms) - len(keep)
-            self.rows.extend(zip(range(start, start + len(keep)), keep, strict=True))
+            if self.latencies is self._own:
+                self._own.extend(u.ms)
             if u.shape_keys:
                 self.shape_keys = u.shape_keys
-                shapes = u.shapes[-MAX_ROWS:]
-                self.row_shapes.extend(shapes + [-1] * (len(keep) - len(shapes)))
-            self.count = first + len(u.ms)
+                if self.shape_index is self._own_shapes:
+                    shapes = list(u.shapes)
+                    self._own_shapes.extend(shapes + [-1] * (len(u.ms) - len(shapes)))
+            self.count = u.first + len(u.ms)
             self.last_ms = u.ms[-1]
             d.rows = len(u.ms)
-            self._prune()
         for ev in u.events:
             if ev.iteration is not None:
                 self.by_iteration.setdefault(ev.iteration, []).append((ev.kind, ev.title))
@@ -129,12 +161,6 @@ class RunView:
             self.rate = (self.count - n) / (now - t)
             self._rate_mark = (now, self.count)
 
-    def _prune(self) -> None:
-        """Forget per-iteration events of rows the table no longer holds."""
-        if len(self.by_iteration) > 4 * MAX_ROWS and self.rows:
-            oldest = self.rows[0][0]
-            self.by_iteration = {i: e for i, e in self.by_iteration.items() if i >= oldest}
-
     def _stderr_lines(self, ev: Event) -> list[str]:
         context = ("it", ev.iteration) if ev.iteration is not None else ("phase", ev.phase)
         lines = []
@@ -153,13 +179,10 @@ class RunView:
         return lines
 
     def shape_of(self, iteration: int) -> str:
-        """The shape key of a row the table holds (empty when the shapes do not vary)."""
-        if not self.shape_keys or not self.row_shapes:
+        """The shape key of an iteration (empty when the shapes do not vary)."""
+        if not self.shape_keys or not 0 <= iteration < min(self.count, len(self.shape_index)):
             return ""
-        j = iteration - (self.count - len(self.row_shapes))
-        if not 0 <= j < len(self.row_shapes):
-            return ""
-        k = self.row_shapes[j]
+        k = self.shape_index[iteration]
         return self.shape_keys[k] if 0 <= k < len(self.shape_keys) else ""
 
     def label(self, iteration: int) -> str | None:
@@ -205,6 +228,9 @@ class RunEntry:
     view: RunView = field(default_factory=RunView)
     cursor: Cursor | None = None
     ended_elapsed: float | None = None
+
+    def __post_init__(self) -> None:
+        self.view.attach(self.data.ms, self.data.shape_of)
 
     @classmethod
     def from_record(cls, number: int, data: RunData) -> RunEntry:

@@ -144,7 +144,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
         b = self.base
         yield Static("Settings for the next run", id="settings-title")
         yield Static(NOTE, id="settings-note")
-        yield Static("", id="form-error")
+        yield Static("", id="form-error", markup=False)
         with VerticalScroll(id="form"):
             yield Static("presets", classes="group-title")
             yield from self._row(
@@ -378,7 +378,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
         except (SettingsError, KnobError) as exc:
             error.update(f"Not applied: {exc}")
             error.display = True
-            self.notify(str(exc), title="Not applied", severity="error")
+            self.notify(str(exc), title="Not applied", severity="error", markup=False)
             return
         self.dismiss(SettingsResult(settings, run_now))
 

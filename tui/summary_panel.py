@@ -3,7 +3,7 @@ each shape against its steady p50 (when the shapes vary) and setup phases."""
 
 from __future__ import annotations
 
-from textual.markup import escape
+from textual.content import Content
 from textual.widgets import Static
 
 from warmscope.tui import fmt
@@ -13,69 +13,82 @@ LABEL_W = 10
 PHASE_W = 18
 PHASE_MIN_MS = 1.0
 MAX_SHAPE_ROWS = 8
+MUTED = "$text-muted"
+
+Part = str | tuple[str, str]
+"""Plain text, or ``(text, style)``: built as ``Content``, never parsed as markup (phase names
+and errors come from the child or a record)."""
 
 
-def summary_markup(view: RunView) -> str:
-    """The panel's text, in Textual markup."""
+def summary_content(view: RunView) -> Content:
+    """The panel's text."""
     s = view.summary
-    rows: list[tuple[str, str]] = []
+    rows: list[tuple[str, list[Part]]] = []
     first = view.series.head[0] if view.series.head else None
-    rows.append(("first", fmt.ms(first)))
+    rows.append(("first", [fmt.ms(first)]))
     if s is None or s.count < 2:
-        rows.append(("warm-up", "-"))
+        rows.append(("warm-up", ["-"]))
     elif s.steady_from is None:
-        rows.append(("warm-up", "[$warning]not steady yet[/]"))
+        rows.append(("warm-up", [("not steady yet", "$warning")]))
     else:
+        excess = s.warmup_excess_ms or 0.0
+        # No "+0.00 µs": an excess under a microsecond (the warm-up was profiled, and profiled
+        # iterations are left out) says nothing.
         rows.append(
             (
                 "warm-up",
-                f"[$warning]{s.steady_from} it[/] · +{fmt.ms(s.warmup_excess_ms)}",
+                [(f"{s.steady_from} it", "$warning")]
+                + ([f" · +{fmt.ms(excess)}"] if excess >= 0.001 else []),
             )
         )
     if s is not None and s.p50_ms is not None:
-        rows.append(("p50", f"[b]{fmt.ms(s.p50_ms)}[/b]"))
-        rows.append(("p90 · p99", f"{fmt.ms(s.p90_ms)} · {fmt.ms(s.p99_ms)}"))
-        rows.append(("CV", "-" if s.cv is None else f"{s.cv * 100:.1f}%"))
-        rows.append(("throughput", fmt.rate(s.throughput_per_s)))
+        rows.append(("p50", [(fmt.ms(s.p50_ms), "b")]))
+        rows.append(("p90 · p99", [f"{fmt.ms(s.p90_ms)} · {fmt.ms(s.p99_ms)}"]))
+        rows.append(("CV", ["-" if s.cv is None else f"{s.cv * 100:.1f}%"]))
+        rows.append(("steady", [fmt.rate(s.throughput_per_s)]))
     else:
-        rows += [("p50", "-"), ("p90 · p99", "-"), ("CV", "-"), ("throughput", "-")]
-    shape_lines = []
+        rows += [("p50", ["-"]), ("p90 · p99", ["-"]), ("CV", ["-"]), ("steady", ["-"])]
+    shape_lines: list[list[Part]] = []
     if view.shapes:
-        shape_lines.append(f"[$text-muted]{'shapes':<{LABEL_W}} 1st÷p50      p50[/]")
+        shape_lines.append([(f"{'shapes':<{LABEL_W}} 1st÷p50      p50", MUTED)])
         for row in view.shapes[:MAX_SHAPE_ROWS]:
             ratio = "-" if row.get("first_vs_p50") is None else f"{row['first_vs_p50']:.2f}×"
-            mark = "[$warning]R[/]" if any(e["kind"] == "recompile" for e in row["events"]) else " "
-            lines_key = escape(str(row["key"])[: LABEL_W + 1])
+            recompiled = any(e["kind"] == "recompile" for e in row["events"])
+            key = str(row["key"])[: LABEL_W + 1]
             shape_lines.append(
-                f" {lines_key:<{LABEL_W + 1}}{mark}{ratio:>7} {fmt.ms(row.get('p50_ms')):>8}"
+                [
+                    f" {key:<{LABEL_W + 1}}",
+                    ("R", "$warning") if recompiled else " ",
+                    f"{ratio:>7} {fmt.ms(row.get('p50_ms')):>8}",
+                ]
             )
         if len(view.shapes) > MAX_SHAPE_ROWS:
-            shape_lines.append(f" [$text-muted]+{len(view.shapes) - MAX_SHAPE_ROWS} more[/]")
+            shape_lines.append([" ", (f"+{len(view.shapes) - MAX_SHAPE_ROWS} more", MUTED)])
     shown = [(k, v) for k, v in view.phases.items() if v >= PHASE_MIN_MS]
     small = len(view.phases) - len(shown)
-    lines = [f"[$text-muted]{k:<{LABEL_W}}[/] {v}" for k, v in rows]
+    lines: list[list[Part]] = [[(f"{k:<{LABEL_W}}", MUTED), " ", *v] for k, v in rows]
     lines += shape_lines
-    lines.append("[$text-muted]phases[/]")
+    lines.append([("phases", MUTED)])
     for name, value in shown:
-        lines.append(f" {escape(name):<{PHASE_W}} {fmt.ms(value):>8}")
+        lines.append([f" {name:<{PHASE_W}} {fmt.ms(value):>8}"])
     if small:
-        lines.append(f" [$text-muted]+{small} under 1 ms[/]")
+        lines.append([" ", (f"+{small} under 1 ms", MUTED)])
     if not view.phases and not view.finished:
-        lines.append(f" [$text-muted]{escape(view.phase or 'starting')}…[/]")
+        lines.append([" ", (f"{view.phase or 'starting'}…", MUTED)])
     if view.summary_error:
-        lines.append(f"[$error]summary failed:[/] {escape(view.summary_error)}")
-    return "\n".join(lines)
+        lines.append([("summary failed:", "$error"), " " + view.summary_error])
+    return Content("\n").join(Content.assemble(*line) for line in lines)
 
 
 class SummaryPanel(Static):
     """Redrawn when the summary, the phases or the count change."""
 
-    _shown = ""
+    _shown = Content()
 
     def show_view(self, view: RunView) -> None:
-        markup = summary_markup(view)
-        if markup != self._shown:
+        content = summary_content(view)
+        if not content.is_same(self._shown):
             # Relayout only when the panel grows or shrinks.
-            layout = markup.count("\n") != self._shown.count("\n")
-            self._shown = markup
-            self.update(markup, layout=layout)
+            layout = content.plain.count("\n") != self._shown.plain.count("\n")
+            self._shown = content
+            self.update(content, layout=layout)

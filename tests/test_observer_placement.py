@@ -1,0 +1,51 @@
+"""The observer stays out of the child's way: its reader and sampler threads run nicer than
+the child, the child's CPUs are set where the machine has the cores, and the record says so."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+from tests.conftest import FACTORIES
+from warmscope.core.record import read_run
+from warmscope.core.report import report
+from warmscope.core.session import OBSERVER_NICE, RunSession
+from warmscope.core.settings import RunSettings
+
+
+def thread_nice(pid: int, tid: int) -> int:
+    stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[16])  # field 19: nice
+
+
+def test_reader_and_sampler_are_nicer_than_the_child_and_it_is_recorded(tmp_path: Path) -> None:
+    settings = RunSettings(target=f"{FACTORIES}:tiny", inputs=["2x8"], duration=3)
+    session = RunSession(settings, record_path=tmp_path / "r.jsonl")
+    session.start()
+    try:
+        deadline = time.monotonic() + 30
+        names = {"warmscope-reader", "warmscope-sampler"}
+        found: dict[str, int] = {}
+        while len(found) < 2 and time.monotonic() < deadline:
+            for t in threading.enumerate():
+                if t.name in names and t.native_id:
+                    found[t.name] = thread_nice(os.getpid(), t.native_id)
+            time.sleep(0.05)
+        base = os.nice(0)
+        assert found == {n: base + OBSERVER_NICE for n in names}
+        assert thread_nice(os.getpid(), threading.main_thread().native_id or 0) == base
+        assert session.proc is not None
+        assert Path(f"/proc/{session.proc.pid}/stat").exists()
+    finally:
+        session.wait(60)
+    data = read_run(tmp_path / "r.jsonl")
+    placed = data.env["observer"]
+    assert placed["nice"] == OBSERVER_NICE
+    cpus = len(os.sched_getaffinity(0))
+    if cpus >= 4:
+        assert len(placed["child_cpus"]) == cpus - 1 and len(placed["observer_cpus"]) == 1
+    else:
+        assert "not set" in placed["affinity"]
+    assert f"reader and sampler at nice +{OBSERVER_NICE}" in report(data)

@@ -1,0 +1,176 @@
+"""Figures that say what they are, panes that say why they are empty, presets that keep their
+promise, help that explains the figures (the TUI issue's items 3, 6, 13 and 15)."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+
+from tests.fake_session import Moment, end, factory, iterations
+from tests.tui_support import run, screen_text, wait_for
+from warmscope.core import outcome
+from warmscope.core.digest import warmup_rows
+from warmscope.core.run import RunData
+from warmscope.core.settings import RunSettings
+from warmscope.tui.app import build_app
+from warmscope.tui.events_pane import EventsPane
+from warmscope.tui.help_screen import HelpScreen
+from warmscope.tui.run_header import RunHeader
+from warmscope.tui.summary_panel import SummaryPanel
+
+SETTINGS = RunSettings(target="sample:trivial", iters=40)
+
+
+def test_a_preset_keeps_its_promise_after_an_earlier_choice() -> None:
+    settings = RunSettings(target="sample:speech")
+    settings.set("profiling_executor=off")
+    settings.set("intra_op_threads=1")
+    settings.apply_preset("torchscript")
+    assert settings.knobs["profiling_executor"] is None, "back to torch's default: on"
+    assert settings.knobs["intra_op_threads"] == 1, "how the model runs is kept"
+    assert "profiling_executor" not in " ".join(settings.command_line())
+
+
+def test_slow_iterations_are_slower_than_the_steady_p50() -> None:
+    data = RunData()
+    # A noisy warm-up: iteration 1 is fast, 0 and 2 are slow.
+    data.add_iterations(0, [40.0, 1.0, 30.0, 25.0] + [2.0] * 40, [0.0] * 44)
+    summary = data.summary()
+    assert summary.steady_from == 4
+    rows = [r.iteration for r in warmup_rows(data, summary)]
+    assert rows == [0, 2, 3], "iteration 1 is faster than p50: not called slow"
+
+
+def test_the_header_rate_and_the_summary_rate_say_which_is_which() -> None:
+    script = [Moment([iterations(0, [30.0, 5.0] + [1.0] * 38)]), Moment([end(outcome.OK, "", 0)])]
+    app = build_app(settings=SETTINGS, start=factory(script))
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=10)
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        header = app.screen.query_one(RunHeader).plain
+        assert "it/s overall" in header
+        summary = str(app.screen.query_one(SummaryPanel).render())
+        assert "steady" in summary and "throughput" not in summary
+
+    run(app, scenario, settled=False)
+
+
+def test_no_zero_excess_and_an_empty_events_pane_says_why() -> None:
+    # A flat run: steady from #0, no excess to show; no events at all.
+    script = [Moment([iterations(0, [1.0] * 40)]), Moment([end(outcome.OK, "", 0)])]
+    app = build_app(settings=SETTINGS, start=factory(script))
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=10)
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        summary = str(app.screen.query_one(SummaryPanel).render())
+        assert "+0.00" not in summary and "+-" not in summary
+        events = app.screen.query_one(EventsPane)
+        assert "no events" in events.render_line(1).text
+
+    run(app, scenario, settled=False)
+
+
+def test_help_explains_the_figures() -> None:
+    app = build_app(settings=None, records=[])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for word in ("What the figures mean", "excess", "CV", "ev", "p50", "it/s now"):
+            assert word in text
+
+    run(app, scenario, (120, 60), settled=False)
+
+
+def test_a_steady_difference_inside_both_runs_noise_is_not_called() -> None:
+    from warmscope.core.digest import metric_rows
+    from warmscope.core.stats import summarize
+
+    quiet = summarize([10.0] + [1.00, 1.01, 0.99] * 30)
+    noisy = summarize([10.0] + [1.0, 1.3, 0.8, 1.1] * 25)
+    other = summarize([10.0] + [2.0, 2.02, 1.98] * 30)
+    rows = {r.metric: r for r in metric_rows(quiet, noisy)}
+    assert rows["p50_ms"].within_noise, "5% apart, with a CV near 20%"
+    assert "(within noise)" in rows["p50_ms"].ratio_text
+    assert not rows["first_ms"].within_noise, "one sample a process: no noise to speak of"
+    far = {r.metric: r for r in metric_rows(quiet, other)}
+    assert not far["p50_ms"].within_noise and far["p50_ms"].ratio_text == "2.00×"
+
+
+def test_compare_follows_a_live_run_to_its_end() -> None:
+    from warmscope.tui.compare_screen import CompareScreen
+
+    steps = [Moment([iterations(0, [30.0] + [1.0] * 9)])] + [Moment() for _ in range(15)]
+    steps.append(Moment([iterations(10, [1.0] * 30), end(outcome.OK, "", 0)]))
+    first = [Moment([iterations(0, [20.0] + [1.0] * 39)]), Moment([end(outcome.OK, "", 0)])]
+    scripts = iter([first, steps])
+
+    def start(settings, record_path, command):  # type: ignore[no-untyped-def]
+        return factory(next(scripts))(settings, record_path, command)
+
+    app = build_app(settings=SETTINGS, start=start)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=10)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: len(app.runs) == 2 and app.runs[1].view.count, timeout=10)
+        await pilot.press("c")
+        assert isinstance(app.screen, CompareScreen)
+        assert "running" in screen_text(app)
+        await wait_for(pilot, lambda: app.runs[1].view.finished, timeout=10)
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert "running" not in text and "40" in text, "the screen followed the run to its end"
+
+    run(app, scenario, (120, 40), settled=False)
+
+
+def test_every_iteration_is_reachable_home_and_go_to() -> None:
+    from warmscope.tui.goto_screen import GotoScreen
+    from warmscope.tui.iteration_table import IterationTable
+
+    many = [Moment([iterations(i, [1.0] * 10_000)]) for i in range(0, 300_000, 10_000)]
+    app = build_app(settings=SETTINGS, start=factory([*many, Moment([end(outcome.OK, "", 0)])]))
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=20)
+        await pilot.pause()
+        table = app.screen.query_one(IterationTable)
+        table.focus()
+        await pilot.press("home")
+        assert table.rows[table.cursor][0] == 0, "iteration 0 after 300,000 iterations"
+        await pilot.press("colon")
+        assert isinstance(app.screen, GotoScreen)
+        await pilot.press(*"abc", "enter")
+        assert isinstance(app.screen, GotoScreen), "refused: not a number"
+        await pilot.press("backspace", "backspace", "backspace", *"123456", "enter")
+        await pilot.pause()
+        assert app.screen is app.main and table.rows[table.cursor][0] == 123_456
+
+    run(app, scenario, settled=False)
+
+
+def test_the_footer_is_whole_after_a_resize() -> None:
+    from textual.widgets import Footer
+
+    app = build_app(settings=None, records=[])
+
+    async def scenario(pilot: Pilot) -> None:
+        footer = app.screen.query_one(Footer)
+        assert footer.show_command_palette
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        assert not footer.show_command_palette
+        text = screen_text(app)
+        assert "Help" in text and "palette" not in text, "nothing cut at 80 columns"
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        await pilot.pause()
+        assert "palette" in screen_text(app)
+
+    run(app, scenario, (100, 30), settled=False)

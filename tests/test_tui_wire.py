@@ -1,0 +1,117 @@
+"""Light on the wire: the repaint budget's rules, and what a real TUI writes to its terminal
+(no mouse tracking unless asked for; nothing while the screen is idle)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from tests.fake_session import Moment, end, factory, iterations
+from tests.tui_support import run, wait_for
+from warmscope.core import outcome
+from warmscope.core.settings import RunSettings
+from warmscope.tui.app import build_app
+from warmscope.tui.repaint import PANE_HZ, RepaintBudget
+
+RECORD = Path(__file__).parent / "data" / "speech-script.jsonl"
+MOUSE_ON = (b"\x1b[?1000h", b"\x1b[?1003h")
+
+
+def test_each_pane_repaints_at_most_at_its_rate_and_only_when_changed() -> None:
+    budget = RepaintBudget(refresh_hz=2.0)
+    assert budget.due(0.0) == set(), "nothing changed: nothing to repaint"
+    budget.changed("header", "chart")
+    assert budget.due(0.0) == {"header", "chart"}
+    budget.changed("header", "chart")
+    assert budget.due(0.3) == set(), "too soon for both"
+    assert budget.due(0.6) == {"header"}, "the header at 2 Hz"
+    assert budget.due(1.0) == set()
+    assert budget.due(1.0 / PANE_HZ["chart"] + 0.01) == {"chart"}, "the chart at its own rate"
+
+
+def test_refresh_caps_every_pane() -> None:
+    budget = RepaintBudget(refresh_hz=0.25)
+    budget.changed("header")
+    assert budget.due(0.0) == {"header"}
+    budget.changed("header")
+    assert budget.due(3.9) == set() and budget.due(4.0) == {"header"}
+
+
+def test_a_frozen_screen_repaints_nothing_until_the_run_ends() -> None:
+    budget = RepaintBudget(frozen=True)
+    budget.changed("header", "table")
+    assert budget.due(10.0) == set()
+    assert budget.due(10.0, everything=True) == {"header", "table"}, "the end is drawn"
+
+
+def test_space_freezes_the_main_screen_while_the_run_goes_on() -> None:
+    steps = [Moment([iterations(i, [1.0] * 10)]) for i in range(0, 400, 10)]
+    app = build_app(
+        settings=RunSettings(target="sample:trivial", iters=400),
+        start=factory([*steps, Moment([end(outcome.OK, "", 0)])]),
+    )
+
+    async def scenario(pilot) -> None:  # type: ignore[no-untyped-def]
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.count >= 50, timeout=10)
+        await pilot.press("space")
+        table = app.screen.query_one("IterationTable")
+        shown = len(table.rows) and table.rows[table.cursor][0]  # type: ignore[attr-defined]
+        await wait_for(pilot, lambda: app.runs[0].view.count >= 200, timeout=10)
+        assert app.screen.budget.frozen and app.screen.budget.pending  # type: ignore[attr-defined]
+        await pilot.press("space")
+        await pilot.pause()
+        assert table.rows[table.cursor][0] > shown  # type: ignore[attr-defined]
+
+    run(app, scenario, settled=False)
+
+
+def _tui_output(*args: str, seconds: float, idle_after: float | None = None) -> tuple[bytes, bytes]:
+    """Everything ``warmscope ARGS`` writes to a real 100x30 terminal in ``seconds``; and what
+    it writes after ``idle_after`` seconds (the screen settled)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    env = dict(os.environ, TERM="xterm-256color", COLUMNS="100", LINES="30")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "warmscope.core.cli", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
+    )
+    os.close(slave)
+    out, late = b"", b""
+    started = time.monotonic()
+    try:
+        while (now := time.monotonic()) - started < seconds:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                out += chunk
+                if idle_after is not None and now - started > idle_after:
+                    late += chunk
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(master)
+    return out, late
+
+
+def test_no_mouse_tracking_unless_asked_and_an_idle_screen_writes_nothing() -> None:
+    out, late = _tui_output("open", str(RECORD), seconds=6, idle_after=4)
+    assert len(out) > 5000, "the app drew its screen"
+    assert not any(seq in out for seq in MOUSE_ON), "no mouse tracking by default"
+    assert len(late) == 0, f"an idle screen writes nothing, wrote {late[:200]!r}"
+    with_mouse, _ = _tui_output("open", str(RECORD), "--mouse", seconds=4)
+    assert any(seq in with_mouse for seq in MOUSE_ON), "--mouse turns tracking on"
