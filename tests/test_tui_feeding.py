@@ -11,7 +11,7 @@ from tests.tui_support import run
 from warmscope.tui.app import build_app
 from warmscope.tui.runs import RunView
 from warmscope.tui.settings_screen import SettingsScreen
-from warmscope.tui.summary_panel import summary_markup
+from warmscope.tui.summary_panel import summary_content
 
 SCRIPT = Path(__file__).parent / "data" / "speech-script.jsonl"
 
@@ -52,14 +52,17 @@ def test_the_summary_panel_shows_each_shape_against_its_p50() -> None:
         {"key": "T=200", "first_vs_p50": 21.3, "p50_ms": 1.61, "events": []},
         {"key": "T=300", "first_vs_p50": 2.1, "p50_ms": 2.3, "events": [{"kind": "recompile"}]},
     ]
-    text = summary_markup(view)
+    content = summary_content(view)
+    text = content.plain
     assert "1st÷p50" in text and "T=200" in text and "21.30×" in text
-    assert "T=300" in text and "[$warning]R[/]" in text
+    recompiled = next(line for line in text.splitlines() if "T=300" in line)
+    assert " R " in recompiled + " "
+    assert any(span.style == "$warning" for span in content.spans), "the R is a warning"
 
 
 def test_a_record_of_changing_shapes_shows_them(tmp_path: Path) -> None:
     from tests.conftest import TARGETS, warmscope
-    from tests.test_tui_records import screen_text
+    from tests.tui_support import screen_text
 
     record = tmp_path / "shapes.jsonl"
     r = warmscope(
