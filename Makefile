@@ -10,7 +10,7 @@ TORCH  ?= torch==2.13.0
 
 $(BIN)/warmscope: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(TORCH)" -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(TORCH)" numpy -e '.[dev]'
 	@touch $@
 
 demo: $(BIN)/warmscope

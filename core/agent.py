@@ -45,6 +45,7 @@ CHILD_MODULES = (
     "opprofile",
 )
 """The siblings the agent loads: standard library only at import (a test checks it)."""
+IDLE_PROBE_CALLS = 3
 FLUSH_MAX_ITERS = 4096  # a batch goes out every 50 ms or every 4096 iterations
 PR_SET_PDEATHSIG = 1
 
@@ -166,17 +167,84 @@ def apply_knobs(torch: Any, values: dict[str, Any], channel: Channel) -> None:
             channel.send(event("knob", f"knob {k.name}={k.show(value)} refused: {exc}"))
 
 
-# -- loading ---------------------------------------------------------------------------------
+CONFIG_MODULES = {"dynamo": "torch._dynamo.config", "inductor": "torch._inductor.config"}
+
+
+def check_capabilities(torch: Any, values: dict[str, Any]) -> None:
+    """Knob values this torch build cannot honour: refused before the run, the reason named."""
+    engine = values.get("quantized_engine")
+    supported = getattr(torch.backends.quantized, "supported_engines", None)
+    if engine and supported is not None and engine not in supported:
+        raise UsageError(
+            f"quantized_engine={engine}: this torch ({torch.__version__}) has the engines "
+            f"{', '.join(e for e in supported if e != 'none')}"
+        )
+    if values.get("onednn_fusion") and not torch.backends.mkldnn.is_available():
+        raise UsageError(
+            f"onednn_fusion=on: this torch ({torch.__version__}) was built without oneDNN "
+            "(torch.backends.mkldnn.is_available() is False)"
+        )
+    if values.get("cpu_fusion"):
+        llvm = getattr(torch._C, "_llvm_enabled", None)
+        if llvm is not None and not llvm():
+            raise UsageError(
+                f"cpu_fusion=on: this torch ({torch.__version__}) was built without LLVM, so "
+                "the TensorExpr fuser cannot generate CPU code; leave cpu_fusion at default"
+            )
+
+
+def apply_torch_config(config: dict[str, str], channel: Channel) -> None:
+    """``dynamo.NAME=VALUE`` / ``inductor.NAME=VALUE`` on the installed torch's config
+    modules, the text converted to the option's current type; a refusal is an event."""
+    for key, text in config.items():
+        prefix, _, name = key.partition(".")
+        try:
+            owner: Any = importlib.import_module(CONFIG_MODULES[prefix])
+            *path, attr = name.split(".")
+            for part in path:
+                owner = getattr(owner, part)
+            if not hasattr(owner, attr):
+                raise AttributeError(f"torch has no {CONFIG_MODULES[prefix]}.{name}")
+            setattr(owner, attr, config_value(getattr(owner, attr), text))
+        except Exception as exc:
+            channel.send(event("knob", f"knob {key}={text} refused: {exc}"))
+
+
+def config_value(current: Any, text: str) -> Any:
+    """``text`` as the type of the option's current value (bool, int, float, text, None)."""
+    word = text.strip()
+    if isinstance(current, bool):
+        if word.lower() not in knobs.BOOL_WORDS:
+            raise ValueError(f"expected on/off, got {text!r}")
+        return knobs.BOOL_WORDS[word.lower()]
+    if isinstance(current, int):
+        return int(word)
+    if isinstance(current, float):
+        return float(word)
+    if current is None:
+        if word.lower() in ("none", ""):
+            return None
+        for kind in (int, float):
+            with contextlib.suppress(ValueError):
+                return kind(word)
+        return word
+    if isinstance(current, str):
+        return text
+    raise ValueError(
+        f"options of type {type(current).__name__} cannot be set from the command line"
+    )
 
 
 # -- the loop --------------------------------------------------------------------------------
 
 
 def run_loop(
-    torch: Any, model: Any, inputs: list[Any], cfg: dict[str, Any], channel: Channel
+    torch: Any, model: Any, feeds: list[Any], cfg: dict[str, Any], channel: Channel
 ) -> tuple[str, int]:
     """Time every forward pass; return (``ok`` or ``stopped``, iterations run).
 
+    ``feeds``: each shape's ``(args, kwargs)``; with several, the schedule picks one per
+    iteration and each batch carries the shape index of its iterations (``sh``).
     Exceptions from forward propagate, after the iterations before them are sent.
     """
     values = cfg["knobs"]
@@ -188,6 +256,12 @@ def run_loop(
         sync = torch.cuda.synchronize
     durations: list[int] = []
     starts: list[int] = []
+    shapes: list[int] = []
+    shape_at = loading.shape_schedule(cfg, len(feeds))
+    args, kwargs = feeds[0]
+    current = 0
+    gap = float(cfg.get("gap") or 0.0)
+    sleep = time.sleep
     first_unsent = 0
     # The shared ring (see core/ring.py): survives this process, read by the parent on a crash.
     slots = cfg.get("ring_slots", 1)
@@ -208,16 +282,19 @@ def run_loop(
     def flush() -> None:
         nonlocal first_unsent
         with channel_mod.no_interrupt():  # a batch is sent whole or not taken from the lists
-            # A stop that landed between the two appends of an iteration leaves one list a
-            # value longer: that iteration was not complete.
-            del durations[len(starts) :], starts[len(durations) :]
+            # A stop that landed inside an iteration leaves its lists uneven: that iteration
+            # was not complete.
+            n = min(len(durations), len(starts), len(shapes) if shape_at is not None else 1 << 62)
+            del durations[n:], starts[n:], shapes[n:]
             if durations:
-                batch = protocol.encode(
-                    {"t": "iters", "i0": first_unsent, "ns": durations, "st": starts}
-                )
+                message = {"t": "iters", "i0": first_unsent, "ns": durations, "st": starts}
+                if shape_at is not None:
+                    message["sh"] = shapes
+                batch = protocol.encode(message)
                 first_unsent += len(durations)
                 durations.clear()
                 starts.clear()
+                shapes.clear()
                 channel.flush(batch)
             elif channel.pending:
                 channel.flush()
@@ -227,7 +304,7 @@ def run_loop(
     cuda = values["device"].startswith("cuda")
 
     def profile(i: int) -> tuple[int, int]:
-        t0, t1, prof = opprofile.profiled_call(torch, model, inputs, sync, cuda)
+        t0, t1, prof = opprofile.profiled_call(torch, model, args, kwargs, sync, cuda)
         send_profile(prof, i, (t1 - t0) / 1e6, cfg, channel)
         return t0, t1
 
@@ -246,6 +323,15 @@ def run_loop(
                         break
                 elif clock() - loop_start >= duration_ns:
                     break
+                if shape_at is not None:
+                    k = shape_at(i)
+                    if k is None:  # `once`: every shape has run
+                        break
+                    args, kwargs = feeds[k]
+                    shapes.append(k)
+                    current = k
+                if gap:
+                    sleep(gap)
                 State.iteration = i
                 if markers:
                     State.marked = i
@@ -257,7 +343,7 @@ def run_loop(
                 else:
                     t0 = clock()
                     State.iteration_start_ns = t0
-                    model(*inputs)
+                    model(*args, **kwargs)
                     if sync is not None:
                         sync()
                     t1 = clock()
@@ -283,6 +369,8 @@ def run_loop(
                 t0, t1 = profile(i)
                 durations.append(t1 - t0)
                 starts.append(t0 - loop_start)
+                if shape_at is not None:
+                    shapes.append(current)
                 ring[slot] = t1 - t0
                 ring[slot + 1] = t0 - loop_start
                 i += 1
@@ -300,6 +388,73 @@ def run_loop(
     sys.stderr.flush()
     marker("phase", "end")
     return status, i
+
+
+def send_inputs(torch: Any, cfg: dict[str, Any], feeds: list[Any], channel: Channel) -> None:
+    """What the model is given (whoever brought it), and the table of shapes when they vary."""
+    if cfg.get("inputs_file"):
+        source = "file"
+    elif cfg["inputs"]:
+        source = "spec"
+    else:
+        source = "target"
+    channel.send(
+        {"t": "inputs", "source": source, "inputs": loading.describe(torch, feeds[0])}, now=True
+    )
+    shapes = cfg.get("shapes") or []
+    if len(feeds) > 1:
+        channel.send(
+            {"t": "shapes", "keys": [loading.shape_key(d) for d in shapes], "dims": shapes},
+            now=True,
+        )
+
+
+def idle_probe(torch: Any, model: Any, feed: Any, cfg: dict[str, Any], channel: Channel) -> str:
+    """After the run: for each gap, sleep it, then time one call; three times each. The first
+    shape's arguments, so the parent sets them against that shape's steady p50."""
+    args, kwargs = feed
+    sync = torch.cuda.synchronize if cfg["knobs"]["device"].startswith("cuda") else None
+    results = []
+    State.phase = "idle probe"
+    marker("phase", "idle probe")
+    status = outcome.OK
+    try:
+        with loading.grad_context(torch, cfg["knobs"]["grad_mode"]):
+            for gap in cfg["idle_probe"]:
+                times = []
+                for _ in range(IDLE_PROBE_CALLS):
+                    time.sleep(gap)
+                    t0 = time.perf_counter_ns()
+                    model(*args, **kwargs)
+                    if sync is not None:
+                        sync()
+                    times.append((time.perf_counter_ns() - t0) / 1e6)
+                results.append({"idle_s": gap, "ms": times})
+    except KeyboardInterrupt:
+        if not State.stop_asked:
+            raise
+        status = outcome.STOPPED
+    shapes = cfg.get("shapes") or []
+    message: dict[str, Any] = {"t": "idle_probe", "results": results}
+    if shapes:
+        message["shape"] = loading.shape_key(shapes[0])
+    channel.send(message, now=True)
+    State.phase = "end"
+    return status
+
+
+def send_memory(torch: Any, cfg: dict[str, Any], channel: Channel) -> None:
+    """The child's peak memory: resident set (ru_maxrss), and CUDA's max allocated."""
+    memory: dict[str, Any] = {"t": "memory"}
+    with contextlib.suppress(Exception):
+        import resource
+
+        kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        memory["peak_rss_mb"] = round(kb / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+    if cfg["knobs"]["device"].startswith("cuda"):
+        with contextlib.suppress(Exception):
+            memory["cuda_max_allocated_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+    channel.send(memory, now=True)
 
 
 def send_profile(
@@ -365,7 +520,11 @@ def main() -> int:
                     "with an interpreter that has it"
                 ) from None
         with phase("apply knobs"):
+            check_capabilities(torch, cfg["knobs"])
             apply_knobs(torch, cfg["knobs"], channel)
+            if cfg.get("torch_config"):
+                apply_torch_config(cfg["torch_config"], channel)
+            hooks.watch_compile(torch, channel)
         device = cfg["knobs"]["device"]
         if device.startswith("cuda"):
             if not torch.cuda.is_available():
@@ -380,19 +539,12 @@ def main() -> int:
         channel.send({"t": "env", **loading.environment(torch, device)}, now=True)
         with phase("load"):
             model, examples = loading.load_model(torch, cfg["target"], device)
+        if "torch._dynamo" in sys.modules:  # the factory compiled by other means
+            hooks.install_compile_hooks(torch, channel)
         with phase("inputs"):
-            if cfg["inputs"]:
-                inputs = loading.build_inputs(
-                    torch, cfg["inputs"], device, cfg["knobs"].get("dtype")
-                )
-            elif examples is not None:
-                inputs = list(examples) if isinstance(examples, (list, tuple)) else [examples]
-                inputs = [t.to(device) if hasattr(t, "to") else t for t in inputs]
-            else:
-                raise UsageError(
-                    f"{cfg['target']['spec']} has no example inputs: pass --input SPEC"
-                )
-        model = loading.prepare(torch, model, inputs, cfg, phase, channel)
+            feeds = loading.make_feeds(torch, cfg, examples, device)
+        send_inputs(torch, cfg, feeds, channel)
+        model = loading.prepare(torch, model, feeds[0], cfg, phase, channel)
         graphs = loading.loaded_graphs(torch, model)
     except UsageError as exc:
         report_error(channel, exc, where="load", usage=True)
@@ -408,15 +560,20 @@ def main() -> int:
         return outcome.EXIT_FAILED
 
     try:
-        status, count = run_loop(torch, model, inputs, cfg, channel)
+        status, count = run_loop(torch, model, feeds, cfg, channel)
+        if status == outcome.OK and cfg.get("idle_probe"):
+            status = idle_probe(torch, model, feeds[0], cfg, channel)
     except KeyboardInterrupt as exc:
         if not State.stop_asked:  # the model raised it
-            report_error(channel, exc, where="forward", usage=False)
+            report_error(channel, exc, where=State.phase or "forward", usage=False)
+            send_memory(torch, cfg, channel)
             return outcome.EXIT_FAILED
         status, count = outcome.STOPPED, None  # a stop that came as the loop was ending
     except BaseException as exc:
-        report_error(channel, exc, where="forward", usage=False)
+        report_error(channel, exc, where=State.phase or "forward", usage=False)
+        send_memory(torch, cfg, channel)
         return outcome.EXIT_FAILED
+    send_memory(torch, cfg, channel)
     if graphs:
         # What the profiling executor made of the graph: guards, fusion groups, no profile nodes.
         with contextlib.suppress(Exception):

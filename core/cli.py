@@ -16,14 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core import outcome
-from warmscope.core.digest import digest, metric_rows, settings_diff
+from warmscope.core.digest import digest, event_list_text, memory_text, metric_rows, settings_diff
 from warmscope.core.export import write_json
 from warmscope.core.knobs import KNOBS, show_value
 from warmscope.core.outcome import UsageError, WarmscopeError
 from warmscope.core.record import read_run
 from warmscope.core.run import RunData
 from warmscope.core.safe_text import clean, clean_line
-from warmscope.core.settings import DEFAULT_ITERS, PRESETS, RunSettings
+from warmscope.core.sampler import warmscope_version
+from warmscope.core.settings import (
+    DEFAULT_ITERS,
+    PRESETS,
+    SCHEDULES,
+    RunSettings,
+    parse_seconds_list,
+)
 from warmscope.core.sweep import DEFAULT_REPEAT
 from warmscope.core.units import metric as metric_cell
 from warmscope.core.units import ms as fmt_ms
@@ -71,8 +78,49 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool =
         "--input",
         action="append",
         default=[],
-        metavar="SPEC",
-        help="one per forward argument: 1x300x40 (float32), int64[1,128], bfloat16[2,3]",
+        metavar="[NAME=]SPEC[:GEN]",
+        help="one per forward argument: 1x300x40 (float32), int64[1,128], bfloat16[2,3]; "
+        "NAME= makes it a keyword argument; a dimension may be a name given sizes by --dim "
+        "(1xTx40); GEN: zeros, ones, fill(v), randint(lo,hi), normal, uniform(lo,hi) "
+        "(default: integers zeros, floats normal)",
+    )
+    g.add_argument(
+        "--inputs",
+        metavar="FILE.pt",
+        dest="inputs_file",
+        help="the inputs from a file, torch.load(weights_only=True): a tensor, a tuple/list "
+        "(positional) or a dict (keyword arguments)",
+    )
+    g.add_argument(
+        "--dim",
+        action="append",
+        default=[],
+        metavar="NAME=SIZES",
+        help="sizes of a symbolic dimension of --input: T=200,300,400 or L=32..512:32; "
+        "several names combine (every combination)",
+    )
+    g.add_argument(
+        "--schedule",
+        choices=SCHEDULES,
+        default="cycle",
+        help="how the --dim shapes follow each other: cycle (in turn, default), random "
+        "(--seed), ramp (blocks in the order given), once (each once, then the run ends)",
+    )
+    g.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of the input values and of --schedule random (default 0)",
+    )
+    g.add_argument(
+        "--gap", type=float, metavar="S", help="sleep S seconds before every iteration (untimed)"
+    )
+    g.add_argument(
+        "--idle-probe",
+        metavar="S1,S2",
+        help="once the run is done: for each gap, sleep that long then time one call, three "
+        "times (slow after idle?), against the steady p50",
     )
     g.add_argument(
         "--mode",
@@ -110,7 +158,8 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool =
         default=[],
         metavar="KEY=VALUE",
         dest="assignments",
-        help="set a knob (see `warmscope knobs`); env.NAME=VALUE sets a child variable",
+        help="set a knob (see `warmscope knobs`); env.NAME=VALUE sets a child variable; "
+        "dynamo.NAME=VALUE / inductor.NAME=VALUE set torch._dynamo / torch._inductor config",
     )
     g.add_argument(
         "--iters",
@@ -198,6 +247,7 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool =
         )
         g.add_argument("--quiet", action="store_true", help="no live progress line")
     p.add_argument("--verbose", action="store_true", help="tracebacks for errors")
+    p.add_argument("--version", action="version", version=f"warmscope {warmscope_version()}")
 
 
 def add_view_options(p: argparse.ArgumentParser) -> None:
@@ -229,6 +279,13 @@ def build_settings(args: argparse.Namespace) -> RunSettings:
     for assignment in args.assignments:
         settings.set(assignment)
     settings.inputs = list(args.input)
+    settings.inputs_file = args.inputs_file
+    settings.dims = list(args.dim)
+    settings.schedule = args.schedule
+    settings.seed = args.seed
+    settings.gap = args.gap
+    if args.idle_probe is not None:
+        settings.idle_probe = parse_seconds_list(args.idle_probe, "--idle-probe")
     settings.iters = args.iters
     settings.duration = args.duration
     settings.timeout = args.timeout
@@ -715,6 +772,9 @@ def render_summary(data: RunData) -> str:
         out.append("settings   " + "  ".join(f"{k}={v}" for k, v in d.changed.items()))
     if d.phases:
         out.append("phases     " + " · ".join(f"{k} {fmt_ms(v)}" for k, v in d.phases.items()))
+    if d.inputs:
+        given = f"  ({d.inputs_given})" if d.inputs_given and d.inputs_given != "--input" else ""
+        out.append("inputs     " + " ".join(d.inputs) + given)
     out.append(f"iterations {s.count}")
     if s.count == 0:
         return "\n".join(out)
@@ -738,6 +798,28 @@ def render_summary(data: RunData) -> str:
                 f"  #{row.iteration:<5} {fmt_ms(row.ms):>11}  {row.label_text:<25} "
                 f"{row.titles_text(100)}".rstrip()
             )
+    if d.shapes:
+        out.append("shapes     first call of each shape against its own steady p50")
+        width = max(len(r["key"]) for r in d.shapes)
+        for r in d.shapes:
+            ratio = f"{r['first_vs_p50']:.2f}×" if r["first_vs_p50"] is not None else "-"
+            first = f"#{r['first_iteration']}" if r["first_iteration"] is not None else "-"
+            out.append(
+                f"  {r['key']:<{width}}  {r['count']:>5} it  first {first:<6} "
+                f"{fmt_ms(r['first_ms']):>10}  p50 {fmt_ms(r['p50_ms']):>10}  {ratio:>7}  "
+                f"{event_list_text(r['events'], 80)}".rstrip()
+            )
+    if d.idle_probe:
+        out.append("idle probe one call after each idle gap, against the steady p50")
+        for r in d.idle_probe:
+            vs = r["vs_p50"] or []
+            calls = "  ".join(
+                fmt_ms(t) + (f" ({v:.2f}×)" if vs else "")
+                for t, v in zip(r["ms"], vs or r["ms"], strict=True)
+            )
+            out.append(f"  after {r['idle_s']:g} s  {calls}")
+    if d.memory:
+        out.append(f"memory     {memory_text(d.memory)}")
     for i in sorted(data.profiles):
         p = data.profiles[i]
         if "wall_ms" in p:
@@ -786,6 +868,11 @@ def cmd_knobs() -> int:
     print(
         "  env.NAME=VALUE            an environment variable for the child (OMP_NUM_THREADS, ...)"
     )
+    print(
+        "  dynamo.NAME=VALUE         torch._dynamo.config.NAME (cache_size_limit, allow_rnn, ...)"
+    )
+    print("  inductor.NAME=VALUE       torch._inductor.config.NAME (max_autotune, ...)")
+    print("  (checked against the installed torch when the run starts; a refusal is reported)")
     print("\npresets (--preset NAME):")
     for p in PRESETS.values():
         knobs = ", ".join(f"{k}={show_value(v)}" for k, v in p.knobs.items())

@@ -20,8 +20,23 @@ WARMUP_ROWS = 15
 """At most this many warm-up rows: a run that never settles would list every iteration."""
 QUIET_KINDS = ("stderr", "info")
 """Events a warm-up row does not title: raw output and warmscope's own notes."""
-SETTING_FIELDS = ("target", "inputs", "iters", "duration", "preset", "profile_iters")
+SETTING_FIELDS = (
+    "target",
+    "inputs",
+    "inputs_file",
+    "dims",
+    "schedule",
+    "seed",
+    "gap",
+    "idle_probe",
+    "iters",
+    "duration",
+    "preset",
+    "profile_iters",
+)
 """Run settings besides the knobs that a comparison names when they differ."""
+SETTING_DEFAULTS = {"schedule": "cycle"}
+"""Values that mean the same as a setting left out."""
 
 METRIC_NAMES = {
     "first_ms": "first iteration",
@@ -150,6 +165,14 @@ class RunDigest:
     warnings: list[str] = field(default_factory=list)
     """Why the figures may mislead: a noisy steady state, a warm-up hidden in the noise."""
     noisy: bool = False
+    shapes: list[dict[str, Any]] = field(default_factory=list)
+    """Per-shape rows when ``--dim`` varies the inputs (``RunData.shape_rows``)."""
+    idle_probe: list[dict[str, Any]] = field(default_factory=list)
+    """``--idle-probe`` rows, each against the steady p50 (``RunData.idle_probe_rows``)."""
+    memory: dict[str, float] = field(default_factory=dict)
+    """The child's peak memory: ``peak_rss_mb``, ``cuda_max_allocated_mb``."""
+    inputs_given: str = ""
+    """Where the inputs came from, in words: ``--input``, ``--inputs FILE``, the target."""
 
     @property
     def status_text(self) -> str:
@@ -174,25 +197,79 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
         changed=changed_settings(data.settings),
         phases=dict(data.phases),
         warmup=warmup_rows(data, summary, max_warmup),
-        inputs=list(data.settings.get("inputs") or data.target.get("default_inputs") or []),
+        inputs=run_inputs(data),
         notes=[e.title for e in data.events if e.kind == "knob"],
         record_path=data.record_path,
         settings_text=settings_line(data.settings),
         warnings=[w.text for w in warns],
         noisy=any(w.noisy for w in warns),
+        shapes=data.shape_rows(),
+        idle_probe=data.idle_probe_rows(),
+        memory=dict(data.memory),
+        inputs_given=inputs_source(data),
     )
+
+
+def run_inputs(data: RunData) -> list[str]:
+    """What the model was given: the ``--input`` specs as typed (symbolic dimensions and value
+    generators included), else what the child built or loaded (the factory's own inputs too)."""
+    specs = list(data.settings.get("inputs") or [])
+    if specs:
+        return specs
+    if data.inputs:
+        return list(data.inputs)
+    return list(data.target.get("default_inputs") or [])
+
+
+def inputs_source(data: RunData) -> str:
+    settings = data.settings
+    if settings.get("inputs_file"):
+        return f"--inputs {settings['inputs_file']}"
+    if settings.get("inputs"):
+        return "--input"
+    if data.inputs_source == "target" or (data.inputs and not settings.get("inputs")):
+        return "the target's own example inputs"
+    return ""
+
+
+def memory_text(memory: dict[str, float]) -> str:
+    """``peak RSS 412 MB · CUDA max allocated 1,024 MB``, or empty."""
+    parts = []
+    if "peak_rss_mb" in memory:
+        parts.append(f"peak RSS {memory['peak_rss_mb']:,.0f} MB")
+    if "cuda_max_allocated_mb" in memory:
+        parts.append(f"CUDA max allocated {memory['cuda_max_allocated_mb']:,.0f} MB")
+    return " · ".join(parts)
+
+
+def event_list_text(events: list[dict[str, Any]], limit: int = 100) -> str:
+    """A shape row's first-call events: ``recompile: …; Profiled Graph ×2``."""
+    text = "; ".join(
+        e["title"] + (f" ×{e['count']}" if e.get("count", 1) > 1 else "") for e in events
+    )
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS) -> list[WarmupRow]:
     """The iterations before ``steady_from`` that are slower than the steady p50, and any
-    that are labelled (a profiling run, a recompile) or profiled in this run. A fast
-    iteration inside the warm-up (noise) is not called slow."""
-    p50 = summary.p50_ms
-    chosen = {
-        i
-        for i in range(min(summary.steady_from or 0, data.count))
-        if p50 is None or data.ms[i] > p50
-    }
+    that are labelled (a profiling run, a recompile) or profiled in the run itself. A fast
+    iteration inside the warm-up (noise) is not called slow. When the shapes vary, each shape's own: its
+    iterations before that shape is steady, against that shape's p50."""
+    if data.shape_keys:
+        chosen = {
+            i
+            for idx, s in data.shape_summaries()
+            for i in idx
+            if (s.steady_from is None or i < s.steady_from)
+            and (s.p50_ms is None or data.ms[i] > s.p50_ms)
+        }
+    else:
+        p50 = summary.p50_ms
+        chosen = {
+            i
+            for i in range(min(summary.steady_from or 0, data.count))
+            if p50 is None or data.ms[i] > p50
+        }
     chosen.update(data.labelled())
     here = set(data.profiled_here())
     chosen.update(here)
@@ -234,6 +311,8 @@ def settings_diff(a: dict[str, Any], b: dict[str, Any]) -> list[SettingChange]:
     rows = []
     for name in SETTING_FIELDS:
         va, vb = a.get(name) or None, b.get(name) or None
+        # A record from before a setting existed ran with its default.
+        va, vb = (None if v == SETTING_DEFAULTS.get(name) else v for v in (va, vb))
         if va != vb:
             none = "none" if name in ("preset", "profile_iters") else "default"
             rows.append(

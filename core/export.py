@@ -10,7 +10,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TextIO
 
-from warmscope.core.digest import digest
+from warmscope.core.digest import digest, event_list_text, memory_text
 from warmscope.core.run import RunData
 
 FORMATS = ("json", "csv", "md")
@@ -67,13 +67,19 @@ def write_json(path: Path, data: RunData, *, parents: bool = True) -> Path:
 
 
 def write_csv(path: Path, data: RunData) -> Path:
-    """One row per iteration: index, latency, start offset, label, event count."""
+    """One row per iteration: index, latency, start offset, label, event count, and its
+    shape when the run's shapes vary."""
     labels = data.labelled()
+    keys = data.shape_keys
     with _beside(path, newline="") as f:
         w = csv.writer(f)
-        w.writerow(["iteration", "ms", "start_ms", "label", "events"])
+        w.writerow(["iteration", "ms", "start_ms", "label", "events"] + (["shape"] if keys else []))
         for i, (ms, st) in enumerate(zip(data.ms, data.start_ms, strict=True)):
-            w.writerow([i, f"{ms:.6f}", f"{st:.6f}", labels.get(i, ""), len(data.events_at(i))])
+            row = [i, f"{ms:.6f}", f"{st:.6f}", labels.get(i, ""), len(data.events_at(i))]
+            if keys:
+                k = data.shape_of[i] if i < len(data.shape_of) else -1
+                row.append(keys[k] if 0 <= k < len(keys) else "")
+            w.writerow(row)
     return path
 
 
@@ -102,9 +108,29 @@ def markdown(data: RunData, max_rows: int = 12) -> str:
         ("CV", "-" if s.cv is None else f"{s.cv * 100:.1f}%"),
     ]
     lines += [f"| {k} | {v} |" for k, v in rows]
+    if d.memory:
+        lines += [f"| peak memory | {memory_text(d.memory)} |"]
     lines += [f"\n> **Warning:** {w}." for w in d.warnings]
     if d.phases:
         lines += ["", "Phases: " + ", ".join(f"{k} {_ms(v)}" for k, v in d.phases.items())]
+    if d.shapes:
+        lines += [
+            "",
+            "| shape | first call | first ms | steady p50 | first / p50 | events |",
+            "| --- | ---: | ---: | ---: | ---: | --- |",
+        ]
+        for r in d.shapes:
+            ratio = "-" if r["first_vs_p50"] is None else f"{r['first_vs_p50']:.2f}×"
+            first = "-" if r["first_iteration"] is None else f"#{r['first_iteration']}"
+            lines.append(
+                f"| `{r['key']}` | {first} | {_ms(r['first_ms'])} | {_ms(r['p50_ms'])} | {ratio} "
+                f"| {event_list_text(r['events'], 120).replace('|', '/')} |"
+            )
+    if d.idle_probe:
+        lines += ["", "| idle (s) | ms after the gap | × steady p50 |", "| ---: | --- | --- |"]
+        for r in d.idle_probe:
+            ratios = ", ".join(f"{v:.2f}×" for v in r["vs_p50"]) if r["vs_p50"] else "-"
+            lines.append(f"| {r['idle_s']:g} | {', '.join(_ms(t) for t in r['ms'])} | {ratios} |")
     if d.warmup:
         lines += ["", "| iteration | ms | label | events |", "| ---: | ---: | --- | --- |"]
         for row in d.warmup:

@@ -10,8 +10,10 @@ once (``safe_text``): no view downstream sees an escape sequence. The record kee
 (JSON escapes control characters), and the side file every raw byte.
 
 Record lines (``type``): ``header`` (settings, target, mode, command, run id), ``spawned`` (the
-agent's pid), ``env``, ``phase``, ``iters`` (integer nanoseconds: ``ns`` durations, ``st`` starts
-from the loop's start), ``event``, ``sample``, ``profile``, ``graphs``, ``error``, ``end``.
+agent's pid), ``env``, ``phase``, ``inputs`` (what the model is given), ``shapes`` (the table of
+shape keys when ``--dim`` varies them), ``iters`` (integer nanoseconds: ``ns`` durations, ``st``
+starts from the loop's start; ``sh`` each iteration's index into the shapes table), ``event``,
+``sample``, ``profile``, ``graphs``, ``idle_probe``, ``memory``, ``error``, ``end``.
 """
 
 from __future__ import annotations
@@ -35,7 +37,10 @@ def record_line(message: dict[str, Any], elapsed: float) -> dict[str, Any] | Non
     kind = message["t"]
     body = {k: v for k, v in message.items() if k != "t"}
     if kind == "iters":
-        return {"type": "iters", "i0": body["i0"], "ns": body["ns"], "st": body["st"]}
+        line = {"type": "iters", "i0": body["i0"], "ns": body["ns"], "st": body["st"]}
+        if "sh" in body:
+            line["sh"] = body["sh"]
+        return line
     if kind == "event":
         extra = {k: v for k, v in body.items() if k not in EVENT_FIELDS}
         event = Event.from_json({**body, "data": extra})
@@ -43,7 +48,7 @@ def record_line(message: dict[str, Any], elapsed: float) -> dict[str, Any] | Non
         return event_line(event)
     if kind == "env":
         return {"type": "env", "env": body}
-    if kind in ("phase", "error", "profile", "graphs"):
+    if kind in ("phase", "error", "profile", "graphs", "inputs", "shapes", "idle_probe", "memory"):
         return {"type": kind, **body}
     return None
 
@@ -82,7 +87,10 @@ def apply_line(data: RunData, line: dict[str, Any]) -> None:
     elif kind == "iters":
         if "ns" in body:
             data.add_iterations(
-                body["i0"], [v / 1e6 for v in body["ns"]], [v / 1e6 for v in body["st"]]
+                body["i0"],
+                [v / 1e6 for v in body["ns"]],
+                [v / 1e6 for v in body["st"]],
+                body.get("sh"),
             )
         else:  # an early record form, in float milliseconds
             data.add_iterations(body["i0"], body["ms"], body["start_ms"])
@@ -98,6 +106,17 @@ def apply_line(data: RunData, line: dict[str, Any]) -> None:
         data.profiles[body["iteration"]] = body
     elif kind == "graphs":
         data.graphs.update(body)
+    elif kind == "inputs":
+        data.inputs = [str(x) for x in body.get("inputs", [])]
+        data.inputs_source = str(body.get("source", ""))
+    elif kind == "shapes":
+        data.shape_keys = [str(k) for k in body.get("keys", [])]
+        data.shape_dims = [d for d in body.get("dims", []) if isinstance(d, dict)]
+    elif kind == "idle_probe":
+        data.idle_probe = [r for r in body.get("results", []) if isinstance(r, dict)]
+        data.idle_probe_shape = body.get("shape")
+    elif kind == "memory":
+        data.memory = {k: v for k, v in body.items() if isinstance(v, (int, float))}
     elif kind == "error":
         data.error = body
     elif kind == "end":

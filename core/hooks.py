@@ -26,8 +26,33 @@ def install_warning_hook(channel: Channel) -> None:
     warnings.showwarning = showwarning
 
 
+_installed: list[bool] = []
+
+
+def watch_compile(torch: Any, channel: Channel) -> None:
+    """Install the compile hooks when the model first uses torch.compile, whatever the mode:
+    a factory that compiles its model itself gets its compiles labelled too. (Importing
+    torch._dynamo costs seconds: a run that never compiles does not pay it.)"""
+    original = getattr(torch, "compile", None)
+    if original is None or getattr(original, "_warmscope_watch", False):
+        return
+
+    def compile(*args: Any, **kwargs: Any) -> Any:
+        install_compile_hooks(torch, channel)
+        return original(*args, **kwargs)
+
+    compile._warmscope_watch = True  # type: ignore[attr-defined]
+    compile.__wrapped__ = original  # type: ignore[attr-defined]
+    compile.__doc__ = original.__doc__
+    torch.compile = compile
+
+
 def install_compile_hooks(torch: Any, channel: Channel) -> None:
-    """Dynamo compile start/end, recompiles with their guard failures, graph breaks."""
+    """Dynamo compile start/end, recompiles with their guard failures, graph breaks, and the
+    recompile limit (from there dynamo runs the function eagerly). Once per process."""
+    if _installed:
+        return
+    _installed.append(True)
     try:
         from torch._dynamo import callback
     except ImportError as exc:
@@ -63,6 +88,18 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
             with contextlib.suppress(Exception):
                 text = record.getMessage()
                 channel.send(event(self.kind, _log_title(self.kind, text), text))
+
+    def limit_hit(record: logging.LogRecord) -> bool:
+        """The recompile/cache-size limit: an event of its iteration, not a raw stderr line."""
+        with contextlib.suppress(Exception):
+            text = record.getMessage()
+            if record.levelno >= logging.WARNING and "hit config." in text:
+                head = text.strip().splitlines()[0].removeprefix("torch._dynamo ")
+                channel.send(event("warning", f"{head}: falls back to eager from here", text))
+                return False
+        return True
+
+    logging.getLogger("torch._dynamo.convert_frame").addFilter(limit_hit)
 
     with contextlib.suppress(Exception):
         torch._logging.set_logs(recompiles=True, graph_breaks=True)

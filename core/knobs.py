@@ -264,6 +264,14 @@ KNOBS: tuple[Knob, ...] = (
         "call:torch.jit.enable_onednn_fusion",
     ),
     Knob(
+        "trace_strict",
+        "bool",
+        None,
+        "torch.jit.trace strict: off lets a traced model return dicts or lists "
+        "(transformers outputs)",
+        "agent",
+    ),
+    Knob(
         "freeze",
         "bool",
         False,

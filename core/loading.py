@@ -9,7 +9,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import math
+import os
+import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -17,6 +21,9 @@ from typing import Any
 from .channel import Channel, Phases
 from .hooks import install_compile_hooks
 from .outcome import UsageError
+
+Feed = tuple[list[Any], dict[str, Any]]
+"""One call's arguments: positional, keyword."""
 
 
 def load_factory_module(target: dict[str, Any]) -> ModuleType:
@@ -33,6 +40,10 @@ def load_factory_module(target: dict[str, Any]) -> ModuleType:
         spec.loader.exec_module(module)
         return module
     name = target["module"]
+    # The current folder first, as `python -m` has it (the agent's own folder is not on the path).
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -53,6 +64,19 @@ def load_model(torch: Any, target: dict[str, Any], device: str) -> tuple[Any, An
             ) from None
     if kind == "pickle":
         return torch.load(target["path"], map_location=device, weights_only=False), None
+    if kind == "export":
+        try:
+            program = torch.export.load(target["path"])
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UsageError(
+                f"{target['path']}: not a loadable torch.export archive: {first[:300]}"
+            ) from None
+        exported: Feed | None = None
+        with contextlib.suppress(Exception):
+            if program.example_inputs is not None:
+                exported = as_feed(torch, program.example_inputs)
+        return program.module(), exported
     module = load_factory_module(target)
     factory_name = target["factory"]
     factory = getattr(module, factory_name, None)
@@ -60,11 +84,18 @@ def load_model(torch: Any, target: dict[str, Any], device: str) -> tuple[Any, An
     if factory is None:
         raise UsageError(f"{where} defines no {factory_name!r}")
     model = factory() if callable(factory) and not isinstance(factory, torch.nn.Module) else factory
-    if isinstance(model, tuple) and len(model) == 2 and isinstance(model[0], torch.nn.Module):
-        model, examples = model
+    examples: Feed | None = None
+    if isinstance(model, tuple) and len(model) in (2, 3) and isinstance(model[0], torch.nn.Module):
+        if len(model) == 3:
+            model, args, kwargs = model
+            examples = as_feed(torch, args)[0], as_feed(torch, kwargs)[1]
+        else:
+            model, brought = model
+            examples = as_feed(torch, brought)
     else:
-        examples = getattr(module, "example_inputs", None)
-        examples = examples() if callable(examples) else examples
+        brought = getattr(module, "example_inputs", None)
+        brought = brought() if callable(brought) else brought
+        examples = None if brought is None else as_feed(torch, brought)
     if not isinstance(model, torch.nn.Module):
         raise UsageError(
             f"{where}:{factory_name} returned {type(model).__name__}, not a torch.nn.Module"
@@ -72,27 +103,142 @@ def load_model(torch: Any, target: dict[str, Any], device: str) -> tuple[Any, An
     return model, examples
 
 
+def as_feed(torch: Any, value: Any) -> Feed:
+    """Example inputs as a call's arguments: a dict is keywords, a tuple/list positional, an
+    ``(args, kwargs)`` pair both, anything else (a tensor) the one positional argument."""
+    if isinstance(value, dict):
+        return [], dict(value)
+    if (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and isinstance(value[0], (tuple, list))
+        and isinstance(value[1], dict)
+    ):
+        return list(value[0]), dict(value[1])
+    if isinstance(value, (tuple, list)):
+        return list(value), {}
+    return [value], {}
+
+
+def to_device(feed: Feed, device: str) -> Feed:
+    args, kwargs = feed
+    move = lambda t: t.to(device) if hasattr(t, "to") else t  # noqa: E731
+    return [move(a) for a in args], {k: move(v) for k, v in kwargs.items()}
+
+
+def load_inputs_file(torch: Any, path: str, device: str) -> Feed:
+    """``--inputs FILE.pt``: loaded with ``weights_only=True`` (no code from the file runs)."""
+    try:
+        value = torch.load(path, map_location=device, weights_only=True)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(
+            f"--inputs {path}: cannot load it with torch.load(weights_only=True): {first[:300]}"
+        ) from None
+    if isinstance(value, dict) and not all(isinstance(k, str) for k in value):
+        raise UsageError(f"--inputs {path}: a dict of inputs needs string keys (argument names)")
+    if not isinstance(value, (dict, tuple, list)) and not isinstance(value, torch.Tensor):
+        raise UsageError(
+            f"--inputs {path} holds a {type(value).__name__}: expected a tensor, a tuple/list "
+            "or a dict of inputs"
+        )
+    return as_feed(torch, value)
+
+
+def describe(torch: Any, feed: Feed) -> list[str]:
+    """``float32[1,300,40]``, ``attention_mask=int64[1,128]``: what a call is given."""
+
+    def one(value: Any) -> str:
+        if isinstance(value, torch.Tensor):
+            dtype = str(value.dtype).removeprefix("torch.")
+            return f"{dtype}[{','.join(str(d) for d in value.shape)}]"
+        return type(value).__name__
+
+    args, kwargs = feed
+    return [one(a) for a in args] + [f"{k}={one(v)}" for k, v in kwargs.items()]
+
+
+def make_feeds(torch: Any, cfg: dict[str, Any], examples: Feed | None, device: str) -> list[Feed]:
+    """The arguments of every shape the run uses (one when no dimension is symbolic)."""
+    dtype = cfg["knobs"].get("dtype")
+    seed = int(cfg.get("seed") or 0)
+    if cfg.get("inputs_file"):
+        return [load_inputs_file(torch, cfg["inputs_file"], device)]
+    if cfg["inputs"]:
+        shapes = cfg.get("shapes") or [{}]
+        return [build_inputs(torch, cfg["inputs"], device, dtype, dims, seed) for dims in shapes]
+    if examples is not None:
+        return [to_device(examples, device)]
+    raise UsageError(f"{cfg['target']['spec']} has no example inputs: pass --input SPEC")
+
+
 def build_inputs(
-    torch: Any, specs: list[dict[str, Any]], device: str, dtype: str | None
-) -> list[Any]:
-    """Integers are zeros (valid indices for embeddings); floats a fixed-seed normal."""
-    generator = torch.Generator().manual_seed(0)
-    tensors = []
+    torch: Any,
+    specs: list[dict[str, Any]],
+    device: str,
+    dtype: str | None,
+    dims: dict[str, int] | None = None,
+    seed: int = 0,
+) -> Feed:
+    """One call's tensors. Defaults: integers zeros (valid indices for embeddings), floats a
+    seeded normal; ``gen`` chooses (``ones``, ``fill``, ``randint``, ``normal``, ``uniform``)."""
+    generator = torch.Generator().manual_seed(seed)
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
     for spec in specs:
         tdtype = getattr(torch, spec["dtype"])
-        shape = spec["shape"]
-        if tdtype.is_floating_point:
-            tensor = torch.randn(shape, generator=generator, dtype=torch.float32).to(tdtype)
-            if dtype:
-                tensor = tensor.to(getattr(torch, dtype))
-        else:
+        shape = [d if isinstance(d, int) else (dims or {})[d] for d in spec["shape"]]
+        gen = spec.get("gen") or ("normal" if tdtype.is_floating_point else "zeros")
+        a = spec.get("args") or []
+        if gen == "zeros":
             tensor = torch.zeros(shape, dtype=tdtype)
-        tensors.append(tensor.to(device))
-    return tensors
+        elif gen == "ones":
+            tensor = torch.ones(shape, dtype=tdtype)
+        elif gen == "fill":
+            tensor = torch.full(shape, a[0], dtype=tdtype)
+        elif gen == "randint":
+            tensor = torch.randint(int(a[0]), int(a[1]), shape, generator=generator, dtype=tdtype)
+        elif gen == "uniform":
+            tensor = torch.empty(shape, dtype=torch.float32).uniform_(
+                a[0], a[1], generator=generator
+            )
+        else:
+            tensor = torch.randn(shape, generator=generator, dtype=torch.float32)
+        if tensor.dtype != tdtype:
+            tensor = tensor.to(tdtype)
+        if dtype and tdtype.is_floating_point:
+            tensor = tensor.to(getattr(torch, dtype))
+        tensor = tensor.to(device)
+        if spec.get("name"):
+            kwargs[spec["name"]] = tensor
+        else:
+            args.append(tensor)
+    return args, kwargs
+
+
+def shape_schedule(cfg: dict[str, Any], count: int) -> Callable[[int], int | None] | None:
+    """Which shape iteration ``i`` uses; ``None`` from it: the run ends (``once``). ``None``
+    itself for a run of one shape."""
+    if count <= 1:
+        return None
+    schedule = cfg.get("schedule") or "cycle"
+    if schedule == "random":
+        rng = random.Random(int(cfg.get("seed") or 0))
+        return lambda i: rng.randrange(count)
+    if schedule == "ramp":
+        block = max(1, math.ceil(int(cfg["iters"]) / count))
+        return lambda i: min(i // block, count - 1)
+    if schedule == "once":
+        return lambda i: i if i < count else None
+    return lambda i: i % count
+
+
+def shape_key(dims: dict[str, int]) -> str:
+    return ",".join(f"{k}={v}" for k, v in dims.items())
 
 
 def prepare(
-    torch: Any, model: Any, inputs: list[Any], cfg: dict[str, Any], phase: Phases, channel: Channel
+    torch: Any, model: Any, feed: Feed, cfg: dict[str, Any], phase: Phases, channel: Channel
 ) -> Any:
     """Put the module in the chosen mode; each step timed as its own phase."""
     values = cfg["knobs"]
@@ -100,7 +246,9 @@ def prepare(
     device = values["device"]
     is_script = isinstance(model, torch.jit.ScriptModule)
     if values.get("eval", True):
-        model.eval()
+        # An exported program's module has no eval(): it was exported in its own mode.
+        with contextlib.suppress(NotImplementedError):
+            model.eval()
     if not is_script:
         with phase("to device"):
             model = model.to(device)
@@ -110,8 +258,19 @@ def prepare(
         with phase("script"):
             model = torch.jit.script(model)
     elif mode == "trace":
+        args, kwargs = feed
+        if args and kwargs:
+            raise UsageError(
+                "--mode trace takes positional or keyword inputs, not both "
+                "(torch.jit.trace has example_inputs or example_kwarg_inputs)"
+            )
+        options: dict[str, Any] = {"check_trace": False}
+        if values.get("trace_strict") is not None:
+            options["strict"] = values["trace_strict"]
+        if kwargs:
+            options["example_kwarg_inputs"] = kwargs
         with phase("trace"), grad_context(torch, values["grad_mode"]):
-            model = torch.jit.trace(model, tuple(inputs), check_trace=False)
+            model = torch.jit.trace(model, tuple(args) if args else None, **options)
     if values.get("freeze") or values.get("optimize_for_inference"):
         if not isinstance(model, torch.jit.ScriptModule):
             raise UsageError(
@@ -125,7 +284,7 @@ def prepare(
                 model = torch.jit.optimize_for_inference(model)
     if mode == "compile":
         install_compile_hooks(torch, channel)
-        options: dict[str, Any] = {"backend": values.get("compile_backend") or "inductor"}
+        options = {"backend": values.get("compile_backend") or "inductor"}
         if values.get("compile_mode"):
             options["mode"] = values["compile_mode"]
         if values.get("compile_dynamic") is not None:

@@ -16,7 +16,7 @@ TOP_N = 25
 
 
 def profiled_call(
-    torch: Any, model: Any, inputs: list[Any], sync: Any, cuda: bool
+    torch: Any, model: Any, args: list[Any], kwargs: dict[str, Any], sync: Any, cuda: bool
 ) -> tuple[int, int, Any]:
     """Run one forward pass under the profiler; (t0, t1, profiler) with perf_counter_ns times."""
     activities = [torch.profiler.ProfilerActivity.CPU]
@@ -24,7 +24,7 @@ def profiled_call(
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
         t0 = time.perf_counter_ns()
-        model(*inputs)
+        model(*args, **kwargs)
         if sync is not None:
             sync()
         t1 = time.perf_counter_ns()

@@ -8,7 +8,14 @@ Messages (key ``t``):
 - ``env``: versions and hardware as the child sees them.
 - ``phase_start`` / ``phase``: a setup phase began / ended (``name``, ``ms``).
 - ``iters``: a batch of iterations: ``i0`` (index of the first), ``ns`` (durations),
-  ``st`` (start offsets from the loop's start), all integer nanoseconds.
+  ``st`` (start offsets from the loop's start), all integer nanoseconds; ``sh`` (each
+  iteration's index into the ``shapes`` table) when the shapes vary.
+- ``inputs``: what the model is given (``source``: ``spec``, ``file`` or ``target``;
+  ``inputs``: ``float32[1,300,40]``, ``attention_mask=int64[1,128]``).
+- ``shapes``: the table of shapes of a run whose ``--dim`` varies: ``keys`` (``T=300``) and
+  ``dims`` (``{"T": 300}``), indexed by ``sh``.
+- ``idle_probe``: ``results`` (``[{"idle_s", "ms": [...]}]``), ``shape`` (the key it used).
+- ``memory``: the child's peak ``peak_rss_mb`` and, on CUDA, ``cuda_max_allocated_mb``.
 - ``event``: ``iteration`` or ``phase``, ``kind``, ``title``, ``text``, optional ``ms``.
 - ``busy``: the current iteration has been running for ``ms`` (sent only while it is long),
   with ``activity`` (e.g. the compile in progress).

@@ -581,6 +581,33 @@ def _check_line(entry: dict[str, Any]) -> None:
             _check_latencies(entry["ns"], entry.get("st"), ("ns", "st"))
         else:
             _check_latencies(entry.get("ms"), entry.get("start_ms"), ("ms", "start_ms"))
+        if "sh" in entry:
+            sh = entry["sh"]
+            _need(
+                isinstance(sh, list) and all(_is_int(v) and -1 <= v < 2**15 for v in sh),
+                "'sh' is not a list of shape indices",
+            )
+            _need(
+                len(sh) == len(entry.get("ns") or entry.get("ms") or []), "'sh' differs in length"
+            )
+    elif kind == "shapes":
+        _need(_is_str_list(entry.get("keys")), "'keys' is not a list of strings")
+        _need(
+            isinstance(entry.get("dims", []), list)
+            and all(_is_dict(d) for d in entry.get("dims", [])),
+            "'dims' is not a list of objects",
+        )
+    elif kind == "inputs":
+        _need(_is_str_list(entry.get("inputs", [])), "'inputs' is not a list of strings")
+    elif kind == "idle_probe":
+        results = entry.get("results", [])
+        _need(isinstance(results, list), "'results' is not a list")
+        for r in results:
+            _need(isinstance(r, dict) and _is_num(r.get("idle_s")), "an idle probe without idle_s")
+            _need(
+                isinstance(r.get("ms"), list) and all(_is_num(v) for v in r["ms"]),
+                "an idle probe's 'ms' is not a list of numbers",
+            )
     elif kind == "event":
         _check_event(entry)
     elif kind == "sample":
@@ -750,7 +777,25 @@ def _document_data(doc: dict[str, Any], path: Path) -> RunData:
     ms = [r["ms"] for r in rows]
     start_ms = [r.get("start_ms", 0.0) for r in rows]
     _check_latencies(ms, start_ms, ("ms", "start_ms"))
-    data.add_iterations(0, ms, start_ms)
+    summary: dict[str, Any] = doc["summary"] if isinstance(doc.get("summary"), dict) else {}
+    shape_rows = [r for r in summary.get("shapes") or [] if isinstance(r, dict)]
+    if shape_rows:
+        data.shape_keys = [str(r.get("key", "")) for r in shape_rows]
+        data.shape_dims = [r.get("dims") if _is_dict(r.get("dims")) else {} for r in shape_rows]
+        index = {k: n for n, k in enumerate(data.shape_keys)}
+        data.add_iterations(0, ms, start_ms, [index.get(r.get("shape"), -1) for r in rows])
+    else:
+        data.add_iterations(0, ms, start_ms)
+    for probe in summary.get("idle_probe") or []:
+        if isinstance(probe, dict) and _is_num(probe.get("idle_s")):
+            data.idle_probe.append({"idle_s": probe["idle_s"], "ms": probe.get("ms", [])})
+            if isinstance(probe.get("shape"), str):
+                data.idle_probe_shape = probe["shape"]
+    data.memory = {
+        k: summary[k] for k in ("peak_rss_mb", "cuda_max_allocated_mb") if _is_num(summary.get(k))
+    }
+    if _is_str_list(doc.get("inputs", [])):
+        data.inputs = list(doc.get("inputs", []))
     for e in _list_of(doc, "events"):
         _check_event(e)
         data.add_event(Event.from_json(e))

@@ -12,7 +12,7 @@ import shlex
 from typing import Any
 
 from warmscope.core.breakdown import diff, steady_reference
-from warmscope.core.digest import digest, graph_facts
+from warmscope.core.digest import digest, event_list_text, graph_facts, memory_text
 from warmscope.core.hints import hints
 from warmscope.core.run import RunData
 from warmscope.core.settings import RunSettings
@@ -35,6 +35,7 @@ def report(data: RunData, compared: RunData | None = None) -> str:
 
     out += ["## Environment", "", "| | |", "| --- | --- |"]
     rows = [
+        ("warmscope", env.get("warmscope")),
         ("torch", env.get("torch")),
         ("Python", env.get("python")),
         (
@@ -58,7 +59,19 @@ def report(data: RunData, compared: RunData | None = None) -> str:
         out += [f"- `{k}` = `{v}`" for k, v in d.changed.items()]
     else:
         out.append("All knobs at their defaults.")
-    out += [f"- mode: `{d.mode}`, inputs: {', '.join(f'`{i}`' for i in d.inputs) or '-'}", ""]
+    given = f" ({d.inputs_given})" if d.inputs_given and d.inputs_given != "--input" else ""
+    out += [
+        f"- mode: `{d.mode}`, inputs: {', '.join(f'`{i}`' for i in d.inputs) or '-'}{given}",
+    ]
+    settings = data.settings
+    if settings.get("dims"):
+        out.append(
+            f"- shapes: {', '.join(f'`--dim {x}`' for x in settings['dims'])}, "
+            f"schedule `{settings.get('schedule', 'cycle')}`, seed {settings.get('seed', 0)}"
+        )
+    if settings.get("gap"):
+        out.append(f"- idle gap before every iteration: {settings['gap']:g} s")
+    out.append("")
 
     out += [
         "## Latency (ms)",
@@ -92,6 +105,47 @@ def report(data: RunData, compared: RunData | None = None) -> str:
             + "."
         )
     out.append("")
+
+    if d.memory:
+        out += [f"Peak memory of the child: {memory_text(d.memory)}.", ""]
+
+    if d.shapes:
+        out += [
+            "## Shapes",
+            "",
+            "The first call of each shape against that shape's own steady p50 (statistics and "
+            "steady state are judged per shape).",
+            "",
+            "| shape | iterations | first call | first ms | steady p50 | first / p50 | steady from | events of the first call |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        ]
+        for r in d.shapes:
+            ratio = "-" if r["first_vs_p50"] is None else f"{r['first_vs_p50']:.2f}×"
+            first = "-" if r["first_iteration"] is None else f"#{r['first_iteration']}"
+            steady_from = "-" if r["steady_from"] is None else f"#{r['steady_from']}"
+            titles = event_list_text(r["events"], 150).replace("|", "\\|")
+            out.append(
+                f"| `{r['key']}` | {r['count']} | {first} | {ms(r['first_ms'])} | {ms(r['p50_ms'])} "
+                f"| {ratio} | {steady_from} | {titles} |"
+            )
+        out.append("")
+
+    if d.idle_probe:
+        out += [
+            "## After idle gaps",
+            "",
+            "One call after each idle gap, three times, against the steady p50"
+            + (f" of `{data.idle_probe_shape}`" if data.idle_probe_shape else "")
+            + ".",
+            "",
+            "| idle (s) | ms | × steady p50 |",
+            "| ---: | --- | --- |",
+        ]
+        for r in d.idle_probe:
+            times = ", ".join(ms(t) for t in r["ms"])
+            ratios = ", ".join(f"{v:.2f}×" for v in r["vs_p50"]) if r["vs_p50"] else "-"
+            out.append(f"| {r['idle_s']:g} | {times} | {ratios} |")
+        out.append("")
 
     if d.warmup:
         out += [

@@ -89,6 +89,9 @@ class Update:
     phases: dict[str, float] = field(default_factory=dict)
     phase: str | None = None
     busy: dict[str, Any] | None = None
+    shapes: list[int] = field(default_factory=list)
+    """The new iterations' indices into ``shape_keys`` (empty when the shapes do not vary)."""
+    shape_keys: list[str] = field(default_factory=list)
 
 
 class LiveRun(Protocol):
@@ -140,9 +143,26 @@ class RunData:
     """Operator breakdowns of profiled iterations (see core/opprofile.py), by iteration."""
     graphs: dict[str, str] = field(default_factory=dict)
     """TorchScript runs: ``code`` and ``graph`` as loaded, ``optimized`` as last executed."""
+    inputs: list[str] = field(default_factory=list)
+    """What the model was given, as the child built or loaded it (``float32[1,300,40]``)."""
+    inputs_source: str = ""
+    """``spec`` (``--input``), ``file`` (``--inputs``) or ``target`` (the factory's own)."""
+    shape_keys: list[str] = field(default_factory=list)
+    """When ``--dim`` varies the inputs: each shape's key (``T=300``), indexed by ``shape_of``."""
+    shape_dims: list[dict[str, Any]] = field(default_factory=list)
+    shape_of: array = field(default_factory=lambda: array("h"))
+    """Each iteration's index into ``shape_keys`` (-1: not known, e.g. recovered after a crash)."""
+    idle_probe: list[dict[str, Any]] = field(default_factory=list)
+    """``--idle-probe``: ``[{"idle_s", "ms": [...]}]``."""
+    idle_probe_shape: str | None = None
+    memory: dict[str, float] = field(default_factory=dict)
+    """The child's peak memory: ``peak_rss_mb``, ``cuda_max_allocated_mb``."""
     _by_iteration: dict[int, list[Event]] = field(default_factory=dict, compare=False)
     _summary: tuple[tuple[int, int, int, bool], stats.Summary] | None = field(
         default=None, compare=False
+    )
+    _shapes: tuple[tuple[int, int, int, bool], list[tuple[list[int], stats.Summary]]] | None = (
+        field(default=None, compare=False)
     )
 
     @property
@@ -153,11 +173,22 @@ class RunData:
     def count(self) -> int:
         return len(self.ms)
 
-    def add_iterations(self, first: int, ms: list[float], start_ms: list[float]) -> None:
+    def add_iterations(
+        self,
+        first: int,
+        ms: list[float],
+        start_ms: list[float],
+        shapes: list[int] | None = None,
+    ) -> None:
         if first != len(self.ms):  # a gap would shift every later index: refuse it loudly
             raise ValueError(f"iteration batch starts at {first}, expected {len(self.ms)}")
+        if shapes is not None and len(shapes) != len(ms):
+            raise ValueError(f"{len(shapes)} shape indices for {len(ms)} iterations")
         self.ms.extend(ms)
         self.start_ms.extend(start_ms)
+        if self.shape_keys or shapes is not None:
+            # A batch without indices (recovered from the ring after a crash): not known.
+            self.shape_of.extend(shapes if shapes is not None else [-1] * len(ms))
 
     def add_event(self, ev: Event) -> None:
         self.events.append(ev)
@@ -176,6 +207,8 @@ class RunData:
             status=self.status,
             finished=self.finished,
             phases=dict(self.phases),
+            shapes=self.shape_of[first:].tolist() if self.shape_keys else [],
+            shape_keys=list(self.shape_keys),
         )
         cursor.iterations = len(self.ms)
         cursor.events = len(self.events)
@@ -196,6 +229,10 @@ class RunData:
         snap.env = dict(self.env)
         snap.profiles = dict(self.profiles)
         snap.graphs = dict(self.graphs)
+        snap.shape_of = self.shape_of[:]
+        snap.inputs = list(self.inputs)
+        snap.idle_probe = list(self.idle_probe)
+        snap.memory = dict(self.memory)
         snap._by_iteration = {i: list(evs) for i, evs in self._by_iteration.items()}
         return snap
 
@@ -227,7 +264,14 @@ class RunData:
         key = (len(self.ms), len(self.profiles), len(self.events), counted)
         if self._summary is None or self._summary[0] != key:
             exclude, busy = self.stats_inputs()
-            self._summary = (key, stats.summarize(self.ms, exclude=exclude, known_warmup=busy))
+            if self.shape_keys:
+                overall, per_shape = stats.summarize_shapes(
+                    self.ms, self.shape_of, len(self.shape_keys), exclude, busy
+                )
+                self._shapes = (key, per_shape)
+                self._summary = (key, overall)
+            else:
+                self._summary = (key, stats.summarize(self.ms, exclude=exclude, known_warmup=busy))
         return self._summary[1]
 
     def profiled_here(self) -> list[int]:
@@ -235,6 +279,87 @@ class RunData:
         process (``"separate": true``) describe that process's iterations: none of this
         run's latencies was slowed by them."""
         return sorted(i for i, p in self.profiles.items() if not p.get("separate"))
+
+    def shape_summaries(self) -> list[tuple[list[int], stats.Summary]]:
+        """Each shape's iterations and statistics, in the order of ``shape_keys``."""
+        if not self.shape_keys:
+            return []
+        self.summary()
+        assert self._shapes is not None
+        return self._shapes[1]
+
+    def shape_rows(self) -> list[dict[str, Any]]:
+        """The summary's per-shape rows: the first call of each shape (its first-seen cost)
+        against that shape's own steady p50, and the events of that first call."""
+        rows = []
+        for k, (idx, s) in enumerate(self.shape_summaries()):
+            first = idx[0] if idx else None
+            first_ms = self.ms[first] if first is not None else None
+            rows.append(
+                {
+                    "key": self.shape_keys[k],
+                    "dims": self.shape_dims[k] if k < len(self.shape_dims) else {},
+                    "count": len(idx),
+                    "first_iteration": first,
+                    "first_ms": first_ms,
+                    "p50_ms": s.p50_ms,
+                    "first_vs_p50": first_ms / s.p50_ms
+                    if first_ms is not None and s.p50_ms
+                    else None,
+                    "steady_from": s.steady_from,
+                    "p90_ms": s.p90_ms,
+                    "cv": s.cv,
+                    "warmup_excess_ms": s.warmup_excess_ms,
+                    "label": self.label(first) if first is not None else None,
+                    "events": self._first_call_events(first),
+                }
+            )
+        return rows
+
+    def _first_call_events(self, iteration: int | None) -> list[dict[str, Any]]:
+        """The events of one iteration, repeats counted (``NoOpt Graph`` ×6 is one entry)."""
+        out: dict[tuple[str, str], dict[str, Any]] = {}
+        for e in self.events_at(iteration) if iteration is not None else []:
+            if e.kind in ("stderr", "info"):
+                continue
+            entry = out.setdefault((e.kind, e.title), {"kind": e.kind, "title": e.title})
+            entry["count"] = entry.get("count", 0) + 1
+        for entry in out.values():
+            if entry["count"] == 1:
+                del entry["count"]
+        return list(out.values())
+
+    def idle_probe_rows(self) -> list[dict[str, Any]]:
+        """``--idle-probe`` results, each against the steady p50 of the shape it used."""
+        if not self.idle_probe:
+            return []
+        p50 = self.summary().p50_ms
+        if self.shape_keys and self.idle_probe_shape in self.shape_keys:
+            p50 = self.shape_summaries()[self.shape_keys.index(self.idle_probe_shape)][1].p50_ms
+        rows = []
+        for r in self.idle_probe:
+            times = [float(t) for t in r.get("ms", []) if isinstance(t, (int, float))]
+            rows.append(
+                {
+                    "idle_s": r.get("idle_s"),
+                    "shape": self.idle_probe_shape,
+                    "ms": times,
+                    "steady_p50_ms": p50,
+                    "vs_p50": [t / p50 for t in times] if p50 else None,
+                }
+            )
+        return rows
+
+    def summary_dict(self) -> dict[str, Any]:
+        """The ``--json`` document's (and the record end line's) ``summary``: the statistics,
+        and the per-shape rows, idle probe and peak memory where the run has them."""
+        out: dict[str, Any] = dict(self.summary().to_dict())
+        if self.shape_keys:
+            out["shapes"] = self.shape_rows()
+        if self.idle_probe:
+            out["idle_probe"] = self.idle_probe_rows()
+        out.update(self.memory)
+        return out
 
     def stats_inputs(self) -> tuple[list[int], list[int]]:
         """What ``stats.summarize`` needs beside the latencies: the iterations to leave out
@@ -256,8 +381,12 @@ class RunData:
         """The ``--json`` document's iterations, one row at a time (a long run has millions)."""
         labels = self.labelled()
         profiles = set(self.profiled_here())
+        keys = self.shape_keys
+        shape_of = self.shape_of
         for i, (ms, st) in enumerate(zip(self.ms, self.start_ms, strict=True)):
             row: dict[str, Any] = {"i": i, "ms": round(ms, 6), "start_ms": round(st, 6)}
+            if keys and i < len(shape_of) and 0 <= shape_of[i] < len(keys):
+                row["shape"] = keys[shape_of[i]]
             if i in labels:
                 row["label"] = labels[i]
             if i in profiles:
@@ -287,7 +416,8 @@ class RunData:
             "samples": self.samples,
             "profiles": [self.profiles[i] for i in sorted(self.profiles)],
             "graphs": self.graphs,
-            "summary": {**self.summary().to_dict(), "noisy": any(w.noisy for w in warns)},
+            "inputs": self.inputs,
+            "summary": {**self.summary_dict(), "noisy": any(w.noisy for w in warns)},
             "warnings": [w.text for w in warns],
             "record": self.record_path,
             "stderr_file": self.stderr_path,

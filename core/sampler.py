@@ -134,9 +134,20 @@ def gpu_status() -> str:
     return str(_nvml_state["status"])
 
 
+def warmscope_version() -> str:
+    """The installed warmscope's version (``unknown`` from a bare checkout)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("warmscope")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def host_environment() -> dict[str, Any]:
     """What the parent knows of the machine: CPU model, cores, memory, GPUs and driver."""
     env: dict[str, Any] = {
+        "warmscope": warmscope_version(),
         "hostname": socket.gethostname(),
         "platform": platform.platform(),
         "cpu_model": cpu_model(),

@@ -327,6 +327,13 @@ class RunSession:
             "parent_pid": os.getpid(),
             "target": self.target.to_json(),
             "inputs": [s.to_json() for s in self.settings.input_specs(self.target)],
+            "inputs_file": self.settings.inputs_file,
+            "shapes": self.settings.shape_plan(self.target),
+            "schedule": self.settings.schedule,
+            "seed": self.settings.seed,
+            "gap": self.settings.gap,
+            "idle_probe": self.settings.idle_probe,
+            "torch_config": self.settings.torch_config,
             "mode": self.mode,
             "knobs": knobs,
             "iters": self.settings.iters,
@@ -771,7 +778,7 @@ class RunSession:
             if not (self._writer.failed or self._writer.closed):
                 # The same line, with the summary of the run as folded (a convenience for
                 # readers of the raw file: `read_run` computes its own).
-                self._writer.write({**end, "summary": self.data.summary().to_dict()})
+                self._writer.write({**end, "summary": self.data.summary_dict()})
                 self._flush_record()
             with contextlib.suppress(OSError, ValueError):
                 self._writer.close()

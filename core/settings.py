@@ -13,7 +13,14 @@ from warmscope.core.compile_cache import MODES as COMPILE_CACHE_MODES
 from warmscope.core.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.outcome import UsageError
 from warmscope.core.safe_text import clean_line
-from warmscope.core.targets import InputSpec, Target, TargetError, parse_input, resolve_target
+from warmscope.core.targets import (
+    InputSpec,
+    Target,
+    TargetError,
+    parse_dim,
+    parse_input,
+    resolve_target,
+)
 
 DEFAULT_ITERS = 200
 DEFAULT_SAMPLE_HZ = 10.0
@@ -23,6 +30,15 @@ DEFAULT_SAMPLE_HZ = 10.0
 AUTO_JIT_LOG = "profiling_graph_executor_impl"
 MAX_PROFILED = 100
 """The most iterations ``--profile-iters`` may ask for: each runs slowly and writes a trace."""
+
+SCHEDULES = ("cycle", "random", "ramp", "once")
+"""How ``--dim`` shapes follow each other: in turn, at random (``--seed``), in blocks in the
+order given, or each once (the run then ends)."""
+CONFIG_PREFIXES = ("dynamo.", "inductor.")
+"""``--set dynamo.NAME=VALUE``: torch._dynamo.config / torch._inductor.config, checked in the
+child against the installed torch."""
+MAX_IDLE_PROBES = 10
+MAX_SHAPES = 4096
 
 # C0 controls and DEL: never part of a knob's value (a terminal would act on them, a log
 # line would break).
@@ -75,6 +91,20 @@ class RunSettings:
 
     target: str
     inputs: list[str] = field(default_factory=list)
+    """``--input [NAME=]SPEC[:GEN]``: positional arguments, and keyword ones with ``NAME=``."""
+    inputs_file: str | None = None
+    """``--inputs FILE.pt``: a tensor, tuple/list (positional) or dict (keywords)."""
+    dims: list[str] = field(default_factory=list)
+    """``--dim NAME=V1,V2|A..B:STEP``: the sizes of a symbolic dimension of the inputs."""
+    schedule: str = "cycle"
+    seed: int = 0
+    """Seeds the input values and the ``random`` schedule."""
+    gap: float | None = None
+    """Seconds to sleep before every iteration (not timed)."""
+    idle_probe: list[float] = field(default_factory=list)
+    """After the run: for each, sleep that long then time one call, three times."""
+    torch_config: dict[str, str] = field(default_factory=dict)
+    """``--set dynamo.NAME=VALUE`` / ``inductor.NAME=VALUE``, as typed."""
     knobs: dict[str, Any] = field(default_factory=default_values)
     env: dict[str, str] = field(default_factory=dict)
     iters: int = DEFAULT_ITERS
@@ -125,6 +155,10 @@ class RunSettings:
         if key.startswith("env."):
             self.env[key.removeprefix("env.")] = value
             return
+        if key.startswith(CONFIG_PREFIXES):
+            check_config_key(key, value)
+            self.torch_config[key] = value
+            return
         try:
             declared = knob(key)
         except KnobError as exc:
@@ -170,11 +204,26 @@ class RunSettings:
                 f"--compile-cache {clean_line(str(self.compile_cache))}: one of "
                 + ", ".join(COMPILE_CACHE_MODES)
             )
+        for key, config_value in self.torch_config.items():
+            check_config_key(key, config_value)
+        if self.schedule not in SCHEDULES:
+            raise SettingsError(
+                f"--schedule {clean_line(str(self.schedule))}: one of {', '.join(SCHEDULES)}"
+            )
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise SettingsError(f"--seed must be a non-negative integer, got {self.seed}")
+        if self.gap is not None and not (math.isfinite(self.gap) and self.gap >= 0):
+            raise SettingsError(f"--gap must be a number of seconds, got {self.gap}")
+        if len(self.idle_probe) > MAX_IDLE_PROBES:
+            raise SettingsError(f"--idle-probe: at most {MAX_IDLE_PROBES} gaps")
+        for gap in self.idle_probe:
+            if not (math.isfinite(gap) and 0 <= gap <= 3600):
+                raise SettingsError(f"--idle-probe: {gap} is not a number of seconds (0-3600)")
         if self.python is not None:
             check_python(self.python)
         try:
             target = resolve_target(self.target, trust_pickle=self.trust_pickle)
-            self.input_specs(target)
+            self.shape_plan(target)
         except TargetError as exc:
             raise SettingsError(str(exc)) from None
         mode = self.knobs.get("mode")
@@ -191,8 +240,57 @@ class RunSettings:
         )
 
     def input_specs(self, target: Target) -> list[InputSpec]:
-        """The forward arguments: ``--input`` if given, else the target's own example inputs."""
-        return [parse_input(s) for s in (self.inputs or list(target.default_inputs))]
+        """The forward arguments: ``--input`` if given, else the target's own example inputs
+        (none when ``--inputs FILE`` brings them)."""
+        if self.inputs_file is not None:
+            return []
+        specs = [parse_input(s) for s in (self.inputs or list(target.default_inputs))]
+        seen: set[str] = set()
+        for spec in specs:
+            if spec.name is not None:
+                if spec.name in seen:
+                    raise TargetError(f"--input {spec.name}= is given twice")
+                seen.add(spec.name)
+        return specs
+
+    def dim_values(self) -> dict[str, tuple[int, ...]]:
+        """``--dim``: each symbolic dimension's sizes, in the order given."""
+        values: dict[str, tuple[int, ...]] = {}
+        for text in self.dims:
+            name, sizes = parse_dim(text)
+            if name in values:
+                raise TargetError(f"--dim {name}= is given twice")
+            values[name] = sizes
+        return values
+
+    def shape_plan(self, target: Target) -> list[dict[str, int]]:
+        """Every combination of the ``--dim`` sizes (the last name varies fastest); ``[]``
+        when no dimension is symbolic. ``TargetError`` names a name without sizes, sizes
+        without a name, or inputs that cannot take dimensions."""
+        if self.inputs_file is not None:
+            if self.inputs:
+                raise TargetError("give --input or --inputs FILE, not both")
+            if not os.path.isfile(self.inputs_file):
+                raise TargetError(f"--inputs {clean_line(self.inputs_file)}: no such file")
+        specs = self.input_specs(target)
+        dims = self.dim_values()
+        used = {name for spec in specs for name in spec.symbols}
+        for name in used:
+            if name not in dims:
+                raise TargetError(
+                    f"--input uses dimension {name} but no --dim {name}=... gives its sizes"
+                )
+        for name in dims:
+            if name not in used:
+                raise TargetError(f"--dim {name}: no --input has a dimension named {name}")
+        plan: list[dict[str, int]] = [{}]
+        for name, sizes in dims.items():
+            plan = [{**combo, name: size} for combo in plan for size in sizes]
+            if len(plan) > MAX_SHAPES:
+                raise TargetError(f"--dim: more than {MAX_SHAPES} shapes in all")
+        if dims and self.schedule == "ramp" and self.duration is not None:
+            raise TargetError("--schedule ramp splits --iters into blocks: not with --duration")
+        return plan if dims else []
 
     def effective_mode(self, target: Target) -> str:
         return self.knobs.get("mode") or target.default_mode
@@ -211,6 +309,18 @@ class RunSettings:
         argv = ["warmscope", "run", self.target]
         for spec in self.inputs:
             argv += ["--input", spec]
+        if self.inputs_file is not None:
+            argv += ["--inputs", self.inputs_file]
+        for dim in self.dims:
+            argv += ["--dim", dim]
+        if self.schedule != "cycle":
+            argv += ["--schedule", self.schedule]
+        if self.seed:
+            argv += ["--seed", str(self.seed)]
+        if self.gap is not None:
+            argv += ["--gap", f"{self.gap:g}"]
+        if self.idle_probe:
+            argv += ["--idle-probe", ",".join(f"{g:g}" for g in self.idle_probe)]
         base = default_values()
         if self.preset in PRESETS:
             argv += ["--preset", self.preset]
@@ -221,6 +331,8 @@ class RunSettings:
                 argv += ["--set", f"{k.name}={k.show(value)}"]
         for name, value in self.env.items():
             argv += ["--set", f"env.{name}={value}"]
+        for name, value in self.torch_config.items():
+            argv += ["--set", f"{name}={value}"]
         argv += (
             ["--duration", f"{self.duration:g}"] if self.duration else ["--iters", str(self.iters)]
         )
@@ -250,7 +362,7 @@ class RunSettings:
 
     def untrusted(self) -> dict[str, Any]:
         """The settings that run code or choose what runs: the interpreter, the child's
-        environment (``LD_PRELOAD``…) and pickle trust. Read from a file, they are used only
+        environment (``LD_PRELOAD``…), pickle trust and torch's compiler configuration. Read from a file, they are used only
         when the user confirms them."""
         found: dict[str, Any] = {}
         if self.python is not None:
@@ -259,12 +371,16 @@ class RunSettings:
             found["env"] = dict(self.env)
         if self.trust_pickle:
             found["trust_pickle"] = True
+        if self.torch_config:
+            # Some options name programs (inductor.cpp.cxx): chosen by the user, not a file.
+            found["torch_config"] = dict(self.torch_config)
         return found
 
     def without_untrusted(self) -> RunSettings:
         """A copy with ``untrusted()`` reset: this interpreter, no extra environment, no pickle."""
         safe = RunSettings.from_json(self.to_json())
         safe.python, safe.env, safe.trust_pickle = None, {}, False
+        safe.torch_config = {}
         return safe
 
     @classmethod
@@ -276,6 +392,28 @@ class RunSettings:
         merged.update(settings.knobs or {})
         settings.knobs = merged
         return settings
+
+
+def check_config_key(key: str, value: str) -> None:
+    """``dynamo.NAME`` / ``inductor.NAME``: a plain option name and a printable value. Whether
+    this torch has the option, and takes the value, is checked in the child."""
+    name = key.partition(".")[2]
+    if not name or not all(part.isidentifier() for part in name.split(".")):
+        raise SettingsError(f"bad --set {clean_line(key)}: expected dynamo.NAME or inductor.NAME")
+    bad = _CONTROL.search(value)
+    if bad is not None:
+        raise SettingsError(f"{key}: control character {bad.group()!r} in {value!r}")
+
+
+def parse_seconds_list(text: str, flag: str) -> list[float]:
+    """``--idle-probe 1,5,30`` -> ``[1.0, 5.0, 30.0]``; ``SettingsError`` names a bad item."""
+    out = []
+    for item in (p.strip() for p in text.split(",")):
+        try:
+            out.append(float(item))
+        except ValueError:
+            raise SettingsError(f"bad {flag} item {clean_line(item)!r}: expected seconds") from None
+    return out
 
 
 def check_python(python: str) -> None:

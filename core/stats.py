@@ -34,6 +34,7 @@ __all__ = [
     "reference",
     "steady_from",
     "summarize",
+    "summarize_shapes",
 ]
 
 _MAD_TO_SIGMA = 1.4826
@@ -204,6 +205,18 @@ def summarize(
     sf = kept_idx[pos] if pos is not None else None
     steady = kept[pos:] if pos is not None else kept
 
+    return _summary(n, first, sf, steady, kept[:pos] if pos else ())
+
+
+def _summary(
+    n: int,
+    first: float | None,
+    sf: int | None,
+    steady: Sequence[float],
+    warmup: Sequence[float] = (),
+) -> Summary:
+    """A ``Summary`` of ``n`` iterations whose steady ones are ``steady``; the warm-up excess
+    is the time ``warmup`` spends above the steady p50."""
     if not steady:
         return Summary(
             count=n,
@@ -225,9 +238,7 @@ def summarize(
     ordered = sorted(steady)
     p50 = _percentile_sorted(ordered, 50)
     mean, std = _mean_std(steady)
-    excess = 0.0
-    if pos:
-        excess = math.fsum(max(0.0, v - p50) for v in kept[:pos])
+    excess = math.fsum(max(0.0, v - p50) for v in warmup)
     return Summary(
         count=n,
         first_ms=first,
@@ -244,6 +255,67 @@ def summarize(
         throughput_per_s=1000.0 / mean if mean > 0 else None,
         steady_count=len(steady),
     )
+
+
+def summarize_shapes(
+    latencies: Sequence[float],
+    shape_of: Sequence[int],
+    shapes: int,
+    exclude: Collection[int] = (),
+    known_warmup: Collection[int] = (),
+) -> tuple[Summary, list[tuple[list[int], Summary]]]:
+    """A run whose input shapes vary: each shape judged on its own, then the run as a whole.
+
+    Each shape's iterations (``shape_of[i]``, an index below ``shapes``; -1 unknown) get their
+    own ``summarize``, its ``steady_from`` an index into ``latencies``. The run is steady from
+    just past the last iteration any shape spent warming up (``None`` while a shape is not
+    steady); its warm-up excess is the sum of
+    each shape's excess over that shape's own p50; its steady statistics pool each shape's
+    steady iterations.
+
+    Returns:
+        The run's Summary, and for each shape its iteration indices and its Summary.
+    """
+    n = len(latencies)
+    members: list[list[int]] = [[] for _ in range(shapes)]
+    for i, k in enumerate(shape_of[:n]):
+        if 0 <= k < shapes:
+            members[k].append(i)
+    excluded = set(exclude)
+    busy = set(known_warmup)
+    per_shape: list[tuple[list[int], Summary]] = []
+    steady: list[float] = []
+    excess = 0.0
+    run_from: int | None = 0
+    for idx in members:
+        local = {orig: j for j, orig in enumerate(idx)}
+        sub = summarize(
+            [latencies[i] for i in idx],
+            exclude=[local[i] for i in excluded if i in local],
+            known_warmup=[local[i] for i in busy if i in local],
+        )
+        sf = idx[sub.steady_from] if sub.steady_from is not None else None
+        per_shape.append((idx, _remap(sub, sf)))
+        if sub.steady_from is None:
+            run_from = None
+        elif run_from is not None and sub.steady_from > 0:
+            # Just past this shape's last warm-up iteration: a shape that starts steady (a
+            # later block of a ramp) adds no warm-up to the run.
+            run_from = max(run_from, idx[sub.steady_from - 1] + 1)
+        excess += sub.warmup_excess_ms
+        start = sub.steady_from if sub.steady_from is not None else len(idx)
+        steady += [latencies[i] for i in idx[start:] if i not in excluded]
+    first = float(latencies[0]) if n else None
+    overall = _summary(n, first, run_from if members and n else None, steady)
+    return _remap(overall, overall.steady_from, excess), per_shape
+
+
+def _remap(s: Summary, steady_from: int | None, excess: float | None = None) -> Summary:
+    values = s.to_dict()
+    values["steady_from"] = steady_from
+    if excess is not None:
+        values["warmup_excess_ms"] = excess
+    return Summary(**values)  # type: ignore[arg-type]
 
 
 COMPARED_METRICS = (

@@ -1,6 +1,6 @@
 """Target and input specs, checked in the parent so a bad one fails before any child starts.
 
-Targets: ``model.pt`` (a TorchScript archive), ``path/file.py:factory``, ``package.module:factory``,
+Targets: ``model.pt`` (a TorchScript archive), ``model.pt2`` (torch.export), ``path/file.py:factory``, ``package.module:factory``,
 ``sample:NAME``. Inputs: ``1x300x40`` (float32), ``int64[1,128]``, ``bfloat16[2,3]``.
 Nothing here imports torch: archives are recognised by their zip layout.
 """
@@ -43,36 +43,108 @@ class TargetError(UsageError):
     """A target or input that cannot be used: bad usage, exit code 2."""
 
 
+GENERATORS = {
+    "zeros": 0,
+    "ones": 0,
+    "normal": 0,
+    "fill": 1,
+    "randint": 2,
+    "uniform": 2,
+}
+"""Value generators of ``--input SPEC:GEN`` and how many numbers each takes."""
+FLOAT_ONLY = ("normal", "uniform")
+
+
 @dataclass(frozen=True)
 class InputSpec:
-    """One forward argument: a tensor of this dtype and shape."""
+    """One forward argument: a tensor of this dtype and shape, filled by ``gen``.
+
+    ``name`` makes it a keyword argument; a dimension may be a symbolic name (``T``), given
+    its values by ``--dim``. ``gen`` is ``None`` for the default: zeros for integers (valid
+    indices for embeddings), a seeded normal for floats.
+    """
 
     dtype: str
-    shape: tuple[int, ...]
+    shape: tuple[int | str, ...]
+    name: str | None = None
+    gen: str | None = None
+    args: tuple[float, ...] = ()
 
     def __str__(self) -> str:
         dims = "x".join(str(d) for d in self.shape)
-        return (
-            dims if self.dtype == "float32" else f"{self.dtype}[{','.join(map(str, self.shape))}]"
+        plain = (
+            self.dtype == "float32"
+            and self.shape
+            and "x" not in "".join(d for d in self.shape if isinstance(d, str))
         )
+        text = dims if plain else f"{self.dtype}[{','.join(map(str, self.shape))}]"
+        if self.name:
+            text = f"{self.name}={text}"
+        if self.gen:
+            text += f":{self.gen_text}"
+        return text
+
+    @property
+    def gen_text(self) -> str:
+        if not self.gen:
+            return ""
+        return self.gen + (f"({','.join(_num(a) for a in self.args)})" if self.args else "")
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        return tuple(d for d in self.shape if isinstance(d, str))
 
     def to_json(self) -> dict[str, Any]:
-        return {"dtype": self.dtype, "shape": list(self.shape)}
+        out: dict[str, Any] = {"dtype": self.dtype, "shape": list(self.shape)}
+        if self.name:
+            out["name"] = self.name
+        if self.gen:
+            out["gen"] = self.gen
+            out["args"] = list(self.args)
+        return out
 
 
-_BRACKETED = re.compile(r"^\s*([a-z0-9_]+)\s*\[\s*([0-9,\s]*)\]\s*$")
-_PLAIN = re.compile(r"^\s*[0-9]+(\s*x\s*[0-9]+)*\s*$")
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_KEYWORD = re.compile(rf"^\s*({_NAME})\s*=(.*)$")
+_BRACKETED = re.compile(r"^\s*([a-z0-9_]+)\s*\[\s*([A-Za-z0-9_,\s]*)\]\s*$")
+_PLAIN = re.compile(r"^\s*[A-Za-wyz0-9_]+(\s*x\s*[A-Za-wyz0-9_]+)*\s*$")
+_GEN = re.compile(r"^\s*([a-z]+)\s*(?:\((.*)\))?\s*$")
 
 
 def parse_input(text: str) -> InputSpec:
-    """``1x300x40`` -> float32 (1, 300, 40); ``int64[1,128]`` -> int64 (1, 128)."""
-    if _PLAIN.match(text):
-        dims = [int(d) for d in text.replace(" ", "").split("x")]
-        return InputSpec("float32", tuple(dims))
-    match = _BRACKETED.match(text)
+    """``[NAME=]SPEC[:GEN]``: ``1x300x40`` -> float32 (1, 300, 40); ``int64[1,L]`` -> int64
+    (1, L) with L a symbolic dimension; ``mask=int64[1,128]:ones`` a keyword argument of ones."""
+    name = None
+    body = text
+    keyword = _KEYWORD.match(text)
+    if keyword:
+        name, body = keyword.group(1), keyword.group(2)
+    shape_text, colon, gen_text = body.partition(":")
+    dtype, dims = _parse_shape(text, shape_text)
+    gen, args = _parse_gen(text, gen_text, dtype) if colon else (None, ())
+    return InputSpec(dtype, dims, name, gen, args)
+
+
+def _dim(text: str, item: str) -> int | str:
+    if item.isdigit():
+        return int(item)
+    if re.fullmatch(_NAME, item):
+        return item
+    raise TargetError(f"bad --input {text!r}: dimension {item!r} is neither a number nor a name")
+
+
+def _parse_shape(text: str, shape: str) -> tuple[str, tuple[int | str, ...]]:
+    if _PLAIN.match(shape):
+        return "float32", tuple(_dim(text, d) for d in shape.replace(" ", "").split("x"))
+    match = _BRACKETED.match(shape)
     if not match:
         raise TargetError(
-            f"bad --input {text!r}: expected a shape like 1x300x40 or dtype[shape] like int64[1,128]"
+            f"bad --input {text!r}: expected [NAME=]SHAPE[:GEN], a shape like 1x300x40 or "
+            "dtype[shape] like int64[1,128]"
         )
     dtype = DTYPE_ALIASES.get(match.group(1), match.group(1))
     if dtype not in DTYPES:
@@ -80,13 +152,75 @@ def parse_input(text: str) -> InputSpec:
             f"bad --input {text!r}: unknown dtype {match.group(1)!r} (one of {', '.join(DTYPES)})"
         )
     body = match.group(2).replace(" ", "")
+    if body and not all(body.split(",")):
+        raise TargetError(f"bad --input {text!r}: the shape must be dimensions separated by commas")
+    return dtype, tuple(_dim(text, d) for d in body.split(",")) if body else ()
+
+
+def _parse_gen(text: str, gen: str, dtype: str) -> tuple[str, tuple[float, ...]]:
+    match = _GEN.match(gen)
+    kinds = "zeros, ones, fill(v), randint(lo,hi), normal, uniform(lo,hi)"
+    if not match or match.group(1) not in GENERATORS:
+        raise TargetError(f"bad --input {text!r}: unknown values {gen!r} (one of {kinds})")
+    kind, raw = match.group(1), match.group(2)
     try:
-        dims = [int(d) for d in body.split(",")] if body else []
+        args = tuple(float(a) for a in raw.split(",")) if raw and raw.strip() else ()
     except ValueError:
+        raise TargetError(f"bad --input {text!r}: {gen!r} takes numbers") from None
+    want = GENERATORS[kind]
+    if len(args) != want:
         raise TargetError(
-            f"bad --input {text!r}: the shape must be integers separated by commas"
-        ) from None
-    return InputSpec(dtype, tuple(dims))
+            f"bad --input {text!r}: {kind} takes {want or 'no'} number{'s' if want != 1 else ''}"
+        )
+    if any(a != a or a in (float("inf"), float("-inf")) for a in args):
+        raise TargetError(f"bad --input {text!r}: {gen!r} takes finite numbers")
+    if kind in ("randint", "uniform") and not args[0] < args[1]:
+        raise TargetError(f"bad --input {text!r}: {kind}(lo,hi) needs lo < hi")
+    if kind == "randint" and not all(float(a).is_integer() for a in args):
+        raise TargetError(f"bad --input {text!r}: randint(lo,hi) takes integers")
+    if kind in FLOAT_ONLY and not dtype.startswith(("float", "bfloat")):
+        raise TargetError(f"bad --input {text!r}: {kind} needs a floating dtype, not {dtype}")
+    return kind, args
+
+
+def parse_dim(text: str) -> tuple[str, tuple[int, ...]]:
+    """``--dim T=200,300,400`` or ``--dim L=32..512:32`` -> (name, values in order)."""
+    name, sep, body = text.partition("=")
+    name = name.strip()
+    if not sep or not re.fullmatch(_NAME, name):
+        raise TargetError(f"bad --dim {text!r}: expected NAME=V1,V2 or NAME=A..B:STEP")
+    values: list[int] = []
+    for item in (p.strip() for p in body.split(",")):
+        span, colon, step_text = item.partition(":")
+        low, dots, high = span.partition("..")
+        try:
+            if dots:
+                step = int(step_text) if colon else 1
+                first, last = int(low), int(high)
+                if step < 1 or last < first:
+                    raise ValueError
+                if (last - first) // step >= MAX_DIM_VALUES:
+                    raise TargetError(f"bad --dim {text!r}: more than {MAX_DIM_VALUES} values")
+                values += range(first, last + 1, step)
+            elif colon:
+                raise ValueError
+            else:
+                values.append(int(item))
+        except ValueError:
+            raise TargetError(
+                f"bad --dim {text!r}: {item!r} is not a size or a range A..B:STEP"
+            ) from None
+    if any(v < 0 for v in values):
+        raise TargetError(f"bad --dim {text!r}: sizes cannot be negative")
+    if len(set(values)) != len(values):
+        raise TargetError(f"bad --dim {text!r}: a size is given twice")
+    if len(values) > MAX_DIM_VALUES:
+        raise TargetError(f"bad --dim {text!r}: more than {MAX_DIM_VALUES} values")
+    return name, tuple(values)
+
+
+MAX_DIM_VALUES = 256
+"""At most this many sizes per ``--dim``: each shape's inputs are built before the run."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +228,7 @@ class Target:
     """A resolved target: what the agent loads, and how."""
 
     spec: str
-    kind: str  # "archive" | "pickle" | "file" | "module" | "sample"
+    kind: str  # "archive" | "pickle" | "export" | "file" | "module" | "sample"
     path: str | None = None
     module: str | None = None
     factory: str | None = None
@@ -180,6 +314,9 @@ def _archive(spec: str, path: Path, trust_pickle: bool) -> Target:
     if not path.is_file():
         raise TargetError(f"not a file: {path}")
     kind = archive_kind(path)
+    if path.suffix == ".pt2" and kind in ("unknown", "pickle", "torchscript"):
+        # torch.export.save: run as the exported program's module (torch.export.load).
+        return Target(spec, "export", str(path.resolve()))
     if kind == "torchscript":
         return Target(spec, "archive", str(path.resolve()), default_mode="script")
     if kind == "pickle":

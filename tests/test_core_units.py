@@ -14,7 +14,14 @@ from warmscope.core.jitlog import StderrParser, label_for
 from warmscope.core.knobs import KNOBS, KnobError, knob, parse_fusion_strategy
 from warmscope.core.record import RecordError, RecordWriter, read_run
 from warmscope.core.settings import PRESETS, RunSettings, SettingsError
-from warmscope.core.targets import DTYPES, InputSpec, TargetError, parse_input, resolve_target
+from warmscope.core.targets import (
+    DTYPES,
+    InputSpec,
+    TargetError,
+    parse_dim,
+    parse_input,
+    resolve_target,
+)
 
 FAST = settings(derandomize=True, deadline=None, database=None)
 
@@ -36,6 +43,75 @@ def test_input_spec_forms() -> None:
     assert parse_input("int64[1,128]") == InputSpec("int64", (1, 128))
     assert parse_input("bfloat16[2, 3]") == InputSpec("bfloat16", (2, 3))
     assert parse_input("long[4]") == InputSpec("int64", (4,))
+
+
+def test_input_spec_names_values_and_symbols() -> None:
+    spec = parse_input("input_ids=int64[1,L]:randint(0,30522)")
+    assert spec == InputSpec("int64", (1, "L"), "input_ids", "randint", (0.0, 30522.0))
+    assert str(spec) == "input_ids=int64[1,L]:randint(0,30522)"
+    assert spec.symbols == ("L",)
+    assert parse_input("1xTx40") == InputSpec("float32", (1, "T", 40))
+    assert parse_input("mask=int64[1,128]:ones").gen == "ones"
+    assert parse_input("2x3:fill(0.5)").args == (0.5,)
+    assert parse_input("2x3:uniform(-1,1)").args == (-1.0, 1.0)
+    for spec in ("2x3:normal", "x=2x3:zeros", "int8[4]:fill(-3)", "float16[2,T]:uniform(0,0.25)"):
+        assert str(parse_input(spec)) == spec
+        assert parse_input(str(parse_input(spec))) == parse_input(spec)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("int64[2]:normal", "needs a floating dtype"),
+        ("2x3:randint(5,1)", "lo < hi"),
+        ("2x3:randint(0.5,2)", "takes integers"),
+        ("2x3:fill", "takes 1 number"),
+        ("2x3:zeros(1)", "takes no numbers"),
+        ("2x3:gauss", "unknown values"),
+        ("2x3:uniform(0,nan)", "finite"),
+    ],
+)
+def test_bad_values_are_named(text: str, says: str) -> None:
+    with pytest.raises(TargetError, match=r"--input") as err:
+        parse_input(text)
+    assert says in str(err.value)
+
+
+def test_dims_lists_and_ranges() -> None:
+    assert parse_dim("T=200,300,400") == ("T", (200, 300, 400))
+    assert parse_dim("L=32..128:32") == ("L", (32, 64, 96, 128))
+    assert parse_dim("B=1,4..6") == ("B", (1, 4, 5, 6))
+    for bad in ("T", "T=", "T=a", "T=5..1", "T=1..4:0", "T=2,2", "1=2", "T=0..100000"):
+        with pytest.raises(TargetError, match="--dim"):
+            parse_dim(bad)
+
+
+def test_shape_plan_checks_names_and_combines(tmp_path: Path) -> None:
+    target = resolve_target("sample:speech")
+    s = RunSettings(target="sample:speech", inputs=["1xTx40"], dims=["T=2,3"])
+    assert s.shape_plan(target) == [{"T": 2}, {"T": 3}]
+    s = RunSettings(target="sample:speech", inputs=["BxTx40"], dims=["B=1,2", "T=5,6"])
+    assert s.shape_plan(target) == [
+        {"B": 1, "T": 5},
+        {"B": 1, "T": 6},
+        {"B": 2, "T": 5},
+        {"B": 2, "T": 6},
+    ]
+    for inputs, dims, says in (
+        (["1xTx40"], [], "no --dim T"),
+        (["1x5x40"], ["T=1,2"], "no --input has a dimension named T"),
+        (["x=2x3", "x=2x3"], [], "given twice"),
+    ):
+        with pytest.raises(SettingsError, match=says):
+            RunSettings(target="sample:speech", inputs=inputs, dims=dims).resolve()
+    ramp = RunSettings(
+        target="sample:speech", inputs=["1xTx40"], dims=["T=2,3"], schedule="ramp", duration=1.0
+    )
+    with pytest.raises(SettingsError, match="ramp"):
+        ramp.resolve()
+    both = RunSettings(target="sample:speech", inputs=["1x2x40"], inputs_file=str(tmp_path))
+    with pytest.raises(SettingsError, match="not both"):
+        both.resolve()
 
 
 @FAST
@@ -222,3 +298,20 @@ def test_not_a_record(tmp_path: Path) -> None:
         read_run(path)
     with pytest.raises(RecordError, match="no such file"):
         read_run(tmp_path / "missing.jsonl")
+
+
+def test_shape_schedules() -> None:
+    from warmscope.core.loading import shape_schedule
+
+    def take(schedule: str, n: int = 8, count: int = 3, seed: int = 0) -> list[int | None]:
+        at = shape_schedule({"schedule": schedule, "iters": n, "seed": seed}, count)
+        assert at is not None
+        return [at(i) for i in range(n)]
+
+    assert take("cycle") == [0, 1, 2, 0, 1, 2, 0, 1]
+    assert take("ramp", n=7) == [0, 0, 0, 1, 1, 1, 2]
+    assert take("once") == [0, 1, 2, None, None, None, None, None]
+    rand = take("random", n=50, seed=4)
+    assert rand == take("random", n=50, seed=4) != take("random", n=50, seed=5)
+    assert set(rand) == {0, 1, 2}
+    assert shape_schedule({"schedule": "cycle", "iters": 5}, 1) is None

@@ -23,6 +23,13 @@ CASES = {
     "profiled": RunSettings(
         target=f"{FACTORIES}:tiny", inputs=["2x8"], iters=6, profile_iters="0,steady"
     ),
+    "shapes": RunSettings(
+        target=f"{FACTORIES}:tiny",
+        inputs=["Bx8"],
+        dims=["B=1,2,3"],
+        iters=12,
+        idle_probe=[0.0],
+    ),
 }
 
 
@@ -35,7 +42,11 @@ def test_the_record_reads_back_as_the_session_held_it(case: str, tmp_path: Path)
     live = session.data
     replayed = read_run(tmp_path / "run.jsonl")
 
-    assert live.status == case if case != "profiled" else live.status == "ok"
+    assert live.status == case if case not in ("profiled", "shapes") else live.status == "ok"
+    if case == "shapes":
+        assert list(live.shape_of) == [0, 1, 2] * 4 and live.shape_keys == ["B=1", "B=2", "B=3"]
+        assert live.idle_probe and live.memory["peak_rss_mb"] > 0
+        assert replayed.shape_rows() == live.shape_rows()
     if case == "crashed":
         assert any(e.title.startswith("recovered") for e in live.events), "the ring recovered"
     if case == "profiled":

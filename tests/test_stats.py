@@ -391,3 +391,22 @@ def test_known_warmup_iterations_never_start_the_steady_state() -> None:
     assert stats.summarize(noisy, known_warmup=[0, 1, 20]).steady_from == 2
     # Every iteration known busy: never steady.
     assert stats.summarize([5.0, 4.0], known_warmup=[0, 1]).steady_from is None
+
+
+def test_shapes_are_judged_each_on_its_own() -> None:
+    from warmscope.core.stats import summarize_shapes
+
+    # Two shapes in turn: A warm at 1.0 after a slow first call, B at 3.0 throughout.
+    ms = [50.0, 3.0] + [1.0, 3.0] * 20
+    overall, per_shape = summarize_shapes(ms, [0, 1] * 21, 2)
+    (a_idx, a), (b_idx, b) = per_shape
+    assert a_idx[:3] == [0, 2, 4] and b_idx[:3] == [1, 3, 5]
+    assert a.steady_from == 2 and a.p50_ms == 1.0 and a.warmup_excess_ms == 49.0
+    assert b.steady_from == 1 and b.p50_ms == 3.0 and b.cv == 0.0
+    # Mixed, B's 3.0 would look slow against A's 1.0: judged per shape, the run is steady
+    # just past A's slow first call.
+    assert overall.steady_from == 1 and overall.warmup_excess_ms == 49.0
+    # A ramp: a later block that starts steady adds no warm-up.
+    ramp = [40.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0]
+    overall, _ = summarize_shapes(ramp, [0] * 5 + [1] * 4, 2)
+    assert overall.steady_from == 1

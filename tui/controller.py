@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from warmscope.core.intervals import RunWarning
 from warmscope.core.run import LiveRun, RunData
@@ -86,6 +86,8 @@ class RunController:
         self._start = start
         self._started = 0
         self._summary_busy: set[int] = set()
+        self._shape_rows: dict[int, list[dict[str, Any]]] = {}
+        """Per-shape rows a summary job computed, taken into the view with its summary."""
         self._summary_due: dict[int, float] = {}
 
     @property
@@ -96,6 +98,7 @@ class RunController:
         entry = RunEntry.from_record(len(self.runs) + 1, data)
         self.runs.append(entry)
         if data.count <= INLINE_SUMMARY_MAX:  # cheaper than a worker and a second frame
+            self._shape_rows[entry.number] = data.shape_rows()
             self._summary_done(entry, data.summary(), data.count, 0.0, tuple(data.warnings()))
         return entry
 
@@ -152,6 +155,8 @@ class RunController:
             t0 = time.perf_counter()
             summary = snapshot.summary()
             warnings = tuple(snapshot.warnings()) if snapshot.finished else ()
+            if snapshot.shape_keys:
+                self._shape_rows[entry.number] = snapshot.shape_rows()
             return summary, snapshot.count, time.perf_counter() - t0, warnings
 
         return job
@@ -180,6 +185,7 @@ class RunController:
         entry.view.summary = summary
         entry.view.warnings = warnings
         entry.view.summary_count = count
+        entry.view.shapes = self._shape_rows.pop(entry.number, entry.view.shapes)
         entry.view.summary_error = ""
         interval = max(SUMMARY_MIN_INTERVAL_S, SUMMARY_COST_FACTOR * cost)
         self._summary_due[entry.number] = time.monotonic() + interval

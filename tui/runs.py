@@ -100,13 +100,22 @@ class RunView:
         """Why the last summary could not be computed; cleared by the next one."""
         self.warnings: tuple[RunWarning, ...] = ()
         """Why a finished run's figures may mislead (a noisy run); computed with its summary."""
+        self.shape_keys: list[str] = []
+        self._own_shapes: array[int] = array("h")
+        self.shape_index: array[int] = self._own_shapes
+        """Each iteration's index into ``shape_keys``: the run's own array once attached."""
+        self.shapes: list[dict[str, Any]] = []
+        """Per-shape rows (``RunData.shape_rows``) when ``--dim`` varies the inputs, computed
+        with the summary."""
         self.rate: float | None = None
         self._rate_mark: tuple[float, int] | None = None
 
-    def attach(self, latencies: array[float]) -> None:
-        """Read latencies from the run's own array (it only grows; the view reads no further
-        than ``count``, what it has been given), instead of keeping a copy."""
+    def attach(self, latencies: array[float], shape_index: array[int] | None = None) -> None:
+        """Read latencies (and shape indexes) from the run's own arrays (they only grow; the
+        view reads no further than ``count``, what it has been given), instead of copies."""
         self.latencies = latencies
+        if shape_index is not None:
+            self.shape_index = shape_index
 
     def ingest(self, u: Update, now: float | None = None) -> Delta:
         d = Delta()
@@ -114,6 +123,11 @@ class RunView:
             self.series.extend(u.ms)
             if self.latencies is self._own:
                 self._own.extend(u.ms)
+            if u.shape_keys:
+                self.shape_keys = u.shape_keys
+                if self.shape_index is self._own_shapes:
+                    shapes = list(u.shapes)
+                    self._own_shapes.extend(shapes + [-1] * (len(u.ms) - len(shapes)))
             self.count = u.first + len(u.ms)
             self.last_ms = u.ms[-1]
             d.rows = len(u.ms)
@@ -167,6 +181,13 @@ class RunView:
         self._stderr_context = None
         return lines
 
+    def shape_of(self, iteration: int) -> str:
+        """The shape key of an iteration (empty when the shapes do not vary)."""
+        if not self.shape_keys or not 0 <= iteration < min(self.count, len(self.shape_index)):
+            return ""
+        k = self.shape_index[iteration]
+        return self.shape_keys[k] if 0 <= k < len(self.shape_keys) else ""
+
     def label(self, iteration: int) -> str | None:
         evs = self.by_iteration.get(iteration)
         return label_for(evs) if evs else None
@@ -212,7 +233,7 @@ class RunEntry:
     ended_elapsed: float | None = None
 
     def __post_init__(self) -> None:
-        self.view.attach(self.data.ms)
+        self.view.attach(self.data.ms, self.data.shape_of)
 
     @classmethod
     def from_record(cls, number: int, data: RunData) -> RunEntry:

@@ -19,8 +19,14 @@ from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, Static
 
 from warmscope.core.knobs import KNOB_BY_NAME, KNOBS, Knob, KnobError, show_value
-from warmscope.core.settings import PRESETS, RunSettings, SettingsError
-from warmscope.core.targets import TargetError, parse_input
+from warmscope.core.settings import (
+    PRESETS,
+    SCHEDULES,
+    RunSettings,
+    SettingsError,
+    parse_seconds_list,
+)
+from warmscope.core.targets import TargetError, parse_dim, parse_input
 from warmscope.tui.choice_field import ChoiceField
 
 NOTE = (
@@ -50,6 +56,63 @@ def knob_options(k: Knob) -> list[str]:
 
 def uses_choice(k: Knob) -> bool:
     return k.type in ("bool", "choice")
+
+
+FEED_FIELDS = {
+    "inputs_file": "--inputs FILE.pt: a tensor, tuple/list or dict of inputs "
+    "(torch.load weights_only); empty: --input or the target's own",
+    "dims": "--dim, space-separated: T=200,300,400 L=32..512:32 (sizes of named dimensions)",
+    "schedule": f"how the shapes follow each other: {', '.join(SCHEDULES)}",
+    "seed": "seed of the input values and of the random schedule",
+    "gap": "seconds to sleep before every iteration (empty: none)",
+    "idle_probe": "after the run: for each gap (seconds, comma-separated) time one call, three "
+    "times",
+}
+"""How the model is fed: one text field each, as on the command line."""
+FEED_PLACEHOLDERS = {"inputs_file": "none", "dims": "none", "gap": "none", "idle_probe": "none"}
+
+
+def feed_text(settings: RunSettings, name: str) -> str:
+    """A feed setting as typed on the command line."""
+    value = getattr(settings, name)
+    if name == "dims":
+        return " ".join(value)
+    if name == "idle_probe":
+        return ",".join(f"{g:g}" for g in value)
+    if name == "gap":
+        return "" if value is None else f"{value:g}"
+    return "" if value is None else str(value)
+
+
+def parse_feed(name: str, text: str) -> Any:
+    """A feed field's text as its ``RunSettings`` value; ``SettingsError`` names a bad one."""
+    text = text.strip()
+    if name == "inputs_file":
+        return text or None
+    if name == "dims":
+        dims = text.split()
+        for dim in dims:
+            parse_dim(dim)
+        return dims
+    if name == "schedule":
+        if text not in SCHEDULES:
+            raise SettingsError(f"schedule: one of {', '.join(SCHEDULES)}, got {text!r}")
+        return text
+    if name == "seed":
+        if not text.isdigit():
+            raise SettingsError(f"seed: expected a whole number, got {text!r}")
+        return int(text)
+    if name == "gap":
+        if not text:
+            return None
+        try:
+            gap = float(text)
+        except ValueError:
+            raise SettingsError(f"gap: expected seconds, got {text!r}") from None
+        if not gap >= 0:
+            raise SettingsError(f"gap: must be zero or more, got {text}")
+        return gap
+    return parse_seconds_list(text, "idle_probe") if text else []
 
 
 class SettingsScreen(Screen[SettingsResult | None]):
@@ -103,7 +166,8 @@ class SettingsScreen(Screen[SettingsResult | None]):
                     compact=True,
                     id="field-inputs",
                 ),
-                "one spec per forward argument, space-separated: 1x300x40 int64[1,128]",
+                "one [NAME=]SPEC[:GEN] per forward argument, space-separated: 1xTx40 "
+                "mask=int64[1,128]:ones",
             )
             yield from self._row(
                 "iters",
@@ -119,6 +183,17 @@ class SettingsScreen(Screen[SettingsResult | None]):
                 ),
                 "seconds to run instead of a number of iterations (empty: use iters)",
             )
+            for name, help_text in FEED_FIELDS.items():
+                yield from self._row(
+                    name,
+                    Input(
+                        feed_text(b, name),
+                        placeholder=FEED_PLACEHOLDERS.get(name, ""),
+                        compact=True,
+                        id=f"field-{name}",
+                    ),
+                    help_text,
+                )
             for group in dict.fromkeys(k.group for k in KNOBS):
                 yield Static(GROUP_TITLES.get(group, group), classes="group-title")
                 for k in KNOBS:
@@ -171,6 +246,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
                 "inputs": " ".join(base.inputs),
                 "iters": str(base.iters),
                 "duration": "" if base.duration is None else f"{base.duration:g}",
+                **{name: feed_text(base, name) for name in FEED_FIELDS},
             }
             for field, text in fields.items():
                 self.query_one(f"#field-{field}", Input).value = text
@@ -244,6 +320,8 @@ class SettingsScreen(Screen[SettingsResult | None]):
             for spec in specs:
                 parse_input(spec)
             return specs
+        if field in FEED_FIELDS:
+            return parse_feed(field, text)
         if field == "target":
             if not text.strip():
                 raise SettingsError("target: what to run (e.g. sample:speech)")
@@ -265,7 +343,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
 
     def build(self) -> RunSettings:
         """The form as ``RunSettings``; raises ``SettingsError`` naming the first problem."""
-        for field in ("target", "inputs", "iters", "duration"):
+        for field in ("target", "inputs", "iters", "duration", *FEED_FIELDS):
             self._set_error(
                 field, self._check(field, self.query_one(f"#field-{field}", Input).value)
             )
@@ -282,6 +360,8 @@ class SettingsScreen(Screen[SettingsResult | None]):
         settings.inputs = self._parse("inputs", value("inputs"))
         settings.iters = self._parse("iters", value("iters"))
         settings.duration = self._parse("duration", value("duration"))
+        for name in FEED_FIELDS:
+            setattr(settings, name, self._parse(name, value(name)))
         preset = self.query_one("#preset", ChoiceField).value
         settings.preset = preset if preset in PRESETS else None
         for k in KNOBS:

@@ -1,4 +1,5 @@
-"""``SummaryPanel``: first iteration, warm-up, percentiles, CV, throughput and setup phases."""
+"""``SummaryPanel``: first iteration, warm-up, percentiles, CV, throughput, the first call of
+each shape against its steady p50 (when the shapes vary) and setup phases."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from warmscope.tui.runs import RunView
 LABEL_W = 10
 PHASE_W = 18
 PHASE_MIN_MS = 1.0
+MAX_SHAPE_ROWS = 8
 MUTED = "$text-muted"
 
 Part = str | tuple[str, str]
@@ -56,9 +58,26 @@ def summary_content(view: RunView) -> Content:
     if view.warnings:
         said = dict.fromkeys(NOISE_WORDS.get(w.code, w.code) for w in view.warnings)
         rows.append(("noise", [(" · ".join(said), "$warning")]))
+    shape_lines: list[list[Part]] = []
+    if view.shapes:
+        shape_lines.append([(f"{'shapes':<{LABEL_W}} 1st÷p50      p50", MUTED)])
+        for row in view.shapes[:MAX_SHAPE_ROWS]:
+            ratio = "-" if row.get("first_vs_p50") is None else f"{row['first_vs_p50']:.2f}×"
+            recompiled = any(e["kind"] == "recompile" for e in row["events"])
+            key = str(row["key"])[: LABEL_W + 1]
+            shape_lines.append(
+                [
+                    f" {key:<{LABEL_W + 1}}",
+                    ("R", "$warning") if recompiled else " ",
+                    f"{ratio:>7} {fmt.ms(row.get('p50_ms')):>8}",
+                ]
+            )
+        if len(view.shapes) > MAX_SHAPE_ROWS:
+            shape_lines.append([" ", (f"+{len(view.shapes) - MAX_SHAPE_ROWS} more", MUTED)])
     shown = [(k, v) for k, v in view.phases.items() if v >= PHASE_MIN_MS]
     small = len(view.phases) - len(shown)
     lines: list[list[Part]] = [[(f"{k:<{LABEL_W}}", MUTED), " ", *v] for k, v in rows]
+    lines += shape_lines
     lines.append([("phases", MUTED)])
     for name, value in shown:
         lines.append([f" {name:<{PHASE_W}} {fmt.ms(value):>8}"])
