@@ -600,14 +600,7 @@ def profile_process(settings: RunSettings, args: argparse.Namespace) -> list[dic
             f"({clean_line(str(session.record_path))})",
             file=sys.stderr,
         )
-    session.start()
-    try:
-        session.wait()
-    except KeyboardInterrupt:
-        session.kill()
-        session.wait()
-        raise
-    data = session.data
+    data = session.run_to_end()
     if data.status != outcome.OK:
         print(
             f"warmscope: the profile process {data.status}: {clean_line(data.status_detail)}; "
@@ -1013,6 +1006,14 @@ def cmd_tui(
 # -- entry point ---------------------------------------------------------------------------
 
 
+def records_parser(command: str, description: str) -> _Parser:
+    """The parser of a command over saved records (``open``, ``compare``)."""
+    p = _Parser(prog=f"warmscope {command}", description=description)
+    p.add_argument("records", nargs="+", type=Path, metavar="RECORD")
+    p.add_argument("--verbose", action="store_true")
+    return p
+
+
 def make_parser(command: str | None) -> argparse.ArgumentParser:
     if command == "run":
         p = _Parser(
@@ -1036,21 +1037,16 @@ def make_parser(command: str | None) -> argparse.ArgumentParser:
         p.add_argument("target", metavar="TARGET")
         add_run_options(p, headless=True, sweep=True)
     elif command == "open":
-        p = _Parser(
-            prog="warmscope open",
-            description="Open saved run records (.jsonl) or --json documents in the TUI.",
+        p = records_parser(
+            "open", "Open saved run records (.jsonl) or --json documents in the TUI."
         )
-        p.add_argument("records", nargs="+", type=Path, metavar="RECORD")
         add_view_options(p)
-        p.add_argument("--verbose", action="store_true")
     elif command == "compare":
-        p = _Parser(
-            prog="warmscope compare",
-            description="Runs side by side (warm-up, percentiles, settings), or a sweep "
-            "document's answer and table.",
+        p = records_parser(
+            "compare",
+            "Runs side by side (warm-up, percentiles, settings), or a sweep document's "
+            "answer and table.",
         )
-        p.add_argument("records", nargs="+", type=Path, metavar="RECORD")
-        p.add_argument("--verbose", action="store_true")
     elif command == "report":
         p = _Parser(
             prog="warmscope report",

@@ -242,6 +242,25 @@ def memory_text(memory: dict[str, float]) -> str:
     return " · ".join(parts)
 
 
+@dataclass(frozen=True)
+class ShapeCells:
+    """A per-shape row (``RunData.shape_rows``) as every view writes it."""
+
+    first: str
+    """``#12``: the iteration of its first call."""
+    ratio: str
+    """``2.90×``: its first call against its own steady p50."""
+    steady_from: str
+
+
+def shape_cells(row: dict[str, Any]) -> ShapeCells:
+    def at(key: str) -> str:
+        return "-" if row.get(key) is None else f"#{row[key]}"
+
+    ratio = "-" if row.get("first_vs_p50") is None else f"{row['first_vs_p50']:.2f}×"
+    return ShapeCells(at("first_iteration"), ratio, at("steady_from"))
+
+
 def event_list_text(events: list[dict[str, Any]], limit: int = 100) -> str:
     """A shape row's first-call events: ``recompile: …; Profiled Graph ×2``."""
     text = "; ".join(

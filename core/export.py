@@ -10,7 +10,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TextIO
 
-from warmscope.core.digest import digest, event_list_text, memory_text
+from warmscope.core.digest import digest, event_list_text, memory_text, shape_cells
 from warmscope.core.run import RunData
 
 FORMATS = ("json", "csv", "md")
@@ -120,10 +120,9 @@ def markdown(data: RunData, max_rows: int = 12) -> str:
             "| --- | ---: | ---: | ---: | ---: | --- |",
         ]
         for r in d.shapes:
-            ratio = "-" if r["first_vs_p50"] is None else f"{r['first_vs_p50']:.2f}×"
-            first = "-" if r["first_iteration"] is None else f"#{r['first_iteration']}"
+            c = shape_cells(r)
             lines.append(
-                f"| `{r['key']}` | {first} | {_ms(r['first_ms'])} | {_ms(r['p50_ms'])} | {ratio} "
+                f"| `{r['key']}` | {c.first} | {_ms(r['first_ms'])} | {_ms(r['p50_ms'])} | {c.ratio} "
                 f"| {event_list_text(r['events'], 120).replace('|', '/')} |"
             )
     if d.idle_probe:

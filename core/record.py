@@ -481,15 +481,43 @@ def _is_str_list(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
 
+Fields = tuple[tuple[str, Callable[[Any], bool], str], ...]
+"""``(key, check, what it must be)`` for each field a line may have."""
+
+_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "str": (_is_str, "a string"),
+    "str?": (_is_opt_str, "a string"),
+    "int?": (_is_opt_int, "an integer"),
+    "num": (_is_num, "a number"),
+    "num?": (_is_opt_num, "a number"),
+    "dict": (_is_dict, "an object"),
+    "dict?": (lambda v: v is None or isinstance(v, dict), "an object"),
+    "strs": (_is_str_list, "a list of strings"),
+}
+
+
+def _spec(text: str) -> Fields:
+    """``"kind:str iteration:int?"``: each field and the type its value must have (``?``: or
+    null)."""
+    return tuple((key, *_TYPES[kind]) for key, kind in (f.split(":") for f in text.split()))
+
+
+RUN_FIELDS = _spec(
+    "settings:dict target:dict mode:str? started:str command:strs stderr_file:str? run_id:str?"
+)
+EVENT_FIELDS = _spec(
+    "kind:str title:str text:str iteration:int? phase:str? ms:num? t:num data:dict?"
+)
+
+
+def _fields(d: dict[str, Any], fields: Fields) -> None:
+    for key, check, expected in fields:
+        _field(d, key, check, expected)
+
+
 def _check_run_fields(d: dict[str, Any]) -> None:
     """The fields a header (or a ``--json`` document) gives the whole run."""
-    _field(d, "settings", _is_dict, "an object")
-    _field(d, "target", _is_dict, "an object")
-    _field(d, "mode", _is_opt_str, "a string")
-    _field(d, "started", _is_str, "a string")
-    _field(d, "command", _is_str_list, "a list of strings")
-    _field(d, "stderr_file", _is_opt_str, "a string")
-    _field(d, "run_id", _is_opt_str, "a string")
+    _fields(d, RUN_FIELDS)
     settings = d.get("settings", {})
     _field(settings, "knobs", _is_dict, "an object in settings")
     _field(settings, "inputs", lambda v: v is None or isinstance(v, list), "a list in settings")
@@ -509,14 +537,7 @@ def _check_version(d: dict[str, Any], path: Path) -> None:
 
 def _check_event(d: Any) -> None:
     _need(isinstance(d, dict), f"an event is {_kind(d)}, expected an object")
-    _field(d, "kind", _is_str, "a string")
-    _field(d, "title", _is_str, "a string")
-    _field(d, "text", _is_str, "a string")
-    _field(d, "iteration", _is_opt_int, "an integer")
-    _field(d, "phase", _is_opt_str, "a string")
-    _field(d, "ms", _is_opt_num, "a number")
-    _field(d, "t", _is_num, "a number")
-    _field(d, "data", lambda v: v is None or isinstance(v, dict), "an object")
+    _fields(d, EVENT_FIELDS)
 
 
 SAMPLE_FIELDS = ("cpu", "rss_mb", "threads", "procs", "sys_cpu", "t", "iteration")

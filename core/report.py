@@ -12,7 +12,7 @@ import shlex
 from typing import Any
 
 from warmscope.core.breakdown import diff, steady_reference
-from warmscope.core.digest import digest, event_list_text, graph_facts, memory_text
+from warmscope.core.digest import digest, event_list_text, graph_facts, memory_text, shape_cells
 from warmscope.core.hints import hints
 from warmscope.core.run import RunData
 from warmscope.core.settings import RunSettings
@@ -120,13 +120,11 @@ def report(data: RunData, compared: RunData | None = None) -> str:
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
         ]
         for r in d.shapes:
-            ratio = "-" if r["first_vs_p50"] is None else f"{r['first_vs_p50']:.2f}×"
-            first = "-" if r["first_iteration"] is None else f"#{r['first_iteration']}"
-            steady_from = "-" if r["steady_from"] is None else f"#{r['steady_from']}"
+            c = shape_cells(r)
             titles = event_list_text(r["events"], 150).replace("|", "\\|")
             out.append(
-                f"| `{r['key']}` | {r['count']} | {first} | {ms(r['first_ms'])} | {ms(r['p50_ms'])} "
-                f"| {ratio} | {steady_from} | {titles} |"
+                f"| `{r['key']}` | {r['count']} | {c.first} | {ms(r['first_ms'])} | {ms(r['p50_ms'])} "
+                f"| {c.ratio} | {c.steady_from} | {titles} |"
             )
         out.append("")
 

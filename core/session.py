@@ -423,6 +423,17 @@ class RunSession:
     def wait(self, timeout: float | None = None) -> bool:
         return self.finished.wait(timeout)
 
+    def run_to_end(self) -> RunData:
+        """Start, and wait for the end; Ctrl-C kills the run (nothing is left) and goes on up."""
+        self.start()
+        try:
+            self.wait()
+        except KeyboardInterrupt:
+            self.kill()
+            self.wait()
+            raise
+        return self.data
+
     def elapsed(self) -> float:
         return time.monotonic() - self._t0 if self._t0 else 0.0
 

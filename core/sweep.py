@@ -277,13 +277,8 @@ def warm_cache(settings: RunSettings, folder: Path) -> Path:
     warming.iters, warming.duration = min(settings.iters, 3), None
     warming.profile_iters = None
     session = RunSession(warming, record_path=scratch / "warming.jsonl", warm_cache=cache)
-    session.start()
     try:
-        session.wait()
-    except KeyboardInterrupt:
-        session.kill()
-        session.wait()
-        raise
+        session.run_to_end()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)  # unrecorded: its record goes too
     if session.data.status != outcome.OK:

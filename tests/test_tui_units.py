@@ -176,11 +176,12 @@ def test_the_command_line_calls_run_app_with_what_it_takes(monkeypatch) -> None:
     from warmscope.core.cli import main
     from warmscope.tui import app as tui_app
 
-    real = inspect.signature(tui_app.run_app)
+    # run_app takes `mouse` and hands the rest to the app: both must accept what they get.
+    app = inspect.signature(tui_app.WarmscopeApp.__init__)
     calls: list[dict] = []
 
-    def check(**kwargs):
-        real.bind(**kwargs)  # a TypeError here is the bug a user would meet
+    def check(*, mouse: bool = False, **kwargs):
+        app.bind(None, **kwargs)  # a TypeError here is the bug a user would meet
         calls.append(kwargs)
         return 0
 

@@ -109,6 +109,10 @@ class WarmscopeApp(App[int]):
         refresh_hz: float = DEFAULT_REFRESH_HZ,
         sweeps: Iterable[dict[str, Any]] = (),
     ) -> None:
+        """``start``: how runs are spawned (a fake session factory in tests that need no
+        torch). ``overwrite``: the first run replaces an existing ``record_path``; later runs
+        write ``PATH-2``, ``PATH-3``… ``refresh_hz``: the most a pane repaints in a second
+        (``--refresh``). ``sweeps``: sweep documents opened, their runs in ``records``."""
         super().__init__()
         self.refresh_hz = refresh_hz
         self.sweeps = list(sweeps)
@@ -196,11 +200,17 @@ class WarmscopeApp(App[int]):
         self.run_worker(self._exit_after(live), exclusive=True, group="hangup")
 
     async def _exit_after(self, sessions: list[LiveRun]) -> None:
-        await self._wait_finished(sessions, HANGUP_STOP_WAIT_S)
+        await self._end_and_exit(sessions, HANGUP_STOP_WAIT_S, HANGUP_KILL_WAIT_S)
+
+    async def _end_and_exit(
+        self, sessions: list[LiveRun], stop_wait: float, kill_wait: float
+    ) -> None:
+        """Give stopping runs ``stop_wait`` seconds, kill what is left, then exit."""
+        await self._wait_finished(sessions, stop_wait)
         for session in sessions:
             if not session.is_finished():
                 session.kill()
-        await self._wait_finished(sessions, HANGUP_KILL_WAIT_S)
+        await self._wait_finished(sessions, kill_wait)
         self.exit(0)
 
     def on_main_screen_ready(self) -> None:
@@ -612,12 +622,9 @@ class WarmscopeApp(App[int]):
             self.notify("stopping the run before quitting… (q again kills it)", timeout=3)
             for session in live:
                 session.stop()
-            await self._wait_finished(live, STOP_WAIT_S)
-        for session in live:
-            if not session.is_finished():
-                session.kill()
-        await self._wait_finished(live, KILL_WAIT_S)
-        self.exit(0)
+            await self._end_and_exit(live, STOP_WAIT_S, KILL_WAIT_S)
+        else:  # nothing live, or q again while stopping: kill now
+            await self._end_and_exit(live, 0.0, KILL_WAIT_S)
 
     async def _wait_finished(self, sessions: list[LiveRun], timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -654,51 +661,15 @@ class WarmscopeApp(App[int]):
                     time.sleep(0.02)
 
 
-def build_app(
-    settings: RunSettings | None = None,
-    records: Iterable[Path | RunData] = (),
-    record_path: Path | None = None,
-    start: SessionFactory = start_session,
-    overwrite: bool = False,
-    refresh_hz: float = DEFAULT_REFRESH_HZ,
-    sweeps: Iterable[dict[str, Any]] = (),
-) -> WarmscopeApp:
-    """One factory for the command line, the tests and the benchmarks (``start``: a fake
-    session factory in tests that need no torch). ``overwrite``: the first run replaces an
-    existing ``record_path``; later runs write ``PATH-2``, ``PATH-3``… as always.
-    ``refresh_hz``: the most a pane repaints in a second (``--refresh``)."""
-    return WarmscopeApp(
-        settings=settings,
-        records=records,
-        record_path=record_path,
-        start=start,
-        overwrite=overwrite,
-        refresh_hz=refresh_hz,
-        sweeps=sweeps,
-    )
+build_app = WarmscopeApp
+"""One factory for the command line, the tests and the benchmarks."""
 
 
-def run_app(
-    settings: RunSettings | None = None,
-    records: Iterable[Path] = (),
-    record_path: Path | None = None,
-    overwrite: bool = False,
-    refresh_hz: float = DEFAULT_REFRESH_HZ,
-    mouse: bool = False,
-    sweeps: Iterable[dict[str, Any]] = (),
-) -> int:
-    """Run the TUI until the user quits; the exit code for the command line.
-
-    ``mouse``: track the mouse (every move is bytes over SSH, and tracking takes the
-    terminal's own text selection away), off unless asked for."""
-    app = build_app(
-        settings=settings,
-        records=records,
-        record_path=record_path,
-        overwrite=overwrite,
-        refresh_hz=refresh_hz,
-        sweeps=sweeps,
-    )
+def run_app(*, mouse: bool = False, **options: Any) -> int:
+    """Run the TUI until the user quits; the exit code for the command line. ``options`` are
+    ``WarmscopeApp``'s. ``mouse``: track the mouse (every move is bytes over SSH, and tracking
+    takes the terminal's own text selection away), off unless asked for."""
+    app = WarmscopeApp(**options)
     try:
         app.run(mouse=mouse)
     finally:

@@ -99,7 +99,7 @@ class RunController:
         self.runs.append(entry)
         if data.count <= INLINE_SUMMARY_MAX:  # cheaper than a worker and a second frame
             self._shape_rows[entry.number] = data.shape_rows()
-            self._summary_done(entry, data.summary(), data.count, 0.0, tuple(data.warnings()))
+            self.summary_done(entry, data.summary(), data.count, 0.0, tuple(data.warnings()))
         return entry
 
     def start(self, settings: RunSettings) -> RunEntry:
@@ -170,17 +170,6 @@ class RunController:
         warnings: tuple[RunWarning, ...] = (),
     ) -> bool:
         """Keep a finished summary; ``True`` when a newer one is due at once (the run ended)."""
-        self._summary_done(entry, summary, count, cost, warnings)
-        return entry.view.finished and count != entry.view.count
-
-    def _summary_done(
-        self,
-        entry: RunEntry,
-        summary: Summary,
-        count: int,
-        cost: float,
-        warnings: tuple[RunWarning, ...] = (),
-    ) -> None:
         self._summary_busy.discard(entry.number)
         entry.view.summary = summary
         entry.view.warnings = warnings
@@ -189,6 +178,7 @@ class RunController:
         entry.view.summary_error = ""
         interval = max(SUMMARY_MIN_INTERVAL_S, SUMMARY_COST_FACTOR * cost)
         self._summary_due[entry.number] = time.monotonic() + interval
+        return entry.view.finished and count != entry.view.count
 
     def summary_failed(self, entry: RunEntry, error: BaseException) -> None:
         """A summary job raised: say so in the view; the next tick tries again."""

@@ -27,87 +27,46 @@ from warmscope.tui.utilization import UtilizationPane
 STDERR_LINES = 1000
 PALETTE_MIN_W = 90  # narrower, the footer keeps to the run keys (ctrl+p still works)
 
-# The run keys: the footer shows them, `?` lists them, the palette offers them.
-RUN_BINDINGS: list[BindingType] = [
-    Binding(
-        "r", "app.start_run", "Run", id="run", tooltip="start a new run with the next settings"
-    ),
-    Binding("s", "app.stop_run", "Stop", id="stop", tooltip="stop the run gracefully (SIGINT)"),
-    Binding(
-        "K,ctrl+k",
-        "app.kill_run",
-        "Kill",
-        id="kill",
-        tooltip="kill the run now (SIGKILL), after a yes",
-        key_display="K",
-    ),
-    Binding("e", "app.settings", "Settings", id="settings", tooltip="edit the next run's settings"),
-    Binding(
-        "h", "app.history", "History", id="history", tooltip="runs of this session and records"
-    ),
-    Binding("c", "app.compare", "Compare", id="compare", tooltip="compare two runs"),
-    Binding(
-        "x",
-        "app.export",
-        "Export",
-        id="export",
-        tooltip="write JSON, CSV, Markdown and the report",
-    ),
-    # In the help and the palette: the footer keeps to the run keys at 80 columns.
-    Binding(
-        "p",
-        "app.profile_iters",
-        "Profile iterations",
-        id="profile",
-        tooltip="on the next run (--profile-iters)",
-        show=False,
-    ),
-    Binding(
-        "g",
-        "app.graphs",
-        "Graphs",
-        id="graphs",
-        tooltip="TorchScript graph as loaded and as run warm; code",
-        show=False,
-    ),
-    # Chart views: in the help and the palette too.
-    Binding(
-        "l",
-        "toggle_log",
-        "Log scale",
-        id="log-scale",
-        tooltip="log or linear latency axis",
-        show=False,
-    ),
-    Binding(
-        "z",
-        "toggle_zoom",
-        "Zoom",
-        id="zoom",
-        tooltip="all iterations or the warm-up view",
-        show=False,
-    ),
-    Binding(
-        "colon",
-        "goto",
-        "Go to iteration",
-        id="goto",
-        tooltip="any iteration of the run, by its number (Home: the first, End: the newest)",
-        show=False,
-        key_display=":",
-    ),
-    Binding(
-        "space",
-        "freeze",
-        "Freeze",
-        id="freeze",
-        tooltip="stop repainting while the run goes on; again: live",
-        show=False,
-    ),
-    Binding("1", "pane('tab-events')", "Events", id="pane-events", show=False),
-    Binding("2", "pane('tab-usage')", "Usage", id="pane-usage", show=False),
-    Binding("3", "pane('tab-stderr')", "Stderr", id="pane-stderr", show=False),
-]
+# The run keys: the footer shows the first ones, `?` lists them all, the palette offers them.
+# Each is (keys, action, description, id, tooltip, in the footer); the first key names it.
+RUN_KEYS = (
+    ("r", "app.start_run", "Run", "run", "start a new run with the next settings", True),
+    ("s", "app.stop_run", "Stop", "stop", "stop the run gracefully (SIGINT)", True),
+    ("K,ctrl+k", "app.kill_run", "Kill", "kill", "kill the run now (SIGKILL), after a yes", True),
+    ("e", "app.settings", "Settings", "settings", "edit the next run's settings", True),
+    ("h", "app.history", "History", "history", "runs of this session and records", True),
+    ("c", "app.compare", "Compare", "compare", "compare two runs", True),
+    ("x", "app.export", "Export", "export", "write JSON, CSV, Markdown and the report", True),
+    # In the help and the palette only: the footer keeps to the run keys at 80 columns.
+    ("p", "app.profile_iters", "Profile iterations", "profile", "on the next run", False),
+    ("g", "app.graphs", "Graphs", "graphs", "TorchScript graph as loaded and as run warm", False),
+    ("l", "toggle_log", "Log scale", "log-scale", "log or linear latency axis", False),
+    ("z", "toggle_zoom", "Zoom", "zoom", "all iterations or the warm-up view", False),
+    ("colon", "goto", "Go to iteration", "goto", "any iteration, by its number", False),
+    ("space", "freeze", "Freeze", "freeze", "stop repainting while the run goes on", False),
+    ("1", "pane('tab-events')", "Events", "pane-events", "", False),
+    ("2", "pane('tab-usage')", "Usage", "pane-usage", "", False),
+    ("3", "pane('tab-stderr')", "Stderr", "pane-stderr", "", False),
+)
+KEY_DISPLAY = {"colon": ":"}
+
+
+def run_binding(
+    keys: str, action: str, description: str, id: str, tooltip: str, show: bool
+) -> Binding:
+    first = keys.split(",")[0]
+    return Binding(
+        keys,
+        action,
+        description,
+        id=id,
+        tooltip=tooltip,
+        show=show,
+        key_display=KEY_DISPLAY.get(first, first),
+    )
+
+
+RUN_BINDINGS: list[BindingType] = [run_binding(*key) for key in RUN_KEYS]
 
 
 class MainScreen(Screen[None]):
