@@ -60,7 +60,7 @@ def test_the_summary_panel_shows_each_shape_against_its_p50() -> None:
     assert any(span.style == "$warning" for span in content.spans), "the R is a warning"
 
 
-def test_a_record_of_changing_shapes_shows_them(tmp_path: Path) -> None:
+def test_a_record_of_changing_shapes_shows_them_and_the_idle_probe(tmp_path: Path) -> None:
     from tests.conftest import TARGETS, warmscope
     from tests.tui_support import screen_text
 
@@ -74,6 +74,8 @@ def test_a_record_of_changing_shapes_shows_them(tmp_path: Path) -> None:
         "T=4,8",
         "--iters",
         "10",
+        "--idle-probe",
+        "0.05",
         "--record",
         str(record),
     )
@@ -85,5 +87,6 @@ def test_a_record_of_changing_shapes_shows_them(tmp_path: Path) -> None:
         text = screen_text(app)
         assert "1st÷p50" in text and "T=4" in text and "T=8" in text
         assert "shape" in text
+        assert "after 0.05 s" in text, "the idle probe against the steady p50"
 
     run(app, scenario, size=(120, 40))

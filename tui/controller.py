@@ -86,7 +86,8 @@ class RunController:
         self._start = start
         self._started = 0
         self._summary_busy: set[int] = set()
-        self._shape_rows: dict[int, list[dict[str, Any]]] = {}
+        self._rows: dict[int, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        """Per-shape rows and idle-probe rows, computed with a summary, for its view."""
         """Per-shape rows a summary job computed, taken into the view with its summary."""
         self._summary_due: dict[int, float] = {}
 
@@ -98,7 +99,7 @@ class RunController:
         entry = RunEntry.from_record(len(self.runs) + 1, data)
         self.runs.append(entry)
         if data.count <= INLINE_SUMMARY_MAX:  # cheaper than a worker and a second frame
-            self._shape_rows[entry.number] = data.shape_rows()
+            self._rows[entry.number] = (data.shape_rows(), data.idle_probe_rows())
             self.summary_done(entry, data.summary(), data.count, 0.0, tuple(data.warnings()))
         return entry
 
@@ -155,8 +156,8 @@ class RunController:
             t0 = time.perf_counter()
             summary = snapshot.summary()
             warnings = tuple(snapshot.warnings()) if snapshot.finished else ()
-            if snapshot.shape_keys:
-                self._shape_rows[entry.number] = snapshot.shape_rows()
+            if snapshot.shape_keys or snapshot.idle_probe:
+                self._rows[entry.number] = (snapshot.shape_rows(), snapshot.idle_probe_rows())
             return summary, snapshot.count, time.perf_counter() - t0, warnings
 
         return job
@@ -174,7 +175,8 @@ class RunController:
         entry.view.summary = summary
         entry.view.warnings = warnings
         entry.view.summary_count = count
-        entry.view.shapes = self._shape_rows.pop(entry.number, entry.view.shapes)
+        if entry.number in self._rows:
+            entry.view.shapes, entry.view.idle_probe = self._rows.pop(entry.number)
         entry.view.summary_error = ""
         interval = max(SUMMARY_MIN_INTERVAL_S, SUMMARY_COST_FACTOR * cost)
         self._summary_due[entry.number] = time.monotonic() + interval

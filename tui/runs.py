@@ -104,6 +104,8 @@ class RunView:
         self._own_shapes: array[int] = array("h")
         self.shape_index: array[int] = self._own_shapes
         """Each iteration's index into ``shape_keys``: the run's own array once attached."""
+        self.idle_probe: list[dict[str, Any]] = []
+        """``--idle-probe`` rows (``RunData.idle_probe_rows``), computed with the summary."""
         self.shapes: list[dict[str, Any]] = []
         """Per-shape rows (``RunData.shape_rows``) when ``--dim`` varies the inputs, computed
         with the summary."""

@@ -78,6 +78,11 @@ def summary_content(view: RunView) -> Content:
     small = len(view.phases) - len(shown)
     lines: list[list[Part]] = [[(f"{k:<{LABEL_W}}", MUTED), " ", *v] for k, v in rows]
     lines += shape_lines
+    if view.idle_probe:
+        lines.append([(f"{'idle':<{LABEL_W}} × steady p50 after the gap", MUTED)])
+        for r in view.idle_probe:
+            ratios = " ".join(f"{v:.2f}×" for v in r.get("vs_p50") or []) or "-"
+            lines.append([f" after {r.get('idle_s', 0):g} s  {ratios}"])
     lines.append([("phases", MUTED)])
     for name, value in shown:
         lines.append([f" {name:<{PHASE_W}} {fmt.ms(value):>8}"])
