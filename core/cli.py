@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core import outcome
-from warmscope.core.digest import digest, event_list_text, memory_text, metric_rows, settings_diff
+from warmscope.core.digest import digest, event_list_text, memory_text, metric_rows, run_diff
 from warmscope.core.export import write_json
 from warmscope.core.knobs import KNOBS, show_value
 from warmscope.core.outcome import UsageError, WarmscopeError
@@ -915,8 +915,6 @@ def cmd_compare(paths: list[Path]) -> int:
 
 def render_many(runs: list[RunData], names: list[str]) -> str:
     """Three or more runs side by side, each metric against the first run."""
-    from warmscope.core.digest import metric_rows
-
     width = max(14, *(len(Path(n).name) for n in names))
     summaries = [r.summary() for r in runs]
     lines = [f"{'':<18} " + " ".join(f"{Path(n).name:>{width}}" for n in names)]
@@ -932,7 +930,7 @@ def render_many(runs: list[RunData], names: list[str]) -> str:
         lines.append(f"{row.metric:<18} " + " ".join(f"{c:>{width}}" for c in cells))
     lines.append("ratios: each run against the first")
     for i, r in enumerate(runs[1:], 1):
-        diffs = settings_diff(runs[0].settings, r.settings)
+        diffs = run_diff(runs[0], r)
         if diffs:
             lines.append(f"settings of {Path(names[i]).name} that differ from the first:")
             for change in diffs:
@@ -966,7 +964,7 @@ def render_comparison(a: RunData, b: RunData, names: list[str]) -> str:
         fa, fb = metric_cell(row.metric, row.a), metric_cell(row.metric, row.b)
         r = row.ratio_text
         lines.append(f"{row.metric:<18} {fa:>{width}} {fb:>{width}}  {r}")
-    diffs = settings_diff(a.settings, b.settings)
+    diffs = run_diff(a, b)
     if diffs:
         lines.append("settings that differ:")
         for change in diffs:

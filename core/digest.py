@@ -349,6 +349,15 @@ def settings_diff(a: dict[str, Any], b: dict[str, Any]) -> list[SettingChange]:
     return rows
 
 
+def run_diff(a: RunData, b: RunData) -> list[SettingChange]:
+    """``settings_diff`` of two runs, with the mode as each ran: a preset that names the mode
+    a sample runs in anyway (``script``) is no difference."""
+    rows = [c for c in settings_diff(a.settings, b.settings) if c.name != "mode"]
+    if a.mode != b.mode:
+        rows.insert(0, SettingChange("mode", a.mode, b.mode))
+    return rows
+
+
 STEADY_METRICS = ("p50_ms", "p90_ms", "p99_ms", "mean_ms", "throughput_per_s")
 """Metrics of the steady state, whose noise each run measures itself (its CV)."""
 

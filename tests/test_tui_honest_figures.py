@@ -174,3 +174,20 @@ def test_the_footer_is_whole_after_a_resize() -> None:
         assert "palette" in screen_text(app)
 
     run(app, scenario, (100, 30), settled=False)
+
+
+def test_compare_names_the_mode_as_each_run_ran() -> None:
+    """A preset that names the mode a sample runs in anyway is no difference (it showed
+    'mode default → script')."""
+    from warmscope.core.digest import run_diff
+    from warmscope.core.knobs import default_values
+
+    def run_of(mode_knob: str | None, mode: str, preset: str | None = None) -> RunData:
+        knobs = default_values()
+        knobs["mode"] = mode_knob
+        return RunData(settings={"knobs": knobs, "preset": preset}, mode=mode)
+
+    same = run_diff(run_of(None, "script"), run_of("script", "script", "no-profiling"))
+    assert [c.name for c in same] == ["preset"]
+    other = run_diff(run_of(None, "script"), run_of("eager", "eager", "eager"))
+    assert ("mode", "script", "eager") in [(c.name, c.a, c.b) for c in other]

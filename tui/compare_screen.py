@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 
 from warmscope.core import units
-from warmscope.core.digest import MetricRow, metric_rows, settings_diff
+from warmscope.core.digest import MetricRow, metric_rows, run_diff
 from warmscope.tui import fmt
 from warmscope.tui.overlay_chart import OverlayChart
 from warmscope.tui.runs import RunEntry
@@ -108,7 +108,7 @@ class CompareScreen(Screen[None]):
         # Content, not markup: setting values come from runs and records.
         lines = [
             Content.assemble((c.name, "b"), "\n  ", (c.a, "$accent"), " → ", (c.b, "$secondary"))
-            for c in settings_diff(a.data.settings, b.data.settings)
+            for c in run_diff(a.data, b.data)
         ]
         self.query_one("#compare-settings-text", Static).update(
             Content("\n").join(lines)
