@@ -93,7 +93,7 @@ def test_flood_and_stdout_in_the_tui_stay_bounded() -> None:
     run(app, scenario, SIZE, settled=False)
 
 
-def start_tui(record: Path) -> tuple[subprocess.Popen[bytes], int]:
+def start_tui(record: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
     """warmscope's TUI in a real pseudo-terminal, as a user starts it, running sample:trivial."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
@@ -107,6 +107,7 @@ def start_tui(record: Path) -> tuple[subprocess.Popen[bytes], int]:
             "120",
             "--record",
             str(record),
+            *extra,
         ],
         stdin=slave,
         stdout=slave,

@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import os
-import pty
 import signal
-import struct
 import subprocess
 import sys
-import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,8 +26,8 @@ from textual.widgets import Input, Static
 
 from tests.conftest import run_id_of, survivors, wait_gone
 from tests.fake_session import FakeSession, Moment, end, factory, iterations
-from tests.test_tui_records import screen_text
-from tests.tui_support import Scenario, run, settle, wait_for
+from tests.test_tui_faults import start_tui
+from tests.tui_support import Scenario, run, screen_text, settle, wait_for
 from warmscope.core import outcome
 from warmscope.core.outcome import UsageError
 from warmscope.core.record import read_run
@@ -422,34 +418,6 @@ def test_overwrite_goes_to_the_first_run_only(tmp_path: Path) -> None:
 # -- 4. the terminal goes away: out within 2 s, nothing left running ----------------------------
 
 
-def start_tui_replacing(record: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """``start_tui`` of test_tui_faults, told to replace an existing ``--record`` file."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    argv = [sys.executable, "-m", "warmscope.core.cli", "sample:trivial", "--duration", "120"]
-    proc = subprocess.Popen(
-        [*argv, "--record", str(record), "--overwrite"],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-        env=dict(os.environ, TERM="xterm-256color"),
-    )
-    os.close(slave)
-    os.set_blocking(master, False)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with contextlib.suppress(BlockingIOError, OSError):
-            os.read(master, 1 << 16)  # keep the terminal drained, as a real one is
-        with contextlib.suppress(OSError):
-            if '"type":"iters"' in record.read_text():
-                return proc, master
-        time.sleep(0.05)
-    proc.kill()
-    os.close(master)
-    raise AssertionError("the TUI's run never started iterating")
-
-
 HANGUPS = [
     # (seconds between the terminal going and SIGHUP, seconds the TUI may take after SIGHUP)
     (0.0, 2.5),  # as the kernel does: the app gets out by itself
@@ -465,7 +433,7 @@ def test_the_tui_is_gone_within_2_s_of_its_terminal(
     monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
     record = tmp_path / "tui.jsonl"
     record.write_text("an old file the run replaces (--overwrite)\n")
-    proc, master = start_tui_replacing(record)
+    proc, master = start_tui(record, "--overwrite")
     run_id = run_id_of(record)
     try:
         assert survivors(run_id), "the child is running"
