@@ -494,8 +494,10 @@ class RunSession:
                     continue
                 if not chunk:
                     selector.unregister(fd)
-                    if buffers[fd]:
-                        self._lines(fd == out_fd, [buffers[fd]])
+                    if buffers[fd] and fd == out_fd:
+                        self._torn_message(buffers[fd])
+                    elif buffers[fd]:
+                        self._lines(False, [buffers[fd]])
                     continue
                 got += len(chunk)
                 lines = (buffers[fd] + chunk).split(b"\n")
@@ -541,6 +543,18 @@ class RunSession:
                             self._protocol_fault(f"{exc!r} on {line[:120]!r}")
             else:
                 self._stderr(lines)
+
+    def _torn_message(self, tail: bytes) -> None:
+        """A protocol line with no end: the child died (or was killed) while writing it.
+        Not a broken protocol: what the line held is lost, the run ends as its exit says."""
+        with self.lock:
+            self._add_event(
+                Event(
+                    "info",
+                    "the child's last protocol message was cut off as it ended",
+                    f"{len(tail)} bytes: {tail[:120]!r}",
+                )
+            )
 
     def _protocol_fault(self, reason: str) -> None:
         """The child broke the protocol (garbage, wrong shapes, out of order): say so, end it."""

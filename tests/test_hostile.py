@@ -246,3 +246,13 @@ def test_a_full_disk_ends_the_run_with_a_status_and_keeps_what_it_can(tmp_path: 
         assert wait_gone(r.doc["run_id"], 3) == []
     finally:
         subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def test_a_message_cut_off_by_the_childs_death_is_not_a_broken_protocol(tmp_path: Path) -> None:
+    """SIGKILL (the TUI's K) can land while the agent writes a line: the run ends as the
+    child's exit says, with a note, not as 'the child broke the protocol'."""
+    r, record, _, _ = run_hostile(tmp_path, "dies_mid_message")
+    assert r.code == 1 and r.doc is not None
+    assert r.doc["status"] == "crashed" and "code 9" in r.doc["status_detail"]
+    assert any("cut off" in e["title"] for e in r.doc["events"])
+    assert read_run(record).status == "crashed"

@@ -148,3 +148,13 @@ def interrupts_itself() -> torch.nn.Module:
 def closes_stderr() -> torch.nn.Module:
     os.close(2)
     return Hostile()
+
+
+def dies_mid_message() -> torch.nn.Module:
+    """Dies halfway through a protocol line, as a child killed while it writes one does."""
+
+    def act() -> None:
+        os.write(_protocol_fd(), b'{"t":"iters","i0":3,"ns":[1')
+        os._exit(9)
+
+    return Hostile(at_call=act)
