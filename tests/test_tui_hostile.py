@@ -8,7 +8,6 @@ runs the real program in a real pseudo-terminal.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -27,7 +26,7 @@ from textual.widgets import Input, Static
 from tests.conftest import run_id_of, survivors, wait_gone
 from tests.fake_session import FakeSession, Moment, end, factory, iterations
 from tests.test_tui_faults import start_tui
-from tests.tui_support import Scenario, run, screen_text, settle, wait_for
+from tests.tui_support import run, screen_text, settle, wait_for
 from warmscope.core import outcome
 from warmscope.core.outcome import UsageError
 from warmscope.core.record import read_run
@@ -57,6 +56,9 @@ DETAIL = "[/]stopped[bold] at [red]once"
 VALUE = "[/][$accent]x\\"  # a tag, a variable, and a backslash that would escape what follows
 STEM = "[bold]rec[b]"  # a file name cannot hold "/", but it can hold tags
 RECORD_NAME = STEM + ".jsonl"
+
+
+SHOWN = (120, 36)  # room for the toasts
 
 
 def rewrite(src: Path, dst: Path, change: Callable[[dict[str, Any]], None]) -> Path:
@@ -111,26 +113,6 @@ def notes(app: WarmscopeApp) -> list[str]:
 
     app.notify = keep  # type: ignore[method-assign]
     return seen
-
-
-def run_shown(
-    app: WarmscopeApp,
-    scenario: Scenario,
-    size: tuple[int, int] = (120, 36),
-    *,
-    settled: bool = True,
-) -> None:
-    """``tui_support.run`` with toasts drawn: ``run_test`` leaves them out by default, and a
-    notification's message is rendered (as markup, unless told not to) only when drawn."""
-
-    async def main() -> None:
-        async with app.run_test(size=size, notifications=True) as pilot:
-            if settled:
-                await settle(pilot)
-            await scenario(pilot)
-            await pilot.pause(0.1)  # the last toasts drawn
-
-    asyncio.run(main())
 
 
 # -- 1. no MarkupError: strings from records, the child and the user show as they are ----------
@@ -209,7 +191,7 @@ def test_a_record_full_of_markup_shows_literally_on_every_screen(tmp_path: Path)
         assert STEM + ".csv" in visible(app)  # in the toast: the header names the .jsonl
         assert app.is_running
 
-    run_shown(app, scenario)
+    run(app, scenario, SHOWN, notifications=True)
     assert (tmp_path / (STEM + ".csv")).exists()
 
 
@@ -265,7 +247,7 @@ def test_a_live_run_whose_child_writes_markup_fails_on_screen(tmp_path: Path) ->
         assert "[/]a stderr line[b]" in visible(app)
         assert app.is_running
 
-    run_shown(app, scenario, settled=False)
+    run(app, scenario, SHOWN, settled=False, notifications=True)
 
 
 def test_a_run_that_cannot_start_says_why_in_plain_text() -> None:
@@ -282,7 +264,7 @@ def test_a_run_that_cannot_start_says_why_in_plain_text() -> None:
         assert "unknown sample" in visible(app) and MARKUP in visible(app)
         assert app.is_running and not app.runs
 
-    run_shown(app, scenario, settled=False)
+    run(app, scenario, SHOWN, settled=False, notifications=True)
 
 
 # -- 2. records are data: their interpreter, environment and pickle trust need a yes ----------

@@ -36,14 +36,19 @@ def run(
     size: tuple[int, int] = (100, 30),
     *,
     settled: bool = True,
+    notifications: bool = False,
 ) -> None:
-    """Run ``scenario`` against ``app`` at ``size``; records are summarized first if ``settled``."""
+    """Run ``scenario`` against ``app`` at ``size``; records are summarized first if ``settled``.
+    ``notifications``: draw toasts (``run_test`` leaves them out, and a notification's message
+    is rendered, as markup unless told not to, only when drawn)."""
 
     async def main() -> None:
-        async with app.run_test(size=size) as pilot:
+        async with app.run_test(size=size, notifications=notifications) as pilot:
             if settled:
                 await settle(pilot)
             await scenario(pilot)
+            if notifications:
+                await pilot.pause(0.1)  # the last toasts drawn
 
     asyncio.run(main())
 
