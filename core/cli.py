@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core import outcome
-from warmscope.core.digest import digest, event_list_text, memory_text, metric_rows, run_diff
+from warmscope.core.digest import (
+    digest,
+    event_list_text,
+    memory_text,
+    metric_rows,
+    run_diff,
+    settings_line,
+)
 from warmscope.core.export import write_json
 from warmscope.core.knobs import KNOBS, show_value
 from warmscope.core.outcome import UsageError, WarmscopeError
@@ -387,7 +394,6 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
 def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
     """The cells of ``warmscope sweep`` (presets × ``--vary`` grid), or the one cell of
     ``run --repeat``."""
-    from warmscope.core.digest import settings_line
     from warmscope.core.sweep import Cell, grid, parse_vary
 
     if not sweep:
