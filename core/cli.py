@@ -273,6 +273,12 @@ def add_view_options(p: argparse.ArgumentParser) -> None:
         help="track the mouse (off by default: every move is bytes over SSH, and the "
         "terminal keeps its own text selection)",
     )
+    g.add_argument(
+        "--ascii",
+        action="store_true",
+        help="draw with ASCII only: no braille, box drawing or symbols (on by itself "
+        "where TERM is linux or vt100)",
+    )
 
 
 def build_settings(args: argparse.Namespace) -> RunSettings:
@@ -1003,6 +1009,7 @@ def cmd_tui(
         overwrite=getattr(args, "overwrite", False),
         refresh_hz=refresh,
         mouse=getattr(args, "mouse", False),
+        ascii=getattr(args, "ascii", False),
         sweeps=sweeps or [],
     )
 

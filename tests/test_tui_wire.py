@@ -73,12 +73,16 @@ def test_space_freezes_the_main_screen_while_the_run_goes_on() -> None:
     run(app, scenario, settled=False)
 
 
-def _tui_output(*args: str, seconds: float, idle_after: float | None = None) -> tuple[bytes, bytes]:
+def _tui_output(
+    *args: str, seconds: float, idle_after: float | None = None, **env_vars: str
+) -> tuple[bytes, bytes]:
     """Everything ``warmscope ARGS`` writes to a real 100x30 terminal in ``seconds``; and what
-    it writes after ``idle_after`` seconds (the screen settled)."""
+    it writes after ``idle_after`` seconds (the screen settled). ``env_vars``: its environment
+    beyond an xterm's."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    env = dict(os.environ, TERM="xterm-256color", COLUMNS="100", LINES="30")
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}  # colour unless told
+    env.update({"TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30", **env_vars})
     proc = subprocess.Popen(
         [sys.executable, "-m", "warmscope.core.cli", *args],
         stdin=slave,

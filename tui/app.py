@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from types import FrameType
@@ -22,6 +23,7 @@ from typing import Any, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.filter import LineFilter
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
@@ -33,7 +35,8 @@ from warmscope.core.outcome import WarmscopeError
 from warmscope.core.record import RecordError, read_run
 from warmscope.core.run import LiveRun, RunData
 from warmscope.core.settings import PRESETS, RunSettings
-from warmscope.tui import fmt
+from warmscope.tui import fmt, glyphs
+from warmscope.tui.ascii_filter import AsciiFilter
 from warmscope.tui.confirm_screen import ConfirmScreen
 from warmscope.tui.controller import RunController, SessionFactory, start_session
 from warmscope.tui.hangup import HangupWatchdog, detach_terminal
@@ -108,12 +111,19 @@ class WarmscopeApp(App[int]):
         overwrite: bool = False,
         refresh_hz: float = DEFAULT_REFRESH_HZ,
         sweeps: Iterable[dict[str, Any]] = (),
+        ascii: bool = False,
     ) -> None:
         """``start``: how runs are spawned (a fake session factory in tests that need no
         torch). ``overwrite``: the first run replaces an existing ``record_path``; later runs
         write ``PATH-2``, ``PATH-3``… ``refresh_hz``: the most a pane repaints in a second
-        (``--refresh``). ``sweeps``: sweep documents opened, their runs in ``records``."""
-        super().__init__()
+        (``--refresh``). ``sweeps``: sweep documents opened, their runs in ``records``.
+        ``ascii``: draw with ASCII only (``--ascii``, or a ``TERM`` without the rest).
+        Under ``NO_COLOR`` the screen has no colours at all: Textual drops every colour of a
+        native-ANSI app (the others it turns to greys), so the app says it is one."""
+        self.ascii = ascii
+        glyphs.set_ascii(ascii)
+        super().__init__(ansi_color=True if "NO_COLOR" in os.environ else None)
+        self._ascii_filter = AsciiFilter()
         self.refresh_hz = refresh_hz
         self.sweeps = list(sweeps)
         """Sweep documents opened (``warmscope open sweep.json``): their runs are in ``records``."""
@@ -132,6 +142,12 @@ class WarmscopeApp(App[int]):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watchdog: HangupWatchdog | None = None
         self._binding_state: tuple[bool, bool, bool] | None = None
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's (no colour under ``NO_COLOR``), then ASCII for ``--ascii``: whatever
+        drew a character (the app, the chart, Textual's own widgets), the terminal gets ASCII."""
+        filters = super().get_line_filters()
+        return [*filters, self._ascii_filter] if self.ascii else filters
 
     def get_default_screen(self) -> Screen:
         return MainScreen(self.refresh_hz)
@@ -668,7 +684,9 @@ build_app = WarmscopeApp
 def run_app(*, mouse: bool = False, **options: Any) -> int:
     """Run the TUI until the user quits; the exit code for the command line. ``options`` are
     ``WarmscopeApp``'s. ``mouse``: track the mouse (every move is bytes over SSH, and tracking
-    takes the terminal's own text selection away), off unless asked for."""
+    takes the terminal's own text selection away), off unless asked for. ASCII also where
+    ``TERM`` names a terminal that lacks the rest (the Linux console, a VT100)."""
+    options["ascii"] = glyphs.ascii_wanted(os.environ.get("TERM"), options.get("ascii", False))
     app = WarmscopeApp(**options)
     try:
         app.run(mouse=mouse)
