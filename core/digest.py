@@ -142,6 +142,25 @@ class MetricRow:
             return ""
         return f"{self.ratio:.2f}×" + (" (within noise)" if self.within_noise else "")
 
+    @property
+    def better(self) -> bool | None:
+        """Whether B is better than A here; ``None`` where there is no difference to call
+        (within noise, within ``SAME_WITHIN``, or a metric with no better side)."""
+        r = self.ratio
+        if r is None or self.within_noise or self.metric in NO_BETTER_SIDE:
+            return None
+        if abs(r - 1.0) <= SAME_WITHIN:
+            return None
+        return r > 1 if self.metric in HIGHER_IS_BETTER else r < 1
+
+    @property
+    def verdict(self) -> str:
+        """The difference in a word, so that it reads without colour: ``better``, ``worse``,
+        ``within noise`` or nothing."""
+        if self.within_noise:
+            return "within noise"
+        return {True: "better", False: "worse", None: ""}[self.better]
+
 
 @dataclass
 class RunDigest:
@@ -358,6 +377,13 @@ def run_diff(a: RunData, b: RunData) -> list[SettingChange]:
     return rows
 
 
+HIGHER_IS_BETTER = ("throughput_per_s",)
+"""Metrics where a larger value is better; for the others (CV aside) a smaller one is."""
+NO_BETTER_SIDE = ("cv",)
+"""A change of spread is neither better nor worse to call from one run each."""
+SAME_WITHIN = 0.05
+"""A ratio this close to 1 is no difference to call, noise or not."""
+
 STEADY_METRICS = ("p50_ms", "p90_ms", "p99_ms", "mean_ms", "throughput_per_s")
 """Metrics of the steady state, whose noise each run measures itself (its CV)."""
 
@@ -377,3 +403,60 @@ def metric_rows(a: stats.Summary, b: stats.Summary) -> list[MetricRow]:
         )
         for m, va, vb, r in stats.compare(a, b).rows
     ]
+
+
+def settings_table(runs: list[RunData]) -> list[tuple[str, list[str]]]:
+    """Every setting that differs between the first run and any other: its value in each run
+    (as ``run_diff`` writes them: a run with the first's value shows the first's)."""
+    names: dict[str, str] = {}
+    diffs = []
+    for other in runs[1:]:
+        diff = {c.name: c for c in run_diff(runs[0], other)}
+        diffs.append(diff)
+        for c in diff.values():
+            names.setdefault(c.name, c.a)
+    return [
+        (name, [first] + [d[name].b if name in d else first for d in diffs])
+        for name, first in names.items()
+    ]
+
+
+def comparison(
+    runs: list[RunData], names: list[str], summaries: list[stats.Summary] | None = None
+) -> dict[str, Any]:
+    """Runs side by side, each against the first (the baseline): the ``warmscope-comparison``
+    document that compare exports (JSON, and Markdown from it). ``summaries``: the runs' own
+    when the caller has them."""
+    sums = summaries if summaries is not None else [r.summary() for r in runs]
+    columns = [metric_rows(sums[0], s) for s in sums]
+    metrics = []
+    for n, row in enumerate(columns[0]):
+        cells = [col[n] for col in columns]
+        metrics.append(
+            {
+                "metric": row.metric,
+                "name": row.name,
+                "values": [row.a] + [c.b for c in cells[1:]],
+                "ratios": [None] + [c.ratio for c in cells[1:]],
+                "verdicts": [""] + [c.verdict for c in cells[1:]],
+            }
+        )
+    return {
+        "format": "warmscope-comparison",
+        "version": 1,
+        "baseline": 0,
+        "runs": [
+            {
+                "name": name,
+                "target": r.settings.get("target"),
+                "mode": r.mode,
+                "settings": settings_line(r.settings),
+                "status": r.status,
+                "iterations": r.count,
+                "record": r.record_path,
+            }
+            for r, name in zip(runs, names, strict=True)
+        ],
+        "metrics": metrics,
+        "settings": [{"name": k, "values": v} for k, v in settings_table(runs)],
+    }

@@ -1,4 +1,5 @@
-"""Exports of one run: the ``--json`` document, a CSV of iterations, a Markdown summary."""
+"""Exports of one run: the ``--json`` document, a CSV of iterations, a Markdown summary; and of
+a comparison of runs: its JSON document and a Markdown table."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
+from warmscope.core import units
 from warmscope.core.digest import digest, event_list_text, memory_text, shape_cells
 from warmscope.core.run import RunData
 
@@ -159,6 +161,54 @@ def export_all(data: RunData, directory: Path, stem: str) -> list[Path]:
         write_markdown(directory / f"{stem}.md", data),
         report_path,
     ]
+
+
+def comparison_markdown(doc: dict[str, Any]) -> str:
+    """A ``warmscope-comparison`` document as a Markdown table, each run against the first."""
+    runs = doc["runs"]
+    letters = [chr(ord("A") + i) if i < 26 else str(i + 1) for i in range(len(runs))]
+    lines = ["### warmscope: a comparison", ""]
+    for letter, r in zip(letters, runs, strict=True):
+        lines.append(
+            f"- **{letter}** `{r['name']}`: `{r['target']}` {r['mode']}, {_cell(r['settings'])}; "
+            f"{r['status']}, {r['iterations']} iterations"
+        )
+    head = ["metric", "A"] + [f"{x} (vs A)" for x in letters[1:]]
+    lines += ["", "| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+    for m in doc["metrics"]:
+        cells = [units.metric(m["metric"], m["values"][0])]
+        columns = zip(m["values"], m["ratios"], m["verdicts"], strict=True)
+        for value, ratio, verdict in list(columns)[1:]:
+            cell = units.metric(m["metric"], value)
+            if ratio is not None:
+                cell += f" ({ratio:.2f}×{', ' + verdict if verdict else ''})"
+            cells.append(cell)
+        lines.append(f"| {m['name']} | " + " | ".join(cells) + " |")
+    if doc["settings"]:
+        lines += ["", "| setting | " + " | ".join(letters) + " |"]
+        lines.append("| --- |" + " --- |" * len(letters))
+        for row in doc["settings"]:
+            values = " | ".join(f"`{_cell(v)}`" for v in row["values"])
+            lines.append(f"| {row['name']} | {values} |")
+    lines += [
+        "",
+        "Ratios are each run's value over A's; *within noise*: smaller than the runs' "
+        "own spread (their CV), not a difference to call.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def export_comparison(doc: dict[str, Any], directory: Path, stem: str) -> list[Path]:
+    """``stem.json`` (the document) and ``stem.md`` (its table) side by side."""
+    json_path, md_path = directory / f"{stem}.json", directory / f"{stem}.md"
+    atomic_write(json_path, json.dumps(doc, indent=1) + "\n")
+    atomic_write(md_path, comparison_markdown(doc))
+    return [json_path, md_path]
+
+
+def _cell(value: object) -> str:
+    """A value from a run, safe inside a Markdown table."""
+    return str(value).replace("|", "\\|").replace("`", "'")
 
 
 def _ms(value: float | None) -> str:

@@ -101,34 +101,6 @@ def test_a_steady_difference_inside_both_runs_noise_is_not_called() -> None:
     assert not far["p50_ms"].within_noise and far["p50_ms"].ratio_text == "2.00×"
 
 
-def test_compare_follows_a_live_run_to_its_end() -> None:
-    from warmscope.tui.compare_screen import CompareScreen
-
-    steps = [Moment([iterations(0, [30.0] + [1.0] * 9)])] + [Moment() for _ in range(15)]
-    steps.append(Moment([iterations(10, [1.0] * 30), end(outcome.OK, "", 0)]))
-    first = [Moment([iterations(0, [20.0] + [1.0] * 39)]), Moment([end(outcome.OK, "", 0)])]
-    scripts = iter([first, steps])
-
-    def start(settings, record_path, command):  # type: ignore[no-untyped-def]
-        return factory(next(scripts))(settings, record_path, command)
-
-    app = build_app(settings=SETTINGS, start=start)
-
-    async def scenario(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=10)
-        await pilot.press("r")
-        await wait_for(pilot, lambda: len(app.runs) == 2 and app.runs[1].view.count, timeout=10)
-        await pilot.press("c")
-        assert isinstance(app.screen, CompareScreen)
-        assert "running" in screen_text(app)
-        await wait_for(pilot, lambda: app.runs[1].view.finished, timeout=10)
-        await pilot.pause(0.3)
-        text = screen_text(app)
-        assert "running" not in text and "40" in text, "the screen followed the run to its end"
-
-    run(app, scenario, (120, 40), settled=False)
-
-
 def test_every_iteration_is_reachable_home_and_go_to() -> None:
     from warmscope.tui.goto_screen import GotoScreen
     from warmscope.tui.iteration_table import IterationTable

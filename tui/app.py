@@ -336,7 +336,7 @@ class WarmscopeApp(App[int]):
         from warmscope.tui.compare_screen import CompareScreen
 
         screen = self.screen
-        if not isinstance(screen, CompareScreen) or entry not in (screen.a, screen.b):
+        if not isinstance(screen, CompareScreen) or not screen.follows(entry):
             return
         if not screen.is_mounted:
             return  # it draws itself once mounted
@@ -487,15 +487,15 @@ class WarmscopeApp(App[int]):
     def action_history(self) -> None:
         from warmscope.tui.history_screen import HistoryScreen
 
-        def done(entry: RunEntry | None) -> None:
-            if entry is not None:
-                self.view_entry(entry)
+        def done(chosen: RunEntry | list[RunEntry] | None) -> None:
+            if isinstance(chosen, list):
+                self.compare(chosen)
+            elif chosen is not None:
+                self.view_entry(chosen)
 
         self.push_screen(HistoryScreen(self.runs, self.viewed), done)
 
     def action_compare(self) -> None:
-        from warmscope.tui.compare_screen import CompareScreen
-
         if len(self.runs) < 2:
             self.notify("compare needs two runs: r runs again, or open two records", timeout=4)
             return
@@ -506,7 +506,37 @@ class WarmscopeApp(App[int]):
             a = earlier[-1]
         else:
             a, b = b, next(e for e in self.runs if e is not b)
-        self.push_screen(CompareScreen(self.runs, a, b))
+        self.compare([a, b])
+
+    def compare(self, chosen: list[RunEntry]) -> None:
+        """Open the compare screen on ``chosen``, the first the baseline (A)."""
+        from warmscope.tui.compare_screen import CompareScreen
+
+        self.push_screen(CompareScreen(self.runs, chosen))
+
+    def export_comparison(self, entries: list[RunEntry]) -> None:
+        """Ask where, then write the comparison of ``entries`` (the first the baseline) as its
+        JSON document and a Markdown table, in a worker."""
+        from warmscope.tui.export_screen import ExportScreen
+
+        stem = "warmscope-compare-" + "-".join(str(e.number) for e in entries)
+        title = "the comparison of " + ", ".join(f"#{e.number}" for e in entries)
+
+        def write(folder: Path) -> list[Path]:
+            from warmscope.core.digest import comparison
+            from warmscope.core.export import export_comparison
+
+            runs = [e.snapshot() for e in entries]
+            names = [e.record_name or f"run #{e.number}" for e in entries]
+            doc = comparison(runs, names, [e.summary() for e in entries])
+            return export_comparison(doc, folder, stem)
+
+        def done(folder: Path | None) -> None:
+            if folder is not None:
+                self._export_in_worker(partial(write, folder))
+
+        what = "the comparison document, and its table in Markdown"
+        self.push_screen(ExportScreen(Path.cwd(), stem, title, ("json", "md"), what), done)
 
     def action_export(self) -> None:
         from warmscope.tui.export_screen import ExportScreen
@@ -519,27 +549,33 @@ class WarmscopeApp(App[int]):
         stem = record.stem if record else f"warmscope-run-{entry.number}"
 
         def done(folder: Path | None) -> None:
+            from warmscope.core.export import export_all
+
             if folder is not None:
-                self.run_worker(
-                    partial(self._export, entry, folder, stem),
-                    name="export",
-                    description="export",
-                    thread=True,
-                    group="export",
-                    exit_on_error=False,
-                )
+                self._export_in_worker(lambda: export_all(entry.snapshot(), folder, stem))
 
         self.push_screen(ExportScreen(directory, stem, entry.title), done)
 
-    def _export(self, entry: RunEntry, folder: Path, stem: str) -> None:
-        from warmscope.core.export import export_all
+    def _export_in_worker(self, write: Callable[[], list[Path]]) -> None:
+        """Run ``write`` (it returns the paths it wrote) in a thread; ``ExportDone`` says how
+        it went."""
 
-        try:
-            paths = export_all(entry.snapshot(), folder, stem)
-        except OSError as exc:
-            self.post_message(ExportDone([], str(exc)))
-            return
-        self.post_message(ExportDone(paths))
+        def job() -> None:
+            try:
+                paths = write()
+            except OSError as exc:
+                self.post_message(ExportDone([], str(exc)))
+                return
+            self.post_message(ExportDone(paths))
+
+        self.run_worker(
+            job,
+            name="export",
+            description="export",
+            thread=True,
+            group="export",
+            exit_on_error=False,
+        )
 
     def on_export_done(self, message: ExportDone) -> None:
         if message.error:

@@ -1,4 +1,5 @@
-"""``CompareScreen``: two runs, overlaid, with their differences and the settings apart."""
+"""``CompareScreen``: two runs or more, each against the first (A), overlaid, with their
+differences in words and the settings that set them apart."""
 
 from __future__ import annotations
 
@@ -12,62 +13,114 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
+from textual.widgets.data_table import ColumnKey
 
 from warmscope.core import units
-from warmscope.core.digest import MetricRow, metric_rows, run_diff
+from warmscope.core.digest import MetricRow, metric_rows, settings_line, settings_table
+from warmscope.core.stats import Summary
 from warmscope.tui import fmt
 from warmscope.tui.overlay_chart import OverlayChart
 from warmscope.tui.runs import RunEntry
 
-# Metrics where a larger B is better; for the others a smaller B is.
-HIGHER_IS_BETTER = ("throughput_per_s",)
+MAX_RUNS = 6
+"""Runs side by side at most: a column each (and its ratio) must still fit a terminal."""
+
+
+def letter(index: int) -> str:
+    return chr(ord("A") + index)
 
 
 def ratio_text(row: MetricRow) -> Text:
-    """B/A, green or red only where the difference is one to call (not within noise)."""
-    ratio = row.ratio
-    if ratio is None:
-        return Text("-", style="dim")
+    """Against A, in words (they read without colour): ``0.26× better`` in green, ``1.80×
+    worse`` in red, ``within noise`` dim and uncoloured."""
+    if row.ratio is None:
+        return Text("-", style="dim", justify="right")
     if row.within_noise:
-        return Text(f"{ratio:.2f}× ≈", style="dim", justify="right")
-    better = ratio > 1 if row.metric in HIGHER_IS_BETTER else ratio < 1
-    style = "" if 0.95 <= ratio <= 1.05 or row.metric == "cv" else "green" if better else "red"
-    return Text(f"{ratio:.2f}×", style=style, justify="right")
+        return Text("within noise", style="dim", justify="right")
+    better = row.better
+    style = "" if better is None else "green" if better else "red"
+    words = f"{row.ratio:.2f}×" + (f" {row.verdict}" if row.verdict else "")
+    return Text(words, style=style, justify="right")
+
+
+def _value(metric: str, value: float | None) -> Text:
+    return Text(units.metric(metric, value), justify="right")
+
+
+def short_titles(runs: list[RunEntry]) -> dict[int, str]:
+    """Each run named by what sets it apart, first: its settings, then its target and mode
+    where the runs differ in them (``#2 preset no-profiling``, not a title cut before its
+    settings)."""
+    targets = {e.target for e in runs}
+    modes = {e.mode for e in runs}
+    titles = {}
+    for e in runs:
+        where = [e.title.split(" ", 2)[1]] if len(targets) > 1 else []
+        where += [e.mode] if len(modes) > 1 else []
+        title = f"#{e.number} {settings_line(e.data.settings)}"
+        titles[e.number] = title + (f" · {' '.join(where)}" if where else "")
+    return titles
 
 
 class CompareScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,c,q", "app.pop_screen", "Back", id="compare-back"),
-        Binding("w", "swap", "Swap A/B", id="compare-swap", tooltip="Swap the two runs"),
+        Binding("plus,a", "add", "Add", id="compare-add", tooltip="Compare one more run"),
+        Binding("minus,d", "remove", "Drop", id="compare-drop", tooltip="Drop the last run"),
+        Binding("w", "swap", "Swap", id="compare-swap", tooltip="The overlaid run becomes A"),
+        Binding("o", "next_overlay", "Overlay", id="compare-overlay", tooltip="Overlay A with"),
         Binding("l", "toggle_log", "Log", id="compare-log", tooltip="Log or linear latency axis"),
+        Binding("x", "export", "Export", id="compare-export", tooltip="The comparison: JSON, MD"),
     ]
 
-    def __init__(self, runs: list[RunEntry], a: RunEntry, b: RunEntry) -> None:
+    def __init__(self, runs: list[RunEntry], chosen: list[RunEntry]) -> None:
+        """``chosen``: the runs compared, the first (A) the baseline of every ratio."""
         super().__init__(id="compare")
         self.runs = runs
-        self.a = a
-        self.b = b
+        self.chosen = list(chosen)
+        self.overlaid = 1
+        """Which of ``chosen`` the overlay draws against A."""
+
+    @property
+    def a(self) -> RunEntry:
+        return self.chosen[0]
+
+    @property
+    def b(self) -> RunEntry:
+        return self.chosen[self.overlaid]
 
     def compose(self) -> ComposeResult:
-        options = [(Text(e.title), e.number) for e in self.runs]  # a str prompt is markup
         with Horizontal(id="compare-pick"):
-            yield Label("A", classes="pick-label pick-a")
-            yield Select(options, value=self.a.number, allow_blank=False, compact=True, id="pick-a")
-            yield Label("B", classes="pick-label pick-b")
-            yield Select(options, value=self.b.number, allow_blank=False, compact=True, id="pick-b")
-        yield OverlayChart(id="overlay")
-        with Horizontal(id="compare-tables"):
-            yield DataTable(id="compare-metrics", cursor_type="none", zebra_stripes=True)
+            yield from self._picks()
+        with Horizontal(id="compare-top"):
+            yield OverlayChart(id="overlay")
             with VerticalScroll(id="compare-settings"):
                 yield Static("", id="compare-settings-text")
+        yield self._table()
         yield Footer()
 
+    def _picks(self) -> ComposeResult:
+        titles = short_titles(self.runs)
+        options = [(Text(titles[e.number]), e.number) for e in self.runs]  # str is markup
+        for i, entry in enumerate(self.chosen):
+            yield Label(letter(i), classes="pick-label")
+            yield Select(
+                options, value=entry.number, allow_blank=False, compact=True, id=f"pick-{i}"
+            )
+
+    def _table(self) -> DataTable[object]:
+        """A column a run, and after each but A its ratio to A."""
+        table: DataTable[object] = DataTable(
+            id="compare-metrics", cursor_type="none", zebra_stripes=True
+        )
+        table.add_column("metric", key="metric")
+        for i in range(len(self.chosen)):
+            table.add_column("", key=f"v{i}")
+            if i:
+                table.add_column(Text(f"{letter(i)}/A", justify="right"), key=f"r{i}")
+        return table
+
     def on_mount(self) -> None:
-        metrics = self.query_one("#compare-metrics", DataTable)
-        metrics.add_column("metric", key="metric")
-        metrics.add_column(Text("A", justify="right"), key="a")
-        metrics.add_column(Text("B", justify="right"), key="b")
-        metrics.add_column(Text("B/A", justify="right"), key="ratio")
         self.show_pair()
 
     def _entry(self, number: object) -> RunEntry:
@@ -75,57 +128,117 @@ class CompareScreen(Screen[None]):
 
     @on(Select.Changed)
     def picked(self, event: Select.Changed) -> None:
-        if event.select.id == "pick-a":
-            self.a = self._entry(event.value)
-        elif event.select.id == "pick-b":
-            self.b = self._entry(event.value)
+        index = int(str(event.select.id).removeprefix("pick-"))
+        if self.chosen[index].number == event.value:
+            return  # a new picker saying what it was made with
+        self.chosen[index] = self._entry(event.value)
         self.show_pair()
 
+    def follows(self, entry: RunEntry) -> bool:
+        """Whether the screen shows ``entry`` (a live run it redraws as it goes)."""
+        return entry in self.chosen
+
     def show_pair(self) -> None:
-        a, b = self.a, self.b
-        sa, sb = a.summary(), b.summary()
-        self.query_one(OverlayChart).show(
-            a.view.series, b.view.series, (sa.steady_from, sb.steady_from)
-        )
-        metrics = self.query_one("#compare-metrics", DataTable)
-        metrics.clear()
-        metrics.add_row(
-            "status", Text(a.view.status, justify="right"), Text(b.view.status, justify="right"), ""
-        )
-        metrics.add_row(
-            "iterations",
-            Text(fmt.count(a.view.count), justify="right"),
-            Text(fmt.count(b.view.count), justify="right"),
-            "",
-        )
-        for row in metric_rows(sa, sb):
-            metrics.add_row(
-                row.name,
-                Text(units.metric(row.metric, row.a), justify="right"),
-                Text(units.metric(row.metric, row.b), justify="right"),
-                ratio_text(row),
+        """Draw every part anew: the overlay, the metrics, the settings."""
+        chosen = self.chosen
+        summaries = [e.summary() for e in chosen]
+        self.overlaid = min(self.overlaid, len(chosen) - 1)
+        steady = (summaries[0].steady_from, summaries[self.overlaid].steady_from)
+        self.query_one(OverlayChart).show(self.a.view.series, self.b.view.series, steady)
+        self._fill_metrics(summaries)
+        self._fill_settings()
+        for i, label in enumerate(self.query(".pick-label")):  # the overlay's colours
+            label.set_class(i == 0, "pick-a")
+            label.set_class(i == self.overlaid, "pick-b")
+
+    def _fill_metrics(self, summaries: list[Summary]) -> None:
+        table = self.query_one("#compare-metrics", DataTable)
+        table.clear()
+        for i, e in enumerate(self.chosen):  # picks and swaps rename them
+            table.columns[ColumnKey(f"v{i}")].label = Text(
+                f"{letter(i)} #{e.number}", justify="right"
             )
+
+        def row(name: str, cells: list[str]) -> None:
+            values: list[object] = [name]
+            for i, cell in enumerate(cells):
+                values.append(Text(cell, justify="right"))
+                if i:
+                    values.append("")
+            table.add_row(*values)
+
+        row("status", [e.view.status for e in self.chosen])
+        row("iterations", [fmt.count(e.view.count) for e in self.chosen])
+        columns = [metric_rows(summaries[0], s) for s in summaries]
+        for n, first in enumerate(columns[0]):
+            values: list[object] = [first.name, _value(first.metric, first.a)]
+            for col in columns[1:]:
+                values += [_value(col[n].metric, col[n].b), ratio_text(col[n])]
+            table.add_row(*values)
+        table.border_title = "each run against A"
+
+    def _fill_settings(self) -> None:
+        rows = settings_table([e.data for e in self.chosen])
+        lines = []
+        for name, values in rows:
+            parts: list[str | tuple[str, str]] = [(name, "b")]
+            if len(values) == 2:  # A → B on one line
+                parts += ["\n  ", (values[0], "$accent"), " → ", (values[1], "$secondary")]
+            for i, value in enumerate(values if len(values) > 2 else []):  # a line each
+                style = (
+                    "$accent" if i == 0 else "$text-muted" if value == values[0] else "$secondary"
+                )
+                parts += ["\n  ", (f"{letter(i)} ", "bold"), (value, style)]
+            lines.append(Content.assemble(*parts))
         # Content, not markup: setting values come from runs and records.
-        lines = [
-            Content.assemble((c.name, "b"), "\n  ", (c.a, "$accent"), " → ", (c.b, "$secondary"))
-            for c in run_diff(a.data, b.data)
-        ]
+        same = Content.styled("the same settings", "$text-muted")
         self.query_one("#compare-settings-text", Static).update(
-            Content("\n").join(lines)
-            if lines
-            else Content.styled("the same settings", "$text-muted")
+            Content("\n").join(lines) if lines else same
         )
-        metrics.border_title = f"A #{a.number} vs B #{b.number}"
-        self.query_one("#compare-settings").border_title = "settings A → B"
+        self.query_one("#compare-settings").border_title = "settings"
+
+    async def _runs_changed(self) -> None:
+        """A run added or dropped: new pickers and a new table (its columns change)."""
+        pick = self.query_one("#compare-pick")
+        await pick.remove_children()
+        await pick.mount_all(list(self._picks()))
+        await self.query_one("#compare-metrics").remove()
+        await self.mount(self._table(), before=self.query_one(Footer))
+        self.show_pair()
+
+    async def action_add(self) -> None:
+        unshown = [e for e in reversed(self.runs) if e not in self.chosen]
+        if not unshown:
+            self.notify("every run is compared already", timeout=2)
+            return
+        if len(self.chosen) >= MAX_RUNS:
+            self.notify(f"{MAX_RUNS} runs at most", timeout=2)
+            return
+        self.chosen.append(unshown[0])
+        await self._runs_changed()
+
+    async def action_remove(self) -> None:
+        if len(self.chosen) <= 2:
+            self.notify("a comparison needs two runs", timeout=2)
+            return
+        self.chosen.pop()
+        await self._runs_changed()
 
     def action_swap(self) -> None:
-        a, b = self.a, self.b
-        with self.prevent(Select.Changed):
-            self.query_one("#pick-a", Select).value = b.number
-            self.query_one("#pick-b", Select).value = a.number
-        self.a, self.b = b, a
+        i = self.overlaid
+        self.chosen[0], self.chosen[i] = self.chosen[i], self.chosen[0]
+        for index in (0, i):
+            with self.prevent(Select.Changed):
+                self.query_one(f"#pick-{index}", Select).value = self.chosen[index].number
+        self.show_pair()
+
+    def action_next_overlay(self) -> None:
+        self.overlaid = self.overlaid % (len(self.chosen) - 1) + 1
         self.show_pair()
 
     def action_toggle_log(self) -> None:
         chart = self.query_one(OverlayChart)
         chart.log_scale = not chart.log_scale
+
+    def action_export(self) -> None:
+        self.app.export_comparison(self.chosen)  # type: ignore[attr-defined]

@@ -1,8 +1,9 @@
-"""``ExportScreen``: where to write the viewed run's JSON, CSV, Markdown and report."""
+"""``ExportScreen``: where to write the viewed run's JSON, CSV, Markdown and report, or a
+comparison's JSON and Markdown."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from textual.widget import Widget
@@ -20,22 +21,33 @@ class ExportScreen(PromptScreen[Path]):
     LABEL = "folder"
     OK = "Export"
 
-    def __init__(self, directory: Path, stem: str, title: str) -> None:
+    RUN_FILES = (*FORMATS, REPORT_SUFFIX)
+    RUN_WHAT = (
+        "the JSON document, a CSV of iterations, a Markdown summary, the full report "
+        "(warmscope report)"
+    )
+
+    def __init__(
+        self,
+        directory: Path,
+        stem: str,
+        title: str,
+        suffixes: Sequence[str] = RUN_FILES,
+        what: str = RUN_WHAT,
+    ) -> None:
+        """``suffixes`` of the files written as ``stem.SUFFIX``, and ``what`` they hold."""
         super().__init__(str(directory), input_id="export-dir")
         self.stem = stem
         self.run_title = title
+        self.suffixes = suffixes
+        self.what = what
 
     def head(self) -> Iterable[Widget]:
         yield Static(f"Export {self.run_title}", id="export-title", markup=False)
 
     def notes(self) -> Iterable[Widget]:
-        names = ", ".join(f"{self.stem}.{ext}" for ext in (*FORMATS, REPORT_SUFFIX))
-        yield Static(
-            f"writes {names}: the JSON document, a CSV of iterations, a Markdown summary, "
-            "the full report (warmscope report)",
-            id="export-files",
-            markup=False,
-        )
+        names = ", ".join(f"{self.stem}.{ext}" for ext in self.suffixes)
+        yield Static(f"writes {names}: {self.what}", id="export-files", markup=False)
 
     def accept(self, text: str) -> None:
         self.dismiss(Path(text.strip() or ".").expanduser())

@@ -19,6 +19,12 @@ NAVIGATION: tuple[tuple[str, str], ...] = (
     ("Enter", "Open: an iteration (latency, events, operators, diff), or an event's text"),
     ("Tab", "Focus: the next pane"),
     ("ctrl+p", "Palette: every action by name"),
+    (
+        "+ - w o x",
+        "In compare: + adds a run, - drops the last, w makes the overlaid run A, o overlays "
+        "another, x exports the comparison (JSON, Markdown); in history space marks runs, c "
+        "compares them",
+    ),
     ("?", "Help: this list"),
     (
         "q",

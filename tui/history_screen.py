@@ -1,4 +1,5 @@
-"""``HistoryScreen``: every run of this session and every opened record; Enter views one."""
+"""``HistoryScreen``: every run of this session and every opened record; Enter views one,
+space marks runs and ``c`` compares the marked ones."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.coordinate import Coordinate
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
@@ -16,10 +18,11 @@ from warmscope.core.digest import settings_line
 from warmscope.tui import fmt
 from warmscope.tui.runs import RunEntry
 
-COLUMNS = ("#", "target", "mode", "settings", "status", "iters", "first", "p50", "record")
-
+COLUMNS = ("", "#", "status", "iters", "first", "p50", "mode", "settings", "target", "record")
+"""The figures first, the long names last: at 80 columns it is the names that are cut."""
 
 SETTINGS_W = 30
+MARK = "*"
 
 
 def _clip(text: str, width: int) -> str:
@@ -31,31 +34,41 @@ def history_row(entry: RunEntry) -> tuple[str, ...]:
     first = entry.view.series.head[0] if entry.view.series.head else None
     target = entry.title.split(" ", 2)[1]
     return (
+        "",
         str(entry.number),
-        target,
-        entry.mode,
-        _clip(settings_line(entry.data.settings), SETTINGS_W),
         entry.view.status,
         fmt.count(entry.view.count),
         fmt.ms(first),
         fmt.ms(s.p50_ms if s else None),
+        entry.mode,
+        _clip(settings_line(entry.data.settings), SETTINGS_W),
+        target,
         entry.record_name + ("" if entry.source == "record" else " (this session)"),
     )
 
 
-class HistoryScreen(ModalScreen[RunEntry | None]):
+class HistoryScreen(ModalScreen[RunEntry | list[RunEntry] | None]):
+    """Dismissed with the run to view, the marked runs to compare, or ``None``."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,h,q", "dismiss", "Close", id="close-history"),
+        Binding("space", "mark", "Mark", id="history-mark", tooltip="Mark a run to compare"),
+        Binding("c", "compare", "Compare", id="history-compare", tooltip="The marked runs"),
     ]
 
     def __init__(self, runs: list[RunEntry], viewed: RunEntry | None) -> None:
         super().__init__()
         self.runs = runs
         self.viewed = viewed
+        self.marked: list[RunEntry] = []
+        """In the order marked: the first is the comparison's baseline."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="history-box"):
-            yield Static("Enter views a run as it was recorded", id="history-hint")
+            yield Static(
+                "Enter views a run · space marks runs, c compares them (the first is A)",
+                id="history-hint",
+            )
             yield DataTable(id="history", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
@@ -74,6 +87,25 @@ class HistoryScreen(ModalScreen[RunEntry | None]):
     def selected(self, event: DataTable.RowSelected) -> None:
         number = int(str(event.row_key.value))
         self.dismiss(next((e for e in self.runs if e.number == number), None))
+
+    def action_mark(self) -> None:
+        table = self.query_one(DataTable)
+        if not self.runs:
+            return
+        row = table.cursor_row
+        entry = self.runs[row]
+        if entry in self.marked:
+            self.marked.remove(entry)
+        else:
+            self.marked.append(entry)
+        table.update_cell_at(Coordinate(row, 0), Text(MARK if entry in self.marked else ""))
+        table.move_cursor(row=min(row + 1, len(self.runs) - 1))
+
+    def action_compare(self) -> None:
+        if len(self.marked) < 2:
+            self.notify("mark two runs or more with space, then c", timeout=3)
+            return
+        self.dismiss(list(self.marked))
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)
