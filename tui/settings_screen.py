@@ -447,8 +447,9 @@ class SettingsScreen(Screen[SettingsResult | None]):
         name = self.found[at]
         row = self.query_one(f"#row-{name}")
         row.add_class("-found")
-        # Near the top, where the eye is (the jump line): after the refresh that laid it out.
-        self.call_after_refresh(self.query_one(Form).scroll_to_widget, row, animate=False, top=True)
+        # At the top, where the eye is (the jump line); from the row's place in the form, which
+        # the jump line showing up does not move.
+        self.query_one(Form).scroll_to(y=row.virtual_region.y, animate=False, immediate=True)
         more = f" ({at + 1} of {len(self.found)}, ↓ next)" if len(self.found) > 1 else ""
         found.update(f"→ {name}{more}  ⏎ go  esc back")
 
