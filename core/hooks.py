@@ -121,5 +121,20 @@ def _log_title(kind: str, text: str) -> str:
         reasons = [ln.lstrip("- ") for ln in lines if ln.startswith("- ")]
         head = lines[0]
         return (f"{head}: {reasons[0]}" if reasons else head)[:300]
-    reason = next((ln for ln in lines if ln.startswith("Graph Break Reason:")), lines[0])
-    return f"graph break: {reason.removeprefix('Graph Break Reason:').strip()}"[:300]
+    return _graph_break_title(lines)[:300]
+
+
+def _graph_break_title(lines: list[str]) -> str:
+    """``graph break: REASON (file.py:LINE)``. Where the reason line is only a lead-in (newer
+    torch: "...when attempting to trace CALL: a function call, e.g. f(x, y):"), the reason is
+    what follows it: the break's type and its explanation, as the event's full text has them."""
+    at = next((i for i, ln in enumerate(lines) if ln.startswith("Graph Break Reason:")), None)
+    reason = lines[0] if at is None else lines[at].removeprefix("Graph Break Reason:").strip()
+    rest = lines[1:] if at is None else lines[at + 1 :]
+    if not reason or reason.endswith(":"):
+        parts = [ln.removeprefix("Explanation:").strip() for ln in rest[:2]]
+        parts = [p for p in parts if p and not p.startswith(("Hint:", "User code traceback"))]
+        reason = ": ".join(parts) or reason.rstrip(":")
+    place = next((ln for ln in lines if ln.startswith("Graph break in user code at ")), "")
+    where = place.rpartition("/")[2].rpartition(" at ")[2] if place else ""
+    return f"graph break: {reason}" + (f" ({where})" if where else "")

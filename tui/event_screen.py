@@ -1,4 +1,5 @@
-"""``EventDetailScreen``: the full text of events (a whole graph dump, a guard failure)."""
+"""``EventDetailScreen``: the full text of events (a whole graph dump, a guard failure);
+``/`` finds text in it, ``w`` wraps long lines."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 
 from warmscope.core.run import Event
+from warmscope.tui.search_line import TEXT_KEYS, SearchLine, TextSearch
 
 
 def event_text(events: list[Event]) -> str:
@@ -24,11 +25,12 @@ def event_text(events: list[Event]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-class EventDetailScreen(ModalScreen[None]):
+class EventDetailScreen(TextSearch):
     """Scrollable, selectable, read-only; Escape closes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "dismiss", "Close", id="close"),
+        *TEXT_KEYS,
     ]
 
     def __init__(self, events: list[Event], iteration: int | None = None) -> None:
@@ -47,14 +49,12 @@ class EventDetailScreen(ModalScreen[None]):
             yield TextArea(
                 event_text(self.events),
                 read_only=True,
-                soft_wrap=False,
+                soft_wrap=True,
                 show_line_numbers=False,
                 id="detail-text",
             )
+            yield SearchLine(id="detail-search")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()
-
-    def action_dismiss(self) -> None:  # type: ignore[override]
-        self.dismiss(None)

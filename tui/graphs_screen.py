@@ -1,5 +1,5 @@
 """``GraphsScreen``: what a TorchScript run executed: the graph as loaded beside the graph that
-ran last once warm, and the module's code."""
+ran last once warm, and the module's code. ``/`` finds text in them, ``w`` wraps long lines."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
 
 from warmscope.core.digest import graph_facts
 from warmscope.tui.runs import RunEntry
+from warmscope.tui.search_line import TEXT_ACTIONS, TEXT_KEYS, SearchLine, TextSearch
 from warmscope.tui.tabbed_modal import TabbedModal, tab_bindings
 
 SIDE_BY_SIDE_MIN_W = 100
@@ -31,10 +32,11 @@ def without_sources(graph: str) -> str:
 
 
 def pane(text: str, id: str) -> TextArea:
-    return TextArea(text, read_only=True, soft_wrap=False, show_line_numbers=False, id=id)
+    # Wrapped: a node's line (types, attributes, source) is often wider than half a screen.
+    return TextArea(text, read_only=True, soft_wrap=True, show_line_numbers=False, id=id)
 
 
-class GraphsScreen(TabbedModal):
+class GraphsScreen(TextSearch, TabbedModal):
     """Two scrollable panes (stacked below 100 columns); ``s`` shows the source locations."""
 
     TABS = (
@@ -44,6 +46,7 @@ class GraphsScreen(TabbedModal):
     BINDINGS: ClassVar[list[BindingType]] = [
         *tab_bindings("graphs", TABS),
         Binding("s", "toggle_sources", "Sources", id="graphs-sources"),
+        *TEXT_KEYS,
     ]
 
     def __init__(self, entry: RunEntry) -> None:
@@ -60,7 +63,8 @@ class GraphsScreen(TabbedModal):
             else:
                 yield Static(
                     "left: the graph as loaded · right: the graph that ran last once warm "
-                    "(torch.jit.last_executed_optimized_graph) · s: source locations",
+                    "(torch.jit.last_executed_optimized_graph) · s: source locations · / find · "
+                    "w: wrap",
                     id="graphs-hint",
                     markup=False,
                 )
@@ -70,6 +74,7 @@ class GraphsScreen(TabbedModal):
                         yield pane(self._graph("optimized"), "graph-optimized")
                     with TabPane("Code", id="graphs-tab-code"):
                         yield pane(g.get("code") or "(not captured)", "graph-code")
+                yield SearchLine(id="graphs-search")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -100,7 +105,7 @@ class GraphsScreen(TabbedModal):
                 found.first().border_subtitle = Content(facts)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("tab", "toggle_sources") and not self.query("#graphs-tabs"):
+        if action in ("tab", "toggle_sources", *TEXT_ACTIONS) and not self.query("#graphs-tabs"):
             return None
         return True
 

@@ -14,24 +14,20 @@ from textual.widgets import Footer, Static
 from warmscope.tui.main_screen import RUN_BINDINGS
 
 NAVIGATION: tuple[tuple[str, str], ...] = (
-    ("1 2 3", "Panes: events, usage (CPU, memory, GPU), the child's stderr"),
-    ("↑ ↓ j k PgUp PgDn", "Move: in a list; Home the first row, End or G the newest (follow)"),
-    ("Enter", "Open: an iteration (latency, events, operators, diff), or an event's text"),
-    ("Tab", "Focus: the next pane"),
-    ("ctrl+p", "Palette: every action by name"),
-    (
-        "+ - w o x",
-        "In compare: + adds a run, - drops the last, w makes the overlaid run A, o overlays "
-        "another, x exports the comparison (JSON, Markdown); in history space marks runs, c "
-        "compares them",
-    ),
-    ("?", "Help: this list"),
     (
         "q",
         "Quit: from the main screen (asks first while a run is going; it is stopped, nothing "
         "is left running); on any other screen q closes it",
     ),
     ("Esc", "Close: a dialog or screen"),
+    ("?", "Help: this list"),
+    ("1 2 3", "Panes: events, usage (CPU, memory, GPU), the child's stderr"),
+    ("↑ ↓ j k PgUp PgDn", "Move: in a list; Home the first row, End or G the newest (follow)"),
+    ("Enter", "Open: an iteration (latency, events, operators, diff), or an event's text"),
+    ("Tab", "Focus: the next pane"),
+    ("ctrl+p", "Palette: every action by name"),
+    ("+ - w o x", "Compare: + - add or drop a run, w o pick the overlay, x export it"),
+    ("space c", "History: space marks runs, c compares them"),
 )
 
 FIGURES: tuple[tuple[str, str], ...] = (

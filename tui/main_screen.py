@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -21,6 +22,7 @@ from warmscope.tui.repaint import DEFAULT_REFRESH_HZ, PANE_HZ, RepaintBudget
 from warmscope.tui.row_list import RowList
 from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import Delta, RunEntry
+from warmscope.tui.stderr_pane import StderrPane
 from warmscope.tui.summary_panel import SummaryPanel
 from warmscope.tui.utilization import UtilizationPane
 
@@ -35,7 +37,7 @@ RUN_KEYS = (
     ("K,ctrl+k", "app.kill_run", "Kill", "kill", "kill the run now (SIGKILL), after a yes", True),
     ("e", "app.settings", "Settings", "settings", "edit the next run's settings", True),
     ("h", "app.history", "History", "history", "runs of this session and records", True),
-    ("c", "app.compare", "Compare", "compare", "compare two runs", True),
+    ("c", "app.compare", "Compare", "compare", "the newest run against the one before", True),
     ("x", "app.export", "Export", "export", "write JSON, CSV, Markdown and the report", True),
     # In the help and the palette only: the footer keeps to the run keys at 80 columns.
     ("p", "app.profile_iters", "Profile iterations", "profile", "on the next run", False),
@@ -44,11 +46,17 @@ RUN_KEYS = (
     ("z", "toggle_zoom", "Zoom", "zoom", "all iterations or the warm-up view", False),
     ("colon", "goto", "Go to iteration", "goto", "any iteration, by its number", False),
     ("space", "freeze", "Freeze", "freeze", "stop repainting while the run goes on", False),
+    ("slash", "search_events", "Search events", "search", "⏎, then n N: next/previous", False),
+    ("f", "filter_events", "Filter events", "filter", "one kind, f the next, esc all", False),
+    ("o", "order", "Slowest first", "order", "iterations slowest first, or by number", False),
     ("1", "pane('tab-events')", "Events", "pane-events", "", False),
     ("2", "pane('tab-usage')", "Usage", "pane-usage", "", False),
     ("3", "pane('tab-stderr')", "Stderr", "pane-stderr", "", False),
 )
-KEY_DISPLAY = {"colon": ":"}
+KEY_DISPLAY = {"colon": ":", "slash": "/"}
+PRIORITY_KEYS = {"slash"}
+"""Checked before the key reaches the focused pane, so what is typed right after it lands in
+the search line (keys queued for the old focus would be lost); the main screen has no text field."""
 
 
 def run_binding(
@@ -63,16 +71,21 @@ def run_binding(
         tooltip=tooltip,
         show=show,
         key_display=KEY_DISPLAY.get(first, first),
+        priority=first in PRIORITY_KEYS,
     )
 
 
 RUN_BINDINGS: list[BindingType] = [run_binding(*key) for key in RUN_KEYS]
+MATCH_BINDINGS: list[BindingType] = [  # told with `/` in the help
+    Binding("n", "search_next(1)", "Next match", id="search-next", show=False),
+    Binding("N", "search_next(-1)", "Previous match", id="search-previous", show=False),
+]
 
 
 class MainScreen(Screen[None]):
     """Draws one ``RunEntry``; the app tells it what changed, a batch per tick."""
 
-    BINDINGS: ClassVar[list[BindingType]] = RUN_BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = RUN_BINDINGS + MATCH_BINDINGS
     AUTO_FOCUS = "#iterations"
 
     class Ready(Message):
@@ -101,7 +114,7 @@ class MainScreen(Screen[None]):
                 with TabPane("Usage", id="tab-usage"):
                     yield UtilizationPane(id="usage")
                 with TabPane("Stderr", id="tab-stderr"):
-                    yield Log(id="stderr", max_lines=STDERR_LINES)
+                    yield StderrPane(id="stderr", max_lines=STDERR_LINES)
         yield Footer(id="footer", compact=True)
 
     def on_mount(self) -> None:
@@ -234,9 +247,34 @@ class MainScreen(Screen[None]):
         def go(index: int | None) -> None:
             if index is not None:
                 table.focus()
-                table.move_to(index)
+                table.show_iteration(index)
 
         self.app.push_screen(GotoScreen(entry.view.count), go)
+
+    def action_search_events(self) -> None:
+        if self.query_one(EventsPane).draft is not None:
+            raise SkipAction()  # a `/` in the search itself
+        self._events_pane().start_search()
+
+    def action_search_next(self, direction: int) -> None:
+        pane = self.query_one(EventsPane)
+        if pane.term and not pane.search_next(direction):
+            self.notify(f"no event matches {pane.term!r}", timeout=2, markup=False)
+
+    def action_filter_events(self) -> None:
+        pane = self._events_pane()
+        if pane.filter_next() is None:
+            self.notify("every kind of event", timeout=2)
+
+    def _events_pane(self) -> EventsPane:
+        """The events pane, in view and focused now (not after the queued keys)."""
+        self.action_pane("tab-events")
+        pane = self.query_one(EventsPane)
+        self.set_focus(pane, scroll_visible=False)
+        return pane
+
+    def action_order(self) -> None:
+        self.query_one(IterationTable).toggle_order()
 
     def action_pane(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane

@@ -45,6 +45,7 @@ class RowList(ScrollView, can_focus=True):
         "row-list--accent",
         "row-list--warn",
         "row-list--error",
+        "row-list--match",
     }
 
     class Selected(Message):
@@ -94,6 +95,17 @@ class RowList(ScrollView, can_focus=True):
             if shift:
                 self.scroll_to(y=max(0, top - shift), animate=False, immediate=True)
         self.refresh()
+
+    def current_row(self) -> Any | None:
+        """The row under the cursor, if any."""
+        return self.rows[self.cursor] if 0 <= self.cursor < len(self.rows) else None
+
+    def place(self, rows: Sequence[Any], cursor: int, following: bool) -> None:
+        """Other rows (a filtered or sorted list) and where the cursor goes in them; ``sync``
+        draws them."""
+        self.rows = rows
+        self.cursor = cursor
+        self.following = following
 
     # -- drawing ------------------------------------------------------------------------
 

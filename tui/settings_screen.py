@@ -2,7 +2,8 @@
 
 Presets first, then what to run, then every knob by group with its help text. A value the
 knob refuses is marked in place with the knob's own message, and the form cannot be applied
-until it is fixed.
+until it is fixed. ↑ ↓ (j k outside text fields) move from field to field, the focused one
+marked ``▶``; ``/`` jumps to a field by (part of) its name.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from textual import on
+from textual import events, on
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, Static
@@ -70,6 +73,32 @@ FEED_FIELDS = {
 }
 """How the model is fed: one text field each, as on the command line."""
 FEED_PLACEHOLDERS = {"inputs_file": "none", "dims": "none", "gap": "none", "idle_probe": "none"}
+MARK = "▶ "
+
+
+class Form(VerticalScroll, can_focus=False, inherit_bindings=False):
+    """The fields' scroll: ↑ ↓ belong to the screen (they move the focus), not to scrolling."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+    ]
+
+
+def row_name(row: DOMNode) -> str:
+    return (row.id or "").removeprefix("row-")
+
+
+def find_fields(query: str, names: list[str], helps: dict[str, str]) -> list[str]:
+    """The fields ``query`` names: names that start with it, then names that hold it, then
+    fields whose help text holds it (case-insensitive)."""
+    q = query.strip().lower()
+    if not q:
+        return []
+    starts = [n for n in names if n.lower().startswith(q)]
+    holds = [n for n in names if q in n.lower() and n not in starts]
+    helped = [n for n in names if q in helps.get(n, "").lower() and n not in starts + holds]
+    return starts + holds + helped
 
 
 def feed_text(settings: RunSettings, name: str) -> str:
@@ -130,6 +159,20 @@ class SettingsScreen(Screen[SettingsResult | None]):
             id="settings-run",
             tooltip="Apply and start a run",
         ),
+        # Priority, so that what is typed right after `/` (or after Enter) lands where the focus
+        # went: keys already queued for the old focus would be lost. Skipped in text fields.
+        Binding(
+            "slash",
+            "find",
+            "Find",
+            id="settings-find",
+            tooltip="Jump to a field by name",
+            priority=True,
+        ),
+        Binding("enter", "find_go", "Go", show=False, priority=True),
+        # Not priority: a text field keeps j and k as letters; ↑ ↓ reach the screen from any.
+        Binding("down,j", "move(1)", "Next field", show=False),
+        Binding("up,k", "move(-1)", "Previous field", show=False),
     ]
 
     def __init__(self, base: RunSettings) -> None:
@@ -137,6 +180,10 @@ class SettingsScreen(Screen[SettingsResult | None]):
         self.base = base
         self.errors: dict[str, str] = {}
         self.helps: dict[str, str] = {}
+        self.found: list[str] = []
+        """Fields the jump line's text names, best first; ``found_at`` is the one shown."""
+        self.found_at = 0
+        self._before_find: Widget | None = None
 
     # -- building the form --------------------------------------------------------------
 
@@ -145,7 +192,11 @@ class SettingsScreen(Screen[SettingsResult | None]):
         yield Static("Settings for the next run", id="settings-title")
         yield Static(NOTE, id="settings-note")
         yield Static("", id="form-error", markup=False)
-        with VerticalScroll(id="form"):
+        with Horizontal(id="settings-find-line"):
+            yield Label("jump to", id="settings-find-label")
+            yield Input(placeholder="part of a name", compact=True, id="settings-find")
+            yield Static("", id="settings-found", markup=False)
+        with Form(id="form"):
             yield Static("presets", classes="group-title")
             yield from self._row(
                 "preset",
@@ -208,7 +259,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
     def _row(self, name: str, widget: Widget, help_text: str) -> ComposeResult:
         """Name and control on one line, the help (or the reason a value is refused) below."""
         with Horizontal(classes="field-line", id=f"row-{name}"):
-            yield Label(name, classes="field-name")
+            yield Label("  " + name, classes="field-name", markup=False)
             yield widget.add_class("field-control")
         yield Static(help_text, classes="field-help", id=f"help-{name}", markup=False)
         self.helps[name] = help_text
@@ -281,7 +332,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
             elif isinstance(widget, Input):
                 widget.value = "" if value is None else show_value(value)
 
-    @on(Input.Changed)
+    @on(Input.Changed, "#form Input")
     def input_changed(self, event: Input.Changed) -> None:
         field = (event.input.id or "").partition("-")[2]
         self._set_error(field, self._check(field, event.value))
@@ -339,6 +390,81 @@ class SettingsScreen(Screen[SettingsResult | None]):
         line.set_class(bool(message), "-error")
         self.query_one(f"#row-{field}").set_class(bool(message), "-invalid")
 
+    # -- moving and finding -------------------------------------------------------------
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Mark the focused field's row (a ``▶`` and a reversed name: seen without colour too),
+        with its help line in view."""
+        row = next((a for a in event.widget.ancestors_with_self if a.has_class("field-line")), None)
+        for line in self.query(".field-line.-focused"):
+            if line is not row:
+                line.remove_class("-focused")
+                line.query_one(".field-name", Label).update("  " + row_name(line))
+        if row is None:
+            return
+        row.add_class("-focused")
+        row.query_one(".field-name", Label).update(MARK + row_name(row))
+        self.query_one(f"#help-{row_name(row)}").scroll_visible(animate=False)
+
+    def field_control(self, name: str) -> Widget:
+        return self.query_one(f"#row-{name} > .field-control")
+
+    def action_move(self, step: int) -> None:
+        """↑ ↓: the previous or next field; in the jump line, the previous or next field found."""
+        if self.query_one("#settings-find", Input).has_focus:
+            if self.found:
+                self._show_found((self.found_at + step) % len(self.found))
+            return
+        if step > 0:
+            self.focus_next()
+        else:
+            self.focus_previous()
+
+    def action_find(self) -> None:
+        find = self.query_one("#settings-find", Input)
+        if isinstance(self.focused, Input):
+            raise SkipAction()  # a `/` typed in a path
+        self._before_find = self.focused
+        self.query_one("#settings-find-line").display = True
+        find.value = ""
+        # At once, not after the queue: "/prof" typed fast must land in the jump line.
+        self.set_focus(find, scroll_visible=False)
+
+    @on(Input.Changed, "#settings-find")
+    def find_changed(self, event: Input.Changed) -> None:
+        self.found = find_fields(event.value, list(self.helps), self.helps)
+        self._show_found(0)
+
+    def _show_found(self, at: int) -> None:
+        self.found_at = at
+        for line in self.query(".field-line.-found"):
+            line.remove_class("-found")
+        found = self.query_one("#settings-found", Static)
+        if not self.found:
+            text = self.query_one("#settings-find", Input).value
+            found.update(f"no field named {text!r}" if text.strip() else "")
+            return
+        name = self.found[at]
+        row = self.query_one(f"#row-{name}")
+        row.add_class("-found")
+        # At the top, where the eye is (the jump line); from the row's place in the form, which
+        # the jump line showing up does not move.
+        self.query_one(Form).scroll_to(y=row.virtual_region.y, animate=False, immediate=True)
+        more = f" ({at + 1} of {len(self.found)}, ↓ next)" if len(self.found) > 1 else ""
+        found.update(f"→ {name}{more}  ⏎ go  esc back")
+
+    def action_find_go(self) -> None:
+        if not self.query_one("#settings-find", Input).has_focus:
+            raise SkipAction()
+        target = self.field_control(self.found[self.found_at]) if self.found else None
+        self._end_find(target)
+
+    def _end_find(self, target: Widget | None) -> None:
+        for line in self.query(".field-line.-found"):
+            line.remove_class("-found")
+        self.query_one("#settings-find-line").display = False
+        self.set_focus(target or self._before_find)
+
     # -- applying -----------------------------------------------------------------------
 
     def build(self) -> RunSettings:
@@ -383,6 +509,9 @@ class SettingsScreen(Screen[SettingsResult | None]):
         self.dismiss(SettingsResult(settings, run_now))
 
     def action_cancel(self) -> None:
+        if self.query_one("#settings-find-line").display:
+            self._end_find(None)  # Esc leaves the jump line first, the screen after
+            return
         self.dismiss(None)
 
     @on(Button.Pressed)

@@ -1,0 +1,45 @@
+"""The one-line titles of graph breaks: the reason itself, not torch's lead-in to it.
+
+The texts are torch 2.13's graph-break log records (``torch._logging`` artifact
+``graph_breaks``) of a model that prints and branches on a tensor, cut after the hints.
+"""
+
+from __future__ import annotations
+
+from warmscope.core.hooks import _log_title
+
+CALL = """Graph break in user code at /tmp/gb/model.py:5
+Graph Break Reason: Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):
+
+Failed to trace builtin operator
+  Explanation: Dynamo does not know how to trace builtin operator `print` with argument types ['str'] (has_kwargs False)
+  Hint: Avoid calling builtin `print` with argument types ['str']. Consider using an equivalent alternative function/method to `print`.
+  Hint: Please report an issue to PyTorch.
+
+  Developer debug context: builtin print [<class 'torch._dynamo.variables.constant.ConstantVariable'>] False
+"""
+
+BRANCH = """Graph break in user code at /tmp/gb/model.py:6
+Graph Break Reason: Data-dependent branching
+  Explanation: Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). Dynamo does not support tracing dynamic control flow.
+  Hint: Use `torch.cond` to express dynamic control flow.
+"""
+
+
+def test_a_lead_in_reason_is_followed_by_the_break_and_its_explanation() -> None:
+    title = _log_title("graph_break", CALL)
+    assert not title.endswith(":")
+    assert title.startswith("graph break: Failed to trace builtin operator: Dynamo does not know")
+    assert "`print`" in title and title.endswith("(model.py:5)")
+
+
+def test_a_plain_reason_stays_and_gets_its_place() -> None:
+    assert _log_title("graph_break", BRANCH) == "graph break: Data-dependent branching (model.py:6)"
+
+
+def test_a_lead_in_alone_still_says_what_follows_it() -> None:
+    text = "Graph Break Reason: Graph break encountered:\n  Explanation: cannot trace `foo`\n"
+    assert _log_title("graph_break", text) == "graph break: cannot trace `foo`"
+    assert _log_title("graph_break", "Graph Break Reason: Graph break encountered:") == (
+        "graph break: Graph break encountered"
+    )
