@@ -123,6 +123,22 @@ def test_palette_offers_every_action() -> None:
     run(app, scenario)
 
 
+def test_palette_runs_the_main_screens_own_actions() -> None:
+    """A main-screen key picked in the palette acts on the main screen, as the key does."""
+    app = build_app(records=[SCRIPT])
+
+    async def scenario(pilot: Pilot) -> None:
+        commands = {c.title: c for c in app.get_system_commands(app.main)}
+        table = app.main.query_one(IterationTable)
+        assert not table.slowest_first
+        await commands["Slowest first"].callback()  # as the palette runs it: awaited
+        await pilot.pause()
+        assert table.slowest_first
+        assert "Slowest first" not in {c.title for c in app.get_system_commands(HelpScreen())}
+
+    run(app, scenario)
+
+
 def test_export_of_a_record_writes_four_files(tmp_path: Path) -> None:
     app = build_app(records=[SCRIPT])
 

@@ -686,12 +686,17 @@ class WarmscopeApp(App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for binding in RUN_BINDINGS:
-            if isinstance(binding, Binding) and not binding.action.startswith("pane"):
-                yield SystemCommand(
-                    binding.description,
-                    f"{binding.tooltip} [{binding.key}]",
-                    partial(self.run_action, binding.action.removeprefix("app.")),
-                )
+            if not isinstance(binding, Binding) or binding.action.startswith("pane"):
+                continue
+            on_main = not binding.action.startswith("app.")
+            if on_main and screen is not self.main:
+                continue  # a main-screen key (log scale, search…) means nothing elsewhere
+            yield SystemCommand(
+                binding.description,
+                f"{binding.tooltip} [{binding.key}]",
+                # the main screen's own actions run there, the app's here
+                partial(self.run_action, binding.action, self.main),
+            )
         yield SystemCommand("Help", "Every key [?]", self.action_help)
         if self.sweeps:
             yield SystemCommand("Sweep", "The opened sweep's answer and table", self.action_sweep)
