@@ -44,7 +44,8 @@ from warmscope.core.run import Event, RunData
 from warmscope.core.safe_text import clean_line
 
 FORMAT = "warmscope-record"
-VERSION = 1
+VERSION = 2
+"""2: iterations packed (``packing``); 1: iterations as plain lists. Both are read."""
 
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_SUFFIX = 10_000  # ``create_unique`` gives up after this many taken names
@@ -598,7 +599,11 @@ def _check_line(entry: dict[str, Any]) -> None:
         _field(entry, "ms", _is_num, "a number", optional=False)
     elif kind == "iters":
         _field(entry, "i0", lambda v: _is_int(v) and v >= 0, "an iteration number", optional=False)
-        if "ns" in entry:
+        if "z" in entry:  # packed: ``packing.unpack`` checks that it decodes to its count
+            _field(entry, "z", _is_str, "a string")
+            _field(entry, "n", lambda v: _is_int(v) and v > 0, "a count", optional=False)
+            _field(entry, "s0", _is_int, "an integer", optional=False)
+        elif "ns" in entry:
             _check_latencies(entry["ns"], entry.get("st"), ("ns", "st"))
         else:
             _check_latencies(entry.get("ms"), entry.get("start_ms"), ("ms", "start_ms"))
