@@ -20,7 +20,6 @@ table), ``event``,
 
 from __future__ import annotations
 
-from array import array
 from typing import Any
 
 from warmscope.core import outcome, packing
@@ -71,10 +70,6 @@ def iterations_line(
     return line
 
 
-_MS = (1e6).__rtruediv__
-"""Integer nanoseconds to float milliseconds, as ``v / 1e6``, mapped in C."""
-
-
 def apply_line(data: RunData, line: dict[str, Any]) -> None:
     """Fold one record line into ``data``. A line of a type this version does not know is
     skipped: a newer writer may add kinds of facts without breaking older readers."""
@@ -100,8 +95,8 @@ def apply_line(data: RunData, line: dict[str, Any]) -> None:
         data.phases[body["name"]] = body["ms"]
     elif kind == "iters":
         if "z" in body:
-            ns, st, sh = packing.unpack(body)
-            data.add_iterations(body["i0"], array("d", map(_MS, ns)), array("d", map(_MS, st)), sh)
+            batch, ns, sh = packing.unpack(body)
+            data.add_iterations(body["i0"], packing.to_ms(ns), batch, sh)
         elif "ns" in body:
             data.add_iterations(
                 body["i0"],

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import copy
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from warmscope.core import intervals, outcome, stats
 from warmscope.core.jitlog import label_for
+from warmscope.core.packing import Batch, Starts
 
 
 @dataclass
@@ -127,7 +128,8 @@ class RunData:
     env: dict[str, Any] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)
     ms: array = field(default_factory=lambda: array("d"))
-    start_ms: array = field(default_factory=lambda: array("d"))
+    start_ms: Starts = field(default_factory=Starts)
+    """Each iteration's start: a sequence of floats (ms), decoded from the record when read."""
     events: list[Event] = field(default_factory=list)
     samples: list[dict[str, Any]] = field(default_factory=list)
     status: str = outcome.STARTING
@@ -176,9 +178,9 @@ class RunData:
     def add_iterations(
         self,
         first: int,
-        ms: list[float],
-        start_ms: list[float],
-        shapes: list[int] | None = None,
+        ms: Sequence[float],
+        start_ms: Sequence[float] | Batch,
+        shapes: Sequence[int] | None = None,
     ) -> None:
         if first != len(self.ms):  # a gap would shift every later index: refuse it loudly
             raise ValueError(f"iteration batch starts at {first}, expected {len(self.ms)}")
@@ -222,7 +224,7 @@ class RunData:
         """
         snap = copy.copy(self)
         snap.ms = self.ms[:]
-        snap.start_ms = self.start_ms[:]
+        snap.start_ms = self.start_ms.copy()
         snap.events = list(self.events)
         snap.samples = list(self.samples)
         snap.phases = dict(self.phases)

@@ -45,9 +45,9 @@ def test_a_batch_round_trips_exactly(batch: Any, first: int) -> None:
     assert line is not None
     line = json.loads(json.dumps(line))  # as it reads back from the record
     assert line["i0"] == first and line["n"] == len(ns)
-    durations, begun, sh = packing.unpack(line)
+    batch, durations, sh = packing.unpack(line)
     assert list(durations) == ns
-    assert list(begun) == starts
+    assert list(batch.starts()) == starts
     assert (list(sh) if sh is not None else None) == shapes
 
 
@@ -153,3 +153,27 @@ def test_a_broken_packed_batch_is_one_line_naming_it(
     message = str(exc.value)
     assert "\n" not in message
     assert message.startswith(f"{path}:2: not a valid record line (")
+
+
+def test_starts_stay_packed_until_read() -> None:
+    a = packing.unpack(iterations_line(0, [1_000_000, 2_000_000], [0, 1_500_000]))[0]
+    b = packing.unpack(iterations_line(2, [1_000_000] * 3, [4_000_000, 5_000_000, 6_000_000]))[0]
+    starts = packing.Starts()
+    starts.extend(a)
+    starts.extend([3.5])
+    starts.extend(b)
+    assert len(starts) == 6
+    assert all(isinstance(p, packing.Batch) for p in (starts._parts[0], starts._parts[2]))
+    assert starts[-1] == 6.0  # one start read: its batch decoded, the others left packed
+    assert isinstance(starts._parts[0], packing.Batch)
+    assert list(starts) == [0.0, 1.5, 3.5, 4.0, 5.0, 6.0]
+    assert isinstance(starts._parts[0], packing.Batch)  # iterating keeps none decoded
+    assert list(starts[1:5]) == [1.5, 3.5, 4.0, 5.0]
+    assert list(starts[::2]) == [0.0, 3.5, 5.0]
+    assert starts[2] == 3.5 and starts[-6] == 0.0
+    with pytest.raises(IndexError):
+        starts[6]
+    copy = starts.copy()
+    starts.extend([9.0])
+    assert len(copy) == 6 and len(starts) == 7
+    assert copy == [0.0, 1.5, 3.5, 4.0, 5.0, 6.0] and copy != starts
