@@ -138,8 +138,10 @@ def measure(argv: list[str]) -> tuple[float, float, int]:
 def measure_open(record: Path, count: int) -> tuple[float, float, float]:
     """(seconds to the first frame, seconds until the run's summary is drawn, peak RSS MB)."""
     env = dict(os.environ, TERM="xterm-256color", COLUMNS="100", LINES="30")
-    shown = f"{count:,}".encode()
-    term = Terminal([WARMSCOPE, "open", str(record)], env, first=b"warmscope")
+    shown = f"{count:,}".encode()  # the run header's iteration count: the run is on screen
+    term = Terminal(
+        [WARMSCOPE, "open", str(record)], env, first=b"Quit"
+    )  # the footer: the first frame is drawn
     term.markers[shown] = 0.0
     deadline = time.perf_counter() + 180
     while not all(term.markers.values()):
@@ -148,7 +150,7 @@ def measure_open(record: Path, count: int) -> tuple[float, float, float]:
         time.sleep(0.01)
     os.write(term.master, b"q")
     _, _, usage = os.wait4(term.proc.pid, 0)
-    first = term.markers[b"warmscope"] - term.t0 if term.markers[b"warmscope"] else float("nan")
+    first = term.markers[b"Quit"] - term.t0 if term.markers[b"Quit"] else float("nan")
     loaded = term.markers[shown] - term.t0 if term.markers[shown] else float("nan")
     return first, loaded, usage.ru_maxrss / 1024
 
