@@ -22,6 +22,7 @@ Parent run machinery:
     sampler     CPU, memory and GPU of the child, from outside
     proctree    every process of a run, escaped ones too, and ending them all
     record      the run record on disk: writing it safely, reading it back
+    packing     a batch of iterations packed into one short record line, exact to the ns
 
 Data model:
     run         ``RunData`` (one run), ``Cursor``/``Update`` (what a consumer takes since its

@@ -27,7 +27,7 @@ from warmscope.core.digest import (
 from warmscope.core.export import write_json
 from warmscope.core.knobs import KNOBS, show_value
 from warmscope.core.outcome import UsageError, WarmscopeError
-from warmscope.core.record import read_run
+from warmscope.core.record import QUICK_READ_BYTES, check_header, read_run
 from warmscope.core.run import RunData
 from warmscope.core.safe_text import clean, clean_line
 from warmscope.core.sampler import warmscope_version
@@ -887,7 +887,8 @@ def cmd_knobs() -> int:
 
 def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
     """``warmscope open``: run records as given; a sweep document stands for its runs, and the
-    TUI shows its answer and table first. Each file is read here, to fail early in one line."""
+    TUI shows its answer and table first. Each file is read here, to fail early in one line
+    (a long record's header only: the TUI reads the rest with its progress on screen)."""
     from warmscope.core.sweep import is_sweep_document, read_sweep, sweep_runs
 
     records: list[Path] = []
@@ -901,7 +902,8 @@ def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
             records += runs
             sweeps.append(doc)
         else:
-            read_run(path)
+            if check_header(path) <= QUICK_READ_BYTES:
+                read_run(path)  # a long one is read by the TUI, behind its first frame
             records.append(path)
     return records, sweeps
 

@@ -11,8 +11,10 @@ once (``safe_text``): no view downstream sees an escape sequence. The record kee
 
 Record lines (``type``): ``header`` (settings, target, mode, command, run id), ``spawned`` (the
 agent's pid), ``env``, ``phase``, ``inputs`` (what the model is given), ``shapes`` (the table of
-shape keys when ``--dim`` varies them), ``iters`` (integer nanoseconds: ``ns`` durations, ``st``
-starts from the loop's start; ``sh`` each iteration's index into the shapes table), ``event``,
+shape keys when ``--dim`` varies them), ``iters`` (a batch of iterations, packed by
+``packing``; records before version 2 hold plain lists in integer nanoseconds: ``ns``
+durations, ``st`` starts from the loop's start, ``sh`` each iteration's index into the shapes
+table), ``event``,
 ``sample``, ``profile``, ``graphs``, ``idle_probe``, ``memory``, ``error``, ``end``.
 """
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from warmscope.core import outcome
+from warmscope.core import outcome, packing
 from warmscope.core.run import Event, RunData
 from warmscope.core.safe_text import clean, clean_json, clean_line
 
@@ -37,10 +39,7 @@ def record_line(message: dict[str, Any], elapsed: float) -> dict[str, Any] | Non
     kind = message["t"]
     body = {k: v for k, v in message.items() if k != "t"}
     if kind == "iters":
-        line = {"type": "iters", "i0": body["i0"], "ns": body["ns"], "st": body["st"]}
-        if "sh" in body:
-            line["sh"] = body["sh"]
-        return line
+        return iterations_line(body["i0"], body["ns"], body["st"], body.get("sh"))
     if kind == "event":
         extra = {k: v for k, v in body.items() if k not in EVENT_FIELDS}
         event = Event.from_json({**body, "data": extra})
@@ -57,8 +56,18 @@ def event_line(event: Event) -> dict[str, Any]:
     return {"type": "event", **event.to_json()}
 
 
-def iterations_line(first: int, ns: list[int], st: list[int]) -> dict[str, Any]:
-    return {"type": "iters", "i0": first, "ns": ns, "st": st}
+def iterations_line(
+    first: int, ns: list[int], st: list[int], sh: list[int] | None = None
+) -> dict[str, Any]:
+    """A batch of iterations as its record line: packed, or as plain lists where a value does
+    not fit the packing (not an integer, beyond 64 bits; the reader then says what is wrong)."""
+    packed = packing.pack(first, ns, st, sh)
+    if packed is not None:
+        return packed
+    line = {"type": "iters", "i0": first, "ns": ns, "st": st}
+    if sh is not None:
+        line["sh"] = sh
+    return line
 
 
 def apply_line(data: RunData, line: dict[str, Any]) -> None:
@@ -85,7 +94,10 @@ def apply_line(data: RunData, line: dict[str, Any]) -> None:
     elif kind == "phase":
         data.phases[body["name"]] = body["ms"]
     elif kind == "iters":
-        if "ns" in body:
+        if "z" in body:
+            batch, ns, sh = packing.unpack(body)
+            data.add_iterations(body["i0"], packing.to_ms(ns), batch, sh)
+        elif "ns" in body:
             data.add_iterations(
                 body["i0"],
                 [v / 1e6 for v in body["ns"]],

@@ -102,7 +102,7 @@ def median_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, float]:
 
 
 def median(values: Sequence[float]) -> float:
-    s = sorted(values)
+    s = values if isinstance(values, stats.Distribution) else sorted(values)
     half = len(s) // 2
     return float(s[half]) if len(s) % 2 else (s[half - 1] + s[half]) / 2
 
@@ -169,13 +169,17 @@ class RunWarning:
 
 
 def run_warnings(
-    latencies: Sequence[float], steady_from: int | None, exclude: Sequence[int] = ()
+    latencies: Sequence[float],
+    steady_from: int | None,
+    exclude: Sequence[int] = (),
+    state: stats.SteadyState | None = None,
 ) -> list[RunWarning]:
     """Why one run's figures may mislead: noise in its steady state, a noise band wide enough
     to hide a warm-up, or no steady state at all. ``exclude``: iterations left out of the
-    statistics (profiled ones)."""
-    skip = set(exclude)
-    kept = [v for i, v in enumerate(latencies) if i not in skip]
+    statistics (profiled ones). ``state``: the run's ``stats.steady_state`` where it is known
+    (its steady iterations are the ones from ``steady_from`` on), so a long run's latencies
+    are not counted twice."""
+    kept = stats.without(latencies, exclude)
     if len(kept) < 2:
         return []
     out: list[RunWarning] = []
@@ -185,15 +189,21 @@ def run_warnings(
                 "not_steady", "not steady within the run: its statistics cover every iteration"
             )
         )
-    start = steady_from or 0
-    steady = sorted(v for i, v in enumerate(latencies) if i >= start and i not in skip)
+    if state is not None:
+        steady, ref = state.steady, state.reference
+    else:
+        start = steady_from or 0
+        left_out = set(exclude)
+        steady = stats.Distribution.of(
+            v for i, v in enumerate(latencies) if i >= start and i not in left_out
+        )
+        ref = None
     if len(steady) >= MIN_STEADY_FOR_NOISE:
         mid = median(steady)
-        mean = math.fsum(steady) / len(steady)
-        sd = math.sqrt(math.fsum((v - mean) ** 2 for v in steady) / len(steady))
+        mean, sd = steady.mean_std()
         if mean > 0 and sd / mean > NOISY_CV:
             out.append(RunWarning("cv", f"noisy: steady CV {sd / mean:.0%} (above {NOISY_CV:.0%})"))
-        iqr = stats.percentile(steady, 75) - stats.percentile(steady, 25)
+        iqr = stats.percentile_sorted(steady, 75) - stats.percentile_sorted(steady, 25)
         if mid > 0 and iqr / mid > NOISY_IQR:
             out.append(
                 RunWarning(
@@ -202,7 +212,7 @@ def run_warnings(
                     f"(torch.utils.benchmark warns above {NOISY_IQR:.0%})",
                 )
             )
-        m, sigma = stats.reference(kept)
+        m, sigma = ref or stats.reference(kept)
         if m > 0 and 5 * sigma > 0.25 * m:
             out.append(
                 RunWarning(

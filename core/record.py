@@ -44,7 +44,8 @@ from warmscope.core.run import Event, RunData
 from warmscope.core.safe_text import clean_line
 
 FORMAT = "warmscope-record"
-VERSION = 1
+VERSION = 2
+"""2: iterations packed (``packing``); 1: iterations as plain lists. Both are read."""
 
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_SUFFIX = 10_000  # ``create_unique`` gives up after this many taken names
@@ -598,7 +599,11 @@ def _check_line(entry: dict[str, Any]) -> None:
         _field(entry, "ms", _is_num, "a number", optional=False)
     elif kind == "iters":
         _field(entry, "i0", lambda v: _is_int(v) and v >= 0, "an iteration number", optional=False)
-        if "ns" in entry:
+        if "z" in entry:  # packed: ``packing.unpack`` checks that it decodes to its count
+            _field(entry, "z", _is_str, "a string")
+            _field(entry, "n", lambda v: _is_int(v) and v > 0, "a count", optional=False)
+            _field(entry, "s0", _is_int, "an integer", optional=False)
+        elif "ns" in entry:
             _check_latencies(entry["ns"], entry.get("st"), ("ns", "st"))
         else:
             _check_latencies(entry.get("ms"), entry.get("start_ms"), ("ms", "start_ms"))
@@ -646,10 +651,69 @@ def _check_line(entry: dict[str, Any]) -> None:
         _field(entry, "exit_code", _is_opt_int, "an integer")
 
 
-def read_run(path: Path) -> RunData:
+QUICK_READ_BYTES = 8 << 20
+"""A record up to this size is read in well under a second: ``open`` reads it whole up front
+(to fail early, in one line); a larger one is read behind a first frame, with its progress."""
+
+Progress = Callable[[float], None]
+"""Told the fraction of the file read so far, every megabyte or so."""
+
+
+def read_run(path: Path, progress: Progress | None = None) -> RunData:
     """A record (``.jsonl``) or a ``--json`` document, as ``RunData``. Anything wrong with the
     file (missing, unreadable, not a record, a newer version, a line of the wrong shape) raises
     ``RecordError``, one line naming it; nothing else is raised for a bad file."""
+    try:
+        with _open_text(path) as f:
+            head = f.read(1)
+            f.seek(0)
+            if head == "{" and path.suffix == ".json":
+                return _from_document(_load_document(f, path), path)
+            size = os.fstat(f.fileno()).st_size
+            return _from_lines(f, path, progress if size else None, size)
+    except RecordError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{path} is not a warmscope record: {exc}") from None
+    except MemoryError:
+        raise RecordError(f"{path} is too large to read") from None
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def check_header(path: Path) -> int:
+    """Whether ``path`` starts like a record this version reads (or is a ``--json`` document):
+    its size in bytes, or ``RecordError`` as ``read_run`` would say it. Reads one line only."""
+    try:
+        with _open_text(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            if path.suffix == ".json" and f.read(1) == "{":
+                return size
+            f.seek(0)
+            line = f.readline(1 << 20)
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{path} is not a warmscope record: {exc}") from None
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not line.strip():
+        raise RecordError(f"{path} is empty, not a warmscope record")
+    try:
+        entry = json.loads(line)
+    except (ValueError, RecursionError):
+        entry = None
+    if not isinstance(entry, dict) or entry.get("type") != "header":
+        raise RecordError(f"{path} is not a warmscope record (no header line)")
+    if entry.get("format") != FORMAT:
+        raise RecordError(f"{path} is not a warmscope record (no header line)")
+    try:
+        _check_version(entry, path)
+    except _Shape as exc:
+        raise RecordError(f"{path}:1: not a valid record line ({_describe(exc)})") from None
+    return size
+
+
+def _open_text(path: Path) -> IO[str]:
+    """``path`` open for reading as text: a regular file, never a FIFO that would hang."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not hang
     except FileNotFoundError:
@@ -667,25 +731,10 @@ def read_run(path: Path) -> RunData:
                 f"{path} is not a regular file (a pipe, device or socket), not a record"
             )
         os.set_blocking(fd, True)
-        f = os.fdopen(fd, encoding="utf-8")
+        return os.fdopen(fd, encoding="utf-8")
     except BaseException:
         os.close(fd)
         raise
-    try:
-        with f:
-            head = f.read(1)
-            f.seek(0)
-            if head == "{" and path.suffix == ".json":
-                return _from_document(_load_document(f, path), path)
-            return _from_lines(f, path)
-    except RecordError:
-        raise
-    except UnicodeDecodeError as exc:
-        raise RecordError(f"{path} is not a warmscope record: {exc}") from None
-    except MemoryError:
-        raise RecordError(f"{path} is too large to read") from None
-    except OSError as exc:
-        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _load_document(f: IO[str], path: Path) -> Any:
@@ -695,10 +744,21 @@ def _load_document(f: IO[str], path: Path) -> Any:
         raise RecordError(f"{path} is not a warmscope record: {_describe(exc)}") from None
 
 
-def _from_lines(lines: IO[str], path: Path) -> RunData:
+_PROGRESS_EVERY = 1 << 20  # characters (bytes, nearly: records are ASCII but for strings)
+
+
+def _from_lines(
+    lines: IO[str], path: Path, progress: Progress | None = None, size: int = 0
+) -> RunData:
     data = RunData(record_path=str(path))
     seen_header = False
+    done = told = 0
     for number, line in enumerate(lines, 1):
+        if progress is not None:
+            done += len(line)
+            if done - told >= _PROGRESS_EVERY:
+                told = done
+                progress(min(done / size, 1.0))
         if not line.strip():
             continue
         try:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import copy
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from warmscope.core import intervals, outcome, stats
 from warmscope.core.jitlog import label_for
+from warmscope.core.packing import Batch, Starts
 
 
 @dataclass
@@ -80,8 +81,8 @@ class Update:
     """
 
     first: int
-    ms: list[float]
-    start_ms: list[float]
+    ms: Sequence[float]
+    start_ms: Sequence[float]
     events: list[Event]
     samples: list[dict[str, Any]]
     status: str
@@ -89,7 +90,7 @@ class Update:
     phases: dict[str, float] = field(default_factory=dict)
     phase: str | None = None
     busy: dict[str, Any] | None = None
-    shapes: list[int] = field(default_factory=list)
+    shapes: Sequence[int] = field(default_factory=list)
     """The new iterations' indices into ``shape_keys`` (empty when the shapes do not vary)."""
     shape_keys: list[str] = field(default_factory=list)
 
@@ -127,7 +128,8 @@ class RunData:
     env: dict[str, Any] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)
     ms: array = field(default_factory=lambda: array("d"))
-    start_ms: array = field(default_factory=lambda: array("d"))
+    start_ms: Starts = field(default_factory=Starts)
+    """Each iteration's start: a sequence of floats (ms), decoded from the record when read."""
     events: list[Event] = field(default_factory=list)
     samples: list[dict[str, Any]] = field(default_factory=list)
     status: str = outcome.STARTING
@@ -161,7 +163,8 @@ class RunData:
     _summary: tuple[tuple[int, int, int, bool], stats.Summary] | None = field(
         default=None, compare=False
     )
-    _shapes: tuple[tuple[int, int, int, bool], list[tuple[list[int], stats.Summary]]] | None = (
+    _state: stats.SteadyState | None = field(default=None, compare=False)
+    _shapes: tuple[tuple[int, int, int, bool], list[tuple[Sequence[int], stats.Summary]]] | None = (
         field(default=None, compare=False)
     )
 
@@ -176,9 +179,9 @@ class RunData:
     def add_iterations(
         self,
         first: int,
-        ms: list[float],
-        start_ms: list[float],
-        shapes: list[int] | None = None,
+        ms: Sequence[float],
+        start_ms: Sequence[float] | Batch,
+        shapes: Sequence[int] | None = None,
     ) -> None:
         if first != len(self.ms):  # a gap would shift every later index: refuse it loudly
             raise ValueError(f"iteration batch starts at {first}, expected {len(self.ms)}")
@@ -195,19 +198,27 @@ class RunData:
         if ev.iteration is not None:
             self._by_iteration.setdefault(ev.iteration, []).append(ev)
 
-    def since(self, cursor: Cursor) -> Update:
-        """What is new since ``cursor``, which is advanced past it."""
+    def since(self, cursor: Cursor, *, in_place: bool = False) -> Update:
+        """What is new since ``cursor``, which is advanced past it.
+
+        ``in_place``: the latencies, starts and shape indices are the run's own (read, not
+        copied; starts stay packed), for a run that no longer grows: a record of millions of
+        iterations is taken whole without a copy of them.
+        """
         first = cursor.iterations
+        whole = in_place and not first
         update = Update(
             first=first,
-            ms=self.ms[first:].tolist(),
-            start_ms=self.start_ms[first:].tolist(),
+            ms=self.ms if whole else self.ms[first:].tolist(),
+            start_ms=self.start_ms if whole else self.start_ms[first:].tolist(),
             events=self.events[cursor.events :],
             samples=self.samples[cursor.samples :],
             status=self.status,
             finished=self.finished,
             phases=dict(self.phases),
-            shapes=self.shape_of[first:].tolist() if self.shape_keys else [],
+            shapes=(self.shape_of if whole else self.shape_of[first:].tolist())
+            if self.shape_keys
+            else [],
             shape_keys=list(self.shape_keys),
         )
         cursor.iterations = len(self.ms)
@@ -222,7 +233,7 @@ class RunData:
         """
         snap = copy.copy(self)
         snap.ms = self.ms[:]
-        snap.start_ms = self.start_ms[:]
+        snap.start_ms = self.start_ms.copy()
         snap.events = list(self.events)
         snap.samples = list(self.samples)
         snap.phases = dict(self.phases)
@@ -271,7 +282,8 @@ class RunData:
                 self._shapes = (key, per_shape)
                 self._summary = (key, overall)
             else:
-                self._summary = (key, stats.summarize(self.ms, exclude=exclude, known_warmup=busy))
+                self._state = stats.steady_state(self.ms, exclude=exclude, known_warmup=busy)
+                self._summary = (key, self._state.summary)
         return self._summary[1]
 
     def profiled_here(self) -> list[int]:
@@ -280,7 +292,7 @@ class RunData:
         run's latencies was slowed by them."""
         return sorted(i for i, p in self.profiles.items() if not p.get("separate"))
 
-    def shape_summaries(self) -> list[tuple[list[int], stats.Summary]]:
+    def shape_summaries(self) -> list[tuple[Sequence[int], stats.Summary]]:
         """Each shape's iterations and statistics, in the order of ``shape_keys``."""
         if not self.shape_keys:
             return []
@@ -373,7 +385,9 @@ class RunData:
         """Why this run's figures may mislead: noise, a warm-up hidden in it, no steady state
         (``intervals.run_warnings``, over the iterations the statistics count)."""
         exclude, _ = self.stats_inputs()
-        return intervals.run_warnings(self.ms, self.summary().steady_from, exclude)
+        summary = self.summary()
+        state = None if self.shape_keys else self._state  # counted with this summary
+        return intervals.run_warnings(self.ms, summary.steady_from, exclude, state)
 
     # -- the --json document ----------------------------------------------------------------
 

@@ -400,7 +400,7 @@ def test_shapes_are_judged_each_on_its_own() -> None:
     ms = [50.0, 3.0] + [1.0, 3.0] * 20
     overall, per_shape = summarize_shapes(ms, [0, 1] * 21, 2)
     (a_idx, a), (b_idx, b) = per_shape
-    assert a_idx[:3] == [0, 2, 4] and b_idx[:3] == [1, 3, 5]
+    assert list(a_idx[:3]) == [0, 2, 4] and list(b_idx[:3]) == [1, 3, 5]
     assert a.steady_from == 2 and a.p50_ms == 1.0 and a.warmup_excess_ms == 49.0
     assert b.steady_from == 1 and b.p50_ms == 3.0 and b.cv == 0.0
     # Mixed, B's 3.0 would look slow against A's 1.0: judged per shape, the run is steady

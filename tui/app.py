@@ -27,12 +27,13 @@ from textual.filter import LineFilter
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.worker import get_current_worker
 
 from warmscope.core import outcome, stats
 from warmscope.core.digest import settings_diff
 from warmscope.core.intervals import RunWarning
 from warmscope.core.outcome import WarmscopeError
-from warmscope.core.record import RecordError, read_run
+from warmscope.core.record import QUICK_READ_BYTES, Progress, RecordError, read_run
 from warmscope.core.run import LiveRun, RunData
 from warmscope.core.settings import PRESETS, RunSettings
 from warmscope.tui import fmt, glyphs
@@ -40,6 +41,7 @@ from warmscope.tui.ascii_filter import AsciiFilter
 from warmscope.tui.confirm_screen import ConfirmScreen
 from warmscope.tui.controller import RunController, SessionFactory, start_session
 from warmscope.tui.hangup import HangupWatchdog, detach_terminal
+from warmscope.tui.loading_screen import LoadingScreen
 from warmscope.tui.main_screen import RUN_BINDINGS, MainScreen
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.run_header import RunHeader
@@ -88,6 +90,26 @@ class ExportDone(Message):
         super().__init__()
         self.paths = paths
         self.error = error
+
+
+class _Cancelled(Exception):
+    """The app quit while a record was being read."""
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # read_run says what is wrong with it
+
+
+def _read(item: Path | RunData, progress: Progress | None = None) -> RunData | RecordError:
+    if isinstance(item, RunData):
+        return item
+    try:
+        return read_run(item, progress)
+    except RecordError as exc:
+        return exc
 
 
 class WarmscopeApp(App[int]):
@@ -230,11 +252,49 @@ class WarmscopeApp(App[int]):
         self.exit(0)
 
     def on_main_screen_ready(self) -> None:
-        for item in self.initial_records:
+        items = self.initial_records
+        if any(isinstance(i, Path) and _size(i) > QUICK_READ_BYTES for i in items):
+            # A long record: the first frame now, the reading in a thread, its progress shown.
+            self.push_screen(LoadingScreen())
+            self.run_worker(
+                partial(self._read_records, items),
+                name="load",
+                thread=True,
+                group="load",
+                exit_on_error=False,
+            )
+            return
+        self._records_read([_read(item) for item in items])
+
+    def _read_records(self, items: list[Path | RunData]) -> None:
+        """In a worker thread: read every record, telling the loading screen how far."""
+        worker = get_current_worker()
+        read: list[RunData | RecordError] = []
+        for n, item in enumerate(items, 1):
+            what = f"reading {item.name if isinstance(item, Path) else 'a run'} ({n}/{len(items)})"
+
+            def told(fraction: float, what: str = what) -> None:
+                if worker.is_cancelled:
+                    raise _Cancelled
+                self.call_from_thread(self._loading, what, fraction)
+
             try:
-                data = item if isinstance(item, RunData) else read_run(item)
-            except RecordError as exc:
-                self.notify(str(exc), title="Not opened", severity="error", markup=False)
+                read.append(_read(item, told))
+            except _Cancelled:
+                return
+        if not worker.is_cancelled:
+            self.call_from_thread(self._records_read, read)
+
+    def _loading(self, what: str, fraction: float) -> None:
+        if isinstance(self.screen, LoadingScreen):
+            self.screen.show(what, fraction)
+
+    def _records_read(self, read: list[RunData | RecordError]) -> None:
+        if isinstance(self.screen, LoadingScreen):
+            self.pop_screen()
+        for data in read:
+            if isinstance(data, RecordError):
+                self.notify(str(data), title="Not opened", severity="error", markup=False)
                 continue
             entry = self.controller.open_record(data)
             self._want_summary(entry, force=True)

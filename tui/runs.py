@@ -240,7 +240,7 @@ class RunEntry:
     @classmethod
     def from_record(cls, number: int, data: RunData) -> RunEntry:
         entry = cls(number, data, "record")
-        entry.view.ingest(data.since(Cursor()))
+        entry.view.ingest(data.since(Cursor(), in_place=True))
         entry.view.add_stderr(error_lines(data))
         return entry
 

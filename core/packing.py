@@ -1,0 +1,247 @@
+"""A batch of iterations packed into one short JSON field, exact to the nanosecond.
+
+A long run records millions of iterations; written as JSON lists of integers they cost about
+19 bytes each. Packed, a batch is one ``iters`` line ``{"i0", "n", "s0", "z"}``: ``z`` is
+base64 of zlib of three columns, the durations, the gaps (how long after the previous
+iteration's end, or after ``s0`` for the first, each one started) and the shape indices
+(absent when the shapes do not vary). Gaps, not starts: a start grows for the whole run, a
+gap is a few hundred nanoseconds. Each column is stored as the narrowest signed integer type
+that holds it, its bytes split into planes (every low byte, then every next byte...): the
+high bytes of similar numbers are alike, and zlib takes runs of alike bytes almost for free.
+Each line stays self-contained, so a torn last line still loses only its own batch.
+
+Packing and unpacking run in C (``array``, byte slicing, ``zlib``, ``itertools``): no Python
+object per iteration is kept, which is what lets a reader take ten million of them in seconds.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import operator
+import sys
+import zlib
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate, chain, islice
+from operator import add, sub
+from typing import Any, overload
+
+_TYPES = tuple(t for t in "bhiq")  # signed, 1, 2, 4 and 8 bytes
+_WIDTH = {t: array(t).itemsize for t in _TYPES}
+_LIMITS = [(t, -(1 << (8 * _WIDTH[t] - 1)), (1 << (8 * _WIDTH[t] - 1)) - 1) for t in _TYPES]
+_NO_SHAPES = b"-"
+_LEVEL = 6  # zlib's default: level 9 saves under 1% here and costs twice the time
+_BIG_ENDIAN = sys.byteorder == "big"
+
+
+def _narrowest(values: array[int]) -> str:
+    lo, hi = (min(values), max(values)) if values else (0, 0)
+    return next(t for t, a, b in _LIMITS if a <= lo and hi <= b)
+
+
+def _planes(values: array[int]) -> bytes:
+    """The column's typecode, then its bytes plane by plane (little-endian)."""
+    code = _narrowest(values)
+    col = array(code, values)
+    if _BIG_ENDIAN:
+        col.byteswap()
+    raw = col.tobytes()
+    width = _WIDTH[code]
+    return code.encode() + b"".join(raw[k::width] for k in range(width))
+
+
+def pack(
+    first: int, ns: list[int], st: list[int], sh: list[int] | None = None
+) -> dict[str, Any] | None:
+    """The packed ``iters`` line of one batch, or ``None`` when it cannot be packed (a value
+    that is not an integer, or out of 64-bit range): that batch is written as plain lists."""
+    n = len(ns)
+    if not n or len(st) != n or (sh is not None and len(sh) != n):
+        return None
+    try:
+        durations = array("q", ns)
+        starts = array("q", st)
+        ends = map(add, starts[: n - 1], durations[: n - 1])
+        gaps = array("q", chain([0], map(sub, islice(starts, 1, None), ends)))
+        shapes = array("q", sh) if sh is not None else None
+    except (TypeError, OverflowError):
+        return None
+    body = _planes(durations) + _planes(gaps) + (_planes(shapes) if shapes else _NO_SHAPES)
+    z = base64.b64encode(zlib.compress(body, _LEVEL)).decode("ascii")
+    return {"type": "iters", "i0": first, "n": n, "s0": starts[0], "z": z}
+
+
+def _column(raw: bytes, pos: int, n: int) -> tuple[array[int], int]:
+    code = chr(raw[pos])
+    if code not in _WIDTH:
+        raise ValueError("a packed batch with a column of unknown type")
+    width = _WIDTH[code]
+    end = pos + 1 + n * width
+    if end > len(raw):
+        raise ValueError("a packed batch shorter than its count")
+    buf = bytearray(n * width)
+    for k in range(width):
+        buf[k::width] = raw[pos + 1 + k * n : pos + 1 + (k + 1) * n]
+    col = array(code)
+    col.frombytes(buf)
+    if _BIG_ENDIAN:
+        col.byteswap()
+    return col, end
+
+
+class Batch:
+    """One packed batch as read: its durations and shape indices at once, its starts on demand
+    (a report never reads them; decoding them costs more than the rest of the batch)."""
+
+    __slots__ = ("_packed", "n", "s0")
+
+    def __init__(self, n: int, s0: int, packed: bytes) -> None:
+        self.n, self.s0, self._packed = n, s0, packed
+
+    def columns(self) -> tuple[array[int], array[int], array[int] | None]:
+        """Durations, gaps and shape indices (``None``: not recorded)."""
+        inflate = zlib.decompressobj()
+        try:
+            # 8 bytes a value, 3 columns and their type codes at most: a bomb stops there.
+            raw = inflate.decompress(self._packed, 24 * self.n + 3)
+        except zlib.error as exc:
+            raise ValueError(f"a packed batch that does not decode ({exc})") from None
+        if inflate.unconsumed_tail or not inflate.eof:
+            raise ValueError("a packed batch longer than its count, or cut short")
+        durations, pos = _column(raw, 0, self.n)
+        gaps, pos = _column(raw, pos, self.n)
+        shapes: array[int] | None = None
+        if raw[pos : pos + 1] == _NO_SHAPES:
+            pos += 1
+        else:
+            shapes, pos = _column(raw, pos, self.n)
+        if pos != len(raw):
+            raise ValueError("a packed batch longer than its count")
+        return durations, gaps, shapes
+
+    def starts(self) -> array[int]:
+        """Each iteration's start, in nanoseconds from the loop's start."""
+        durations, gaps, _ = self.columns()
+        # start[i] = start[i-1] + duration[i-1] + gap[i]; start[0] = s0 + gap[0]
+        n = self.n
+        steps = chain(
+            [self.s0 + gaps[0]], map(add, islice(durations, n - 1), islice(gaps, 1, None))
+        )
+        try:
+            return array("q", accumulate(steps))
+        except OverflowError:
+            raise ValueError("a packed batch whose starts overflow") from None
+
+    def _starts_fit(self, durations: array[int], gaps: array[int]) -> bool:
+        """Whether every start surely fits in 64 bits, from the columns' widths alone."""
+        reach = self.n * ((1 << (8 * durations.itemsize - 1)) + (1 << (8 * gaps.itemsize - 1)))
+        return self.s0 - reach >= -(1 << 63) and self.s0 + reach < 1 << 63
+
+
+def unpack(line: dict[str, Any]) -> tuple[Batch, array[int], array[int] | None]:
+    """A packed line as its ``Batch``, its durations in integer nanoseconds and its shape indices
+    (``None``: not recorded). Raises ``ValueError`` for a line that does not decode to its
+    count, whose shape indices are out of range, or whose starts overflow."""
+    n, s0 = line["n"], line["s0"]
+    if not isinstance(n, int) or n < 1 or not isinstance(s0, int) or isinstance(s0, bool):
+        raise ValueError("a packed batch needs a count 'n' and a start 's0'")
+    try:
+        batch = Batch(n, s0, base64.b64decode(line["z"], validate=True))
+    except (binascii.Error, TypeError) as exc:
+        raise ValueError(f"a packed batch that does not decode ({exc})") from None
+    durations, gaps, shapes = batch.columns()
+    if shapes is not None and (min(shapes) < -1 or max(shapes) >= 1 << 15):
+        raise ValueError("a packed batch with a shape index out of range")
+    if not batch._starts_fit(durations, gaps):
+        batch.starts()  # only wide columns can overflow: those are checked now, not when read
+    return batch, durations, None if shapes is None else array("h", shapes)
+
+
+_MS = (1e6).__rtruediv__
+"""Integer nanoseconds to float milliseconds, as ``v / 1e6``, mapped in C."""
+
+
+def to_ms(ns: Iterable[int]) -> array[float]:
+    return array("d", map(_MS, ns))
+
+
+class Starts(Sequence[float]):
+    """Each iteration's start (ms from the loop's start), as ``RunData.start_ms``: batches added
+    packed stay packed until a start in them is read. Reading one start decodes its batch
+    only; reading them all (an export) decodes batch by batch, keeping none."""
+
+    def __init__(self, parts: Iterable[array[float] | Batch] = ()) -> None:
+        self._parts: list[array[float] | Batch] = []
+        self._ends: list[int] = []  # the count of starts up to the end of each part
+        for part in parts:
+            self._add(part)
+
+    def _add(self, part: array[float] | Batch) -> None:
+        n = part.n if isinstance(part, Batch) else len(part)
+        if n:
+            self._parts.append(part)
+            self._ends.append(len(self) + n)
+
+    def extend(self, values: Iterable[float] | Batch) -> None:
+        self._add(values if isinstance(values, Batch) else array("d", values))
+
+    def copy(self) -> Starts:
+        """A copy that later batches do not change (its parts are never changed in place)."""
+        return Starts(self._parts)
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def _part(self, k: int) -> array[float]:
+        part = self._parts[k]
+        if isinstance(part, Batch):
+            part = self._parts[k] = to_ms(part.starts())  # read once: kept decoded
+        return part
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> array[float]: ...
+
+    def __getitem__(self, index: int | slice) -> float | array[float]:
+        n = len(self)
+        if isinstance(index, slice):
+            start, stop, step = index.indices(n)
+            if step != 1:
+                return array("d", (self[i] for i in range(start, stop, step)))
+            out = array("d")
+            k = bisect_right(self._ends, start)
+            while start < stop:
+                begin, end = (self._ends[k - 1] if k else 0), self._ends[k]
+                out.extend(self._decoded(k)[start - begin : min(stop, end) - begin])
+                start, k = end, k + 1
+            return out
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
+            raise IndexError("start index out of range")
+        k = bisect_right(self._ends, i)
+        return self._part(k)[i - (self._ends[k - 1] if k else 0)]
+
+    def _decoded(self, k: int) -> array[float]:
+        part = self._parts[k]
+        return to_ms(part.starts()) if isinstance(part, Batch) else part
+
+    def __iter__(self) -> Iterator[float]:
+        for k in range(len(self._parts)):
+            yield from self._decoded(k)
+
+    def tolist(self) -> list[float]:
+        return list(self)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence | array):
+            return NotImplemented
+        return len(self) == len(other) and all(map(operator.eq, self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Starts({len(self)} starts in {len(self._parts)} batches)"

@@ -1,0 +1,179 @@
+"""Packed iteration batches: exact round trips, compact, and refused in one line when broken."""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from warmscope.core import packing
+from warmscope.core.fold import iterations_line, record_line
+from warmscope.core.record import VERSION, RecordError, RecordWriter, read_run
+
+WIDE = st.integers(-(2**61), 2**61)  # every width, and sums that stay in 64 bits
+
+
+@st.composite
+def batches(draw: Any) -> tuple[list[int], list[int], list[int] | None]:
+    """Durations and starts as the agent sends them, or wilder (negative, of every width), with
+    or without shape indices."""
+    n = draw(st.integers(1, 300))
+    wild = draw(st.booleans())
+    ns = draw(st.lists(WIDE if wild else st.integers(0, 60_000), min_size=n, max_size=n))
+    s0 = draw(st.integers(0, 2**40))
+    gap = WIDE if wild else st.integers(0, 900)
+    starts = [s0]
+    for d in ns[:-1]:
+        starts.append(starts[-1] + d + draw(gap))
+    if wild and any(abs(v) >= 2**62 for v in starts):
+        starts = [s0 + i for i in range(n)]
+    shapes = draw(st.none() | st.lists(st.integers(-1, 2**15 - 1), min_size=n, max_size=n))
+    return ns, starts, shapes
+
+
+@settings(max_examples=300, deadline=None)
+@given(batches(), st.integers(0, 2**40))
+def test_a_batch_round_trips_exactly(batch: Any, first: int) -> None:
+    ns, starts, shapes = batch
+    line = packing.pack(first, ns, starts, shapes)
+    assert line is not None
+    line = json.loads(json.dumps(line))  # as it reads back from the record
+    assert line["i0"] == first and line["n"] == len(ns)
+    batch, durations, sh = packing.unpack(line)
+    assert list(durations) == ns
+    assert list(batch.starts()) == starts
+    assert (list(sh) if sh is not None else None) == shapes
+
+
+def test_values_that_do_not_pack_stay_plain_lists() -> None:
+    assert packing.pack(0, [1.5], [0]) is None
+    assert packing.pack(0, [2**64], [0]) is None
+    assert packing.pack(0, [], []) is None
+    assert packing.pack(0, [2**62, 0], [0, -(2**62) - 1]) is None  # a gap beyond 64 bits
+    line = iterations_line(0, [1.5], [0])
+    assert line == {"type": "iters", "i0": 0, "ns": [1.5], "st": [0]}
+
+
+def test_a_realistic_batch_takes_a_few_bytes_an_iteration() -> None:
+    import random
+
+    rng = random.Random(3)
+    ns = [25_000 + int(rng.gauss(0, 800)) for _ in range(2000)]
+    starts, clock = [], 7 * 10**11
+    for d in ns:
+        clock += 300 + int(rng.expovariate(1 / 150))
+        starts.append(clock)
+        clock += d
+    line = record_line({"t": "iters", "i0": 10**6, "ns": ns, "st": starts}, 0.0)
+    plain = json.dumps({"type": "iters", "i0": 10**6, "ns": ns, "st": starts})
+    size = len(json.dumps(line))
+    assert size / len(ns) < 5.0, size / len(ns)
+    assert size * 3 < len(plain)
+
+
+def header() -> dict[str, Any]:
+    return {"type": "header", "format": "warmscope-record", "version": VERSION, "settings": {}}
+
+
+def write_record(path: Path, *lines: dict[str, Any], torn: str = "") -> Path:
+    with RecordWriter.create(path) as writer:
+        for line in lines:
+            writer.write(line)
+    if torn:
+        with path.open("a") as f:
+            f.write(torn)
+    return path
+
+
+def test_a_record_of_packed_batches_reads_back(tmp_path: Path) -> None:
+    a = iterations_line(0, [5_000_000, 2_000_000], [0, 5_000_100])
+    b = iterations_line(2, [1_000_000], [7_000_200])
+    path = write_record(tmp_path / "r.jsonl", header(), a, b, {"type": "end", "status": "ok"})
+    data = read_run(path)
+    assert list(data.ms) == [5.0, 2.0, 1.0]
+    assert list(data.start_ms) == [0.0, 5.0001, 7.0002]
+
+
+def test_a_torn_last_batch_is_dropped_cleanly(tmp_path: Path) -> None:
+    a = iterations_line(0, [5_000_000, 2_000_000], [0, 5_000_100])
+    b = json.dumps(iterations_line(2, [1_000_000] * 50, list(range(0, 50_000_000, 1_000_000))))
+    path = write_record(tmp_path / "r.jsonl", header(), a, torn=b[: len(b) // 2])
+    data = read_run(path)
+    assert list(data.ms) == [5.0, 2.0]
+    assert data.status == "crashed"
+
+
+def test_a_version_1_record_of_plain_lists_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    lines = [
+        {**header(), "version": 1},
+        {"type": "iters", "i0": 0, "ns": [5_000_000, 2_000_000], "st": [0, 5_000_100]},
+        {"type": "iters", "i0": 2, "ms": [1.0], "start_ms": [7.0002]},
+        {"type": "end", "status": "ok"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    data = read_run(path)
+    assert list(data.ms) == [5.0, 2.0, 1.0]
+    assert list(data.start_ms) == [0.0, 5.0001, 7.0002]
+
+
+def _zipped(raw: bytes) -> str:
+    return base64.b64encode(zlib.compress(raw)).decode()
+
+
+GOOD = iterations_line(0, [5, 6], [0, 10])
+BROKEN: list[tuple[str, dict[str, Any]]] = [
+    ("not base64", {**GOOD, "z": "%%%"}),
+    ("not zlib", {**GOOD, "z": base64.b64encode(b"plain bytes").decode()}),
+    ("a count too large", {**GOOD, "n": 3}),
+    ("a count too small", {**GOOD, "n": 1}),
+    ("a count of zero", {**GOOD, "n": 0}),
+    ("no start", {k: v for k, v in GOOD.items() if k != "s0"}),
+    ("z a number", {**GOOD, "z": 5}),
+    ("an unknown column type", {**GOOD, "z": _zipped(b"x\x00\x00b\x00\x00-")}),
+    ("a bomb", {**GOOD, "z": _zipped(b"b" + bytes(10**6))}),
+    ("a shape index out of range", {**GOOD, "z": _zipped(b"b\x01\x01b\x00\x00b\xfe\x00")}),
+]
+
+
+@pytest.mark.parametrize(("case", "line"), BROKEN, ids=[c for c, _ in BROKEN])
+def test_a_broken_packed_batch_is_one_line_naming_it(
+    case: str, line: dict[str, Any], tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(header()) + "\n" + json.dumps(line) + "\n")
+    with pytest.raises(RecordError) as exc:
+        read_run(path)
+    message = str(exc.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}:2: not a valid record line (")
+
+
+def test_starts_stay_packed_until_read() -> None:
+    a = packing.unpack(iterations_line(0, [1_000_000, 2_000_000], [0, 1_500_000]))[0]
+    b = packing.unpack(iterations_line(2, [1_000_000] * 3, [4_000_000, 5_000_000, 6_000_000]))[0]
+    starts = packing.Starts()
+    starts.extend(a)
+    starts.extend([3.5])
+    starts.extend(b)
+    assert len(starts) == 6
+    assert all(isinstance(p, packing.Batch) for p in (starts._parts[0], starts._parts[2]))
+    assert starts[-1] == 6.0  # one start read: its batch decoded, the others left packed
+    assert isinstance(starts._parts[0], packing.Batch)
+    assert list(starts) == [0.0, 1.5, 3.5, 4.0, 5.0, 6.0]
+    assert isinstance(starts._parts[0], packing.Batch)  # iterating keeps none decoded
+    assert list(starts[1:5]) == [1.5, 3.5, 4.0, 5.0]
+    assert list(starts[::2]) == [0.0, 3.5, 5.0]
+    assert starts[2] == 3.5 and starts[-6] == 0.0
+    with pytest.raises(IndexError):
+        starts[6]
+    copy = starts.copy()
+    starts.extend([9.0])
+    assert len(copy) == 6 and len(starts) == 7
+    assert copy == [0.0, 1.5, 3.5, 4.0, 5.0, 6.0] and copy != starts

@@ -1,0 +1,22 @@
+"""``LoadingScreen``: a long record being read, with how far it has got, over the first frame."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import ProgressBar, Static
+
+
+class LoadingScreen(ModalScreen[None]):
+    """Shown while records are read behind it; the app dismisses it when they are open."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="loading-box"):
+            yield Static("reading the record…", id="loading-what", markup=False)
+            yield ProgressBar(total=1.0, show_eta=False, id="loading-bar")
+
+    def show(self, what: str, fraction: float) -> None:
+        """``what`` is being read and ``fraction`` of it is done."""
+        self.query_one("#loading-what", Static).update(what)
+        self.query_one(ProgressBar).update(progress=fraction)
