@@ -929,7 +929,7 @@ def cmd_compare(paths: list[Path]) -> int:
 
 def render_many(runs: list[RunData], names: list[str]) -> str:
     """Three or more runs side by side, each metric against the first run."""
-    width = max(14, *(len(Path(n).name) for n in names))
+    width = max(30, *(len(Path(n).name) for n in names))  # a value and "1.80× within noise"
     summaries = [r.summary() for r in runs]
     lines = [f"{'':<18} " + " ".join(f"{Path(n).name:>{width}}" for n in names)]
     lines.append(f"{'status':<18} " + " ".join(f"{r.status:>{width}}" for r in runs))
@@ -939,7 +939,7 @@ def render_many(runs: list[RunData], names: list[str]) -> str:
         cells = [metric_cell(row.metric, row.a)]
         for col in columns[1:]:
             other = col[n]
-            ratio = f" {other.ratio:.2f}×" if other.ratio is not None else ""
+            ratio = f" {other.ratio_text}" if other.ratio is not None else ""
             cells.append(metric_cell(other.metric, other.b) + ratio)
         lines.append(f"{row.metric:<18} " + " ".join(f"{c:>{width}}" for c in cells))
     lines.append("ratios: each run against the first")

@@ -138,9 +138,11 @@ class MetricRow:
 
     @property
     def ratio_text(self) -> str:
+        """B against A, in words that read without colour: ``0.26× better``, ``1.80× worse``,
+        ``1.01× within noise``, ``1.00×``; empty where there is no ratio."""
         if self.ratio is None:
             return ""
-        return f"{self.ratio:.2f}×" + (" (within noise)" if self.within_noise else "")
+        return f"{self.ratio:.2f}×" + (f" {self.verdict}" if self.verdict else "")
 
     @property
     def better(self) -> bool | None:

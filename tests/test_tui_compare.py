@@ -190,3 +190,5 @@ def test_cli_compares_three_records_against_the_first(capsys) -> None:  # type: 
     out = capsys.readouterr().out
     assert all(p.name in out for p in (SCRIPT, NO_PROFILING, FAILED))
     assert "ratios: each run against the first" in out
+    first = next(line for line in out.splitlines() if line.startswith("first_ms"))
+    assert "0.26× better" in first, "the ratio in words, as the TUI and the two-run view say it"

@@ -95,10 +95,10 @@ def test_a_steady_difference_inside_both_runs_noise_is_not_called() -> None:
     other = summarize([10.0] + [2.0, 2.02, 1.98] * 30)
     rows = {r.metric: r for r in metric_rows(quiet, noisy)}
     assert rows["p50_ms"].within_noise, "5% apart, with a CV near 20%"
-    assert "(within noise)" in rows["p50_ms"].ratio_text
+    assert rows["p50_ms"].ratio_text.endswith("× within noise")
     assert not rows["first_ms"].within_noise, "one sample a process: no noise to speak of"
     far = {r.metric: r for r in metric_rows(quiet, other)}
-    assert not far["p50_ms"].within_noise and far["p50_ms"].ratio_text == "2.00×"
+    assert not far["p50_ms"].within_noise and far["p50_ms"].ratio_text == "2.00× worse"
 
 
 def test_every_iteration_is_reachable_home_and_go_to() -> None:

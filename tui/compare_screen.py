@@ -39,8 +39,7 @@ def ratio_text(row: MetricRow) -> Text:
         return Text("within noise", style="dim", justify="right")
     better = row.better
     style = "" if better is None else "green" if better else "red"
-    words = f"{row.ratio:.2f}×" + (f" {row.verdict}" if row.verdict else "")
-    return Text(words, style=style, justify="right")
+    return Text(row.ratio_text, style=style, justify="right")
 
 
 def _value(metric: str, value: float | None) -> Text:
