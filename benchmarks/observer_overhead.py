@@ -6,7 +6,7 @@ thread, and prints the steady p50 and the iteration rate of each, with the ratio
 measured twice: with its defaults (the profiling executor's log captured, so a marker is written
 to stderr every iteration) and with log capture off.
 
-    python benchmarks/observer_overhead.py [--iters N] [--rounds R]
+    python benchmarks/observer_overhead.py [--model triple_add|overhead] [--iters N] [--rounds R]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MODEL = HERE / "overhead_model.py"
+MODELS = {"triple_add": HERE / "triple_add_model.py", "overhead": HERE / "overhead_model.py"}
 
 BARE = r"""
 import importlib.util, json, sys, time, torch
@@ -43,9 +43,9 @@ def steady(ms: list[float], skip: int) -> list[float]:
     return ms[skip:]
 
 
-def bare(iters: int) -> dict[str, float]:
+def bare(model: Path, iters: int) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-c", BARE, str(MODEL), str(iters)],
+        [sys.executable, "-c", BARE, str(model), str(iters)],
         capture_output=True,
         text=True,
         check=True,
@@ -62,14 +62,14 @@ def bare(iters: int) -> dict[str, float]:
     }
 
 
-def watched(iters: int, jit_log: str | None) -> dict[str, float]:
+def watched(model: Path, iters: int, jit_log: str | None) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         args = [
             sys.executable,
             "-m",
             "warmscope.core.cli",
             "run",
-            f"{MODEL}:make_model",
+            f"{model}:make_model",
             "--mode",
             "script",
             "--iters",
@@ -103,6 +103,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--model", choices=sorted(MODELS), default="triple_add")
     parser.add_argument("--iters", type=int, default=60_000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
@@ -111,15 +112,16 @@ def main() -> None:
         "warmscope": [],
         "warmscope, no log": [],
     }
+    model = MODELS[args.model]
     for r in range(args.rounds):
-        results["bare"].append(bare(args.iters))
-        results["warmscope"].append(watched(args.iters, None))
-        results["warmscope, no log"].append(watched(args.iters, ""))
+        results["bare"].append(bare(model, args.iters))
+        results["warmscope"].append(watched(model, args.iters, None))
+        results["warmscope, no log"].append(watched(model, args.iters, ""))
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
     # This machine's speed drifts between rounds (shared cores): compare within each round,
     # where the bare and watched loops ran back to back; report the median and range of ratios.
     print(
-        f"model: {MODEL.name} (scripted, 1 thread), {args.iters} iterations, {args.rounds} rounds"
+        f"model: {model.name} (scripted, 1 thread), {args.iters} iterations, {args.rounds} rounds"
     )
     print(f"cpu: {os.cpu_count()} logical cores, load {os.getloadavg()[0]:.2f}")
     print(f"{'loop':<18} {'steady p50':>11} {'rate':>13} {'p50 vs bare':>20} {'rate vs bare':>20}")
