@@ -16,8 +16,10 @@ fires when the *thread* that spawned it exits.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import errno
+import fcntl
 import json
 import os
 import re
@@ -25,6 +27,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 from dataclasses import dataclass, field
@@ -172,6 +175,9 @@ class RunSession:
         self._markers = bool(self.jit_log or settings.torch_logs)
         self._pending: list[str] = []
         self._pending_chars = 0
+        self.iteration_markers = 0
+        """Iteration markers read from fd 2: with the SIGIO watch, one per iteration that
+        printed, not one per iteration."""
         self._warm_cache = warm_cache
         self._separate_profiles = profiles
         self._cache: CacheSetup | None = None
@@ -480,8 +486,10 @@ class RunSession:
         exited_at: float | None = None
         err_fd = proc.stderr.fileno()
         while True:
-            count0 = self.ring.completed()  # before the select: see _settle_pending
-            drained = True
+            # For _settle_pending: the counter, then what the stderr pipe held, before reading.
+            count0 = self.ring.completed()
+            held = self._pipe_holds(err_fd) if self._markers else 0
+            consumed = 0
             now = time.monotonic()
             if exited_at is None and proc.poll() is not None:
                 exited_at = now  # the end of the run: the agent's exit, not EOF on its pipes
@@ -512,8 +520,8 @@ class RunSession:
                         self._lines(False, [buffers[fd]])
                     continue
                 got += len(chunk)
-                if fd == err_fd and len(chunk) == READ_CHUNK:
-                    drained = False  # more may wait behind this chunk
+                if fd == err_fd:
+                    consumed += len(chunk)
                 lines = (buffers[fd] + chunk).split(b"\n")
                 buffers[fd] = lines.pop()
                 if fd != out_fd and len(buffers[fd]) > MAX_STDERR_LINE:
@@ -523,7 +531,7 @@ class RunSession:
                     buffers[fd] = b""
                     self._protocol_fault(f"a message longer than {MAX_PROTOCOL_LINE >> 20} MiB")
                 self._lines(fd == out_fd, lines)
-            if self._pending and drained:
+            if self._pending and consumed >= held:
                 with self.lock:
                     self._settle_pending(count0)
             now = time.monotonic()
@@ -602,6 +610,7 @@ class RunSession:
             if line.startswith(done_marker) and line[skip:].isdigit() and line[skip:].isascii():
                 # The lines since the last marker were printed in this iteration, which is over:
                 # its blocks (a graph dump) reach the screen now, not when the next line comes.
+                self.iteration_markers += 1
                 self._resolve_pending(("it", int(line[skip:])))
                 self._emit(self._parser.flush())
                 self._context = PENDING
@@ -617,6 +626,7 @@ class RunSession:
                 # another thread's, printed after the loop's last look.
                 self._resolve_pending(("it", int(value)) if kind == "it" else None)
                 self._emit(self._parser.flush())
+                self.iteration_markers += kind in ("it", "done")
                 if kind == "it":
                     self._context = ("it", int(value))
                 elif kind == "done":
@@ -659,15 +669,26 @@ class RunSession:
         for text in pending:
             self._emit(self._parser.feed(text, context))
 
+    @staticmethod
+    def _pipe_holds(fd: int) -> int:
+        """Bytes waiting in the pipe (FIONREAD); a huge number when it cannot tell."""
+        n = array.array("i", [0])
+        try:
+            fcntl.ioctl(fd, termios.FIONREAD, n)
+        except OSError:
+            return 1 << 62
+        return n[0]
+
     def _settle_pending(self, count0: int) -> None:
         """Pending lines whose iteration the shared counter proves, so that a long iteration's
-        log shows while it runs, not only at its marker.
+        log (a flood, too) shows while it runs, not only at its marker.
 
         ``count0`` iterations were complete before this turn of the reader began, and the agent
         writes an iteration's marker before it counts the iteration: every marker of those
-        iterations was in the pipe then. The pipe has since been read empty, so they have all
-        been read: a line still pending was printed in iteration ``count0`` or later. If the
-        counter still reads ``count0``, no later iteration has begun: it is exactly ``count0``.
+        iterations was in the pipe then, within what it held. The turn has read at least that
+        much, so they have all been read: a line still pending was printed in iteration
+        ``count0`` or later. If the counter still reads ``count0``, no later iteration has
+        begun: it is exactly ``count0``.
         """
         if self.ring.completed() == count0:
             self._resolve_pending(("it", count0))
