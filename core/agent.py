@@ -48,6 +48,8 @@ CHILD_MODULES = (
 IDLE_PROBE_CALLS = 3
 FLUSH_MAX_ITERS = 4096  # a batch goes out every 50 ms or every 4096 iterations
 PR_SET_PDEATHSIG = 1
+MARK_EVERY_ITERATION = "WARMSCOPE_MARK_EVERY_ITERATION"
+"""Set (to anything): no SIGIO watch of fd 2, a marker after every iteration instead."""
 
 
 def child_package(folder: Path = HERE) -> ModuleType:
@@ -276,7 +278,13 @@ def run_loop(
     last_slot = ring_layout.slot_of(slots - 1, slots)
     clock = time.perf_counter_ns
     write = os.write
-    marker_prefix = protocol.MARKER + b"it "
+    # Log lines on fd 2 are pinned to iterations by a marker written after each iteration that
+    # wrote to fd 2: "the lines since the last marker were printed in iteration i". The check is
+    # one read of a flag that a SIGIO sets on every write into the pipe (see watch_stderr), so
+    # an iteration that prints nothing costs no system call and wakes nobody. Without the
+    # watch, the flag stays set: a marker after every iteration, attribution just as exact.
+    printed = channel_mod.printed
+    done_prefix = protocol.MARKER + b"done "
     marker_fd = State.marker_fd
 
     def flush() -> None:
@@ -298,6 +306,7 @@ def run_loop(
                 channel.flush(batch)
             elif channel.pending:
                 channel.flush()
+            channel_mod.check_watch()
 
     profile_at = sorted(set(cfg.get("profile_iters") or []))
     next_profile = profile_at.pop(0) if profile_at else -1
@@ -312,6 +321,8 @@ def run_loop(
     State.phase = None
     sys.stderr.flush()
     marker("loop", "start")
+    channel_mod.check_watch()
+    printed[0] = markers and not State.watching  # after the marker: its write set the flag
     next_flush = clock() + channel_mod.FLUSH_EVERY_NS
     loop_start = clock()
     i = 0
@@ -333,9 +344,6 @@ def run_loop(
                 if gap:
                     sleep(gap)
                 State.iteration = i
-                if markers:
-                    State.marked = i
-                    write(marker_fd, marker_prefix + b"%d\n" % i)
                 if i == next_profile:
                     State.iteration_start_ns = clock()
                     t0, t1 = profile(i)
@@ -352,6 +360,10 @@ def run_loop(
                 starts.append(t0 - loop_start)
                 ring[slot] = t1 - t0
                 ring[slot + 1] = t0 - loop_start
+                if printed[0]:  # before the count moves on: the parent relies on that order
+                    write(marker_fd, done_prefix + b"%d\n" % i)
+                    # After the write: the handler ran for it as the write returned.
+                    printed[0] = not State.watching
                 i += 1
                 ring[count_word] = i
                 # ring_layout.slot_of(i, slots), inline: this is the hot loop.
@@ -363,9 +375,6 @@ def run_loop(
                 # `steady`: one more pass, profiled, once the run has settled. (The bookkeeping
                 # repeats the loop's on purpose: the loop body stays inline, it is the hot path.)
                 State.iteration = i
-                if markers:
-                    State.marked = i
-                    write(marker_fd, marker_prefix + b"%d\n" % i)
                 t0, t1 = profile(i)
                 durations.append(t1 - t0)
                 starts.append(t0 - loop_start)
@@ -373,6 +382,9 @@ def run_loop(
                     shapes.append(current)
                 ring[slot] = t1 - t0
                 ring[slot + 1] = t0 - loop_start
+                if printed[0]:
+                    write(marker_fd, done_prefix + b"%d\n" % i)
+                    printed[0] = not State.watching
                 i += 1
                 ring[count_word] = i
     except KeyboardInterrupt:
@@ -382,6 +394,8 @@ def run_loop(
     finally:
         # On an exception from forward, State.iteration still names the failing iteration.
         State.iteration_start_ns = 0
+        if printed[0] and State.iteration is not None:
+            write(marker_fd, done_prefix + b"%d\n" % State.iteration)
         flush()
     State.iteration = None
     State.phase = "end"
@@ -500,6 +514,8 @@ def main() -> int:
     signal.signal(signal.SIGTERM, channel_mod.ask_stop)
     State.marker_fd = os.dup(2)
     os.set_inheritable(State.marker_fd, False)
+    if cfg.get("markers") and not os.environ.get(MARK_EVERY_ITERATION):
+        State.watching = channel_mod.watch_stderr(State.marker_fd)
     # The stderr pipe directly (works whatever sys.stderr is, even after the model closes fd 2);
     # only the crashing thread, not our helpers.
     faulthandler.enable(file=State.marker_fd, all_threads=False)

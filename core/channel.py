@@ -6,7 +6,10 @@ Child side: loaded by the agent by path (standard library only at import).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import signal
+import stat
 import sys
 import threading
 import time
@@ -31,6 +34,7 @@ class State:
     stop_pending = False  # ... and waits for the end of a critical section to be raised
     critical = 0  # depth of ``no_interrupt`` sections on the main thread
     marker_fd = 2
+    watching = False  # every write into the stderr pipe sets ``printed[0]`` (watch_stderr)
     """The agent's own copy of the stderr pipe: a model that closes fd 2 cannot take it."""
 
 
@@ -102,6 +106,69 @@ def start_flusher(channel: Channel) -> None:
                 channel.flush()
 
     threading.Thread(target=run, name="flusher", daemon=True).start()
+
+
+printed = [False]
+"""Set by every write into the stderr pipe while ``watch_stderr`` holds: the loop reads and
+clears it once an iteration (an item of a list, the cheapest cell two functions can share)."""
+
+
+def _on_io(signum: int, frame: object) -> None:
+    printed[0] = True
+
+
+def _arm(fd: int) -> None:
+    """SIGIO to this process on every write into the pipe whose read side ``fd`` is."""
+    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
+
+
+def watch_stderr(fd: int) -> bool:
+    """Have ``printed[0]`` set by every write into the pipe behind ``fd`` (the stderr pipe),
+    whoever writes (C++ logs, Python, helper processes); True when that holds here.
+
+    The agent opens its own read side of the pipe (it never reads from it) and asks the kernel
+    for a SIGIO on each write. The writing thread (in a C++ log call, the main thread) takes the
+    signal as its system call returns, so the handler has run by the time the loop next looks:
+    CPython runs pending handlers when a builtin call returns, before the next statement. Both
+    promises are checked here on a private pipe first, a write into a pipe that already holds
+    data included (some kernels signalled only the first). False: the loop marks every
+    iteration instead.
+    """
+    if not sys.platform.startswith("linux") or not hasattr(signal, "SIGIO"):
+        return False
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        signal.signal(signal.SIGIO, _on_io)
+        signal.siginterrupt(signal.SIGIO, False)  # the model's system calls restart
+        r, w = os.pipe()
+        try:
+            _arm(r)
+            seen = []
+            for _ in range(2):
+                printed[0] = False
+                os.write(w, b"x")
+                seen.append(printed[0])
+        finally:
+            os.close(r)
+            os.close(w)
+        if not all(seen):
+            return False
+        # A new open file (not a dup): its O_ASYNC and owner are the agent's alone.
+        reader = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        _arm(reader)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def check_watch() -> None:
+    """A model that installs its own SIGIO handler ends the watch: from then on the loop marks
+    every iteration (checked with each batch, off the loop's path)."""
+    if State.watching and signal.getsignal(signal.SIGIO) is not _on_io:
+        State.watching = False
+        printed[0] = True
 
 
 def marker(kind: str, value: object) -> None:

@@ -23,8 +23,12 @@ Messages (key ``t``):
   model), ``exception`` (its class name), ``message``, ``traceback``.
 - ``done``: ``status`` (``ok`` | ``stopped`` | ``failed``), ``iterations``.
 
-On fd 2 (the child's stderr), while some log capture is on, the agent writes a marker line
-before each iteration so the parent knows in which iteration every later log line was printed.
+On fd 2 (the child's stderr) the agent writes marker lines among what the model prints:
+``phase NAME`` and ``loop start`` (the lines after it were printed in that phase, or in the
+loop), ``it N`` before the first Python-level write of iteration N (the lines after it were
+printed in N), and, while some log capture is on, ``done N`` after an iteration N that wrote to
+fd 2 (the lines since the last marker were printed in N). Lines of the loop still without a
+marker belong to the iteration the shared counter (core/ring.py) names once it is proven.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from typing import Any
 VERSION = 1
 
 MARKER = b"\x1e@ws "
-"""Marker lines on stderr: ``MARKER + b"it 12\\n"`` or ``MARKER + b"phase load\\n"``."""
+"""Marker lines on stderr: ``MARKER + b"done 12\\n"``, ``MARKER + b"phase load\\n"``."""
 
 
 def encode(message: dict[str, Any]) -> bytes:

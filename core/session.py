@@ -16,8 +16,10 @@ fires when the *thread* that spawned it exits.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import errno
+import fcntl
 import json
 import os
 import re
@@ -25,6 +27,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 from dataclasses import dataclass, field
@@ -55,6 +58,12 @@ IDLE_FLUSH_S = 0.1
 READ_PAUSE_S = 0.005
 MAX_STDERR_LINE = 1 << 20
 MAX_PROTOCOL_LINE = 256 << 20  # a profile or graph dump is large; a line past this is a fault
+MAX_PENDING_CHARS = 1 << 20
+"""Log text waiting for its iteration's marker; past it (a flood within one long iteration) the
+lines go on as the iteration then running, marked approximate, so memory stays bounded."""
+PENDING: tuple[str, object] = ("pending", None)
+"""The context of lines on fd 2 in the loop, while markers are on: their iteration comes with
+the next marker (or the shared counter, below)."""
 MAX_STDERR_EVENTS = 2000
 """Stderr events a run keeps; past it (a model printing every pass) lines go to the side file
 and are counted, so memory stays bounded however long the run."""
@@ -163,6 +172,12 @@ class RunSession:
         self._finishing = False
         self._parser = StderrParser()
         self._context: tuple[str, object] = ("phase", "start")
+        self._markers = bool(self.jit_log or settings.torch_logs)
+        self._pending: list[str] = []
+        self._pending_chars = 0
+        self.iteration_markers = 0
+        """Iteration markers read from fd 2: with the SIGIO watch, one per iteration that
+        printed, not one per iteration."""
         self._warm_cache = warm_cache
         self._separate_profiles = profiles
         self._cache: CacheSetup | None = None
@@ -338,7 +353,7 @@ class RunSession:
             "knobs": knobs,
             "iters": self.settings.iters,
             "duration": self.settings.duration,
-            "markers": bool(self.jit_log or self.settings.torch_logs),
+            "markers": self._markers,
             "profile_iters": profile_iters,
             "profile_steady": profile_steady,
             "trace_prefix": str(self.record_path.with_suffix("")),
@@ -469,7 +484,12 @@ class RunSession:
         deadline = self._t0 + self.settings.timeout if self.settings.timeout else None
         last_record_flush = time.monotonic()
         exited_at: float | None = None
+        err_fd = proc.stderr.fileno()
         while True:
+            # For _settle_pending: the counter, then what the stderr pipe held, before reading.
+            count0 = self.ring.completed()
+            held = self._pipe_holds(err_fd) if self._markers else 0
+            consumed = 0
             now = time.monotonic()
             if exited_at is None and proc.poll() is not None:
                 exited_at = now  # the end of the run: the agent's exit, not EOF on its pipes
@@ -500,6 +520,8 @@ class RunSession:
                         self._lines(False, [buffers[fd]])
                     continue
                 got += len(chunk)
+                if fd == err_fd:
+                    consumed += len(chunk)
                 lines = (buffers[fd] + chunk).split(b"\n")
                 buffers[fd] = lines.pop()
                 if fd != out_fd and len(buffers[fd]) > MAX_STDERR_LINE:
@@ -509,6 +531,9 @@ class RunSession:
                     buffers[fd] = b""
                     self._protocol_fault(f"a message longer than {MAX_PROTOCOL_LINE >> 20} MiB")
                 self._lines(fd == out_fd, lines)
+            if self._pending and consumed >= held:
+                with self.lock:
+                    self._settle_pending(count0)
             now = time.monotonic()
             if ready and got < READ_CHUNK // 4 and exited_at is None:
                 # Light traffic: let lines pile up in the pipe, so that a child writing a marker
@@ -579,41 +604,94 @@ class RunSession:
 
     def _stderr(self, lines: list[bytes]) -> None:
         raw: list[bytes] = []
-        it_marker = protocol.MARKER + b"it "
-        skip = len(it_marker)
+        done_marker = protocol.MARKER + b"done "
+        skip = len(done_marker)
         for line in lines:
-            if line.startswith(it_marker) and line[skip:].isdigit() and line[skip:].isascii():
-                # The common case, one per iteration. A new iteration closes the open block
-                # (a graph dump), so it reaches the screen now, not when the next line comes.
+            if line.startswith(done_marker) and line[skip:].isdigit() and line[skip:].isascii():
+                # The lines since the last marker were printed in this iteration, which is over:
+                # its blocks (a graph dump) reach the screen now, not when the next line comes.
+                self.iteration_markers += 1
+                self._resolve_pending(("it", int(line[skip:])))
                 self._emit(self._parser.flush())
-                self._context = ("it", int(line[skip:]))
+                self._context = PENDING
                 continue
             mark = protocol.parse_marker(line)
             if mark is not None:
-                self._emit(self._parser.flush())
                 kind, value = mark
-                if kind == "it" and not (value.isascii() and value.isdigit()):
+                if kind in ("it", "done") and not (value.isascii() and value.isdigit()):
                     self._protocol_fault(f"a marker with a bad iteration: {line[:80]!r}")
                     continue
-                self._context = (
-                    ("it", int(value))
-                    if kind == "it"
-                    else (("it", None) if kind == "loop" else ("phase", value))
-                )
+                # Lines still pending were printed in the iteration a Python print marks
+                # (earlier ones would have had their own marker); before a phase, they are
+                # another thread's, printed after the loop's last look.
+                self._resolve_pending(("it", int(value)) if kind == "it" else None)
+                self._emit(self._parser.flush())
+                self.iteration_markers += kind in ("it", "done")
+                if kind == "it":
+                    self._context = ("it", int(value))
+                elif kind == "done":
+                    self._context = PENDING
+                elif kind == "loop":
+                    self._context = PENDING if self._markers else ("it", None)
+                else:
+                    self._context = ("phase", value)
                 continue
             raw.append(line)
             text = line.decode(errors="replace").rstrip("\r")
             context = self._context
+            if context == PENDING:
+                self._pending.append(text)
+                self._pending_chars += len(text)
+                if self._pending_chars > MAX_PENDING_CHARS:
+                    self._resolve_pending(None)
+                continue
             if context == ("it", None):
                 # No marker (a C++ write with no log capture on): the iteration in progress as
                 # this line is read, from the child's shared counter.
-                context = ("approx", max(self.ring.completed(), self.data.count))
+                context = self._approx_context()
             self._emit(self._parser.feed(text, context))
         if raw and self._stderr_file is not None and self._fault is None:
             try:
                 self._stderr_file.write(b"\n".join(raw) + b"\n")
             except OSError as exc:
                 self._write_failed(self.stderr_path, exc)
+
+    def _approx_context(self) -> tuple[str, object]:
+        return ("approx", max(self.ring.completed(), self.data.count))
+
+    def _resolve_pending(self, context: tuple[str, object] | None) -> None:
+        """Hand the pending lines to the parser as printed in ``context`` (None: approximately,
+        the iteration now running)."""
+        if not self._pending:
+            return
+        pending, self._pending, self._pending_chars = self._pending, [], 0
+        context = context or self._approx_context()
+        for text in pending:
+            self._emit(self._parser.feed(text, context))
+
+    @staticmethod
+    def _pipe_holds(fd: int) -> int:
+        """Bytes waiting in the pipe (FIONREAD); a huge number when it cannot tell."""
+        n = array.array("i", [0])
+        try:
+            fcntl.ioctl(fd, termios.FIONREAD, n)
+        except OSError:
+            return 1 << 62
+        return n[0]
+
+    def _settle_pending(self, count0: int) -> None:
+        """Pending lines whose iteration the shared counter proves, so that a long iteration's
+        log (a flood, too) shows while it runs, not only at its marker.
+
+        ``count0`` iterations were complete before this turn of the reader began, and the agent
+        writes an iteration's marker before it counts the iteration: every marker of those
+        iterations was in the pipe then, within what it held. The turn has read at least that
+        much, so they have all been read: a line still pending was printed in iteration
+        ``count0`` or later. If the counter still reads ``count0``, no later iteration has
+        begun: it is exactly ``count0``.
+        """
+        if self.ring.completed() == count0:
+            self._resolve_pending(("it", count0))
 
     def _emit(self, parsed: list[ParsedEvent]) -> None:
         for p in parsed:
@@ -769,6 +847,9 @@ class RunSession:
         # Helpers the model started (inheriting the pipes, or escaped with setsid) end too.
         left = proctree.end_all(self.run_id, None)
         with self.lock:
+            # The agent is gone: what it printed after its last marker, it printed in the
+            # iteration it did not finish, the one the shared counter names.
+            self._resolve_pending(("it", self.ring.completed()))
             self._emit(self._parser.flush())
             self._close_repeat()
             if self._dropped_stderr:
