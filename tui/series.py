@@ -2,9 +2,9 @@
 
 The first ``head`` iterations are kept exactly (that is where warm-up happens). All
 iterations are also folded into at most ``capacity`` buckets of equal span (min, max, sum,
-count, the set of event marks); when the buckets fill up, neighbours merge pairwise and the span
-doubles: a mark is never lost in a merge. A chart of any width can then be drawn from a run of any length, and the run's full
-history stays in its record.
+count, the set of event marks); when the buckets fill up, neighbours merge pairwise and the
+span doubles: a mark is never lost in a merge. A chart of any width can then be drawn from a
+run of any length, and the run's full history stays in its record.
 """
 
 from __future__ import annotations
