@@ -150,7 +150,8 @@ def main() -> None:
                 tui_record = folder / f"tui-{size[0]}-{n}.jsonl"
                 k, c = measure(args.target, size, args.seconds, tui_record)
                 headless_record = folder / f"headless-{size[0]}-{n}.jsonl"
-                headless(args.target, SETTLE_S + args.seconds, headless_record)
+                # its loop starts sooner: no terminal to draw first
+                headless(args.target, args.seconds + SETTLE_S / 2, headless_record)
                 pairs.append((child_figures(tui_record), child_figures(headless_record)))
                 kib.append(k)
                 cpu.append(c)
