@@ -119,3 +119,22 @@ def test_no_mouse_tracking_unless_asked_and_an_idle_screen_writes_nothing() -> N
     assert len(late) == 0, f"an idle screen writes nothing, wrote {late[:200]!r}"
     with_mouse, _ = _tui_output("open", str(RECORD), "--mouse", seconds=4)
     assert any(seq in with_mouse for seq in MOUSE_ON), "--mouse turns tracking on"
+
+
+def test_a_changed_figure_repaints_its_summary_line_only() -> None:
+    import dataclasses
+
+    from warmscope.tui.summary_panel import SummaryPanel
+
+    app = build_app(records=[RECORD])
+
+    async def scenario(pilot) -> None:  # type: ignore[no-untyped-def]
+        panel = app.screen.query_one(SummaryPanel)
+        view = app.runs[0].view
+        assert view.summary is not None and view.summary.cv is not None
+        view.summary = dataclasses.replace(view.summary, cv=view.summary.cv + 0.05)
+        panel.show_view(view)
+        assert panel.repainted is not None and len(panel.repainted) == 1, panel.repainted
+        assert "CV" in str(panel.render()).splitlines()[panel.repainted[0].y]
+
+    run(app, scenario)

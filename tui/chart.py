@@ -15,9 +15,9 @@ from rich.style import Style
 from rich.text import Text
 
 from warmscope.tui import fmt
-from warmscope.tui.series import MARK_LETTER, Column, LatencySeries
+from warmscope.tui.glyphs import current
+from warmscope.tui.series import MARK_LETTER, Column, LatencySeries, mark_bits
 
-BLOCKS = " ▁▂▃▄▅▆▇█"
 AXIS_W = 8  # a 7-character value label and the axis line
 
 
@@ -36,16 +36,61 @@ class ChartStyles:
     both: Style = field(default_factory=lambda: Style(color="white"))
 
 
+def nice_up(value: float) -> float:
+    """The smallest of 1, 2, 5 times a power of ten that is at least ``value``."""
+    exp = 10.0 ** math.floor(math.log10(max(value, 1e-9)))
+    return next(m * exp for m in (1, 2, 5, 10) if m * exp >= value * (1 - 1e-12))
+
+
+def nice_down(value: float) -> float:
+    """The largest of 1, 2, 5 times a power of ten that is at most ``value``."""
+    exp = 10.0 ** math.floor(math.log10(max(value, 1e-9)))
+    return next(m * exp for m in (5, 2, 1, 0.5) if m * exp <= value * (1 + 1e-12))
+
+
+@dataclass
+class ScaleHold:
+    """A chart's value range, kept while the values stay well inside it (hysteresis): a new
+    maximum a little above the last one changes nothing, so the bars drawn stay as they are.
+    A bound moves, to a round value with room to spare, only when a value leaves the range or
+    leaves most of it empty."""
+
+    log: bool | None = None
+    bottom: float = 0.0
+    top: float = 0.0
+
+    def fit(self, lo: float, hi: float, log: bool) -> tuple[float, float]:
+        lo, hi = max(lo, 1e-6), max(hi, 1e-6)
+        if log is not self.log:
+            self.log, self.bottom, self.top = log, 0.0, 0.0
+        if not (hi <= self.top and hi * (8 if log else 4) > self.top):
+            self.top = nice_up(hi * 1.25)
+        if not log:
+            self.bottom = 0.0
+        elif not (self.bottom <= lo and lo < self.bottom * 8):
+            self.bottom = nice_down(lo / 1.25)
+        if log and self.top < self.bottom * 2:
+            self.top = nice_up(self.bottom * 2)
+        return self.bottom, self.top
+
+
+def _frac(bottom: float, top: float, log: bool) -> Callable[[float], float]:
+    """Value -> fraction of the height between ``bottom`` and ``top``."""
+    if log:
+        span = math.log(top) - math.log(bottom)
+        return lambda v: (math.log(max(v, bottom)) - math.log(bottom)) / span
+    return lambda v: max(v, 0.0) / top
+
+
 def _scale(lo: float, hi: float, log: bool) -> tuple[float, float, Callable[[float], float]]:
     """(bottom, top, value -> fraction of the height) for values in ``[lo, hi]``."""
     if log:
         lo = max(lo, 1e-6)
         hi = max(hi, lo * 1.5)
         bottom, top = lo / 1.25, hi * 1.05
-        span = math.log(top) - math.log(bottom)
-        return bottom, top, lambda v: (math.log(max(v, bottom)) - math.log(bottom)) / span
-    top = max(hi, 1e-6) * 1.05
-    return 0.0, top, lambda v: max(v, 0.0) / top
+    else:
+        bottom, top = 0.0, max(hi, 1e-6) * 1.05
+    return bottom, top, _frac(bottom, top, log)
 
 
 def _bg(style: Style | None) -> Style | None:
@@ -113,6 +158,30 @@ def too_small(width: int, height: int, what: str = "chart") -> list[Line]:
     return _message(f"{what}: enlarge the terminal", height)
 
 
+def mark_letter(priority: int) -> str:
+    return current().event if priority == 1 else MARK_LETTER[priority]
+
+
+def mark_cells(cols: list[Column], width: int) -> list[int]:
+    """The mark drawn in each of ``width`` cells (0: none). A column's strongest mark is drawn
+    in it; its other kinds (several iterations in one column) in the free cells after it, so
+    that merging columns loses no mark and no mark repeats across columns."""
+    cells = [0] * width
+    for x, col in enumerate(cols[:width]):
+        if col.marks:
+            cells[x] = col.mark
+    free = 0
+    for x, col in enumerate(cols[:width]):
+        for priority in mark_bits(col.marks)[1:]:
+            free = max(free, x + 1)
+            while free < width and cells[free]:
+                free += 1
+            if free >= width:
+                return cells
+            cells[free] = priority
+    return cells
+
+
 def latency_chart(
     series: LatencySeries,
     width: int,
@@ -123,19 +192,25 @@ def latency_chart(
     p50: float | None = None,
     stop: int | None = None,
     styles: ChartStyles | None = None,
+    hold: ScaleHold | None = None,
 ) -> list[Line]:
     """Bars of each column's mean (bright) and maximum (dim), with marks, warm-up and p50.
 
-    Row 0 holds the event marks, the last row the iteration axis.
+    Row 0 holds the event marks, the last row the iteration axis. Column ``c`` always holds
+    iterations ``[c*k, (c+1)*k)`` (``series.buckets``) and ``hold`` keeps the value range
+    between calls: as a run goes on, only its newest column changes.
     """
     st = styles or ChartStyles()
+    g = current()
     pw, ph = width - AXIS_W, height - 2
     if pw < 8 or ph < 2:
         return too_small(width, height)
-    cols = series.columns(pw, stop)
+    size, cols = series.buckets(pw, stop)
     if not cols:
-        return _message("waiting for the first iteration…", height)
-    bottom, top, frac = _scale(min(c.lo for c in cols), max(c.hi for c in cols), log)
+        return _message(f"waiting for the first iteration{g.ellipsis}", height)
+    lo, hi = min(c.lo for c in cols), max(c.hi for c in cols)
+    bottom, top = (hold or ScaleHold()).fit(lo, hi, log)
+    frac = _frac(bottom, top, log)
     eighths = ph * 8
     mean_h = [max(1, round(frac(c.mean) * eighths)) for c in cols]
     peak_h = [max(m, round(frac(c.hi) * eighths)) for c, m in zip(cols, mean_h, strict=True)]
@@ -153,9 +228,9 @@ def latency_chart(
     lines: list[Line] = []
     marks = _Row()
     marks.add(f"{'events':>{AXIS_W - 1}} ", st.axis)
-    for c in cols:
-        if c.mark:
-            marks.add(MARK_LETTER[c.mark], st.marks.get(c.mark, Style(bold=True)))
+    for priority in mark_cells(cols, pw):
+        if priority:
+            marks.add(mark_letter(priority), st.marks.get(priority, Style(bold=True)))
         else:
             marks.add(" ")
     lines.append(marks.done())
@@ -169,9 +244,10 @@ def latency_chart(
     peak_on = {None: _fg_bg(st.peak, None), "warm": _fg_bg(st.peak, warm_bg)}
     p50_on = {None: _fg_bg(st.p50, None), "warm": _fg_bg(st.p50, warm_bg)}
     blank_on = {None: None, "warm": warm_bg}
+    blocks, full = g.blocks, g.blocks[8]
     for r in range(ph - 1, -1, -1):  # top row first; r counts from the bottom
         line = _Row()
-        tick = "┼" if r == p50_row else "┤" if r in (0, ph - 1) else "│"
+        tick = g.cross if r == p50_row else g.tick if r in (0, ph - 1) else g.vline
         label_style = st.p50 if r == p50_row else st.axis
         line.add(labels.get(r, " " * (AXIS_W - 1)), label_style)
         line.add(tick, st.axis)
@@ -180,28 +256,35 @@ def latency_chart(
             region = "warm" if warm[i] else None
             m, p = mean_h[i], peak_h[i]
             if m >= hi8:
-                line.add("█", st.bar)
+                line.add(full, st.bar)
             elif m > lo8:
-                line.add(BLOCKS[m - lo8], bar_on["peak" if p >= hi8 and peak_bg else region])
+                line.add(blocks[m - lo8], bar_on["peak" if p >= hi8 and peak_bg else region])
             elif p >= hi8:
-                line.add("█", st.peak)
+                line.add(full, st.peak)
             elif p > lo8:
-                line.add(BLOCKS[p - lo8], peak_on[region])
+                line.add(blocks[p - lo8], peak_on[region])
             elif r == p50_row:
-                line.add("╌", p50_on[region])
+                line.add(g.p50, p50_on[region])
             else:
                 line.add(" ", blank_on[region])
+        if len(cols) < pw:  # the columns still to come; the p50 line runs on over them
+            line.add(
+                (g.p50 if r == p50_row else " ") * (pw - len(cols)),
+                p50_on[None] if r == p50_row else None,
+            )
         lines.append(line.done())
 
-    lines.append(_x_axis(cols, warm, st))
+    lines.append(_x_axis(size, pw, warm, st))
     return lines
 
 
-def _x_axis(cols: list[Column], warm: list[bool], st: ChartStyles) -> Line:
-    width = len(cols)
-    chars = ["━" if w else "─" for w in warm]
-    styles = [st.warmup if w else st.axis for w in warm]
-    first, last = str(cols[0].first), str(cols[-1].last)
+def _x_axis(size: int, width: int, warm: list[bool], st: ChartStyles) -> Line:
+    """The iteration axis, fixed for a bucket size: 0 on the left, its extent on the right,
+    the warm-up as a heavy rule."""
+    g = current()
+    chars = [g.warm if w else g.hline for w in warm] + [g.hline] * (width - len(warm))
+    styles = [st.warmup if w else st.axis for w in warm] + [st.axis] * (width - len(warm))
+    first, last = "0", str(size * width)
     warm_cols = sum(warm)
     text = "warm-up"
     if warm_cols >= len(text) + 2:
@@ -214,7 +297,7 @@ def _x_axis(cols: list[Column], warm: list[bool], st: ChartStyles) -> Line:
         for k in range(width - len(last), width):
             styles[k] = st.axis
     line = _Row()
-    line.add(" " * (AXIS_W - 1) + "└", st.axis)
+    line.add(" " * (AXIS_W - 1) + g.corner, st.axis)
     for ch, style in zip(chars, styles, strict=True):
         line.add(ch, style)
     return line.done()
@@ -222,6 +305,15 @@ def _x_axis(cols: list[Column], warm: list[bool], st: ChartStyles) -> Line:
 
 # Braille dots: (x, y) with x in 0..1 and y in 0..3 from the top.
 _DOT = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+
+
+def overlay_legend(shapes: bool) -> str:
+    """What tells the two curves apart: their colours, or (``shapes``) their glyphs."""
+    g = current()
+    parts = ["A", "B", "both"]
+    if shapes or not g.braille:
+        parts = [f"{g.a} A", f"{g.b} B", f"{g.both} both"]
+    return g.sep.join([*parts, "A/B on the axis: steady from"])
 
 
 def overlay_chart(
@@ -234,20 +326,26 @@ def overlay_chart(
     stop: int | None = None,
     steady: tuple[int | None, int | None] = (None, None),
     styles: ChartStyles | None = None,
+    shapes: bool = False,
 ) -> list[Line]:
-    """Two runs' mean latency per column as braille lines over the same iterations."""
+    """Two runs' mean latency per column as lines over the same iterations: in braille dots
+    told apart by colour, or (``shapes``, for ``NO_COLOR`` and ASCII) one glyph a cell, a
+    different one for each run."""
     st = styles or ChartStyles()
+    g = current()
+    shapes = shapes or not g.braille
     pw, ph = width - AXIS_W, height - 1
     if pw < 8 or ph < 2:
         return too_small(width, height)
+    sub_x, sub_y = (1, 1) if shapes else (2, 4)
     n = min(a.count, b.count) if stop is None else stop
-    ca, cb = a.columns(pw * 2, n), b.columns(pw * 2, n)
+    ca, cb = a.columns(pw * sub_x, n), b.columns(pw * sub_x, n)
     if not ca or not cb:
         return _message("nothing to compare yet", height)
     lo = min(min(c.mean for c in ca), min(c.mean for c in cb))
     hi = max(max(c.mean for c in ca), max(c.mean for c in cb))
     bottom, top, frac = _scale(lo, hi, log)
-    rows = ph * 4
+    rows = ph * sub_y
     bits = [[[0, 0] for _ in range(pw)] for _ in range(ph)]  # [row][col] -> [a bits, b bits]
     for which, cols in enumerate((ca, cb)):
         prev: int | None = None
@@ -255,7 +353,8 @@ def overlay_chart(
             y = min(rows - 1, max(0, rows - 1 - int(frac(c.mean) * (rows - 1) + 0.5)))
             span = range(min(prev, y), max(prev, y) + 1) if prev is not None else range(y, y + 1)
             for yy in span:
-                bits[yy // 4][x // 2][which] |= _DOT[x % 2][yy % 4]
+                dot = 1 if shapes else _DOT[x % 2][yy % 4]
+                bits[yy // sub_y][x // sub_x][which] |= dot
             prev = y
     labels = {0: _label(top), ph - 1: _label(bottom)}
     if ph >= 5:
@@ -269,16 +368,18 @@ def overlay_chart(
     for r in range(ph):
         line = _Row()
         line.add(labels.get(r, " " * (AXIS_W - 1)), st.axis)
-        line.add("┤" if r in labels else "│", st.axis)
+        line.add(g.tick if r in labels else g.vline, st.axis)
         for ab in bits[r]:
-            both = ab[0] | ab[1]
-            if not both:
+            if not ab[0] and not ab[1]:
                 line.add(" ")
-                continue
-            style = st.both if ab[0] and ab[1] else st.a if ab[0] else st.b
-            line.add(chr(0x2800 + both), style)
+            elif ab[0] and ab[1]:
+                line.add(g.both if shapes else chr(0x2800 + (ab[0] | ab[1])), st.both)
+            elif shapes:
+                line.add(g.a if ab[0] else g.b, st.a if ab[0] else st.b)
+            else:
+                line.add(chr(0x2800 + (ab[0] | ab[1])), st.a if ab[0] else st.b)
         lines.append(line.done())
-    axis = ["─"] * pw
+    axis = [g.hline] * pw
     axis_styles: list[Style] = [st.axis] * pw
     last = str(n - 1)
     if pw > len(last) + 4:
@@ -290,17 +391,29 @@ def overlay_chart(
             axis[x] = "*" if axis[x] in "AB" and axis[x] != letter else letter
             axis_styles[x] = style
     x_line = _Row()
-    x_line.add(" " * (AXIS_W - 1) + "└", st.axis)
+    x_line.add(" " * (AXIS_W - 1) + g.corner, st.axis)
     for ch, ch_style in zip(axis, axis_styles, strict=True):
         x_line.add(ch, ch_style)
     lines.append(x_line.done())
     return lines
 
 
+def stable_window(count: int, width: int) -> int:
+    """Where a strip of ``width`` cells over the newest of ``count`` values starts: fixed while
+    it fills, then half a strip further on, so that a drawn cell stays put until that jump."""
+    if count <= width or width <= 0:
+        return 0
+    step = max(1, width // 2)
+    return -(-(count - width) // step) * step
+
+
 def sparkline(values: list[float], width: int, *, top: float | None = None) -> str:
-    """The newest ``width`` values as eighth blocks from zero to ``top`` (or their maximum)."""
+    """Up to ``width`` values as eighth blocks from zero to ``top`` (or a round value above
+    their maximum, so that a new maximum rarely redraws the rest)."""
     values = values[-width:] if width > 0 else []
     if not values:
         return ""
-    ceiling = max(top or 0.0, max(values)) or 1.0
-    return "".join(BLOCKS[max(1, min(8, round(8 * v / ceiling)))] for v in values)
+    blocks = current().blocks
+    ceiling = top if top else nice_up(max(values) or 1.0)
+    ceiling = max(ceiling, max(values))
+    return "".join(blocks[max(1, min(8, round(8 * v / ceiling)))] for v in values)

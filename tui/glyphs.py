@@ -1,19 +1,97 @@
-"""Which characters the screen may use: Unicode, or ASCII for terminals that lack the rest."""
+"""The characters charts and sparklines are drawn with: Unicode, or plain ASCII.
+
+A Linux console or a VT100 has no braille, no eighth blocks and few box-drawing characters;
+``--ascii`` asks for the same plain set anywhere. The app calls ``set_ascii`` once, before the
+first frame; the chart functions read ``current()`` when they draw.
+"""
 
 from __future__ import annotations
 
-ASCII_TERMS = frozenset({"linux", "vt100", "vt102", "vt220"})
-"""Terminals whose fonts lack braille, box drawing or emoji (the Linux console, serial lines)."""
+from dataclasses import dataclass
 
-_ascii = False
+# Terminals whose fonts lack the Unicode set (by TERM, or its prefix before a '-').
+ASCII_TERMS = frozenset({"linux", "vt100", "vt102", "vt220", "dumb", "ansi"})
+
+
+@dataclass(frozen=True)
+class Glyphs:
+    """One set of drawing characters."""
+
+    blocks: str
+    """Nine levels of a cell filled from the bottom: empty, 1/8 … 8/8."""
+    vline: str
+    tick: str
+    cross: str
+    corner: str
+    hline: str
+    warm: str
+    """The axis under warm-up iterations."""
+    p50: str
+    """The steady p50 across the plot."""
+    event: str
+    """The mark of an event that is none of the lettered kinds."""
+    braille: bool
+    """Overlay curves in braille dots (2x4 per cell); else one glyph per cell."""
+    a: str
+    b: str
+    both: str
+    """Overlay glyphs when curves are told apart by shape: run A, run B, both in a cell."""
+    ellipsis: str
+    sep: str
+    """Between the items of a legend."""
+
+
+UNICODE = Glyphs(
+    blocks=" ▁▂▃▄▅▆▇█",
+    vline="│",
+    tick="┤",
+    cross="┼",
+    corner="└",
+    hline="─",
+    warm="━",
+    p50="╌",
+    event="•",
+    braille=True,
+    a="•",
+    b="+",
+    both="*",
+    ellipsis="…",
+    sep=" · ",
+)
+ASCII = Glyphs(
+    blocks=" ..::||##",
+    vline="|",
+    tick="|",
+    cross="+",
+    corner="+",
+    hline="-",
+    warm="=",
+    p50="-",
+    event="*",
+    braille=False,
+    a="o",
+    b="+",
+    both="*",
+    ellipsis="...",
+    sep=", ",
+)
+
+_current = UNICODE
 
 
 def ascii_wanted(term: str | None, flag: bool) -> bool:
-    """``--ascii``, or a ``TERM`` that names a terminal without those characters."""
-    return flag or (term or "") in ASCII_TERMS
+    """Whether to draw in ASCII: asked for with ``--ascii``, or a terminal that lacks Unicode."""
+    if flag:
+        return True
+    name = (term or "").lower()
+    return name in ASCII_TERMS or name.split("-")[0] in ASCII_TERMS
 
 
 def set_ascii(on: bool) -> None:
-    """Draw with ASCII only (``on``) or with Unicode, from the next repaint."""
-    global _ascii
-    _ascii = on
+    """Draw every chart and sparkline from now on in ASCII (``on``) or Unicode."""
+    global _current
+    _current = ASCII if on else UNICODE
+
+
+def current() -> Glyphs:
+    return _current

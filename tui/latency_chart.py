@@ -7,13 +7,30 @@ from typing import ClassVar
 from rich.style import Style
 from textual.reactive import reactive
 
-from warmscope.tui.chart import ChartStyles, Line, latency_chart
+from warmscope.tui.chart import ChartStyles, Line, ScaleHold, latency_chart, mark_letter
+from warmscope.tui.glyphs import current
 from warmscope.tui.runs import RunView
-from warmscope.tui.series import MARK_LETTER, MARK_NAME, MARKS
+from warmscope.tui.series import MARK_NAME, MARKS
 from warmscope.tui.text_lines import TextLines
 
 ZOOM_MIN = 60
 LEGEND = {3: "profiling", 4: "optimized"}
+SHORT = {1: "event", 2: "warn", 3: "prof", 4: "opt", 5: "compile", 6: "recomp"}
+
+
+def legend(seen: set[int], room: int) -> str:
+    """The chart's key in at most ``room`` cells if it can be: full names, then shorter ones,
+    then the letters alone."""
+    g = current()
+    kinds = sorted(seen, reverse=True)
+    rules = [f"{g.warm} warm-up", f"{g.p50} p50"]
+    tiers = [
+        g.sep.join([f"{mark_letter(p)} {LEGEND.get(p, MARK_NAME[p])}" for p in kinds] + rules),
+        g.sep.join([f"{mark_letter(p)} {SHORT[p]}" for p in kinds] + rules),
+        " ".join([f"{mark_letter(p)}={SHORT[p]}" for p in kinds] + rules),
+        " ".join([mark_letter(p) for p in kinds] + [f"{g.warm}warm-up", f"{g.p50}p50"]),
+    ]
+    return next((t for t in tiers if len(t) <= room), tiers[-1])
 
 
 def zoom_stop(count: int, steady_from: int | None) -> int:
@@ -39,8 +56,11 @@ class LatencyChart(TextLines):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.view: RunView | None = None
+        self.hold = ScaleHold()
 
     def show_view(self, view: RunView) -> None:
+        if view is not self.view:
+            self.hold = ScaleHold()
         self.view = view
         self.update_titles()
         self.redraw()
@@ -50,8 +70,12 @@ class LatencyChart(TextLines):
         self.redraw()
 
     def watch_zoom(self) -> None:
+        self.hold = ScaleHold()
         self.update_titles()
         self.redraw()
+
+    def on_resize(self) -> None:
+        self.update_titles()
 
     def _stop(self) -> int | None:
         view = self.view
@@ -62,18 +86,12 @@ class LatencyChart(TextLines):
 
     def update_titles(self) -> None:
         view = self.view
-        scale = "log" if self.log_scale else "linear"
-        span = ""
-        if view is not None and view.count:
-            stop = self._stop() or view.count
-            span = f" · iterations 0–{stop - 1}" + (" (warm-up view)" if self.zoom else "")
-        self.border_title = f"latency ({scale}){span}"
+        # Nothing in the titles moves with each iteration: a new title repaints the whole chart.
+        title = f"latency ({'log' if self.log_scale else 'linear'})"
+        if self.zoom:
+            title += " · warm-up view"
         seen = view.series.marks_seen() if view is not None else set()
-        legend = [
-            f"{MARK_LETTER[p]} {LEGEND.get(p, MARK_NAME[p])}" for p in sorted(seen, reverse=True)
-        ]
-        legend += ["━ warm-up", "╌ p50"]
-        self.border_subtitle = " · ".join(legend)
+        self.set_titles(title, legend(seen, self.outer_size.width - 4))
 
     def styles_for_chart(self) -> ChartStyles:
         def get(name: str) -> Style:
@@ -102,5 +120,6 @@ class LatencyChart(TextLines):
             p50=s.p50_ms if s else None,
             stop=self._stop(),
             styles=self.styles_for_chart(),
+            hold=self.hold,
         )
         return lines

@@ -1,4 +1,5 @@
-"""``OverlayChart``: two runs' latency curves over the same iterations."""
+"""``OverlayChart``: two runs' latency curves over the same iterations, told apart by colour, or
+by glyph where there is no colour (``NO_COLOR``) or no braille (ASCII)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import ClassVar
 
 from textual.reactive import reactive
 
-from warmscope.tui.chart import ChartStyles, Line, overlay_chart
+from warmscope.tui.chart import ChartStyles, Line, overlay_chart, overlay_legend
 from warmscope.tui.series import LatencySeries
 from warmscope.tui.text_lines import TextLines
 
@@ -33,8 +34,10 @@ class OverlayChart(TextLines):
         self.steady = steady
         n = min(a.count, b.count)
         scale = "log" if self.log_scale else "linear"
-        self.border_title = f"latency ({scale}) · iterations 0–{max(n - 1, 0)} of both runs"
-        self.border_subtitle = "A · B · both · A/B on the axis: steady from"
+        self.set_titles(
+            f"latency ({scale}) · iterations 0–{max(n - 1, 0)} of both runs",
+            overlay_legend(self.app.no_color),
+        )
         self.redraw()
 
     def watch_log_scale(self) -> None:
@@ -52,5 +55,11 @@ class OverlayChart(TextLines):
             axis=get("overlay-chart--axis", partial=True),
         )
         return overlay_chart(
-            *self.series, width, height, log=self.log_scale, steady=self.steady, styles=styles
+            *self.series,
+            width,
+            height,
+            log=self.log_scale,
+            steady=self.steady,
+            styles=styles,
+            shapes=self.app.no_color,
         )

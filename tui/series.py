@@ -2,9 +2,9 @@
 
 The first ``head`` iterations are kept exactly (that is where warm-up happens). All
 iterations are also folded into at most ``capacity`` buckets of equal span (min, max, sum,
-count, strongest event mark); when the buckets fill up, neighbours merge pairwise and the span
-doubles. A chart of any width can then be drawn from a run of any length, and the run's full
-history stays in its record.
+count, the set of event marks); when the buckets fill up, neighbours merge pairwise and the
+span doubles: a mark is never lost in a merge. A chart of any width can then be drawn from a
+run of any length, and the run's full history stays in its record.
 """
 
 from __future__ import annotations
@@ -31,6 +31,11 @@ MARK_NAME = {p: name for p, _, name in MARKS}
 _PRIORITY_BY_LABEL = {name: p for p, _, name in MARKS}
 
 
+def mark_bits(marks: int) -> list[int]:
+    """The mark priorities in a set of marks (bit ``p - 1`` for priority ``p``), strongest first."""
+    return [p for p in range(len(MARKS), 0, -1) if marks >> (p - 1) & 1]
+
+
 def mark_priority(kind: str, label: str | None) -> int:
     """How an event (its kind and its iteration's label) is marked; 0: not at all."""
     if kind == "stderr":
@@ -51,7 +56,13 @@ class Column:
     lo: float
     hi: float
     mean: float
-    mark: int
+    marks: int
+    """The set of marks of its iterations (bit ``p - 1`` for priority ``p``)."""
+
+    @property
+    def mark(self) -> int:
+        """The strongest mark (0: none)."""
+        return self.marks.bit_length()
 
 
 class LatencySeries:
@@ -73,7 +84,7 @@ class LatencySeries:
         self._n: array[int] = array("q")
         self._mark = bytearray()
         self._head_marks: dict[int, int] = {}
-        self._pending: dict[int, int] = {}
+        self._pending: dict[int, set[int]] = {}
 
     # -- filling --------------------------------------------------------------------------
 
@@ -111,19 +122,21 @@ class LatencySeries:
         if self._pending:
             ready = [i for i in self._pending if i < self.count]
             for i in ready:
-                self.mark(i, self._pending.pop(i))
+                for priority in self._pending.pop(i):
+                    self.mark(i, priority)
 
     def mark(self, iteration: int, priority: int) -> None:
         """Mark ``iteration`` (it may not have arrived yet) with an event of ``priority``."""
         if priority <= 0 or iteration < 0:
             return
         if iteration >= self.count:
-            self._pending[iteration] = max(priority, self._pending.get(iteration, 0))
+            self._pending.setdefault(iteration, set()).add(priority)
             return
+        bit = 1 << (priority - 1)
         if iteration < self.head_size:
-            self._head_marks[iteration] = max(priority, self._head_marks.get(iteration, 0))
+            self._head_marks[iteration] = self._head_marks.get(iteration, 0) | bit
         b = iteration // self.span
-        self._mark[b] = max(self._mark[b], priority)
+        self._mark[b] |= bit
 
     def _halve(self) -> None:
         lo, hi, sm, n, mk = self._lo, self._hi, self._sum, self._n, self._mark
@@ -131,7 +144,7 @@ class LatencySeries:
         self._hi = array("d", (max(hi[i], hi[i + 1]) for i in range(0, len(hi) - 1, 2)))
         self._sum = array("d", (sm[i] + sm[i + 1] for i in range(0, len(sm) - 1, 2)))
         self._n = array("q", (n[i] + n[i + 1] for i in range(0, len(n) - 1, 2)))
-        self._mark = bytearray(max(mk[i], mk[i + 1]) for i in range(0, len(mk) - 1, 2))
+        self._mark = bytearray(mk[i] | mk[i + 1] for i in range(0, len(mk) - 1, 2))
         if len(lo) % 2:
             self._lo.append(lo[-1])
             self._hi.append(hi[-1])
@@ -147,35 +160,61 @@ class LatencySeries:
         stop = self.count if stop is None else min(stop, self.count)
         if width <= 0 or stop <= 0:
             return []
-        out = []
         exact = stop <= len(self.head)
+        out = []
         for c in range(width):
             a = c * stop // width
-            b = max(a + 1, (c + 1) * stop // width)
-            if exact:
-                chunk = self.head[a:b]
-                mark = max((self._head_marks.get(i, 0) for i in range(a, b)), default=0)
-                out.append(
-                    Column(a, b - 1, min(chunk), max(chunk), math.fsum(chunk) / (b - a), mark)
-                )
-                continue
-            ba, bb = a // self.span, (b - 1) // self.span + 1
-            n = sum(self._n[ba:bb])
-            out.append(
-                Column(
-                    a,
-                    b - 1,
-                    min(self._lo[ba:bb]),
-                    max(self._hi[ba:bb]),
-                    sum(self._sum[ba:bb]) / n,
-                    max(self._mark[ba:bb]),
-                )
-            )
+            out.append(self._column(a, max(a + 1, (c + 1) * stop // width), exact))
         return out
+
+    def bucket_size(self, width: int, stop: int | None = None) -> int:
+        """Iterations a column holds so that ``[0, stop)`` fits in ``width`` columns: a power
+        of two, so that it only ever doubles as the run grows."""
+        stop = self.count if stop is None else min(stop, self.count)
+        size = 1
+        while size * max(width, 1) < stop:
+            size *= 2
+        return size
+
+    def buckets(self, width: int, stop: int | None = None) -> tuple[int, list[Column]]:
+        """(iterations a column, the columns): column ``c`` holds iterations ``[c*k, (c+1)*k)``
+        whatever the run's length, so that a completed column never changes; only the newest,
+        partly filled one does, until the run outgrows ``width`` and ``k`` doubles."""
+        stop = self.count if stop is None else min(stop, self.count)
+        size = self.bucket_size(width, stop)
+        if width <= 0 or stop <= 0:
+            return size, []
+        exact = stop <= len(self.head)
+        return size, [self._column(a, min(a + size, stop), exact) for a in range(0, stop, size)]
+
+    def _column(self, a: int, b: int, exact: bool) -> Column:
+        """Iterations ``[a, b)``: exact from the head, or from the whole buckets around them."""
+        if exact:
+            chunk = self.head[a:b]
+            marks = 0
+            for i in range(a, b) if self._head_marks else ():
+                marks |= self._head_marks.get(i, 0)
+            return Column(a, b - 1, min(chunk), max(chunk), math.fsum(chunk) / (b - a), marks)
+        ba, bb = a // self.span, (b - 1) // self.span + 1
+        marks = 0
+        for m in self._mark[ba:bb]:
+            marks |= m
+        n = sum(self._n[ba:bb])
+        return Column(
+            a,
+            b - 1,
+            min(self._lo[ba:bb]),
+            max(self._hi[ba:bb]),
+            sum(self._sum[ba:bb]) / n,
+            marks,
+        )
 
     def marks_seen(self) -> set[int]:
         """The mark priorities present anywhere in the run (for a legend)."""
-        return set(self._mark) - {0}
+        seen = 0
+        for m in self._mark:
+            seen |= m
+        return set(mark_bits(seen))
 
     def memory_items(self) -> int:
         """How many numbers are held: bounded whatever the run's length."""

@@ -4,6 +4,7 @@ each shape against its steady p50 (when the shapes vary) and setup phases."""
 from __future__ import annotations
 
 from textual.content import Content
+from textual.geometry import Region
 from textual.widgets import Static
 
 from warmscope.tui import fmt
@@ -96,14 +97,31 @@ def summary_content(view: RunView) -> Content:
 
 
 class SummaryPanel(Static):
-    """Redrawn when the summary, the phases or the count change."""
+    """Redrawn when the summary, the phases or the count change: only the lines that changed
+    are sent to the terminal (most ticks change a figure or two)."""
 
     _shown = Content()
+    repainted: list[Region] | None = None
+    """The lines the last change refreshed; None: all of the panel."""
+
+    def render(self) -> Content:
+        return self._shown
 
     def show_view(self, view: RunView) -> None:
         content = summary_content(view)
-        if not content.is_same(self._shown):
-            # Relayout only when the panel grows or shrinks.
-            layout = content.plain.count("\n") != self._shown.plain.count("\n")
-            self._shown = content
-            self.update(content, layout=layout)
+        if content.is_same(self._shown):
+            return
+        old = self._shown.split("\n", allow_blank=True)
+        new = content.split("\n", allow_blank=True)
+        self._shown = content
+        width = self.size.width
+        if len(old) != len(new) or not width or any(line.cell_length > width for line in new):
+            self.repainted = None
+            self.refresh(layout=True)  # it grows, shrinks or wraps: all of it
+            return
+        self.repainted = [
+            Region(0, y, width, 1)
+            for y, (a, b) in enumerate(zip(old, new, strict=True))
+            if not a.is_same(b)
+        ]
+        self.refresh(*self.repainted)

@@ -2,6 +2,8 @@
 
 One widget drawing one line per metric (name, current value, a sparkline of the newest
 samples, one per column), so a pane of seven metrics costs one refresh, not twenty widgets.
+A sparkline fills from the left and, once full, jumps half its width (``stable_window``):
+between jumps only its newest cells change, and only those are sent to the terminal.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 
-from warmscope.tui.chart import sparkline
+from warmscope.tui.chart import sparkline, stable_window
 from warmscope.tui.runs import RunView
 from warmscope.tui.text_lines import TextLines
 
@@ -60,9 +62,24 @@ class UtilizationPane(TextLines):
         self.samples: list[dict[str, Any]] = []
         self.env: dict[str, Any] = {}
         self.device = "cpu"
+        self._view: RunView | None = None
+        self._total = 0
+        """Samples of the view so far, those its bounded list has dropped included."""
 
     def show_view(self, view: RunView, env: dict[str, Any], device: str) -> None:
-        self.samples = list(view.samples)
+        samples = list(view.samples)
+        added = len(samples)
+        if view is self._view and self.samples:
+            last = self.samples[-1]
+            for k in range(len(samples) - 1, -1, -1):
+                if samples[k] is last:
+                    added = len(samples) - 1 - k
+                    break
+        else:
+            self._total = 0
+        self._view = view
+        self._total += added
+        self.samples = samples
         self.env = env
         self.device = device
         self.redraw()
@@ -72,11 +89,13 @@ class UtilizationPane(TextLines):
         latest = self.samples[-1] if self.samples else {}
         name_style = self.get_component_rich_style("utilization--name", partial=True)
         spark_style = self.get_component_rich_style("utilization--spark", partial=True)
+        dropped = self._total - len(self.samples)
+        shown = self.samples[max(0, stable_window(self._total, spark_w) - dropped) :]
         lines = []
         for key, name, unit, scale in METRICS:
             if key.startswith("gpu_") and key not in latest:
                 continue
-            values = [float(s[key]) for s in self.samples[-spark_w:] if key in s]
+            values = [float(s[key]) for s in shown if key in s]
             line = Text(f"{name:<{NAME_W}}", style=name_style)
             line.append(f"{value_text(latest.get(key), unit):>{VALUE_W - 1}} ")
             line.append(sparkline(values, spark_w, top=scale), style=spark_style)

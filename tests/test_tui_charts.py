@@ -1,0 +1,188 @@
+"""Charts: a stable layout (completed columns never change, the scale holds), event marks that
+are neither repeated nor lost, curves told apart without colour, ASCII glyphs, a legend that fits."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+
+from tests.tui_support import run, screen_text
+from warmscope.tui import glyphs
+from warmscope.tui.app import build_app
+from warmscope.tui.chart import (
+    AXIS_W,
+    ScaleHold,
+    latency_chart,
+    overlay_chart,
+    overlay_legend,
+    sparkline,
+    stable_window,
+)
+from warmscope.tui.latency_chart import LatencyChart, legend
+from warmscope.tui.runs import RunView
+from warmscope.tui.series import LatencySeries
+
+RECORD = Path(__file__).parent / "data" / "speech-script.jsonl"
+PROF, OPT, WARN = 3, 4, 2  # profiling run, optimization, warning
+
+
+@pytest.fixture
+def ascii_glyphs() -> Iterator[None]:
+    glyphs.set_ascii(True)
+    yield
+    glyphs.set_ascii(False)
+
+
+def _column_cells(lines: list[str], x: int) -> list[str]:
+    """The cells of plot column ``x`` (marks row to axis) in the lines of a latency chart."""
+    return [line[AXIS_W + x] for line in lines]
+
+
+def test_completed_columns_never_change_while_the_run_grows() -> None:
+    series, hold = LatencySeries(), ScaleHold()
+    series.extend([90.0, 40.0, 4.0])  # the range the run then stays in
+    series.mark(0, PROF)
+    drawn = [[line.plain for line in latency_chart(series, 60, 14, hold=hold)]]
+    for tick in range(12):  # a few iterations a tick, latency wandering a little
+        series.extend([4.0 + 0.3 * ((tick + k) % 4) for k in range(3)])
+        drawn.append([line.plain for line in latency_chart(series, 60, 14, hold=hold)])
+    assert series.bucket_size(60 - AXIS_W) == 1, "no relayout in this test"
+    for before, after, count in zip(drawn, drawn[1:], range(3, 100, 3), strict=False):
+        for x in range(count - 1):  # the newest column before the tick may still fill
+            assert _column_cells(before, x) == _column_cells(after, x), f"column {x} changed"
+
+
+def test_columns_hold_fixed_buckets_that_only_ever_double() -> None:
+    series = LatencySeries()
+    series.extend([1.0] * 100)
+    size, cols = series.buckets(40)
+    assert size == 4 and len(cols) == 25
+    assert [(c.first, c.last) for c in cols[:2]] == [(0, 3), (4, 7)]
+    series.extend([1.0] * 61)  # 161 > 40 * 4
+    size, cols = series.buckets(40)
+    assert size == 8 and (cols[-1].first, cols[-1].last) == (160, 160)
+
+
+def test_the_scale_holds_a_new_maximum_a_little_above_the_last() -> None:
+    for log in (True, False):
+        hold = ScaleHold()
+        first = hold.fit(2.0, 50.0, log)
+        assert hold.fit(2.0, 52.0, log) == first, "a slightly higher maximum: no rescale"
+        assert hold.fit(1.9, 52.0, log)[1] == first[1]
+        assert hold.fit(2.0, 500.0, log)[1] > first[1], "well outside: rescale"
+    series, hold = LatencySeries(), ScaleHold()
+    series.extend([50.0] + [4.0] * 20)
+    before = [line.plain for line in latency_chart(series, 60, 12, hold=hold)]
+    series.extend([53.0])
+    after = [line.plain for line in latency_chart(series, 60, 12, hold=hold)]
+    changed = {
+        x for x in range(60) if any(a[x] != b[x] for a, b in zip(before, after, strict=True))
+    }
+    assert changed == {AXIS_W + 21}, "only the new column is drawn: the labels stay"
+
+
+def test_a_chart_widget_repaints_only_its_newest_columns() -> None:
+    class ChartApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield LatencyChart(id="chart")
+
+    async def scenario() -> None:
+        app = ChartApp()
+        async with app.run_test(size=(100, 20)) as pilot:
+            chart = app.query_one(LatencyChart)
+            view = RunView()
+            view.series.extend([80.0, 30.0] + [5.0] * 20)
+            chart.show_view(view)
+            await pilot.pause()
+            chart.show_view(view)  # drawn once at this size: now it diffs
+            assert chart.repainted == []
+            for tick in range(5):
+                newest = view.series.count - 1
+                view.series.extend([5.0 + tick, 5.5])
+                chart.show_view(view)
+                assert chart.repainted, "the new columns are drawn"
+                assert all(r.x >= AXIS_W + newest for r in chart.repainted), chart.repainted
+                assert all(r.right <= AXIS_W + view.series.count for r in chart.repainted)
+                await pilot.pause()
+
+    asyncio.run(scenario())
+
+
+def test_a_mark_is_drawn_once_where_its_iteration_is_and_never_lost_in_a_merge() -> None:
+    series = LatencySeries()
+    series.extend([80.0, 40.0, 12.0, 5.0])
+    series.mark(0, PROF)
+    series.mark(1, OPT)
+    row = latency_chart(series, 60, 10)[0].plain[AXIS_W:]
+    assert row.count("P") == 1 and row.count("O") == 1, row
+    assert row.index("P") == 0 and row.index("O") == 1, "at the columns of their iterations"
+    series.extend([5.0] * 2000)  # many iterations a column: 0 and 1 share one
+    row = latency_chart(series, 60, 10)[0].plain[AXIS_W:]
+    assert row.count("P") == 1 and row.count("O") == 1, f"both kept after merging: {row!r}"
+    assert series.marks_seen() == {PROF, OPT}
+
+
+def test_overlay_curves_told_apart_by_glyph_without_colour() -> None:
+    a, b = LatencySeries(), LatencySeries()
+    a.extend([50.0, 20.0, 9.0] + [3.0] * 60)
+    b.extend([9.0] + [6.0] * 80)
+    plot = "".join(line.plain[AXIS_W:] for line in overlay_chart(a, b, 70, 12, shapes=True)[:-1])
+    used = set(plot) - {" "}
+    g = glyphs.current()
+    assert {g.a, g.b} <= used and used <= {g.a, g.b, g.both}, used
+    assert f"{g.a} A" in overlay_legend(True) and f"{g.b} B" in overlay_legend(True)
+    colour = "".join(line.plain for line in overlay_chart(a, b, 70, 12)[:-1])
+    assert any(0x2800 <= ord(ch) <= 0x28FF for ch in colour), "braille when colour tells them"
+
+
+def test_ascii_is_asked_for_or_follows_the_terminal() -> None:
+    assert glyphs.ascii_wanted("linux", False)
+    assert glyphs.ascii_wanted("vt100", False)
+    assert glyphs.ascii_wanted("xterm-256color", True)
+    assert not glyphs.ascii_wanted("xterm-256color", False)
+    assert not glyphs.ascii_wanted(None, False)
+
+
+@pytest.mark.usefixtures("ascii_glyphs")
+def test_ascii_charts_use_no_braille_blocks_or_box_drawing() -> None:
+    series = LatencySeries()
+    series.extend([80.0, 40.0, 12.0] + [4.0, 4.2, 3.9] * 30)
+    series.mark(0, PROF)
+    series.mark(5, 1)
+    text = [line.plain for line in latency_chart(series, 60, 12, steady_from=3, p50=4.0)]
+    other = LatencySeries()
+    other.extend([9.0] + [3.1] * 80)
+    text += [line.plain for line in overlay_chart(series, other, 60, 10, steady=(30, 10))]
+    text += [sparkline([1.0, 5.0, 3.0], 10), overlay_legend(False), legend({PROF, 1}, 80)]
+    assert all(line.isascii() for line in text), [line for line in text if not line.isascii()]
+    assert "P" in text[0] and "*" in text[0], "the marks"
+
+
+def test_the_legend_fits_a_narrow_chart() -> None:
+    seen = {PROF, OPT, WARN, 1}
+    assert "P profiling" in legend(seen, 200)
+    for room in (70, 50, 40):
+        assert len(legend(seen, room)) <= room
+        assert "p50" in legend(seen, room) and "P" in legend(seen, room)
+
+    async def scenario(pilot: Pilot) -> None:
+        chart = pilot.app.screen.query_one(LatencyChart)
+        assert chart.view is not None and chart.view.series.marks_seen() >= {PROF, OPT}
+        shown = str(chart.border_subtitle)
+        assert len(shown) <= chart.outer_size.width - 4, shown
+        assert "p50" in screen_text(pilot.app), "the legend's end is on screen, not cut"
+
+    run(build_app(records=[RECORD]), scenario, size=(80, 24))
+
+
+def test_a_sparkline_window_stays_put_until_it_jumps_half_its_width() -> None:
+    assert [stable_window(n, 10) for n in (0, 10, 11, 15, 16, 20, 21)] == [0, 0, 5, 5, 10, 10, 15]
+    values = [float(v % 7) for v in range(30)]
+    before = sparkline(values[stable_window(16, 10) : 16], 10)
+    after = sparkline(values[stable_window(19, 10) : 19], 10)
+    assert after.startswith(before[:-1]), "the cells drawn stay as they were"
