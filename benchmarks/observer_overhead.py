@@ -4,7 +4,7 @@ Runs, in alternation, a bare loop (a fresh Python that scripts the model and tim
 with perf_counter_ns, nothing else) and `warmscope run` on the same scripted model, both on one
 thread, and prints the steady p50 and the iteration rate of each, with the ratios. warmscope is
 measured three times: with its defaults (the profiling executor's log captured: a marker on stderr
-after each iteration that printed, found by a flag a SIGIO sets), with a marker after every
+after each iteration that printed, found by taking a pending SIGIO), with a marker after every
 iteration (``WARMSCOPE_MARK_EVERY_ITERATION``, the fallback where the watch cannot work), and
 with log capture off. The goals: log capture on costs at most 1.5 µs an iteration, and the loop
 keeps at least 80% of the bare loop's rate.

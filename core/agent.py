@@ -280,10 +280,10 @@ def run_loop(
     write = os.write
     # Log lines on fd 2 are pinned to iterations by a marker written after each iteration that
     # wrote to fd 2: "the lines since the last marker were printed in iteration i". The check is
-    # one read of a flag that a SIGIO sets on every write into the pipe (see watch_stderr), so
-    # an iteration that prints nothing costs no system call and wakes nobody. Without the
-    # watch, the flag stays set: a marker after every iteration, attribution just as exact.
-    printed = channel_mod.printed
+    # one system call that takes the SIGIO a write into the pipe left pending (see
+    # watch_stderr), so an iteration that prints nothing writes nothing and wakes nobody.
+    # Without the watch, the check says yes: a marker after every iteration, just as exact.
+    wrote = channel_mod.stderr_written if markers else channel_mod.no_markers
     done_prefix = protocol.MARKER + b"done "
     marker_fd = State.marker_fd
 
@@ -322,7 +322,7 @@ def run_loop(
     sys.stderr.flush()
     marker("loop", "start")
     channel_mod.check_watch()
-    printed[0] = markers and not State.watching  # after the marker: its write set the flag
+    wrote[0]()  # the loop marker's own write
     next_flush = clock() + channel_mod.FLUSH_EVERY_NS
     loop_start = clock()
     i = 0
@@ -360,10 +360,9 @@ def run_loop(
                 starts.append(t0 - loop_start)
                 ring[slot] = t1 - t0
                 ring[slot + 1] = t0 - loop_start
-                if printed[0]:  # before the count moves on: the parent relies on that order
+                if wrote[0]():  # before the count moves on: the parent relies on that order
                     write(marker_fd, done_prefix + b"%d\n" % i)
-                    # After the write: the handler ran for it as the write returned.
-                    printed[0] = not State.watching
+                    wrote[0]()  # the marker's own write
                 i += 1
                 ring[count_word] = i
                 # ring_layout.slot_of(i, slots), inline: this is the hot loop.
@@ -382,9 +381,9 @@ def run_loop(
                     shapes.append(current)
                 ring[slot] = t1 - t0
                 ring[slot + 1] = t0 - loop_start
-                if printed[0]:
+                if wrote[0]():
                     write(marker_fd, done_prefix + b"%d\n" % i)
-                    printed[0] = not State.watching
+                    wrote[0]()
                 i += 1
                 ring[count_word] = i
     except KeyboardInterrupt:
@@ -394,7 +393,7 @@ def run_loop(
     finally:
         # On an exception from forward, State.iteration still names the failing iteration.
         State.iteration_start_ns = 0
-        if printed[0] and State.iteration is not None:
+        if State.iteration is not None and wrote[0]():
             write(marker_fd, done_prefix + b"%d\n" % State.iteration)
         flush()
     State.iteration = None

@@ -10,10 +10,11 @@ import fcntl
 import os
 import signal
 import stat
+import struct
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import outcome, protocol
@@ -34,8 +35,9 @@ class State:
     stop_pending = False  # ... and waits for the end of a critical section to be raised
     critical = 0  # depth of ``no_interrupt`` sections on the main thread
     marker_fd = 2
-    watching = False  # every write into the stderr pipe sets ``printed[0]`` (watch_stderr)
     """The agent's own copy of the stderr pipe: a model that closes fd 2 cannot take it."""
+    watching = False  # a write into the stderr pipe leaves a SIGIO pending (watch_stderr)
+    watch_fd: int | None = None  # the agent's read side of the stderr pipe, for the watch
 
 
 class Channel:
@@ -108,67 +110,112 @@ def start_flusher(channel: Channel) -> None:
     threading.Thread(target=run, name="flusher", daemon=True).start()
 
 
-printed = [False]
-"""Set by every write into the stderr pipe while ``watch_stderr`` holds: the loop reads and
-clears it once an iteration (an item of a list, the cheapest cell two functions can share)."""
+F_SETOWN_EX = 15  # Linux: a signal for an open file goes to one thread (fcntl lacks the names)
+F_OWNER_TID = 0
+SIGIO_ONLY = (signal.SIGIO,) if hasattr(signal, "SIGIO") else ()
+
+
+def _always() -> bool:
+    return True
+
+
+def _never() -> bool:
+    return False
+
+
+def _took_sigio() -> bool:
+    """Whether the stderr pipe was written to since the last look (and forget it): one system
+    call that takes the pending SIGIO, if there is one, without delivering it."""
+    return signal.sigtimedwait(SIGIO_ONLY, 0) is not None
+
+
+stderr_written: list[Callable[[], bool]] = [_always]
+"""``stderr_written[0]()``: whether fd 2 may have been written to since the last look. Without
+the watch, always yes: a marker after every iteration, just as exact, only dearer."""
+no_markers: list[Callable[[], bool]] = [_never]
+"""In place of ``stderr_written`` when no log capture is on: no markers at all."""
 
 
 def _on_io(signum: int, frame: object) -> None:
-    printed[0] = True
+    """Never runs while the watch holds (the signal is blocked); its presence tells the watch
+    that the model has not taken SIGIO for itself."""
 
 
-def _arm(fd: int) -> None:
-    """SIGIO to this process on every write into the pipe whose read side ``fd`` is."""
-    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
-    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
+def _arm(fd: int, on: bool = True) -> None:
+    """A SIGIO to the main thread on every write into the pipe whose read side ``fd`` is."""
+    owner = struct.pack("ii", F_OWNER_TID, threading.get_native_id())
+    fcntl.fcntl(fd, F_SETOWN_EX, owner)
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_ASYNC if on else flags & ~os.O_ASYNC)
 
 
 def watch_stderr(fd: int) -> bool:
-    """Have ``printed[0]`` set by every write into the pipe behind ``fd`` (the stderr pipe),
-    whoever writes (C++ logs, Python, helper processes); True when that holds here.
+    """Have ``stderr_written[0]()`` tell whether anyone (C++ logs, Python, helper processes)
+    wrote into the pipe behind ``fd`` (the stderr pipe); True when that holds here. Called on
+    the main thread, the loop's.
 
     The agent opens its own read side of the pipe (it never reads from it) and asks the kernel
-    for a SIGIO on each write. The writing thread (in a C++ log call, the main thread) takes the
-    signal as its system call returns, so the handler has run by the time the loop next looks:
-    CPython runs pending handlers when a builtin call returns, before the next statement. Both
-    promises are checked here on a private pipe first, a write into a pipe that already holds
-    data included (some kernels signalled only the first). False: the loop marks every
-    iteration instead.
+    for a SIGIO to the main thread on each write. The main thread blocks SIGIO, so the signal is
+    never delivered: no thread of the model is interrupted (no EINTR, no short write), and the
+    signal waits, pending, until the loop takes it with ``sigtimedwait``. The kernel raises it
+    inside the writer's system call, so it is pending before the write returns: an iteration
+    that wrote is never missed. Checked on a private pipe first, a write into a pipe that
+    already holds data included (some kernels signalled only the first). False: the loop marks
+    every iteration instead.
     """
-    if not sys.platform.startswith("linux") or not hasattr(signal, "SIGIO"):
+    if not sys.platform.startswith("linux") or not SIGIO_ONLY:
+        return False
+    if threading.current_thread() is not threading.main_thread():
         return False
     try:
         if not stat.S_ISFIFO(os.fstat(fd).st_mode):
             return False
         signal.signal(signal.SIGIO, _on_io)
-        signal.siginterrupt(signal.SIGIO, False)  # the model's system calls restart
+        signal.pthread_sigmask(signal.SIG_BLOCK, SIGIO_ONLY)
+        _took_sigio()  # nothing stale
         r, w = os.pipe()
         try:
             _arm(r)
             seen = []
             for _ in range(2):
-                printed[0] = False
                 os.write(w, b"x")
-                seen.append(printed[0])
+                seen.append(_took_sigio())
+            seen.append(not _took_sigio())  # taken means gone
         finally:
             os.close(r)
             os.close(w)
         if not all(seen):
+            _give_way()
             return False
         # A new open file (not a dup): its O_ASYNC and owner are the agent's alone.
         reader = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         _arm(reader)
     except (OSError, ValueError):
+        _give_way()
         return False
+    State.watch_fd = reader
+    stderr_written[0] = _took_sigio
     return True
 
 
+def _give_way() -> None:
+    """The loop marks every iteration from now on; SIGIO is the model's again."""
+    State.watching = False
+    stderr_written[0] = _always
+    if State.watch_fd is not None:
+        with contextlib.suppress(OSError):
+            _arm(State.watch_fd, on=False)
+            os.close(State.watch_fd)
+        State.watch_fd = None
+    with contextlib.suppress(OSError, ValueError):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGIO_ONLY)
+
+
 def check_watch() -> None:
-    """A model that installs its own SIGIO handler ends the watch: from then on the loop marks
-    every iteration (checked with each batch, off the loop's path)."""
+    """A model that installs its own SIGIO handler ends the watch, so that its signals reach it
+    (checked on the main thread, with each batch, off the loop's path)."""
     if State.watching and signal.getsignal(signal.SIGIO) is not _on_io:
-        State.watching = False
-        printed[0] = True
+        _give_way()
 
 
 def marker(kind: str, value: object) -> None:

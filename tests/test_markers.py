@@ -154,3 +154,20 @@ def test_a_flood_within_one_iteration_stays_in_it(tmp_path: Path) -> None:
     assert session.data.status == "ok"
     flood = [e for e in session.data.events if e.kind == "stderr" and "flood" in e.text]
     assert flood and {e.iteration for e in flood} == {K}
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_watch_never_cuts_a_models_write_short(scheme: str, tmp_path: Path) -> None:
+    """Writes of 256 KiB at once into the stderr pipe, from two threads: each is written whole
+    (the watch's SIGIO is never delivered to a thread of the model), and stays in its iteration."""
+    from tests.targets.late_log import BIG
+
+    settings = settings_for(f"{LATE_LOG}:big_writes", scheme, iters=12)
+    settings.set("mode=eager")
+    session = run_to_end(settings, tmp_path)
+    assert session.data.status == "ok", session.data.status_detail
+    blobs = [e for e in session.data.events if e.kind == "stderr"]
+    assert {e.iteration for e in blobs} == {0, 5, 10}
+    assert not any(e.data.get("approx_iteration") for e in blobs)
+    written = session.stderr_path.stat().st_size
+    assert written >= 6 * (BIG - 64), "every byte reached the side file"

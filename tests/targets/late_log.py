@@ -1,6 +1,7 @@
 """Models that write to fd 2 in chosen iterations only: exact attribution of what they print."""
 
 import os
+import threading
 import time
 
 import torch
@@ -66,3 +67,39 @@ def claims_sigio():
 
     signal.signal(signal.SIGIO, signal.SIG_IGN)
     return late()
+
+
+BIG = 256 << 10
+"""``big_writes``: bytes written to fd 2 in one call, four times what a pipe holds."""
+
+
+class BigWrites(torch.nn.Module):
+    """One large write to fd 2 every few iterations, from the model's thread and another one:
+    the watch must never cut a write short or interrupt a system call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.calls % 5 == 0:
+            line = f"blob of call {self.calls}: {'b' * 40}\n".encode()
+            blob = line * (BIG // len(line))
+            short: list[int] = []
+
+            def other() -> None:
+                short.append(len(blob) - os.write(2, blob))
+
+            helper = threading.Thread(target=other)
+            helper.start()
+            short.append(len(blob) - os.write(2, blob))
+            time.sleep(0.01)  # a system call that a signal would end early
+            helper.join()
+            if any(short):
+                raise RuntimeError(f"a write to fd 2 was cut short by {max(short)} bytes")
+        self.calls += 1
+        return x + 1
+
+
+def big_writes():
+    return BigWrites(), (torch.randn(4, 8),)
