@@ -14,6 +14,7 @@ from warmscope.core import outcome
 from warmscope.core.settings import RunSettings
 from warmscope.tui.app import build_app
 from warmscope.tui.choice_field import ChoiceField
+from warmscope.tui.compare_screen import CompareScreen
 from warmscope.tui.event_screen import EventDetailScreen
 from warmscope.tui.events_pane import EventsPane
 from warmscope.tui.graphs_screen import GraphsScreen
@@ -69,6 +70,26 @@ def test_settings_the_profiling_executor_is_a_few_keys_away() -> None:
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: len(made) == 2)
         assert made[1].data.settings["knobs"]["profiling_executor"] is False
+
+    run(app, scenario)
+
+
+def test_profiling_executor_off_rerun_and_compare_in_eight_keys() -> None:
+    """The mission's first step by hand: e /pe ⏎ ← ^r (the initials find the field), then c."""
+    made: list[FakeSession] = []
+    app = build_app(settings=SETTINGS, start=factory(short_run(), made))
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: made and made[0].is_finished())
+        await settle(pilot)
+        await pilot.press("e", "slash", "p", "e", "enter", "left", "ctrl+r")
+        await wait_for(pilot, lambda: len(made) == 2 and made[1].is_finished())
+        assert made[1].data.settings["knobs"]["profiling_executor"] is False
+        await settle(pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, CompareScreen)
+        assert "profiling_executor" in screen_text(app)
 
     run(app, scenario)
 

@@ -8,6 +8,7 @@ marked ``▶``; ``/`` jumps to a field by (part of) its name.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -89,16 +90,27 @@ def row_name(row: DOMNode) -> str:
     return (row.id or "").removeprefix("row-")
 
 
+def initials(name: str) -> str:
+    """``profiling_executor`` → ``pe``, ``dynamo.cache_size_limit`` → ``dcsl``."""
+    return "".join(word[0] for word in re.split(r"[_.]", name.lower()) if word)
+
+
 def find_fields(query: str, names: list[str], helps: dict[str, str]) -> list[str]:
-    """The fields ``query`` names: names that start with it, then names that hold it, then
-    fields whose help text holds it (case-insensitive)."""
+    """The fields ``query`` names: names that start with it, then names whose initials start
+    with it (``pe``: profiling_executor), then names that hold it, then fields whose help text
+    holds it (case-insensitive)."""
     q = query.strip().lower()
     if not q:
         return []
-    starts = [n for n in names if n.lower().startswith(q)]
-    holds = [n for n in names if q in n.lower() and n not in starts]
-    helped = [n for n in names if q in helps.get(n, "").lower() and n not in starts + holds]
-    return starts + holds + helped
+    found: list[str] = []
+    for matches in (
+        lambda n: n.lower().startswith(q),
+        lambda n: len(q) > 1 and initials(n).startswith(q),
+        lambda n: q in n.lower(),
+        lambda n: q in helps.get(n, "").lower(),
+    ):
+        found += [n for n in names if n not in found and matches(n)]
+    return found
 
 
 def feed_text(settings: RunSettings, name: str) -> str:
