@@ -75,13 +75,13 @@ def test_three_runs_each_against_a_then_two_again() -> None:
         text = screen_text(app)
         assert "C #3" in text and "C/A" in text and "failed" in text
         assert "within noise" in text and "better" in text
-        await pilot.press("o")
-        assert screen.b.number == 3, "the overlay shows A against C"
         await pilot.press("w")
-        assert [e.number for e in screen.chosen] == [3, 2, 1], "C became the baseline"
+        assert [e.number for e in screen.chosen] == [2, 3, 1], "B became the baseline"
+        await pilot.press("w")
+        assert [e.number for e in screen.chosen] == [3, 1, 2], "then C"
         await pilot.press("minus")
         await pilot.pause()
-        assert [e.number for e in screen.chosen] == [3, 2]
+        assert [e.number for e in screen.chosen] == [3, 1]
         assert len(screen.query_one("#compare-metrics", DataTable).columns) == 4
 
     run(app, scenario, (100, 30))
