@@ -349,7 +349,8 @@ def overlay_chart(
     styles: ChartStyles | None = None,
     shapes: bool = False,
 ) -> list[Line]:
-    """Each run's mean latency per column as a line over the same iterations: in braille dots
+    """Each run's mean latency per column as a line over the same iterations (those of the
+    longest run, ``[0, stop)`` at most): in braille dots
     told apart by colour, or (``shapes``, for ``NO_COLOR`` and ASCII) one glyph a cell, a
     different one for each run. A cell several runs pass through is drawn in the shared
     style (or glyph)."""
@@ -360,9 +361,15 @@ def overlay_chart(
     if pw < 8 or ph < 2:
         return too_small(width, height)
     sub_x, sub_y = (1, 1) if shapes else (2, 4)
-    n = min(s.count for s in runs) if stop is None else stop
-    cols = [s.columns(pw * sub_x, n) for s in runs]
-    if not runs or not all(cols):
+    # The longest run spans the plot; a shorter one (failed, or still running) ends early at
+    # its last iteration rather than cutting every other run short.
+    counts = [s.count if stop is None else min(s.count, stop) for s in runs]
+    n = max(counts, default=0)
+    cols = [
+        s.columns(max(1, pw * sub_x * c // n) if c else 0, c)
+        for s, c in zip(runs, counts, strict=True)
+    ]
+    if not any(cols):
         return _message("nothing to compare yet", height)
     lo = min(c.mean for run in cols for c in run)
     hi = max(c.mean for run in cols for c in run)

@@ -12,8 +12,9 @@ from warmscope.tui.chart import ChartStyles, Line, overlay_chart, overlay_legend
 from warmscope.tui.series import LatencySeries
 from warmscope.tui.text_lines import TextLines
 
-RUN_COLOURS = ("$accent", "$secondary", "$warning", "$success", "$primary", "$error")
-"""Each run's colour, A first: its curve, its letter in the legend, its picker's label."""
+RUN_COLOURS = ("$accent", "$secondary", "$success", "$error", "#b07cd8", "$primary")
+"""Each run's colour, A first: its curve, its letter in the legend, its picker's label. Not
+$warning: in the default themes it is $accent's colour."""
 
 
 def _css() -> str:
@@ -42,12 +43,13 @@ class OverlayChart(TextLines):
 
     def show(self, series: Sequence[LatencySeries], steady: Sequence[int | None]) -> None:
         self.series, self.steady = list(series), list(steady)
-        n = min(s.count for s in series)
-        runs = "both runs" if len(series) == 2 else f"all {len(series)} runs"
+        counts = {s.count for s in series}
+        n = max(counts)
         scale = "log" if self.log_scale else "linear"
-        self.set_titles(
-            f"latency ({scale}) · iterations 0–{max(n - 1, 0)} of {runs}", self._legend()
-        )
+        title = f"latency ({scale}) · iterations 0–{max(n - 1, 0)}"
+        if len(counts) == 1:  # else a shorter run's curve ends early, which says it
+            title += " of both runs" if len(series) == 2 else " of all runs"
+        self.set_titles(title, self._legend())
         self.redraw()
 
     def _legend(self) -> str:
