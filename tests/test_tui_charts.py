@@ -16,6 +16,7 @@ from warmscope.tui import glyphs
 from warmscope.tui.app import build_app
 from warmscope.tui.chart import (
     AXIS_W,
+    ChartStyles,
     ScaleHold,
     latency_chart,
     overlay_chart,
@@ -131,13 +132,48 @@ def test_overlay_curves_told_apart_by_glyph_without_colour() -> None:
     a, b = LatencySeries(), LatencySeries()
     a.extend([50.0, 20.0, 9.0] + [3.0] * 60)
     b.extend([9.0] + [6.0] * 80)
-    plot = "".join(line.plain[AXIS_W:] for line in overlay_chart(a, b, 70, 12, shapes=True)[:-1])
+    plot = "".join(line.plain[AXIS_W:] for line in overlay_chart([a, b], 70, 12, shapes=True)[:-1])
     used = set(plot) - {" "}
     g = glyphs.current()
     assert {g.a, g.b} <= used and used <= {g.a, g.b, g.both}, used
     assert f"{g.a} A" in overlay_legend(True) and f"{g.b} B" in overlay_legend(True)
-    colour = "".join(line.plain for line in overlay_chart(a, b, 70, 12)[:-1])
+    colour = "".join(line.plain for line in overlay_chart([a, b], 70, 12)[:-1])
     assert any(0x2800 <= ord(ch) <= 0x28FF for ch in colour), "braille when colour tells them"
+
+
+def test_six_runs_overlaid_at_once_each_with_its_glyph_and_colour() -> None:
+    runs = []
+    for level in (1.0, 2.0, 4.0, 8.0, 16.0, 32.0):  # apart on a log axis: a row band each
+        series = LatencySeries()
+        series.extend([level * 3] + [level] * 60)
+        runs.append(series)
+    g = glyphs.current()
+    lines = overlay_chart(runs, 70, 20, shapes=True, steady=[1, 1, None, 30, None, 59])
+    plot = "".join(line.plain[AXIS_W:] for line in lines[:-1])
+    assert set(plot) - {" "} <= {*g.runs, g.both} and set(g.runs) <= set(plot), set(plot)
+    assert len(set(g.runs)) == 6, "a glyph a run"
+    axis = lines[-1].plain
+    assert g.both in axis and "D" in axis and "F" in axis, "A and B share a steady point"
+    styles = ChartStyles()
+    colours = {
+        style.color
+        for line in overlay_chart(runs, 70, 20, styles=styles)
+        for _, style in line
+        if style
+    }
+    assert {s.color for s in styles.runs} <= colours, "a colour a run"
+    assert f"{g.runs[5]} F" in overlay_legend(
+        True, 6
+    ) and "A/B/C/D/E/F on the axis" in overlay_legend(True, 6)
+    for room in (60, 30):
+        assert len(overlay_legend(True, 6, room)) <= room, overlay_legend(True, 6, room)
+    assert overlay_legend(True, 6, 30) == " ".join(
+        [
+            *(glyph + letter for glyph, letter in zip(g.runs, "ABCDEF", strict=True)),
+            g.both + "shared",
+        ]
+    )
+    assert overlay_legend(False, 3, 30) == "A · B · C · shared", "colours tell them apart"
 
 
 def test_ascii_is_asked_for_or_follows_the_terminal() -> None:
@@ -157,8 +193,8 @@ def test_ascii_charts_use_no_braille_blocks_or_box_drawing() -> None:
     text = [line.plain for line in latency_chart(series, 60, 12, steady_from=3, p50=4.0)]
     other = LatencySeries()
     other.extend([9.0] + [3.1] * 80)
-    text += [line.plain for line in overlay_chart(series, other, 60, 10, steady=(30, 10))]
-    text += [sparkline([1.0, 5.0, 3.0], 10), overlay_legend(False), legend({PROF, 1}, 80)]
+    text += [line.plain for line in overlay_chart([series, other], 60, 10, steady=(30, 10))]
+    text += [sparkline([1.0, 5.0, 3.0], 10), overlay_legend(False, 6), legend({PROF, 1}, 80)]
     assert all(line.isascii() for line in text), [line for line in text if not line.isascii()]
     assert "P" in text[0] and "*" in text[0], "the marks"
 

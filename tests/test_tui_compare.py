@@ -4,8 +4,12 @@ the differences in words, the comparison exported, everything readable at 80x24.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+from rich.style import Style
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
 
@@ -17,15 +21,19 @@ from warmscope.core.export import comparison_markdown
 from warmscope.core.record import read_run
 from warmscope.core.settings import RunSettings
 from warmscope.core.stats import summarize
-from warmscope.tui.app import build_app
+from warmscope.tui import glyphs
+from warmscope.tui.app import WarmscopeApp, build_app
+from warmscope.tui.chart import AXIS_W
 from warmscope.tui.compare_screen import CompareScreen
 from warmscope.tui.export_screen import ExportScreen
 from warmscope.tui.history_screen import HistoryScreen
+from warmscope.tui.overlay_chart import OverlayChart
 
 DATA = Path(__file__).parent / "data"
 SCRIPT = DATA / "speech-script.jsonl"
 NO_PROFILING = DATA / "speech-no-profiling.jsonl"
 FAILED = DATA / "failed-at-3.jsonl"
+QUANTIZED = DATA / "quantized-profiled.jsonl"
 
 
 def test_a_difference_reads_in_words_and_noise_is_no_difference() -> None:
@@ -75,13 +83,13 @@ def test_three_runs_each_against_a_then_two_again() -> None:
         text = screen_text(app)
         assert "C #3" in text and "C/A" in text and "failed" in text
         assert "within noise" in text and "better" in text
-        await pilot.press("o")
-        assert screen.b.number == 3, "the overlay shows A against C"
         await pilot.press("w")
-        assert [e.number for e in screen.chosen] == [3, 2, 1], "C became the baseline"
+        assert [e.number for e in screen.chosen] == [2, 3, 1], "B became the baseline"
+        await pilot.press("w")
+        assert [e.number for e in screen.chosen] == [3, 1, 2], "then C"
         await pilot.press("minus")
         await pilot.pause()
-        assert [e.number for e in screen.chosen] == [3, 2]
+        assert [e.number for e in screen.chosen] == [3, 1]
         assert len(screen.query_one("#compare-metrics", DataTable).columns) == 4
 
     run(app, scenario, (100, 30))
@@ -192,3 +200,73 @@ def test_cli_compares_three_records_against_the_first(capsys) -> None:  # type: 
     assert "ratios: each run against the first" in out
     first = next(line for line in out.splitlines() if line.startswith("first_ms"))
     assert "0.26× better" in first, "the ratio in words, as the TUI and the two-run view say it"
+
+
+def _overlay_cells(app: WarmscopeApp) -> list[tuple[str, Style]]:
+    """The overlay's plotted cells (right of its value axis, above its iteration axis)."""
+    chart = app.screen.query_one(OverlayChart)
+    cells = []
+    for y in range(chart.size.height - 1):
+        x = 0
+        for segment in chart.render_line(y):
+            for ch in segment.text:
+                if x >= AXIS_W and ch != " ":
+                    cells.append((ch, segment.style or Style()))
+                x += 1
+    return cells
+
+
+def _three_runs_overlaid(app: WarmscopeApp, check: Callable[[str], None]) -> None:
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("c", "plus")
+        await pilot.pause()
+        chart = app.screen.query_one(OverlayChart)
+        assert len(chart.series) == 3, "every compared run is drawn"
+        legend = screen_text(app)
+        assert re.search(r"iterations 0.59 ", legend), "the longest run's: C failed at 3"
+        check(legend)
+
+    run(app, scenario, (80, 24))
+
+
+def test_three_runs_are_three_series_told_apart_by_glyph_under_no_color(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = build_app(records=[SCRIPT, NO_PROFILING, FAILED])
+    g = glyphs.current()
+
+    def check(text: str) -> None:
+        plotted = {ch for ch, _ in _overlay_cells(app)}
+        assert {g.a, g.b, g.runs[2]} <= plotted <= {g.a, g.b, g.runs[2], g.both}, plotted
+        for item in (f"{g.a} A", f"{g.b} B", f"{g.runs[2]} C", f"{g.both} shared"):
+            assert item in text, f"the legend names {item!r} in full at 80x24"
+
+    _three_runs_overlaid(app, check)
+
+
+def test_three_runs_are_three_series_in_three_colours() -> None:
+    app = build_app(records=[SCRIPT, QUANTIZED, FAILED])  # curves apart: a colour each shows
+
+    def check(text: str) -> None:
+        cells = _overlay_cells(app)
+        assert all(0x2800 <= ord(ch) <= 0x28FF for ch, _ in cells), "braille curves"
+        colours = {style.color for _, style in cells}
+        chart = app.screen.query_one(OverlayChart)
+        runs = [chart.get_component_rich_style(f"overlay-chart--{r}").color for r in "abc"]
+        assert len(set(runs)) == 3 and set(runs) <= colours, (runs, colours)
+        assert "A·B·C·shared" in text.replace(" ", ""), "each letter in its colour"
+
+    _three_runs_overlaid(app, check)
+
+
+def test_three_runs_in_ascii_are_ascii_glyphs() -> None:
+    app = build_app(records=[SCRIPT, NO_PROFILING, FAILED], ascii=True)
+
+    def check(text: str) -> None:
+        assert text.isascii(), sorted({c for c in text if not c.isascii()})
+        plotted = {ch for ch, _ in _overlay_cells(app)}
+        assert {"o", "+", "x"} <= plotted <= {"o", "+", "x", "*"}, plotted
+        assert "x C" in text
+
+    _three_runs_overlaid(app, check)

@@ -105,7 +105,7 @@ def test_overlay_chart_fills_its_size_and_names_the_runs_steady_points() -> None
     a, b = LatencySeries(), LatencySeries()
     a.extend([50.0, 20.0, 9.0] + [3.0] * 60)
     b.extend([9.0] + [3.1] * 80)
-    lines = overlay_chart(a, b, 70, 10, steady=(30, 10))
+    lines = overlay_chart([a, b], 70, 10, steady=(30, 10))
     assert len(lines) == 10
     assert all(line.cell_len == 70 for line in lines)
     assert "A" in lines[-1].plain and "B" in lines[-1].plain

@@ -8,7 +8,7 @@ letters, the warm-up region is a heavy rule under the axis, the steady p50 a das
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from rich.style import Style
@@ -31,8 +31,10 @@ class ChartStyles:
     p50: Style = field(default_factory=lambda: Style(color="green"))
     axis: Style = field(default_factory=lambda: Style(dim=True))
     marks: dict[int, Style] = field(default_factory=dict)
-    a: Style = field(default_factory=lambda: Style(color="cyan"))
-    b: Style = field(default_factory=lambda: Style(color="magenta"))
+    runs: tuple[Style, ...] = tuple(
+        Style(color=c) for c in ("cyan", "magenta", "yellow", "green", "blue", "red")
+    )
+    """Each overlaid run's colour, A first."""
     both: Style = field(default_factory=lambda: Style(color="white"))
 
 
@@ -307,30 +309,51 @@ def _x_axis(size: int, width: int, warm: list[bool], st: ChartStyles) -> Line:
 _DOT = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 
 
-def overlay_legend(shapes: bool) -> str:
-    """What tells the two curves apart: their colours, or (``shapes``) their glyphs."""
+def run_letter(index: int) -> str:
+    return chr(ord("A") + index)
+
+
+def overlay_legend(
+    shapes: bool,
+    runs: int = 2,
+    room: int | None = None,
+    paint: Callable[[int, str], str] | None = None,
+) -> str:
+    """What tells ``runs`` curves apart: each run's letter, after its glyph where shapes tell
+    them (``shapes``, or no braille), then the glyph of a cell several share, then what the
+    letters on the axis mean. What fits ``room``: all of it, or the runs alone, or those in a
+    short form (``•A +B xC *shared``). ``paint`` gives a run's item its colour (markup)."""
     g = current()
-    parts = ["A", "B", "both"]
-    if shapes or not g.braille:
-        parts = [f"{g.a} A", f"{g.b} B", f"{g.both} both"]
-    return g.sep.join([*parts, "A/B on the axis: steady from"])
+    shapes = shapes or not g.braille
+    letters = [run_letter(i) for i in range(runs)]
+    names = [*letters, "both" if runs == 2 else "shared"]
+    marks = [g.runs[i] if shapes else "" for i in range(runs)] + [g.both if shapes else ""]
+    named = [f"{m} {name}".strip() for m, name in zip(marks, names, strict=True)]
+    short = [f"{m}{name}" for m, name in zip(marks, names, strict=True)]
+    axis = f"{'/'.join(letters)} on the axis: steady from"
+    forms = [([*named, axis], g.sep), (named, g.sep), (short, " ")]
+    items, sep = next((f for f in forms if room is None or len(f[1].join(f[0])) <= room), forms[-1])
+    if paint is not None:
+        items = [paint(i, item) if i < runs else item for i, item in enumerate(items)]
+    return sep.join(items)
 
 
 def overlay_chart(
-    a: LatencySeries,
-    b: LatencySeries,
+    runs: Sequence[LatencySeries],
     width: int,
     height: int,
     *,
     log: bool = True,
     stop: int | None = None,
-    steady: tuple[int | None, int | None] = (None, None),
+    steady: Sequence[int | None] = (),
     styles: ChartStyles | None = None,
     shapes: bool = False,
 ) -> list[Line]:
-    """Two runs' mean latency per column as lines over the same iterations: in braille dots
+    """Each run's mean latency per column as a line over the same iterations (those of the
+    longest run, ``[0, stop)`` at most): in braille dots
     told apart by colour, or (``shapes``, for ``NO_COLOR`` and ASCII) one glyph a cell, a
-    different one for each run."""
+    different one for each run. A cell several runs pass through is drawn in the shared
+    style (or glyph)."""
     st = styles or ChartStyles()
     g = current()
     shapes = shapes or not g.braille
@@ -338,18 +361,24 @@ def overlay_chart(
     if pw < 8 or ph < 2:
         return too_small(width, height)
     sub_x, sub_y = (1, 1) if shapes else (2, 4)
-    n = min(a.count, b.count) if stop is None else stop
-    ca, cb = a.columns(pw * sub_x, n), b.columns(pw * sub_x, n)
-    if not ca or not cb:
+    # The longest run spans the plot; a shorter one (failed, or still running) ends early at
+    # its last iteration rather than cutting every other run short.
+    counts = [s.count if stop is None else min(s.count, stop) for s in runs]
+    n = max(counts, default=0)
+    cols = [
+        s.columns(max(1, pw * sub_x * c // n) if c else 0, c)
+        for s, c in zip(runs, counts, strict=True)
+    ]
+    if not any(cols):
         return _message("nothing to compare yet", height)
-    lo = min(min(c.mean for c in ca), min(c.mean for c in cb))
-    hi = max(max(c.mean for c in ca), max(c.mean for c in cb))
+    lo = min(c.mean for run in cols for c in run)
+    hi = max(c.mean for run in cols for c in run)
     bottom, top, frac = _scale(lo, hi, log)
     rows = ph * sub_y
-    bits = [[[0, 0] for _ in range(pw)] for _ in range(ph)]  # [row][col] -> [a bits, b bits]
-    for which, cols in enumerate((ca, cb)):
+    bits = [[[0] * len(runs) for _ in range(pw)] for _ in range(ph)]  # [row][col][run]
+    for which, run in enumerate(cols):
         prev: int | None = None
-        for x, c in enumerate(cols):
+        for x, c in enumerate(run):
             y = min(rows - 1, max(0, rows - 1 - int(frac(c.mean) * (rows - 1) + 0.5)))
             span = range(min(prev, y), max(prev, y) + 1) if prev is not None else range(y, y + 1)
             for yy in span:
@@ -364,20 +393,24 @@ def overlay_chart(
         else:
             mid = bottom + mid_frac * (top - bottom)
         labels[ph // 2] = _label(mid)
+    run_styles = [st.runs[i % len(st.runs)] for i in range(len(runs))]
     lines = []
     for r in range(ph):
         line = _Row()
         line.add(labels.get(r, " " * (AXIS_W - 1)), st.axis)
         line.add(g.tick if r in labels else g.vline, st.axis)
-        for ab in bits[r]:
-            if not ab[0] and not ab[1]:
+        for cell in bits[r]:
+            present = [i for i, dots in enumerate(cell) if dots]
+            if not present:
                 line.add(" ")
-            elif ab[0] and ab[1]:
-                line.add(g.both if shapes else chr(0x2800 + (ab[0] | ab[1])), st.both)
-            elif shapes:
-                line.add(g.a if ab[0] else g.b, st.a if ab[0] else st.b)
+            elif len(present) > 1:
+                dots = 0
+                for i in present:
+                    dots |= cell[i]
+                line.add(g.both if shapes else chr(0x2800 + dots), st.both)
             else:
-                line.add(chr(0x2800 + (ab[0] | ab[1])), st.a if ab[0] else st.b)
+                i = present[0]
+                line.add(g.runs[i] if shapes else chr(0x2800 + cell[i]), run_styles[i])
         lines.append(line.done())
     axis = [g.hline] * pw
     axis_styles: list[Style] = [st.axis] * pw
@@ -385,11 +418,13 @@ def overlay_chart(
     if pw > len(last) + 4:
         axis[0] = "0"
         axis[pw - len(last) :] = list(last)
-    for letter, at, style in (("A", steady[0], st.a), ("B", steady[1], st.b)):
+    letters = {run_letter(i) for i in range(len(runs))}
+    for i, at in enumerate(steady):
         if at is not None and 0 <= at < n:
             x = min(pw - 1, at * pw // n)
-            axis[x] = "*" if axis[x] in "AB" and axis[x] != letter else letter
-            axis_styles[x] = style
+            shared = axis[x] in letters
+            axis[x] = g.both if shared else run_letter(i)
+            axis_styles[x] = st.both if shared else run_styles[i]
     x_line = _Row()
     x_line.add(" " * (AXIS_W - 1) + g.corner, st.axis)
     for ch, ch_style in zip(axis, axis_styles, strict=True):

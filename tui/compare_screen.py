@@ -1,4 +1,4 @@
-"""``CompareScreen``: two runs or more, each against the first (A), overlaid, with their
+"""``CompareScreen``: two runs or more, each against the first (A), all overlaid, with their
 differences in words and the settings that set them apart."""
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ from warmscope.core import units
 from warmscope.core.digest import MetricRow, metric_rows, settings_line, settings_table
 from warmscope.core.stats import Summary
 from warmscope.tui import fmt
-from warmscope.tui.overlay_chart import OverlayChart
+from warmscope.tui.overlay_chart import RUN_COLOURS, OverlayChart
 from warmscope.tui.runs import RunEntry
 
-MAX_RUNS = 6
-"""Runs side by side at most: a column each (and its ratio) must still fit a terminal."""
+MAX_RUNS = len(RUN_COLOURS)
+"""Runs side by side at most: a column each (and its ratio) must still fit a terminal, and each
+curve needs a colour and a glyph of its own."""
 
 
 def letter(index: int) -> str:
@@ -62,12 +63,16 @@ def short_titles(runs: list[RunEntry]) -> dict[int, str]:
 
 
 class CompareScreen(Screen[None]):
+    # Each run's letter over its picker in the colour of its curve.
+    DEFAULT_CSS = "\n".join(
+        f".pick-{letter(i).lower()} {{ color: {colour}; }}" for i, colour in enumerate(RUN_COLOURS)
+    )
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,c,q", "app.pop_screen", "Back", id="compare-back"),
         Binding("plus,a", "add", "Add", id="compare-add", tooltip="Compare one more run"),
         Binding("minus,d", "remove", "Drop", id="compare-drop", tooltip="Drop the last run"),
-        Binding("w", "swap", "Swap", id="compare-swap", tooltip="The overlaid run becomes A"),
-        Binding("o", "next_overlay", "Overlay", id="compare-overlay", tooltip="Overlay A with"),
+        Binding("w", "swap", "Swap", id="compare-swap", tooltip="B becomes A, A goes last"),
         Binding("l", "toggle_log", "Log", id="compare-log", tooltip="Log or linear latency axis"),
         Binding("x", "export", "Export", id="compare-export", tooltip="The comparison: JSON, MD"),
     ]
@@ -77,16 +82,10 @@ class CompareScreen(Screen[None]):
         super().__init__(id="compare")
         self.runs = runs
         self.chosen = list(chosen)
-        self.overlaid = 1
-        """Which of ``chosen`` the overlay draws against A."""
 
     @property
     def a(self) -> RunEntry:
         return self.chosen[0]
-
-    @property
-    def b(self) -> RunEntry:
-        return self.chosen[self.overlaid]
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="compare-pick"):
@@ -102,7 +101,7 @@ class CompareScreen(Screen[None]):
         titles = short_titles(self.runs)
         options = [(Text(titles[e.number]), e.number) for e in self.runs]  # str is markup
         for i, entry in enumerate(self.chosen):
-            yield Label(letter(i), classes="pick-label")
+            yield Label(letter(i), classes=f"pick-label pick-{letter(i).lower()}")
             yield Select(
                 options, value=entry.number, allow_blank=False, compact=True, id=f"pick-{i}"
             )
@@ -141,14 +140,11 @@ class CompareScreen(Screen[None]):
         """Draw every part anew: the overlay, the metrics, the settings."""
         chosen = self.chosen
         summaries = [e.summary() for e in chosen]
-        self.overlaid = min(self.overlaid, len(chosen) - 1)
-        steady = (summaries[0].steady_from, summaries[self.overlaid].steady_from)
-        self.query_one(OverlayChart).show(self.a.view.series, self.b.view.series, steady)
+        self.query_one(OverlayChart).show(
+            [e.view.series for e in chosen], [s.steady_from for s in summaries]
+        )
         self._fill_metrics(summaries)
         self._fill_settings()
-        for i, label in enumerate(self.query(".pick-label")):  # the overlay's colours
-            label.set_class(i == 0, "pick-a")
-            label.set_class(i == self.overlaid, "pick-b")
 
     def _fill_metrics(self, summaries: list[Summary]) -> None:
         table = self.query_one("#compare-metrics", DataTable)
@@ -224,15 +220,12 @@ class CompareScreen(Screen[None]):
         await self._runs_changed()
 
     def action_swap(self) -> None:
-        i = self.overlaid
-        self.chosen[0], self.chosen[i] = self.chosen[i], self.chosen[0]
-        for index in (0, i):
+        """B becomes the baseline and A goes last: with two runs a swap; pressed again, each
+        run in turn is A."""
+        self.chosen = self.chosen[1:] + self.chosen[:1]
+        for index, entry in enumerate(self.chosen):
             with self.prevent(Select.Changed):
-                self.query_one(f"#pick-{index}", Select).value = self.chosen[index].number
-        self.show_pair()
-
-    def action_next_overlay(self) -> None:
-        self.overlaid = self.overlaid % (len(self.chosen) - 1) + 1
+                self.query_one(f"#pick-{index}", Select).value = entry.number
         self.show_pair()
 
     def action_toggle_log(self) -> None:

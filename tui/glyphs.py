@@ -35,10 +35,17 @@ class Glyphs:
     a: str
     b: str
     both: str
-    """Overlay glyphs when curves are told apart by shape: run A, run B, both in a cell."""
+    """Overlay glyphs when curves are told apart by shape: run A, run B, several in a cell."""
+    more: str
+    """Overlay glyphs for runs C, D, E and F."""
     ellipsis: str
     sep: str
     """Between the items of a legend."""
+
+    @property
+    def runs(self) -> str:
+        """Each overlaid run's glyph, A first."""
+        return self.a + self.b + self.more
 
 
 UNICODE = Glyphs(
@@ -55,6 +62,7 @@ UNICODE = Glyphs(
     a="•",
     b="+",
     both="*",
+    more="xo#%",
     ellipsis="…",
     sep=" · ",
 )
@@ -72,6 +80,7 @@ ASCII = Glyphs(
     a="o",
     b="+",
     both="*",
+    more="x@#%",
     ellipsis="...",
     sep=", ",
 )

@@ -26,7 +26,7 @@ NAVIGATION: tuple[tuple[str, str], ...] = (
     ("Enter", "Open: an iteration (latency, events, operators, diff), or an event's text"),
     ("Tab", "Focus: the next pane"),
     ("ctrl+p", "Palette: every action by name"),
-    ("+ - w o x", "Compare: + - add or drop a run, w o pick the overlay, x export it"),
+    ("+ - w x", "Compare: + - add or drop a run (up to 6, all overlaid), w B becomes A, x export"),
     ("space c", "History: space marks runs, c compares them"),
 )
 
