@@ -390,6 +390,11 @@ STEADY_METRICS = ("p50_ms", "p90_ms", "p99_ms", "mean_ms", "throughput_per_s")
 """Metrics of the steady state, whose noise each run measures itself (its CV)."""
 
 
+def _apart(ratio: float) -> float:
+    """How far apart two values are, the same both ways: 2.0 and 0.5 are both 1.0 apart."""
+    return max(ratio, 1 / ratio) - 1.0
+
+
 def metric_rows(a: stats.Summary, b: stats.Summary) -> list[MetricRow]:
     """Each compared metric. A steady-state difference smaller than the larger of the two
     runs' CVs is within noise: one run of each cannot tell it from chance. (First iteration
@@ -401,7 +406,7 @@ def metric_rows(a: stats.Summary, b: stats.Summary) -> list[MetricRow]:
             va,
             vb,
             r,
-            within_noise=m in STEADY_METRICS and r is not None and abs(r - 1.0) <= noise,
+            within_noise=m in STEADY_METRICS and r is not None and r > 0 and _apart(r) <= noise,
         )
         for m, va, vb, r in stats.compare(a, b).rows
     ]

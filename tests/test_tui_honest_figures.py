@@ -99,6 +99,14 @@ def test_a_steady_difference_inside_both_runs_noise_is_not_called() -> None:
     assert not rows["first_ms"].within_noise, "one sample a process: no noise to speak of"
     far = {r.metric: r for r in metric_rows(quiet, other)}
     assert not far["p50_ms"].within_noise and far["p50_ms"].ratio_text == "2.00× worse"
+    # The same both ways: 0.4x the rate is as far apart as 2.4x the time per iteration, more
+    # than a CV of 117% (a ratio's distance below 1 must not be read as at most 100%).
+    wild = summarize([10.0] + [1.0, 1.0, 1.0, 1.0, 8.0] * 20)
+    assert wild.cv is not None and 1.1 < wild.cv < 1.3
+    rows = {r.metric: r for r in metric_rows(quiet, wild)}
+    assert rows["throughput_per_s"].ratio < 0.45
+    assert not rows["throughput_per_s"].within_noise
+    assert rows["throughput_per_s"].ratio_text.endswith("worse")
 
 
 def test_every_iteration_is_reachable_home_and_go_to() -> None:
