@@ -53,13 +53,14 @@ ABOUT = (
 
 
 def key_rows() -> list[tuple[str, str]]:
-    """The run keys from their bindings (one declaration), then navigation."""
+    """How to leave (seen first, even on a small screen), the run keys from their bindings (one
+    declaration), then navigation."""
     rows = [
         (b.key_display or b.key, f"{b.description}: {b.tooltip}" if b.tooltip else b.description)
         for b in RUN_BINDINGS
         if isinstance(b, Binding) and b.key not in ("1", "2", "3")
     ]
-    return rows + list(NAVIGATION)
+    return list(NAVIGATION[:2]) + rows + list(NAVIGATION[2:])
 
 
 class HelpScreen(ModalScreen[None]):
