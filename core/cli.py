@@ -919,7 +919,7 @@ def cmd_compare(paths: list[Path]) -> int:
         return outcome.EXIT_OK
     if len(paths) < 2:
         raise UsageError("compare needs two or more run records, or one sweep document")
-    runs = [read_run(p) for p in paths]
+    runs = [read_run(p, ms=False) for p in paths]
     if len(runs) == 2:
         emit(render_comparison(runs[0], runs[1], [str(p) for p in paths]))
     else:
@@ -960,7 +960,7 @@ def cmd_report(record: Path, against: Path | None, output: Path | None) -> int:
     if is_sweep_document(record):
         text = sweep_report(read_sweep(record))
     else:
-        text = report(read_run(record), read_run(against) if against else None)
+        text = report(read_run(record, ms=False), read_run(against, ms=False) if against else None)
     if output is None:
         emit(clean(text), end="")
     else:

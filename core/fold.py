@@ -20,6 +20,7 @@ table), ``event``,
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 from warmscope.core import outcome, packing
@@ -95,15 +96,17 @@ def apply_line(data: RunData, line: dict[str, Any]) -> None:
         data.phases[body["name"]] = body["ms"]
     elif kind == "iters":
         if "z" in body:
-            batch, ns, sh = packing.unpack(body)
-            data.add_iterations(body["i0"], packing.to_ms(ns), batch, sh)
+            batch, ns, sh = packing.unpack(body, wide=True)
+            data.add_iterations_ns(body["i0"], ns, batch, sh)
         elif "ns" in body:
-            data.add_iterations(
-                body["i0"],
-                [v / 1e6 for v in body["ns"]],
-                [v / 1e6 for v in body["st"]],
-                body.get("sh"),
-            )
+            starts = [v / 1e6 for v in body["st"]]
+            try:
+                exact = array("q", body["ns"])
+            except (TypeError, OverflowError):  # not integers: kept as milliseconds
+                ms = [v / 1e6 for v in body["ns"]]
+                data.add_iterations(body["i0"], ms, starts, body.get("sh"))
+            else:
+                data.add_iterations_ns(body["i0"], exact, starts, body.get("sh"))
         else:  # an early record form, in float milliseconds
             data.add_iterations(body["i0"], body["ms"], body["start_ms"])
     elif kind == "event":

@@ -91,6 +91,31 @@ def _column(raw: bytes, pos: int, n: int) -> tuple[array[int], int]:
     return col, end
 
 
+_SIGN = bytes(0 if b < 0x80 else 0xFF for b in range(256))
+"""A top byte to the byte that extends its sign (``bytes.translate``)."""
+
+
+def widen(col: array[int]) -> array[int]:
+    """A column of signed integers as ``array('q')``, widened byte plane by byte plane in C
+    (no Python object per value, as ``array('q', col)`` would make)."""
+    if col.typecode == "q":
+        return col
+    width = col.itemsize
+    if _BIG_ENDIAN:
+        col = array(col.typecode, col)
+        col.byteswap()
+    raw = col.tobytes()
+    sign = raw[width - 1 :: width].translate(_SIGN)
+    buf = bytearray(len(col) * 8)
+    for k in range(8):
+        buf[k::8] = raw[k::width] if k < width else sign
+    out = array("q")
+    out.frombytes(buf)
+    if _BIG_ENDIAN:
+        out.byteswap()
+    return out
+
+
 class Batch:
     """One packed batch as read: its durations and shape indices at once, its starts on demand
     (a report never reads them; decoding them costs more than the rest of the batch)."""
@@ -140,10 +165,11 @@ class Batch:
         return self.s0 - reach >= -(1 << 63) and self.s0 + reach < 1 << 63
 
 
-def unpack(line: dict[str, Any]) -> tuple[Batch, array[int], array[int] | None]:
-    """A packed line as its ``Batch``, its durations in integer nanoseconds and its shape indices
-    (``None``: not recorded). Raises ``ValueError`` for a line that does not decode to its
-    count, whose shape indices are out of range, or whose starts overflow."""
+def unpack(line: dict[str, Any], wide: bool = False) -> tuple[Batch, array[int], array[int] | None]:
+    """A packed line as its ``Batch``, its durations in integer nanoseconds (``wide``: always
+    as ``array('q')``, else in their stored width) and its shape indices (``None``: not
+    recorded). Raises ``ValueError`` for a line that does not decode to its count, whose shape
+    indices are out of range, or whose starts overflow."""
     n, s0 = line["n"], line["s0"]
     if not isinstance(n, int) or n < 1 or not isinstance(s0, int) or isinstance(s0, bool):
         raise ValueError("a packed batch needs a count 'n' and a start 's0'")
@@ -156,6 +182,8 @@ def unpack(line: dict[str, Any]) -> tuple[Batch, array[int], array[int] | None]:
         raise ValueError("a packed batch with a shape index out of range")
     if not batch._starts_fit(durations, gaps):
         batch.starts()  # only wide columns can overflow: those are checked now, not when read
+    if wide:
+        durations = widen(durations)
     return batch, durations, None if shapes is None else array("h", shapes)
 
 

@@ -659,10 +659,14 @@ Progress = Callable[[float], None]
 """Told the fraction of the file read so far, every megabyte or so."""
 
 
-def read_run(path: Path, progress: Progress | None = None) -> RunData:
+def read_run(path: Path, progress: Progress | None = None, *, ms: bool = True) -> RunData:
     """A record (``.jsonl``) or a ``--json`` document, as ``RunData``. Anything wrong with the
     file (missing, unreadable, not a record, a newer version, a line of the wrong shape) raises
-    ``RecordError``, one line naming it; nothing else is raised for a bad file."""
+    ``RecordError``, one line naming it; nothing else is raised for a bad file.
+
+    ``ms=False``: the latencies are converted to milliseconds only if ``RunData.ms`` is read
+    (a report or a comparison needs its statistics and a few latencies, not ten million).
+    """
     try:
         with _open_text(path) as f:
             head = f.read(1)
@@ -670,7 +674,7 @@ def read_run(path: Path, progress: Progress | None = None) -> RunData:
             if head == "{" and path.suffix == ".json":
                 return _from_document(_load_document(f, path), path)
             size = os.fstat(f.fileno()).st_size
-            return _from_lines(f, path, progress if size else None, size)
+            return _from_lines(f, path, progress if size else None, size, ms)
     except RecordError:
         raise
     except UnicodeDecodeError as exc:
@@ -748,9 +752,11 @@ _PROGRESS_EVERY = 1 << 20  # characters (bytes, nearly: records are ASCII but fo
 
 
 def _from_lines(
-    lines: IO[str], path: Path, progress: Progress | None = None, size: int = 0
+    lines: IO[str], path: Path, progress: Progress | None = None, size: int = 0, ms: bool = True
 ) -> RunData:
     data = RunData(record_path=str(path))
+    if not ms:
+        data.defer_ms()
     seen_header = False
     done = told = 0
     for number, line in enumerate(lines, 1):

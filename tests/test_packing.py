@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import zlib
 from pathlib import Path
 from typing import Any
@@ -177,3 +178,56 @@ def test_starts_stay_packed_until_read() -> None:
     starts.extend([9.0])
     assert len(copy) == 6 and len(starts) == 7
     assert copy == [0.0, 1.5, 3.5, 4.0, 5.0, 6.0] and copy != starts
+
+
+@settings(deadline=None, database=None, derandomize=True)
+@given(st.sampled_from("bhiq"), st.data())
+def test_a_column_widens_to_64_bits_exactly(code: str, data: st.DataObject) -> None:
+    from array import array
+
+    bits = 8 * array(code).itemsize
+    values = data.draw(st.lists(st.integers(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)))
+    wide = packing.widen(array(code, values))
+    assert wide.typecode == "q" and wide.tolist() == values
+
+
+def test_a_packed_batch_reads_as_nanoseconds_whatever_its_width() -> None:
+    ns = [25_000, 24_800, 3_000_000_000, 7]  # one value too wide for 32 bits
+    for batch in (ns[:2], ns):
+        line = iterations_line(0, batch, list(range(0, 10**10 * len(batch), 10**10)))
+        _, durations, _ = packing.unpack(line, wide=True)
+        assert durations.typecode == "q" and durations.tolist() == batch
+
+
+def test_a_report_reads_nanoseconds_and_converts_none(tmp_path: Path) -> None:
+    """``read_run(ms=False)``: statistics counted from the nanoseconds, the same figures and
+    report as a full read, and no latency converted until ``ms`` is read."""
+    from warmscope.core.report import report
+
+    rng = random.Random(2)
+    ns = [9_000_000, 3_000_000] + [1_000_000 + rng.randrange(-5_000, 5_000) for _ in range(300)]
+    lines = [iterations_line(k, ns[k : k + 100], list(range(k, k + 100))) for k in (0, 100, 200)]
+    lines.append(iterations_line(300, ns[300:], [300, 301]))
+    path = write_record(tmp_path / "r.jsonl", header(), *lines, {"type": "end", "status": "ok"})
+    full, lazy = read_run(path), read_run(path, ms=False)
+    assert lazy.summary() == full.summary() and lazy.summary().steady_from == 2
+    assert lazy.warnings() == full.warnings()
+    assert report(lazy) == report(full)
+    assert lazy._ms is None, "a report converts no latency"
+    assert [lazy.latency(i) for i in range(len(ns))] == list(full.ms) == [v / 1e6 for v in ns]
+    assert lazy.ms == full.ms and lazy.ms.typecode == "d"
+
+
+def test_a_batch_in_milliseconds_after_nanoseconds_keeps_every_latency() -> None:
+    from array import array
+
+    from warmscope.core.run import RunData
+
+    for defer in (False, True):
+        data = RunData()
+        if defer:
+            data.defer_ms()
+        data.add_iterations_ns(0, array("q", [2_000_000, 1_000_000]), [0.0, 2.0])
+        data.add_iterations(2, [1.5], [3.0])
+        assert data.ns is None and list(data.ms) == [2.0, 1.0, 1.5] and data.count == 3
+        assert data.summary().max_ms == 2.0
