@@ -96,13 +96,12 @@ def apply_line(data: RunData, line: dict[str, Any]) -> None:
         data.phases[body["name"]] = body["ms"]
     elif kind == "iters":
         if "z" in body:
-            batch, ns, sh = packing.unpack(body, wide=True)
+            batch, ns, sh = packing.unpack(body)
             data.add_iterations_ns(body["i0"], ns, batch, sh)
         elif "ns" in body:
             starts = [v / 1e6 for v in body["st"]]
-            try:
-                exact = array("q", body["ns"])
-            except (TypeError, OverflowError):  # not integers: kept as milliseconds
+            exact = _integers(body["ns"])
+            if exact is None:  # not integers: kept as milliseconds
                 ms = [v / 1e6 for v in body["ns"]]
                 data.add_iterations(body["i0"], ms, starts, body.get("sh"))
             else:
@@ -138,6 +137,17 @@ def apply_line(data: RunData, line: dict[str, Any]) -> None:
         data.status = body.get("status", outcome.CRASHED)
         data.status_detail = body.get("detail", "")
         data.exit_code = body.get("exit_code")
+
+
+def _integers(values: list[Any]) -> array[int] | None:
+    """``values`` as the narrowest of 32- and 64-bit integer arrays; ``None``: not integers
+    that fit."""
+    for code in "iq":
+        try:
+            return array(code, values)
+        except (TypeError, OverflowError):
+            continue
+    return None
 
 
 def mode_from_settings(settings: dict[str, Any], target: dict[str, Any]) -> str:

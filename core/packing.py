@@ -95,21 +95,24 @@ _SIGN = bytes(0 if b < 0x80 else 0xFF for b in range(256))
 """A top byte to the byte that extends its sign (``bytes.translate``)."""
 
 
-def widen(col: array[int]) -> array[int]:
-    """A column of signed integers as ``array('q')``, widened byte plane by byte plane in C
-    (no Python object per value, as ``array('q', col)`` would make)."""
-    if col.typecode == "q":
+def widen(col: array[int], code: str = "q") -> array[int]:
+    """A column of signed integers as an array of typecode ``code`` (at least as wide),
+    widened byte plane by byte plane in C: no Python object per value, as ``array(code, col)``
+    would make."""
+    width, wide = col.itemsize, array(code).itemsize
+    if col.typecode == code:
         return col
-    width = col.itemsize
+    if wide < width:
+        raise ValueError(f"cannot narrow {col.typecode!r} to {code!r}")
     if _BIG_ENDIAN:
         col = array(col.typecode, col)
         col.byteswap()
     raw = col.tobytes()
     sign = raw[width - 1 :: width].translate(_SIGN)
-    buf = bytearray(len(col) * 8)
-    for k in range(8):
-        buf[k::8] = raw[k::width] if k < width else sign
-    out = array("q")
+    buf = bytearray(len(col) * wide)
+    for k in range(wide):
+        buf[k::wide] = raw[k::width] if k < width else sign
+    out = array(code)
     out.frombytes(buf)
     if _BIG_ENDIAN:
         out.byteswap()
@@ -165,11 +168,11 @@ class Batch:
         return self.s0 - reach >= -(1 << 63) and self.s0 + reach < 1 << 63
 
 
-def unpack(line: dict[str, Any], wide: bool = False) -> tuple[Batch, array[int], array[int] | None]:
-    """A packed line as its ``Batch``, its durations in integer nanoseconds (``wide``: always
-    as ``array('q')``, else in their stored width) and its shape indices (``None``: not
-    recorded). Raises ``ValueError`` for a line that does not decode to its count, whose shape
-    indices are out of range, or whose starts overflow."""
+def unpack(line: dict[str, Any]) -> tuple[Batch, array[int], array[int] | None]:
+    """A packed line as its ``Batch``, its durations in integer nanoseconds (in their stored
+    width: ``widen`` them) and its shape indices (``None``: not recorded). Raises
+    ``ValueError`` for a line that does not decode to its count, whose shape indices are out
+    of range, or whose starts overflow."""
     n, s0 = line["n"], line["s0"]
     if not isinstance(n, int) or n < 1 or not isinstance(s0, int) or isinstance(s0, bool):
         raise ValueError("a packed batch needs a count 'n' and a start 's0'")
@@ -182,8 +185,6 @@ def unpack(line: dict[str, Any], wide: bool = False) -> tuple[Batch, array[int],
         raise ValueError("a packed batch with a shape index out of range")
     if not batch._starts_fit(durations, gaps):
         batch.starts()  # only wide columns can overflow: those are checked now, not when read
-    if wide:
-        durations = widen(durations)
     return batch, durations, None if shapes is None else array("h", shapes)
 
 

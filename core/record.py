@@ -685,6 +685,59 @@ def read_run(path: Path, progress: Progress | None = None, *, ms: bool = True) -
         raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
+def read_summarized(paths: list[Path]) -> list[RunData]:
+    """Records to compare, each read as ``read_run(path, ms=False)`` with its summary counted.
+
+    Counting a long record's latencies is about half of reading it. Once all are read, the
+    runs beyond the first are counted in forked processes that share their memory (copy on
+    write: nothing is copied but the summaries sent back), while this one counts the first:
+    one core each.
+    """
+    runs = [read_run(p, ms=False) for p in paths]
+    workers = min(len(runs) - 1, (os.cpu_count() or 1) - 1)
+    big = sum(sorted(r.count for r in runs)[:-1]) >= PARALLEL_COUNT
+    if workers >= 1 and big and _summarize_forked(runs, workers):
+        return runs
+    for run in runs:
+        run.summary()
+    return runs
+
+
+PARALLEL_COUNT = 1_000_000
+"""Iterations, beyond the largest run's, from which counting in other processes pays for
+starting them."""
+
+_FORKED: list[RunData] = []
+"""The runs a forked process counts, inherited rather than sent."""
+
+
+def _counted(k: int) -> Any:
+    return _FORKED[k].counted()
+
+
+def _summarize_forked(runs: list[RunData], workers: int) -> bool:
+    """``summary()`` of every run, runs beyond the first in forked processes; False where no
+    process could be forked (nothing counted then)."""
+    import multiprocessing  # here: a report or a short comparison starts none
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    _FORKED[:] = runs
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            others = [pool.submit(_counted, k) for k in range(1, len(runs))]
+            runs[0].summary()
+            for run, done in zip(runs[1:], others, strict=True):
+                run.take_counted(done.result())
+    except (BrokenProcessPool, OSError):
+        return False
+    finally:
+        _FORKED.clear()
+    return True
+
+
 def check_header(path: Path) -> int:
     """Whether ``path`` starts like a record this version reads (or is a ``--json`` document):
     its size in bytes, or ``RecordError`` as ``read_run`` would say it. Reads one line only."""

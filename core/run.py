@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from warmscope.core import intervals, outcome, stats
 from warmscope.core.jitlog import label_for
-from warmscope.core.packing import Batch, Starts, to_ms
+from warmscope.core.packing import Batch, Starts, to_ms, widen
 
 NS_PER_MS = 1e6
 
@@ -129,9 +129,10 @@ class RunData:
     """How the module ran (eager, script, trace, compile): the knob, else the target's own."""
     env: dict[str, Any] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)
-    _ns: array | None = field(default_factory=lambda: array("q"), compare=False, repr=False)
-    """Each iteration's latency in integer nanoseconds, as recorded; ``None`` once a batch came
-    in float milliseconds (an early record form, a ``--json`` document): ``_ms`` holds them."""
+    _ns: array | None = field(default_factory=lambda: array("i"), compare=False, repr=False)
+    """Each iteration's latency in integer nanoseconds, as recorded: 32 bits while they fit
+    (half the memory), else 64; ``None`` once a batch came in float milliseconds (an early
+    record form, a ``--json`` document): ``_ms`` holds them."""
     _ms: array | None = field(default_factory=lambda: array("d"), compare=False, repr=False)
     """The latencies in milliseconds, kept beside ``_ns``; ``None`` until read (``defer_ms``)."""
     start_ms: Starts = field(default_factory=Starts)
@@ -192,8 +193,9 @@ class RunData:
 
     @property
     def ns(self) -> array | None:
-        """The latencies in integer nanoseconds (``array('q')``), or ``None`` where some came
-        only in milliseconds. Statistics count these: integers count faster than floats."""
+        """The latencies in integer nanoseconds (``array('i')`` or ``array('q')``), or ``None``
+        where some came only in milliseconds. Statistics count these: integers count faster
+        than floats."""
         return self._ns
 
     def latency(self, iteration: int) -> float:
@@ -232,10 +234,12 @@ class RunData:
         start_ms: Sequence[float] | Batch,
         shapes: Sequence[int] | None = None,
     ) -> None:
-        """Add a batch in integer nanoseconds (``ns``: an ``array('q')``)."""
+        """Add a batch in integer nanoseconds (``ns``: an integer ``array`` of any width)."""
         self._check_batch(first, len(ns), shapes)
         if self._ns is not None:
-            self._ns.extend(ns)
+            if ns.itemsize > self._ns.itemsize:
+                self._ns = widen(self._ns, ns.typecode)
+            self._ns.extend(widen(ns, self._ns.typecode))
         if self._ms is not None:
             self._ms.extend(to_ms(ns))
         self._add_rest(start_ms, len(ns), shapes)
@@ -350,6 +354,15 @@ class RunData:
                 )
                 self._summary = (key, self._state.summary)
         return self._summary[1]
+
+    def counted(self) -> tuple[Any, ...]:
+        """The summary and what it was counted from (small: no latency in it), for
+        ``take_counted`` on the same run in another process."""
+        self.summary()
+        return self._summary, self._state, self._shapes
+
+    def take_counted(self, counted: tuple[Any, ...]) -> None:
+        self._summary, self._state, self._shapes = counted
 
     def _latencies(self) -> tuple[Sequence[float], float | None]:
         """What the statistics read: the nanoseconds where kept (with their scale), else the
