@@ -1,6 +1,8 @@
 """Latency statistics: percentiles, where warm-up ends, and an A/B comparison.
 
-All latencies are in milliseconds. Pure functions, standard library only.
+Latencies are in milliseconds, or integers of a finer unit (``per_ms``: nanoseconds as
+recorded), which give the very figures of their milliseconds. Pure functions, standard
+library only.
 
 How warm-up is detected (``steady_from``): the last half of the run is taken as the
 reference for "normal" speed, and from it we take the median and the spread (the median
