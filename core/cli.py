@@ -27,7 +27,7 @@ from warmscope.core.digest import (
 from warmscope.core.export import write_json
 from warmscope.core.knobs import KNOBS, show_value
 from warmscope.core.outcome import UsageError, WarmscopeError
-from warmscope.core.record import QUICK_READ_BYTES, check_header, read_run
+from warmscope.core.record import QUICK_READ_BYTES, check_header, read_run, read_summarized
 from warmscope.core.run import RunData
 from warmscope.core.safe_text import clean, clean_line
 from warmscope.core.sampler import warmscope_version
@@ -919,7 +919,7 @@ def cmd_compare(paths: list[Path]) -> int:
         return outcome.EXIT_OK
     if len(paths) < 2:
         raise UsageError("compare needs two or more run records, or one sweep document")
-    runs = [read_run(p) for p in paths]
+    runs = read_summarized(paths)
     if len(runs) == 2:
         emit(render_comparison(runs[0], runs[1], [str(p) for p in paths]))
     else:
@@ -960,7 +960,7 @@ def cmd_report(record: Path, against: Path | None, output: Path | None) -> int:
     if is_sweep_document(record):
         text = sweep_report(read_sweep(record))
     else:
-        text = report(read_run(record), read_run(against) if against else None)
+        text = report(read_run(record, ms=False), read_run(against, ms=False) if against else None)
     if output is None:
         emit(clean(text), end="")
     else:

@@ -301,14 +301,14 @@ def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS)
             for idx, s in data.shape_summaries()
             for i in idx
             if (s.steady_from is None or i < s.steady_from)
-            and (s.p50_ms is None or data.ms[i] > s.p50_ms)
+            and (s.p50_ms is None or data.latency(i) > s.p50_ms)
         }
     else:
         p50 = summary.p50_ms
         chosen = {
             i
             for i in range(min(summary.steady_from or 0, data.count))
-            if p50 is None or data.ms[i] > p50
+            if p50 is None or data.latency(i) > p50
         }
     chosen.update(data.labelled())
     here = set(data.profiled_here())
@@ -316,7 +316,7 @@ def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS)
     return [
         WarmupRow(
             iteration=i,
-            ms=data.ms[i],
+            ms=data.latency(i),
             label=data.label(i) or "",
             profiled=i in here,
             titles=event_titles(data, i),

@@ -20,6 +20,7 @@ table), ``event``,
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 from warmscope.core import outcome, packing
@@ -96,14 +97,15 @@ def apply_line(data: RunData, line: dict[str, Any]) -> None:
     elif kind == "iters":
         if "z" in body:
             batch, ns, sh = packing.unpack(body)
-            data.add_iterations(body["i0"], packing.to_ms(ns), batch, sh)
+            data.add_iterations_ns(body["i0"], ns, batch, sh)
         elif "ns" in body:
-            data.add_iterations(
-                body["i0"],
-                [v / 1e6 for v in body["ns"]],
-                [v / 1e6 for v in body["st"]],
-                body.get("sh"),
-            )
+            starts = [v / 1e6 for v in body["st"]]
+            exact = _integers(body["ns"])
+            if exact is None:  # not integers: kept as milliseconds
+                ms = [v / 1e6 for v in body["ns"]]
+                data.add_iterations(body["i0"], ms, starts, body.get("sh"))
+            else:
+                data.add_iterations_ns(body["i0"], exact, starts, body.get("sh"))
         else:  # an early record form, in float milliseconds
             data.add_iterations(body["i0"], body["ms"], body["start_ms"])
     elif kind == "event":
@@ -135,6 +137,17 @@ def apply_line(data: RunData, line: dict[str, Any]) -> None:
         data.status = body.get("status", outcome.CRASHED)
         data.status_detail = body.get("detail", "")
         data.exit_code = body.get("exit_code")
+
+
+def _integers(values: list[Any]) -> array[int] | None:
+    """``values`` as the narrowest of 32- and 64-bit integer arrays; ``None``: not integers
+    that fit."""
+    for code in "iq":
+        try:
+            return array(code, values)
+        except (TypeError, OverflowError):
+            continue
+    return None
 
 
 def mode_from_settings(settings: dict[str, Any], target: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ def hints(data: RunData, compared: RunData | None = None) -> list[str]:
 
     profiling = [i for i, lab in labels.items() if lab in ("profiling run", "optimization")]
     if profiling and p50 is not None:
-        excess = sum(max(0.0, data.ms[i] - p50) for i in profiling if i < data.count)
+        excess = sum(max(0.0, data.latency(i) - p50) for i in profiling if i < data.count)
         which = ", ".join(f"{i} ({labels[i]})" for i in sorted(profiling))
         text = (
             f"Iterations {which} are the TorchScript profiling executor's warm-up: "

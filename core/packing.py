@@ -91,6 +91,34 @@ def _column(raw: bytes, pos: int, n: int) -> tuple[array[int], int]:
     return col, end
 
 
+_SIGN = bytes(0 if b < 0x80 else 0xFF for b in range(256))
+"""A top byte to the byte that extends its sign (``bytes.translate``)."""
+
+
+def widen(col: array[int], code: str = "q") -> array[int]:
+    """A column of signed integers as an array of typecode ``code`` (at least as wide),
+    widened byte plane by byte plane in C: no Python object per value, as ``array(code, col)``
+    would make."""
+    width, wide = col.itemsize, array(code).itemsize
+    if col.typecode == code:
+        return col
+    if wide < width:
+        raise ValueError(f"cannot narrow {col.typecode!r} to {code!r}")
+    if _BIG_ENDIAN:
+        col = array(col.typecode, col)
+        col.byteswap()
+    raw = col.tobytes()
+    sign = raw[width - 1 :: width].translate(_SIGN)
+    buf = bytearray(len(col) * wide)
+    for k in range(wide):
+        buf[k::wide] = raw[k::width] if k < width else sign
+    out = array(code)
+    out.frombytes(buf)
+    if _BIG_ENDIAN:
+        out.byteswap()
+    return out
+
+
 class Batch:
     """One packed batch as read: its durations and shape indices at once, its starts on demand
     (a report never reads them; decoding them costs more than the rest of the batch)."""
@@ -141,9 +169,10 @@ class Batch:
 
 
 def unpack(line: dict[str, Any]) -> tuple[Batch, array[int], array[int] | None]:
-    """A packed line as its ``Batch``, its durations in integer nanoseconds and its shape indices
-    (``None``: not recorded). Raises ``ValueError`` for a line that does not decode to its
-    count, whose shape indices are out of range, or whose starts overflow."""
+    """A packed line as its ``Batch``, its durations in integer nanoseconds (in their stored
+    width: ``widen`` them) and its shape indices (``None``: not recorded). Raises
+    ``ValueError`` for a line that does not decode to its count, whose shape indices are out
+    of range, or whose starts overflow."""
     n, s0 = line["n"], line["s0"]
     if not isinstance(n, int) or n < 1 or not isinstance(s0, int) or isinstance(s0, bool):
         raise ValueError("a packed batch needs a count 'n' and a start 's0'")

@@ -659,10 +659,14 @@ Progress = Callable[[float], None]
 """Told the fraction of the file read so far, every megabyte or so."""
 
 
-def read_run(path: Path, progress: Progress | None = None) -> RunData:
+def read_run(path: Path, progress: Progress | None = None, *, ms: bool = True) -> RunData:
     """A record (``.jsonl``) or a ``--json`` document, as ``RunData``. Anything wrong with the
     file (missing, unreadable, not a record, a newer version, a line of the wrong shape) raises
-    ``RecordError``, one line naming it; nothing else is raised for a bad file."""
+    ``RecordError``, one line naming it; nothing else is raised for a bad file.
+
+    ``ms=False``: the latencies are converted to milliseconds only if ``RunData.ms`` is read
+    (a report or a comparison needs its statistics and a few latencies, not ten million).
+    """
     try:
         with _open_text(path) as f:
             head = f.read(1)
@@ -670,7 +674,7 @@ def read_run(path: Path, progress: Progress | None = None) -> RunData:
             if head == "{" and path.suffix == ".json":
                 return _from_document(_load_document(f, path), path)
             size = os.fstat(f.fileno()).st_size
-            return _from_lines(f, path, progress if size else None, size)
+            return _from_lines(f, path, progress if size else None, size, ms)
     except RecordError:
         raise
     except UnicodeDecodeError as exc:
@@ -679,6 +683,59 @@ def read_run(path: Path, progress: Progress | None = None) -> RunData:
         raise RecordError(f"{path} is too large to read") from None
     except OSError as exc:
         raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def read_summarized(paths: list[Path]) -> list[RunData]:
+    """Records to compare, each read as ``read_run(path, ms=False)`` with its summary counted.
+
+    Counting a long record's latencies is about half of reading it. Once all are read, the
+    runs beyond the first are counted in forked processes that share their memory (copy on
+    write: nothing is copied but the summaries sent back), while this one counts the first:
+    one core each.
+    """
+    runs = [read_run(p, ms=False) for p in paths]
+    workers = min(len(runs) - 1, (os.cpu_count() or 1) - 1)
+    big = sum(sorted(r.count for r in runs)[:-1]) >= PARALLEL_COUNT
+    if workers >= 1 and big and _summarize_forked(runs, workers):
+        return runs
+    for run in runs:
+        run.summary()
+    return runs
+
+
+PARALLEL_COUNT = 1_000_000
+"""Iterations, beyond the largest run's, from which counting in other processes pays for
+starting them."""
+
+_FORKED: list[RunData] = []
+"""The runs a forked process counts, inherited rather than sent."""
+
+
+def _counted(k: int) -> Any:
+    return _FORKED[k].counted()
+
+
+def _summarize_forked(runs: list[RunData], workers: int) -> bool:
+    """``summary()`` of every run, runs beyond the first in forked processes; False where no
+    process could be forked (nothing counted then)."""
+    import multiprocessing  # here: a report or a short comparison starts none
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    _FORKED[:] = runs
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            others = [pool.submit(_counted, k) for k in range(1, len(runs))]
+            runs[0].summary()
+            for run, done in zip(runs[1:], others, strict=True):
+                run.take_counted(done.result())
+    except (BrokenProcessPool, OSError):
+        return False
+    finally:
+        _FORKED.clear()
+    return True
 
 
 def check_header(path: Path) -> int:
@@ -748,9 +805,11 @@ _PROGRESS_EVERY = 1 << 20  # characters (bytes, nearly: records are ASCII but fo
 
 
 def _from_lines(
-    lines: IO[str], path: Path, progress: Progress | None = None, size: int = 0
+    lines: IO[str], path: Path, progress: Progress | None = None, size: int = 0, ms: bool = True
 ) -> RunData:
     data = RunData(record_path=str(path))
+    if not ms:
+        data.defer_ms()
     seen_header = False
     done = told = 0
     for number, line in enumerate(lines, 1):

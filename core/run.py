@@ -16,7 +16,9 @@ from typing import Any, Protocol
 
 from warmscope.core import intervals, outcome, stats
 from warmscope.core.jitlog import label_for
-from warmscope.core.packing import Batch, Starts
+from warmscope.core.packing import Batch, Starts, to_ms, widen
+
+NS_PER_MS = 1e6
 
 
 @dataclass
@@ -127,7 +129,12 @@ class RunData:
     """How the module ran (eager, script, trace, compile): the knob, else the target's own."""
     env: dict[str, Any] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)
-    ms: array = field(default_factory=lambda: array("d"))
+    _ns: array | None = field(default_factory=lambda: array("i"), compare=False, repr=False)
+    """Each iteration's latency in integer nanoseconds, as recorded: 32 bits while they fit
+    (half the memory), else 64; ``None`` once a batch came in float milliseconds (an early
+    record form, a ``--json`` document): ``_ms`` holds them."""
+    _ms: array | None = field(default_factory=lambda: array("d"), compare=False, repr=False)
+    """The latencies in milliseconds, kept beside ``_ns``; ``None`` until read (``defer_ms``)."""
     start_ms: Starts = field(default_factory=Starts)
     """Each iteration's start: a sequence of floats (ms), decoded from the record when read."""
     events: list[Event] = field(default_factory=list)
@@ -174,7 +181,36 @@ class RunData:
 
     @property
     def count(self) -> int:
-        return len(self.ms)
+        return len(self._ns) if self._ns is not None else len(self.ms)
+
+    @property
+    def ms(self) -> array:
+        """Each iteration's latency in milliseconds (``ns / 1e6``): an ``array('d')`` that grows
+        in place as iterations are added. Converted on first read after ``defer_ms``."""
+        if self._ms is None:
+            self._ms = to_ms(self._ns or ())
+        return self._ms
+
+    @property
+    def ns(self) -> array | None:
+        """The latencies in integer nanoseconds (``array('i')`` or ``array('q')``), or ``None``
+        where some came only in milliseconds. Statistics count these: integers count faster
+        than floats."""
+        return self._ns
+
+    def latency(self, iteration: int) -> float:
+        """One iteration's latency in milliseconds, without converting them all."""
+        if self._ms is not None:
+            return float(self._ms[iteration])
+        assert self._ns is not None
+        return float(self._ns[iteration] / NS_PER_MS)
+
+    def defer_ms(self) -> None:
+        """Convert to milliseconds only when ``ms`` is read: a report, which needs a few
+        latencies and the statistics (counted from nanoseconds), never converts ten million.
+        Not for a run another thread fills: ``ms`` must then exist before it grows."""
+        if self._ns is not None and self._ms is not None and not self._ms:
+            self._ms = None
 
     def add_iterations(
         self,
@@ -183,15 +219,44 @@ class RunData:
         start_ms: Sequence[float] | Batch,
         shapes: Sequence[int] | None = None,
     ) -> None:
-        if first != len(self.ms):  # a gap would shift every later index: refuse it loudly
-            raise ValueError(f"iteration batch starts at {first}, expected {len(self.ms)}")
-        if shapes is not None and len(shapes) != len(ms):
-            raise ValueError(f"{len(shapes)} shape indices for {len(ms)} iterations")
+        """Add a batch in float milliseconds (from here on, no nanoseconds are kept)."""
+        self._check_batch(first, len(ms), shapes)
+        if self._ns is not None:
+            self.ms  # noqa: B018  (converts what came in nanoseconds before)
+            self._ns = None
         self.ms.extend(ms)
+        self._add_rest(start_ms, len(ms), shapes)
+
+    def add_iterations_ns(
+        self,
+        first: int,
+        ns: array,
+        start_ms: Sequence[float] | Batch,
+        shapes: Sequence[int] | None = None,
+    ) -> None:
+        """Add a batch in integer nanoseconds (``ns``: an integer ``array`` of any width)."""
+        self._check_batch(first, len(ns), shapes)
+        if self._ns is not None:
+            if ns.itemsize > self._ns.itemsize:
+                self._ns = widen(self._ns, ns.typecode)
+            self._ns.extend(widen(ns, self._ns.typecode))
+        if self._ms is not None:
+            self._ms.extend(to_ms(ns))
+        self._add_rest(start_ms, len(ns), shapes)
+
+    def _check_batch(self, first: int, n: int, shapes: Sequence[int] | None) -> None:
+        if first != self.count:  # a gap would shift every later index: refuse it loudly
+            raise ValueError(f"iteration batch starts at {first}, expected {self.count}")
+        if shapes is not None and len(shapes) != n:
+            raise ValueError(f"{len(shapes)} shape indices for {n} iterations")
+
+    def _add_rest(
+        self, start_ms: Sequence[float] | Batch, n: int, shapes: Sequence[int] | None
+    ) -> None:
         self.start_ms.extend(start_ms)
         if self.shape_keys or shapes is not None:
             # A batch without indices (recovered from the ring after a crash): not known.
-            self.shape_of.extend(shapes if shapes is not None else [-1] * len(ms))
+            self.shape_of.extend(shapes if shapes is not None else [-1] * n)
 
     def add_event(self, ev: Event) -> None:
         self.events.append(ev)
@@ -221,7 +286,7 @@ class RunData:
             else [],
             shape_keys=list(self.shape_keys),
         )
-        cursor.iterations = len(self.ms)
+        cursor.iterations = self.count
         cursor.events = len(self.events)
         cursor.samples = len(self.samples)
         return update
@@ -232,7 +297,8 @@ class RunData:
         Events and samples are shared, not copied: once added they never change.
         """
         snap = copy.copy(self)
-        snap.ms = self.ms[:]
+        snap._ns = self._ns[:] if self._ns is not None else None
+        snap._ms = self._ms[:] if self._ms is not None else None
         snap.start_ms = self.start_ms.copy()
         snap.events = list(self.events)
         snap.samples = list(self.samples)
@@ -272,19 +338,36 @@ class RunData:
         of values, and the end of a run asks for it several times.
         """
         counted = bool(self.settings.get("profiled_in_stats", False))
-        key = (len(self.ms), len(self.profiles), len(self.events), counted)
+        key = (self.count, len(self.profiles), len(self.events), counted)
         if self._summary is None or self._summary[0] != key:
             exclude, busy = self.stats_inputs()
+            values, per_ms = self._latencies()
             if self.shape_keys:
                 overall, per_shape = stats.summarize_shapes(
-                    self.ms, self.shape_of, len(self.shape_keys), exclude, busy
+                    values, self.shape_of, len(self.shape_keys), exclude, busy, per_ms=per_ms
                 )
                 self._shapes = (key, per_shape)
                 self._summary = (key, overall)
             else:
-                self._state = stats.steady_state(self.ms, exclude=exclude, known_warmup=busy)
+                self._state = stats.steady_state(
+                    values, exclude=exclude, known_warmup=busy, per_ms=per_ms
+                )
                 self._summary = (key, self._state.summary)
         return self._summary[1]
+
+    def counted(self) -> tuple[Any, ...]:
+        """The summary and what it was counted from (small: no latency in it), for
+        ``take_counted`` on the same run in another process."""
+        self.summary()
+        return self._summary, self._state, self._shapes
+
+    def take_counted(self, counted: tuple[Any, ...]) -> None:
+        self._summary, self._state, self._shapes = counted
+
+    def _latencies(self) -> tuple[Sequence[float], float | None]:
+        """What the statistics read: the nanoseconds where kept (with their scale), else the
+        milliseconds."""
+        return (self._ns, NS_PER_MS) if self._ns is not None else (self.ms, None)
 
     def profiled_here(self) -> list[int]:
         """The iterations this process ran under the profiler. Profiles taken in a separate
@@ -306,7 +389,7 @@ class RunData:
         rows = []
         for k, (idx, s) in enumerate(self.shape_summaries()):
             first = idx[0] if idx else None
-            first_ms = self.ms[first] if first is not None else None
+            first_ms = self.latency(first) if first is not None else None
             rows.append(
                 {
                     "key": self.shape_keys[k],
@@ -387,7 +470,8 @@ class RunData:
         exclude, _ = self.stats_inputs()
         summary = self.summary()
         state = None if self.shape_keys else self._state  # counted with this summary
-        return intervals.run_warnings(self.ms, summary.steady_from, exclude, state)
+        values = self._latencies()[0] if state is not None else self.ms  # only its length read
+        return intervals.run_warnings(values, summary.steady_from, exclude, state)
 
     # -- the --json document ----------------------------------------------------------------
 

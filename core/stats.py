@@ -1,6 +1,8 @@
 """Latency statistics: percentiles, where warm-up ends, and an A/B comparison.
 
-All latencies are in milliseconds. Pure functions, standard library only.
+Latencies are in milliseconds, or integers of a finer unit (``per_ms``: nanoseconds as
+recorded), which give the very figures of their milliseconds. Pure functions, standard
+library only.
 
 How warm-up is detected (``steady_from``): the last half of the run is taken as the
 reference for "normal" speed, and from it we take the median and the spread (the median
@@ -262,16 +264,46 @@ def steady_from(latencies: Sequence[float]) -> int | None:
     return _steady(latencies)[0]
 
 
-def _steady(x: Sequence[float]) -> tuple[int | None, Counter[float], tuple[float, float] | None]:
-    """``steady_from``, the counts of the last half it judged by (``len(x) // 2`` on) and
-    that half's ``reference``."""
+def _in_ms(counts: Counter[float], per_ms: float | None) -> Distribution:
+    """The counted values as a ``Distribution`` in milliseconds: each distinct count of
+    ``1/per_ms`` ms divided once (``v / per_ms``, as a reader converts each value)."""
+    if per_ms is None:
+        return Distribution(counts)
+    ms: Counter[float] = Counter()
+    for k, c in counts.items():
+        ms[k / per_ms] += c
+    return Distribution(ms)
+
+
+def _to_ms(value: float, per_ms: float | None) -> float:
+    return float(value if per_ms is None else value / per_ms)
+
+
+def _at_most(thr: float, per_ms: float | None) -> float:
+    """The largest value ``v`` in the latencies' own unit with ``v / per_ms <= thr``:
+    ``v <= that`` says exactly what ``v / per_ms <= thr`` says, with no division per value."""
+    if per_ms is None:
+        return thr
+    v = math.floor(thr * per_ms)
+    while (v + 1) / per_ms <= thr:  # rounding of the product: a step or two at most
+        v += 1
+    while v / per_ms > thr:
+        v -= 1
+    return v
+
+
+def _steady(
+    x: Sequence[float], per_ms: float | None = None
+) -> tuple[int | None, Counter[float], tuple[float, float] | None]:
+    """``steady_from``, the counts of the last half it judged by (``len(x) // 2`` on, in the
+    values' own unit) and that half's ``reference``. ``per_ms``: see ``steady_state``."""
     n = len(x)
     tail: Counter[float] = Counter()
     tail.update(_islice(x, n // 2))
     if n < 2:
-        return None, tail, _reference(Distribution(tail)) if n else None
-    ref = m, sigma = _reference(Distribution(tail))
-    thr = float(m + band(m, sigma))
+        return None, tail, _reference(_in_ms(tail, per_ms)) if n else None
+    ref = m, sigma = _reference(_in_ms(tail, per_ms))
+    thr = _at_most(float(m + band(m, sigma)), per_ms)
     run = 0  # consecutive not-slow iterations so far; the scan stops at the answer
     # A long run stuck slow (never steady) is skipped in C to its next fast iteration.
     fast = compress(count(), map(thr.__ge__, _islice(x, 0)))
@@ -349,17 +381,26 @@ class SteadyState:
 
 
 def steady_state(
-    latencies: Sequence[float], exclude: Collection[int] = (), known_warmup: Collection[int] = ()
+    latencies: Sequence[float],
+    exclude: Collection[int] = (),
+    known_warmup: Collection[int] = (),
+    per_ms: float | None = None,
 ) -> SteadyState:
-    """``summarize`` (same arguments), with the steady distribution and reference."""
+    """``summarize`` (same arguments), with the steady distribution and reference.
+
+    ``per_ms``: the latencies are integers of ``1/per_ms`` ms (nanoseconds: ``1e6``). Every
+    figure is then what the same call gives over ``[v / per_ms for v in latencies]``, to the
+    bit, while only distinct values are ever divided: integers count faster than floats, and
+    ten million latencies need not be converted first.
+    """
     n = len(latencies)
-    first = float(latencies[0]) if n else None
+    first = _to_ms(latencies[0], per_ms) if n else None
     left_out = sorted({i for i in exclude if 0 <= i < n})
     # The usual case, and a long run's, reads the latencies in place, with no index bookkeeping.
     kept = _Without(latencies, left_out) if left_out else latencies
     index = kept.index if isinstance(kept, _Without) else int
 
-    pos, tail, ref = _steady(kept)
+    pos, tail, ref = _steady(kept, per_ms)
     if pos is not None and known_warmup:
         # The events say these iterations did warm-up work: steady state begins after them.
         busy = set(known_warmup)
@@ -372,10 +413,12 @@ def steady_state(
     half = len(kept) // 2
     if start <= half:  # the last half is counted already: count only what comes before it
         tail.update(_islice(kept, start, half))
-        steady = Distribution(tail)
     else:
-        steady = Distribution.of(_islice(kept, start))
-    summary = _summary(n, first, sf, steady, _islice(kept, 0, pos) if pos else ())
+        tail = Counter()
+        tail.update(_islice(kept, start))
+    steady = _in_ms(tail, per_ms)
+    warmup = (_to_ms(v, per_ms) for v in _islice(kept, 0, pos)) if pos else ()
+    summary = _summary(n, first, sf, steady, warmup)
     return SteadyState(summary, steady, ref)
 
 
@@ -433,6 +476,7 @@ def summarize_shapes(
     shapes: int,
     exclude: Collection[int] = (),
     known_warmup: Collection[int] = (),
+    per_ms: float | None = None,
 ) -> tuple[Summary, list[tuple[Sequence[int], Summary]]]:
     """A run whose input shapes vary: each shape judged on its own, then the run as a whole.
 
@@ -443,10 +487,13 @@ def summarize_shapes(
     each shape's excess over that shape's own p50; its steady statistics pool each shape's
     steady iterations.
 
+    ``per_ms``: as for ``steady_state``.
+
     Returns:
         The run's Summary, and for each shape its iteration indices and its Summary.
     """
     n = len(latencies)
+    typecode = "d" if per_ms is None else "q"
     # One pass in C per shape: no Python object is kept per iteration.
     members = [
         array("q", compress(count(), map(k.__eq__, islice(shape_of, n)))) for k in range(shapes)
@@ -460,9 +507,10 @@ def summarize_shapes(
     for k, idx in enumerate(members):
         local = {i: bisect_left(idx, i) for i in excluded | busy if _member(idx, i)}
         state = steady_state(
-            array("d", compress(latencies, map(k.__eq__, islice(shape_of, n)))),
+            array(typecode, compress(latencies, map(k.__eq__, islice(shape_of, n)))),
             exclude=[local[i] for i in excluded if i in local],
             known_warmup=[local[i] for i in busy if i in local],
+            per_ms=per_ms,
         )
         sub = state.summary
         sf = idx[sub.steady_from] if sub.steady_from is not None else None
@@ -476,7 +524,7 @@ def summarize_shapes(
                 # later block of a ramp) adds no warm-up to the run.
                 run_from = max(run_from, idx[sub.steady_from - 1] + 1)
         excess += sub.warmup_excess_ms
-    first = float(latencies[0]) if n else None
+    first = _to_ms(latencies[0], per_ms) if n else None
     overall = _summary(n, first, run_from if members and n else None, Distribution(pooled))
     return _remap(overall, overall.steady_from, excess), per_shape
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import zlib
 from pathlib import Path
 from typing import Any
@@ -177,3 +178,92 @@ def test_starts_stay_packed_until_read() -> None:
     starts.extend([9.0])
     assert len(copy) == 6 and len(starts) == 7
     assert copy == [0.0, 1.5, 3.5, 4.0, 5.0, 6.0] and copy != starts
+
+
+@settings(deadline=None, database=None, derandomize=True)
+@given(st.sampled_from("bhiq"), st.data())
+def test_a_column_widens_exactly(code: str, data: st.DataObject) -> None:
+    from array import array
+
+    bits = 8 * array(code).itemsize
+    values = data.draw(st.lists(st.integers(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)))
+    for wider in "bhiq"[("bhiq".index(code)) :]:
+        wide = packing.widen(array(code, values), wider)
+        assert wide.typecode == wider and wide.tolist() == values
+
+
+def test_batches_of_any_width_read_as_nanoseconds(tmp_path: Path) -> None:
+    """32 bits a latency while they fit; one too wide for them widens all that came before."""
+    batches = [[25_000, 24_800], [7, 2**15], [3_000_000_000, 1], [-5, 25_000]]
+    lines, first = [], 0
+    for ns in batches:
+        lines.append(iterations_line(first, ns, [10**10 * (first + k) for k in range(len(ns))]))
+        first += len(ns)
+    path = write_record(tmp_path / "r.jsonl", header(), *lines, {"type": "end", "status": "ok"})
+    data = read_run(path, ms=False)
+    assert data.ns is not None and data.ns.typecode == "q"
+    assert data.ns.tolist() == [v for ns in batches for v in ns]
+    narrow = write_record(tmp_path / "n.jsonl", header(), *lines[:2], {"type": "end"})
+    small = read_run(narrow, ms=False).ns
+    assert (
+        small is not None and small.typecode == "i" and small.tolist() == [25_000, 24_800, 7, 2**15]
+    )
+
+
+def test_a_report_reads_nanoseconds_and_converts_none(tmp_path: Path) -> None:
+    """``read_run(ms=False)``: statistics counted from the nanoseconds, the same figures and
+    report as a full read, and no latency converted until ``ms`` is read."""
+    from warmscope.core.report import report
+
+    rng = random.Random(2)
+    ns = [9_000_000, 3_000_000] + [1_000_000 + rng.randrange(-5_000, 5_000) for _ in range(300)]
+    lines = [iterations_line(k, ns[k : k + 100], list(range(k, k + 100))) for k in (0, 100, 200)]
+    lines.append(iterations_line(300, ns[300:], [300, 301]))
+    path = write_record(tmp_path / "r.jsonl", header(), *lines, {"type": "end", "status": "ok"})
+    full, lazy = read_run(path), read_run(path, ms=False)
+    assert lazy.summary() == full.summary() and lazy.summary().steady_from == 2
+    assert lazy.warnings() == full.warnings()
+    assert report(lazy) == report(full)
+    assert lazy._ms is None, "a report converts no latency"
+    assert [lazy.latency(i) for i in range(len(ns))] == list(full.ms) == [v / 1e6 for v in ns]
+    assert lazy.ms == full.ms and lazy.ms.typecode == "d"
+
+
+def test_a_batch_in_milliseconds_after_nanoseconds_keeps_every_latency() -> None:
+    from array import array
+
+    from warmscope.core.run import RunData
+
+    for defer in (False, True):
+        data = RunData()
+        if defer:
+            data.defer_ms()
+        data.add_iterations_ns(0, array("q", [2_000_000, 1_000_000]), [0.0, 2.0])
+        data.add_iterations(2, [1.5], [3.0])
+        assert data.ns is None and list(data.ms) == [2.0, 1.0, 1.5] and data.count == 3
+        assert data.summary().max_ms == 2.0
+
+
+def test_runs_to_compare_are_counted_in_forked_processes_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``read_summarized``: the runs beyond the first counted in other processes give the
+    summaries a plain read gives."""
+    from warmscope.core import record
+    from warmscope.core.run import RunData
+
+    rng = random.Random(4)
+    paths = []
+    for k in range(3):
+        ns = [8_000_000] + [1_000_000 + rng.randrange(-9_000, 9_000 * (k + 1)) for _ in range(500)]
+        line = iterations_line(0, ns, list(range(len(ns))))
+        paths.append(write_record(tmp_path / f"{k}.jsonl", header(), line, {"type": "end"}))
+    taken: list[int] = []
+    take = RunData.take_counted
+    monkeypatch.setattr(RunData, "take_counted", lambda self, c: (taken.append(1), take(self, c)))
+    monkeypatch.setattr(record, "PARALLEL_COUNT", 0)
+    monkeypatch.setattr(record.os, "cpu_count", lambda: 4)
+    runs = record.read_summarized(paths)
+    assert len(taken) == 2, "the second and third runs were counted elsewhere"
+    assert [r.summary() for r in runs] == [read_run(p).summary() for p in paths]
+    assert all(r._ms is None for r in runs), "no latency converted to be compared"

@@ -410,3 +410,72 @@ def test_shapes_are_judged_each_on_its_own() -> None:
     ramp = [40.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0]
     overall, _ = summarize_shapes(ramp, [0] * 5 + [1] * 4, 2)
     assert overall.steady_from == 1
+
+
+# ------------------------------------------------------------------- integer nanoseconds
+
+ns_runs = st.lists(
+    st.one_of(
+        st.integers(min_value=1, max_value=3_000),  # many ties, as real latencies have
+        st.integers(min_value=1, max_value=10**13),
+    ),
+    min_size=0,
+    max_size=60,
+)
+
+
+@deterministic
+@given(ns_runs, st.sets(st.integers(min_value=0, max_value=70), max_size=4), st.booleans())
+def test_nanoseconds_give_the_figures_of_their_milliseconds(
+    ns: list[int], excl: set[int], busy_first: bool
+) -> None:
+    """Counting integer nanoseconds (``per_ms``) gives, to the bit, what the same latencies
+    converted one by one to milliseconds give."""
+    ms = [v / 1e6 for v in ns]
+    busy = [0, 1] if busy_first else []
+    by_ns = stats.steady_state(ns, excl, busy, per_ms=1e6)
+    by_ms = stats.steady_state(ms, excl, busy)
+    assert by_ns.summary == by_ms.summary
+    assert list(by_ns.steady.items()) == list(by_ms.steady.items())
+    assert by_ns.reference == by_ms.reference
+
+
+@deterministic
+@given(st.lists(st.integers(min_value=1, max_value=5_000), min_size=1, max_size=60))
+def test_percentiles_from_nanoseconds_are_those_of_the_sorted_list(ns: list[int]) -> None:
+    """The steady percentiles of a flat run are the sorted-list definition's, over the
+    milliseconds (a run steady from its first iteration: its statistics cover them all)."""
+    ms = [v / 1e6 for v in ns]
+    state = stats.steady_state(ns, per_ms=1e6)
+    s = state.summary
+    assume(s.steady_from == 0)
+    assert s.p50_ms == pytest.approx(ref_percentile(ms, 50), rel=1e-12)
+    assert s.p90_ms == pytest.approx(ref_percentile(ms, 90), rel=1e-12)
+    assert s.p99_ms == pytest.approx(ref_percentile(ms, 99), rel=1e-12)
+    for q in (0, 25, 50, 75, 90, 99, 100):
+        assert stats.percentile_sorted(state.steady, q) == stats.percentile(ms, q)
+    assert s.min_ms == min(ms) and s.max_ms == max(ms)
+    assert s.mean_ms == pytest.approx(statistics.fmean(ms), rel=1e-12)
+    assert s.std_ms == pytest.approx(statistics.pstdev(ms), rel=1e-9, abs=1e-15)
+
+
+def test_nanoseconds_by_shape_give_the_figures_of_their_milliseconds() -> None:
+    rng = random.Random(3)
+    ns = [50_000_000, 3_000_000] + [
+        rng.choice((1_000_000, 1_000_001, 3_000_000)) for _ in range(80)
+    ]
+    shape_of = [0, 1] + [rng.randrange(2) for _ in range(80)]
+    by_ns = stats.summarize_shapes(ns, shape_of, 2, [5], [0], per_ms=1e6)
+    by_ms = stats.summarize_shapes([v / 1e6 for v in ns], shape_of, 2, [5], [0])
+    assert by_ns[0] == by_ms[0]
+    assert [(list(i), s) for i, s in by_ns[1]] == [(list(i), s) for i, s in by_ms[1]]
+
+
+@deterministic
+@given(
+    st.floats(min_value=0, max_value=1e7, allow_nan=False),
+    st.sampled_from([1e6, 1e3, 1.0, 1e9]),
+)
+def test_a_threshold_in_nanoseconds_says_what_the_division_says(thr: float, per_ms: float) -> None:
+    at_most = stats._at_most(thr, per_ms)
+    assert at_most / per_ms <= thr < (at_most + 1) / per_ms
