@@ -56,5 +56,10 @@ def test_the_record_reads_back_as_the_session_held_it(case: str, tmp_path: Path)
         if f.compare:
             assert getattr(replayed, f.name) == getattr(live, f.name), f.name
     assert replayed == live
+    # The latencies are held apart from the compared fields (integer ns, ms made on demand).
+    assert list(replayed.ms) == list(live.ms) and list(replayed.start_ms) == list(live.start_ms)
+    assert (replayed.ns is None) == (live.ns is None)
+    if live.ns is not None:
+        assert list(replayed.ns) == list(live.ns)
     assert replayed.mode == live.mode == session.mode
     assert replayed.summary() == live.summary()
