@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
@@ -222,3 +224,32 @@ def test_a_sparkline_window_stays_put_until_it_jumps_half_its_width() -> None:
     before = sparkline(values[stable_window(16, 10) : 16], 10)
     after = sparkline(values[stable_window(19, 10) : 19], 10)
     assert after.startswith(before[:-1]), "the cells drawn stay as they were"
+
+
+@given(
+    st.lists(st.floats(0.01, 500.0), min_size=1, max_size=3000),
+    st.lists(st.integers(1, 400), min_size=1, max_size=40),
+)
+def test_a_whole_run_at_once_draws_as_one_grown_in_batches(
+    values: list[float], cuts: list[int]
+) -> None:
+    """A record's run, taken in one call (its span set at once), gives the buckets that the
+    same run gives arriving batch by batch (span doubling as it grows)."""
+    whole, grown = LatencySeries(capacity=16, head=8), LatencySeries(capacity=16, head=8)
+    whole.extend(values)
+    pos = 0
+    for cut in cuts * (len(values) // max(1, sum(cuts)) + 1):
+        grown.extend(values[pos : pos + cut])
+        pos += cut
+        if pos >= len(values):
+            break
+    assert (whole.count, whole.span, whole.lo, whole.hi) == (
+        grown.count,
+        grown.span,
+        grown.lo,
+        grown.hi,
+    )
+    for width in (5, 16, 40):
+        for a, b in zip(whole.columns(width), grown.columns(width), strict=True):
+            assert (a.first, a.last, a.lo, a.hi) == (b.first, b.last, b.lo, b.hi)
+            assert a.mean == pytest.approx(b.mean, rel=1e-9)

@@ -95,16 +95,21 @@ class LatencySeries:
         room = self.head_size - len(self.head)
         if room > 0:
             self.head.extend(values[:room])
-        self.lo = min(self.lo, min(values))
-        self.hi = max(self.hi, max(values))
+        if not self._n:
+            # A whole run at once (a record): its final span straight away, no merges. The
+            # buckets are the ones growing by halves would have made.
+            while n > self.capacity * self.span:
+                self.span *= 2
+        lo, hi = self.lo, self.hi  # from each chunk's: one pass over the values, not three
         pos = 0
         while pos < n:
             if self._n and self._n[-1] < self.span:
                 take = min(self.span - self._n[-1], n - pos)
                 chunk = values[pos : pos + take]
-                self._lo[-1] = min(self._lo[-1], min(chunk))
-                self._hi[-1] = max(self._hi[-1], max(chunk))
-                self._sum[-1] += math.fsum(chunk)
+                c_lo, c_hi = min(chunk), max(chunk)
+                self._lo[-1] = min(self._lo[-1], c_lo)
+                self._hi[-1] = max(self._hi[-1], c_hi)
+                self._sum[-1] += sum(chunk)
                 self._n[-1] += take
             else:
                 if len(self._n) >= self.capacity:
@@ -112,12 +117,15 @@ class LatencySeries:
                     continue
                 take = min(self.span, n - pos)
                 chunk = values[pos : pos + take]
-                self._lo.append(min(chunk))
-                self._hi.append(max(chunk))
-                self._sum.append(math.fsum(chunk))
+                c_lo, c_hi = min(chunk), max(chunk)
+                self._lo.append(c_lo)
+                self._hi.append(c_hi)
+                self._sum.append(sum(chunk))
                 self._n.append(take)
                 self._mark.append(0)
+            lo, hi = min(lo, c_lo), max(hi, c_hi)
             pos += take
+        self.lo, self.hi = lo, hi
         self.count += n
         if self._pending:
             ready = [i for i in self._pending if i < self.count]
