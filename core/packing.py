@@ -196,6 +196,29 @@ def to_ms(ns: Iterable[int]) -> array[float]:
     return array("d", map(_MS, ns))
 
 
+class MsView(Sequence[float]):
+    """Integer nanoseconds read as milliseconds, one at a time: a view that draws a long run's
+    visible rows without converting ten million latencies first. ``ns`` is the run's own
+    array (it only grows; the view reads its current length)."""
+
+    def __init__(self, ns: array[int]) -> None:
+        self.ns = ns
+
+    def __len__(self) -> int:
+        return len(self.ns)
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[float]: ...
+
+    def __getitem__(self, index: int | slice) -> float | Sequence[float]:
+        if isinstance(index, slice):
+            return to_ms(self.ns[index])
+        return self.ns[index] / 1e6
+
+
 class Starts(Sequence[float]):
     """Each iteration's start (ms from the loop's start), as ``RunData.start_ms``: batches added
     packed stay packed until a start in them is read. Reading one start decodes its batch

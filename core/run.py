@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from warmscope.core import intervals, outcome, stats
 from warmscope.core.jitlog import label_for
-from warmscope.core.packing import Batch, Starts, to_ms, widen
+from warmscope.core.packing import Batch, MsView, Starts, to_ms, widen
 
 NS_PER_MS = 1e6
 
@@ -192,6 +192,15 @@ class RunData:
         return self._ms
 
     @property
+    def ms_view(self) -> Sequence[float]:
+        """The latencies in milliseconds without converting them all: ``ms`` where it exists,
+        else a view that converts each latency as it is read (a long record opened in the TUI
+        shows a screenful of them)."""
+        if self._ms is None and self._ns is not None:
+            return MsView(self._ns)
+        return self.ms
+
+    @property
     def ns(self) -> array | None:
         """The latencies in integer nanoseconds (``array('i')`` or ``array('q')``), or ``None``
         where some came only in milliseconds. Statistics count these: integers count faster
@@ -274,7 +283,7 @@ class RunData:
         whole = in_place and not first
         update = Update(
             first=first,
-            ms=self.ms if whole else self.ms[first:].tolist(),
+            ms=self.ms_view if whole else self.ms[first:].tolist(),
             start_ms=self.start_ms if whole else self.start_ms[first:].tolist(),
             events=self.events[cursor.events :],
             samples=self.samples[cursor.samples :],

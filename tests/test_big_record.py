@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 
 from tests.tui_support import run, wait_for
 from warmscope.core.fold import iterations_line
-from warmscope.core.packing import Batch
+from warmscope.core.packing import Batch, MsView
 from warmscope.core.record import QUICK_READ_BYTES, VERSION, RecordWriter, read_run
 from warmscope.tui.app import build_app
 from warmscope.tui.loading_screen import LoadingScreen
@@ -82,7 +82,10 @@ def test_the_tui_reads_a_long_record_behind_its_first_frame(big_record: Path) ->
         assert not isinstance(app.screen, LoadingScreen)
         entry = app.runs[0]
         assert entry.view.count == COUNT
-        assert entry.view.latencies is entry.data.ms, "the view reads the run's array in place"
+        latencies = entry.view.latencies
+        assert isinstance(latencies, MsView) and latencies.ns is entry.data.ns, "read in place"
+        assert entry.data._ms is None, "not one latency converted to a float but those drawn"
+        assert entry.view.rows[0] == (0, entry.data.latency(0))
         assert all(isinstance(part, Batch) for part in entry.data.start_ms._parts[1:-1])
         await wait_for(pilot, lambda: entry.view.summary is not None, timeout=300)
         assert entry.view.summary is not None and entry.view.summary.count == COUNT

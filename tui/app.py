@@ -107,7 +107,7 @@ def _read(item: Path | RunData, progress: Progress | None = None) -> RunData | R
     if isinstance(item, RunData):
         return item
     try:
-        return read_run(item, progress)
+        return read_run(item, progress, ms=False)  # the view converts what it shows
     except RecordError as exc:
         return exc
 

@@ -55,7 +55,7 @@ class IterationFacts:
         steady = profiles.get(reference) if reference is not None else None
         facts = cls(
             iteration=iteration,
-            ms=data.ms[iteration] if 0 <= iteration < data.count else None,
+            ms=data.latency(iteration) if 0 <= iteration < data.count else None,
             label=data.label(iteration),
             events=[e for e in data.events_at(iteration) if e.kind != "stderr"],
             profile=profile,

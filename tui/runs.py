@@ -23,7 +23,8 @@ from warmscope.core import outcome
 from warmscope.core.digest import settings_line
 from warmscope.core.intervals import RunWarning
 from warmscope.core.jitlog import label_for
-from warmscope.core.run import Cursor, Event, LiveRun, RunData, Update
+from warmscope.core.packing import MsView
+from warmscope.core.run import NS_PER_MS, Cursor, Event, LiveRun, RunData, Update
 from warmscope.core.stats import Summary
 from warmscope.tui.series import LatencySeries, mark_priority
 
@@ -78,7 +79,7 @@ class RunView:
     def __init__(self) -> None:
         self.series = LatencySeries()
         self._own: array[float] = array("d")
-        self.latencies: array[float] = self._own
+        self.latencies: Sequence[float] = self._own
         """Every latency so far: the run's own array once ``attach``-ed, else a copy."""
         self.rows = IterationRows(self)
         self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
@@ -112,7 +113,7 @@ class RunView:
         self.rate: float | None = None
         self._rate_mark: tuple[float, int] | None = None
 
-    def attach(self, latencies: array[float], shape_index: array[int] | None = None) -> None:
+    def attach(self, latencies: Sequence[float], shape_index: array[int] | None = None) -> None:
         """Read latencies (and shape indexes) from the run's own arrays (they only grow; the
         view reads no further than ``count``, what it has been given), instead of copies."""
         self.latencies = latencies
@@ -122,7 +123,10 @@ class RunView:
     def ingest(self, u: Update, now: float | None = None) -> Delta:
         d = Delta()
         if u.ms:
-            self.series.extend(u.ms)
+            if isinstance(u.ms, MsView):  # a whole record, in nanoseconds: none converted
+                self.series.extend(u.ms.ns, per_ms=NS_PER_MS)
+            else:
+                self.series.extend(u.ms)
             if self.latencies is self._own:
                 self._own.extend(u.ms)
             if u.shape_keys:
@@ -235,7 +239,7 @@ class RunEntry:
     ended_elapsed: float | None = None
 
     def __post_init__(self) -> None:
-        self.view.attach(self.data.ms, self.data.shape_of)
+        self.view.attach(self.data.ms_view, self.data.shape_of)
 
     @classmethod
     def from_record(cls, number: int, data: RunData) -> RunEntry:
@@ -284,7 +288,8 @@ class RunEntry:
         candidates = [s.get("t", 0.0) for s in d.samples[-1:]]
         candidates += [e.t for e in d.events[-1:]]
         if d.count:
-            loop = (d.start_ms[-1] + d.ms[-1]) / 1000 if len(d.start_ms) else sum(d.ms) / 1000
+            last = d.latency(d.count - 1)
+            loop = (d.start_ms[-1] + last) / 1000 if len(d.start_ms) else sum(d.ms_view) / 1000
             candidates.append(sum(d.phases.values()) / 1000 + loop)
         return max(candidates, default=0.0)
 
@@ -295,7 +300,7 @@ class RunEntry:
         d = self.data
         if not d.count or not len(d.start_ms):
             return None
-        seconds = (d.start_ms[-1] + d.ms[-1]) / 1000
+        seconds = (d.start_ms[-1] + d.latency(d.count - 1)) / 1000
         return d.count / seconds if seconds > 0 else None
 
     def snapshot(self) -> RunData:

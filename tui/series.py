@@ -88,13 +88,15 @@ class LatencySeries:
 
     # -- filling --------------------------------------------------------------------------
 
-    def extend(self, values: Sequence[float]) -> None:
+    def extend(self, values: Sequence[float], per_ms: float = 1.0) -> None:
+        """Append latencies; ``per_ms``: how many of the values' unit make a millisecond (a
+        record's integer nanoseconds are bucketed as they are, only the buckets converted)."""
         n = len(values)
         if not n:
             return
         room = self.head_size - len(self.head)
         if room > 0:
-            self.head.extend(values[:room])
+            self.head.extend([v / per_ms for v in values[:room]])
         if not self._n:
             # A whole run at once (a record): its final span straight away, no merges. The
             # buckets are the ones growing by halves would have made.
@@ -106,10 +108,10 @@ class LatencySeries:
             if self._n and self._n[-1] < self.span:
                 take = min(self.span - self._n[-1], n - pos)
                 chunk = values[pos : pos + take]
-                c_lo, c_hi = min(chunk), max(chunk)
+                c_lo, c_hi = min(chunk) / per_ms, max(chunk) / per_ms
                 self._lo[-1] = min(self._lo[-1], c_lo)
                 self._hi[-1] = max(self._hi[-1], c_hi)
-                self._sum[-1] += sum(chunk)
+                self._sum[-1] += sum(chunk) / per_ms
                 self._n[-1] += take
             else:
                 if len(self._n) >= self.capacity:
@@ -117,10 +119,10 @@ class LatencySeries:
                     continue
                 take = min(self.span, n - pos)
                 chunk = values[pos : pos + take]
-                c_lo, c_hi = min(chunk), max(chunk)
+                c_lo, c_hi = min(chunk) / per_ms, max(chunk) / per_ms
                 self._lo.append(c_lo)
                 self._hi.append(c_hi)
-                self._sum.append(sum(chunk))
+                self._sum.append(sum(chunk) / per_ms)
                 self._n.append(take)
                 self._mark.append(0)
             lo, hi = min(lo, c_lo), max(hi, c_hi)
