@@ -138,3 +138,44 @@ def test_a_changed_figure_repaints_its_summary_line_only() -> None:
         assert "CV" in str(panel.render()).splitlines()[panel.repainted[0].y]
 
     run(app, scenario)
+
+
+def test_a_growing_table_does_not_lay_the_screen_out_on_every_tick() -> None:
+    """A layout is screen-wide: a list that grows takes its new length without one (its
+    scrollbar is updated alone), and the header's note on the next run (it compares every
+    setting) is asked for only when the header repaints."""
+    steps = [Moment([iterations(i, [1.0] * 100)]) for i in range(0, 6000, 100)]
+    app = build_app(
+        settings=RunSettings(target="sample:trivial", iters=6000),
+        start=factory([*steps, Moment([end(outcome.OK, "", 0)])]),
+    )
+    layouts = [0]
+    notes = [0]
+
+    async def scenario(pilot) -> None:  # type: ignore[no-untyped-def]
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.count >= 1000, timeout=10)
+        await pilot.pause(0.3)  # the summary's lines are all there
+        screen = app.screen
+        table = screen.query_one("IterationTable")
+        layout = screen._refresh_layout
+        next_note = app.next_note
+
+        def counted_layout(*args, **kwargs):  # type: ignore[no-untyped-def]
+            layouts[0] += 1
+            return layout(*args, **kwargs)
+
+        def counted_note() -> str:
+            notes[0] += 1
+            return next_note()
+
+        screen._refresh_layout = counted_layout  # type: ignore[method-assign]
+        app.next_note = counted_note  # type: ignore[method-assign]
+        first, polls = table.rows[-1][0], app.runs[0].session.polls  # type: ignore[attr-defined, union-attr]
+        await wait_for(pilot, lambda: app.runs[0].view.count >= 5000, timeout=20)
+        ticks = app.runs[0].session.polls - polls  # type: ignore[union-attr]
+        assert table.rows[-1][0] > first and table.following  # type: ignore[attr-defined]
+        assert table.show_vertical_scrollbar
+        assert layouts[0] == 0, f"{layouts[0]} layouts in {ticks} ticks"
+        assert notes[0] <= ticks / 3, f"the note asked {notes[0]} times in {ticks} ticks"
+
+    run(app, scenario, settled=False)

@@ -83,7 +83,7 @@ class RowList(ScrollView, can_focus=True):
         else:
             shift = 0
         n = len(self.rows)
-        self.virtual_size = Size(0, n + 1)
+        self._grow(Size(0, n + 1))
         top = int(self.scroll_offset.y)
         if self.following:
             self.cursor = n - 1
@@ -95,6 +95,19 @@ class RowList(ScrollView, can_focus=True):
             if shift:
                 self.scroll_to(y=max(0, top - shift), animate=False, immediate=True)
         self.refresh()
+
+    def _grow(self, size: Size) -> None:
+        """Take a new virtual size without laying the screen out again (``virtual_size`` is a
+        layout reactive: a screen-wide layout on every tick of a growing list was the costliest
+        thing the live view did). Only the scrollbar is updated; a layout still follows when
+        the scrollbar appears or goes (``show_vertical_scrollbar`` is a layout reactive)."""
+        if size == self.virtual_size:
+            return
+        if not self.size:  # not laid out yet: the first layout takes it
+            self.virtual_size = size
+            return
+        self.set_reactive(RowList.virtual_size, size)
+        self._scroll_update(size)
 
     def current_row(self) -> Any | None:
         """The row under the cursor, if any."""
