@@ -179,3 +179,45 @@ def test_a_growing_table_does_not_lay_the_screen_out_on_every_tick() -> None:
         assert notes[0] <= ticks / 3, f"the note asked {notes[0]} times in {ticks} ticks"
 
     run(app, scenario, settled=False)
+
+
+def test_a_following_table_repaints_only_the_cells_that_changed() -> None:
+    """Nothing new: nothing refreshed. New rows: only the changed cells of each line (not the
+    whole pane, its border or its scrollbar, whose thumb stays at the bottom)."""
+    steps = [Moment([iterations(i, [1.0 + i % 7] * 100)]) for i in range(0, 20000, 100)]
+    app = build_app(
+        settings=RunSettings(target="sample:trivial", iters=20000),
+        start=factory([*steps, Moment([end(outcome.OK, "", 0)])]),
+    )
+
+    async def scenario(pilot) -> None:  # type: ignore[no-untyped-def]
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.count >= 2000, timeout=20)
+        app._timer.pause()  # type: ignore[union-attr]  # the batches from here on, by hand
+        await pilot.pause(0.2)
+        table = app.screen.query_one("IterationTable")
+        table.sync()  # type: ignore[attr-defined]
+        await pilot.pause()
+        calls: list[tuple[str, tuple[object, ...]]] = []
+        refresh, bar_refresh = table.refresh, table.vertical_scrollbar.refresh
+
+        def spy(name, real):  # type: ignore[no-untyped-def]
+            def called(*regions, **kwargs):  # type: ignore[no-untyped-def]
+                calls.append((name, regions))
+                return real(*regions, **kwargs)
+
+            return called
+
+        table.refresh = spy("table", refresh)  # type: ignore[method-assign]
+        table.vertical_scrollbar.refresh = spy("bar", bar_refresh)  # type: ignore[method-assign]
+        table.sync()  # type: ignore[attr-defined]
+        assert calls == [], "unchanged rows: nothing to send"
+        tick = app.controller.tick()
+        assert tick is not None and tick.delta.rows
+        table.sync()  # type: ignore[attr-defined]
+        assert calls and all(name == "table" and regions for name, regions in calls), calls
+        width = table.scrollable_content_region.width
+        lines = [r for _, regions in calls for r in regions]  # type: ignore[attr-defined]
+        assert all(r.height == 1 and r.right <= width for r in lines), lines  # type: ignore[attr-defined]
+        assert any(r.width < width for r in lines), "the index and latency cells, not the line"
+
+    run(app, scenario, size=(80, 24), settled=False)
