@@ -204,6 +204,13 @@ def main() -> None:
             f"(headless {r['headless_rate']:,.0f} it/s), goal <= {FAST_UI_CPU_GOAL:g}: "
             f"{verdict(r['ui_cpu'] <= FAST_UI_CPU_GOAL)}"
         )
+        # The session's reader (the pipe, the fold, the record) runs in the UI process too:
+        # a headless run of the same settings costs that much without drawing anything.
+        print(
+            f"  headless `warmscope run` alone (the same reader, no screen): "
+            f"{r['headless_cpu']:.1f}% at {r['headless_rate']:,.0f} it/s; "
+            f"the difference, what drawing costs: {r['ui_cpu'] - r['headless_cpu']:.1f}%"
+        )
 
 
 if __name__ == "__main__":

@@ -32,8 +32,9 @@ def test_each_pane_repaints_at_most_at_its_rate_and_only_when_changed() -> None:
     assert budget.due(0.0) == {"header", "chart"}
     budget.changed("header", "chart")
     assert budget.due(0.3) == set(), "too soon for both"
-    assert budget.due(0.6) == {"header"}, "the header at 2 Hz"
-    assert budget.due(1.0) == set()
+    header = 1.0 / PANE_HZ["header"]
+    assert budget.due(header + 0.01) == {"header"}, "the header at its own rate"
+    assert budget.due(header + 0.02) == set()
     assert budget.due(1.0 / PANE_HZ["chart"] + 0.01) == {"chart"}, "the chart at its own rate"
 
 
@@ -138,3 +139,86 @@ def test_a_changed_figure_repaints_its_summary_line_only() -> None:
         assert "CV" in str(panel.render()).splitlines()[panel.repainted[0].y]
 
     run(app, scenario)
+
+
+def test_a_growing_table_does_not_lay_the_screen_out_on_every_tick() -> None:
+    """A layout is screen-wide: a list that grows takes its new length without one (its
+    scrollbar is updated alone), and the header's note on the next run (it compares every
+    setting) is asked for only when the header repaints."""
+    steps = [Moment([iterations(i, [1.0] * 100)]) for i in range(0, 6000, 100)]
+    app = build_app(
+        settings=RunSettings(target="sample:trivial", iters=6000),
+        start=factory([*steps, Moment([end(outcome.OK, "", 0)])]),
+    )
+    layouts = [0]
+    notes = [0]
+
+    async def scenario(pilot) -> None:  # type: ignore[no-untyped-def]
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.count >= 1000, timeout=10)
+        await pilot.pause(0.3)  # the summary's lines are all there
+        screen = app.screen
+        table = screen.query_one("IterationTable")
+        layout = screen._refresh_layout
+        next_note = app.next_note
+
+        def counted_layout(*args, **kwargs):  # type: ignore[no-untyped-def]
+            layouts[0] += 1
+            return layout(*args, **kwargs)
+
+        def counted_note() -> str:
+            notes[0] += 1
+            return next_note()
+
+        screen._refresh_layout = counted_layout  # type: ignore[method-assign]
+        app.next_note = counted_note  # type: ignore[method-assign]
+        first, polls = table.rows[-1][0], app.runs[0].session.polls  # type: ignore[attr-defined, union-attr]
+        await wait_for(pilot, lambda: app.runs[0].view.count >= 5000, timeout=20)
+        ticks = app.runs[0].session.polls - polls  # type: ignore[union-attr]
+        assert table.rows[-1][0] > first and table.following  # type: ignore[attr-defined]
+        assert table.show_vertical_scrollbar
+        assert layouts[0] == 0, f"{layouts[0]} layouts in {ticks} ticks"
+        assert notes[0] <= ticks / 3, f"the note asked {notes[0]} times in {ticks} ticks"
+
+    run(app, scenario, settled=False)
+
+
+def test_a_following_table_repaints_only_the_cells_that_changed() -> None:
+    """Nothing new: nothing refreshed. New rows: only the changed cells of each line (not the
+    whole pane, its border or its scrollbar, whose thumb stays at the bottom)."""
+    steps = [Moment([iterations(i, [1.0 + i % 7] * 100)]) for i in range(0, 20000, 100)]
+    app = build_app(
+        settings=RunSettings(target="sample:trivial", iters=20000),
+        start=factory([*steps, Moment([end(outcome.OK, "", 0)])]),
+    )
+
+    async def scenario(pilot) -> None:  # type: ignore[no-untyped-def]
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.count >= 2000, timeout=20)
+        app._timer.pause()  # type: ignore[union-attr]  # the batches from here on, by hand
+        await pilot.pause(0.2)
+        table = app.screen.query_one("IterationTable")
+        table.sync()  # type: ignore[attr-defined]
+        await pilot.pause()
+        calls: list[tuple[str, tuple[object, ...]]] = []
+        refresh, bar_refresh = table.refresh, table.vertical_scrollbar.refresh
+
+        def spy(name, real):  # type: ignore[no-untyped-def]
+            def called(*regions, **kwargs):  # type: ignore[no-untyped-def]
+                calls.append((name, regions))
+                return real(*regions, **kwargs)
+
+            return called
+
+        table.refresh = spy("table", refresh)  # type: ignore[method-assign]
+        table.vertical_scrollbar.refresh = spy("bar", bar_refresh)  # type: ignore[method-assign]
+        table.sync()  # type: ignore[attr-defined]
+        assert calls == [], "unchanged rows: nothing to send"
+        tick = app.controller.tick()
+        assert tick is not None and tick.delta.rows
+        table.sync()  # type: ignore[attr-defined]
+        assert calls and all(name == "table" and regions for name, regions in calls), calls
+        width = table.scrollable_content_region.width
+        lines = [r for _, regions in calls for r in regions]  # type: ignore[attr-defined]
+        assert all(r.height == 1 and r.right <= width for r in lines), lines  # type: ignore[attr-defined]
+        assert any(r.width < width for r in lines), "the index and latency cells, not the line"
+
+    run(app, scenario, size=(80, 24), settled=False)

@@ -383,7 +383,7 @@ class WarmscopeApp(App[int]):
             if self._timer is not None:
                 self._timer.pause()
             return
-        self.main.apply(tick.entry, tick.delta, self.next_note())
+        self.main.apply(tick.entry, tick.delta, self.next_note)
         self._want_summary(tick.entry, force=tick.finished)
         self._follow_compare(tick.entry, tick.finished)
         if tick.finished:

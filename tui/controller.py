@@ -40,7 +40,7 @@ class SessionFactory(Protocol):
 
 
 SUMMARY_MIN_INTERVAL_S = 0.5
-SUMMARY_COST_FACTOR = 20  # a live summary may use at most 1/20 of the time
+SUMMARY_COST_FACTOR = 50  # a live summary may use at most 1/50 of the time (a thread, but the GIL)
 INLINE_SUMMARY_MAX = 20_000  # a record this short is summarized in a few ms, before its frame
 
 

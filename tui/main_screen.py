@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual.actions import SkipAction
@@ -149,8 +150,10 @@ class MainScreen(Screen[None]):
         if view.finished and entry.data.status not in (outcome.OK, outcome.STOPPED):
             self.action_pane("tab-stderr")
 
-    def apply(self, entry: RunEntry, delta: Delta, next_note: str = "") -> None:
-        """Take one batch; each pane repaints when its budget allows (``tui/repaint.py``)."""
+    def apply(self, entry: RunEntry, delta: Delta, next_note: str | Callable[[], str] = "") -> None:
+        """Take one batch; each pane repaints when its budget allows (``tui/repaint.py``).
+        ``next_note``: the header's note on the next run, or how to get it (asked only when
+        the header repaints: it compares every setting)."""
         if self.entry is None or entry is not self.entry:
             return
         budget = self.budget
@@ -178,7 +181,8 @@ class MainScreen(Screen[None]):
         view = entry.view
         due = self.budget.due(time.monotonic(), everything=everything)
         if "header" in due:
-            self.query_one(RunHeader).show_entry(entry, self._next_note)
+            note = self._next_note
+            self.query_one(RunHeader).show_entry(entry, note if isinstance(note, str) else note())
         if "chart" in due:
             self.query_one(LatencyChart).show_view(view)
         if "summary" in due:
@@ -193,7 +197,7 @@ class MainScreen(Screen[None]):
             self.query_one("#stderr", Log).write_lines(self.budget.stderr)
             self.budget.stderr.clear()
 
-    _next_note = ""
+    _next_note: str | Callable[[], str] = ""
 
     def action_freeze(self) -> None:
         """Stop repainting while the run goes on (over a slow link, or to read); again: go on."""

@@ -1,12 +1,14 @@
 """``RowList``: a bounded list drawn line by line, with a fixed header and a cursor.
 
 The rows live in a ``deque`` owned by a ``RunView``; the list only draws the visible ones, so
-thousands of new rows a second cost one refresh per tick. It follows its newest row unless
-the user moved the cursor or scrolled up (``End`` follows again).
+thousands of new rows a second cost one refresh per tick, and that refresh sends only the cells
+that changed (cells of one style go as one run). It follows its newest row unless the user
+moved the cursor or scrolled up (``End`` follows again).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -15,10 +17,33 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
+
+from warmscope.tui.text_lines import changed_regions
+
+
+def _marks_blanks(style: Style) -> bool:
+    """Whether ``style`` shows on spaces (a background, reverse, a line), not just on text."""
+    return bool(style.bgcolor or style.reverse or style.underline or style.strike or style.overline)
+
+
+def _thumb(
+    size: int, window_virtual_size: float, window_size: float, position: float
+) -> tuple[int, int] | None:
+    """Where a vertical scrollbar of ``size`` cells draws its thumb, in its own eighths of a
+    cell (Textual's ``ScrollBarRender.render_bar`` arithmetic): the same, the same bar."""
+    if not (window_size and size and window_virtual_size and size != window_virtual_size):
+        return None
+    if window_virtual_size == window_size:
+        return None
+    eighths = len(ScrollBarRender.VERTICAL_BARS)
+    thumb = max(1, window_size / (window_virtual_size / size))
+    start = int((size - thumb) * (position / (window_virtual_size - window_size)) * eighths)
+    return start, start + math.ceil(thumb * eighths)
 
 
 class RowList(ScrollView, can_focus=True):
@@ -62,7 +87,11 @@ class RowList(ScrollView, can_focus=True):
         self.dropped = 0
         self.cursor = -1
         self.following = True
-        self._styles: dict[tuple[str, bool, bool], Style] = {}
+        self._styles: dict[tuple[str, bool, bool, bool], Style] = {}
+        self._holding_bar = False
+        """Within ``sync``: the scrollbar is repainted once, at its end, if its thumb moved."""
+        self._drawn: dict[int, Strip] = {}
+        """The strip last drawn on each line of the pane: a change refreshes only what differs."""
 
     # -- data -----------------------------------------------------------------------------
 
@@ -83,7 +112,19 @@ class RowList(ScrollView, can_focus=True):
         else:
             shift = 0
         n = len(self.rows)
-        self.virtual_size = Size(0, n + 1)
+        shown = self._holding_bar = self.show_vertical_scrollbar
+        before = self._bar_thumb() if shown else None
+        try:
+            self._move(n, shift)
+        finally:
+            self._holding_bar = False
+        if shown and self.show_vertical_scrollbar and self._bar_thumb() != before:
+            self.vertical_scrollbar.refresh()
+        self._repaint()
+
+    def _move(self, n: int, shift: int) -> None:
+        """The new length, and where the list is scrolled to."""
+        self._grow(Size(0, n + 1))
         top = int(self.scroll_offset.y)
         if self.following:
             self.cursor = n - 1
@@ -94,7 +135,38 @@ class RowList(ScrollView, can_focus=True):
             self.cursor = max(0, min(n - 1, self.cursor - shift))
             if shift:
                 self.scroll_to(y=max(0, top - shift), animate=False, immediate=True)
-        self.refresh()
+
+    def _grow(self, size: Size) -> None:
+        """Take a new virtual size without laying the screen out again (``virtual_size`` is a
+        layout reactive: a screen-wide layout on every tick of a growing list was the costliest
+        thing the live view did). Only the scrollbar is updated; a layout still follows when
+        the scrollbar appears or goes (``show_vertical_scrollbar`` is a layout reactive)."""
+        if size == self.virtual_size:
+            return
+        if not self.size:  # not laid out yet: the first layout takes it
+            self.virtual_size = size
+            return
+        grows = size.height >= self.virtual_size.height
+        self.set_reactive(RowList.virtual_size, size)
+        if grows and self.show_vertical_scrollbar:  # it stays shown
+            self._set_bar("window_virtual_size", size.height)
+        else:
+            self._scroll_update(size)
+
+    def _bar_thumb(self) -> tuple[int, int] | None:
+        bar = self.vertical_scrollbar
+        return _thumb(bar.size.height, bar.window_virtual_size, bar.window_size, bar.position)
+
+    def _set_bar(self, name: str, value: float) -> None:
+        """Set the vertical scrollbar's ``window_virtual_size`` or ``position``, repainting it
+        only where its thumb moves (within ``sync``, once, at its end): a list that follows
+        its newest row keeps the thumb at the bottom, and a bar repainted each tick was a
+        tenth of the bytes."""
+        bar = self.vertical_scrollbar
+        before = self._bar_thumb()
+        bar.set_reactive(getattr(ScrollBar, name), value)
+        if not self._holding_bar and self._bar_thumb() != before:
+            bar.refresh()
 
     def current_row(self) -> Any | None:
         """The row under the cursor, if any."""
@@ -123,12 +195,15 @@ class RowList(ScrollView, can_focus=True):
         super().notify_style_update()
         self._styles.clear()
 
-    def _style_for(self, part: str, cursor: bool) -> Style:
-        """The base style with a part (and the cursor) on top, built once per combination."""
-        key = (part, cursor, self.has_focus)
+    def _style_for(self, part: str, cursor: bool, *, blank: bool = False) -> Style:
+        """The base style with a part (and the cursor) on top, built once per combination.
+        ``blank``: for spaces, where a part that only colours text is the base style."""
+        key = (part, cursor, self.has_focus, blank)
         style = self._styles.get(key)
         if style is None:
             style = self.rich_style
+            if part and blank and not _marks_blanks(self.part_style(part)):
+                part = ""
             if part:
                 style = style + self.part_style(part)
             if cursor:
@@ -146,6 +221,11 @@ class RowList(ScrollView, can_focus=True):
         return Strip(list(line.render(self.app.console, end="")), width).apply_style(base)
 
     def render_line(self, y: int) -> Strip:
+        strip = self._line(y)
+        self._drawn[y] = strip
+        return strip
+
+    def _line(self, y: int) -> Strip:
         width = self.size.width
         if y == 0:
             return self._text_line(self.header_text(), "header", width)
@@ -160,13 +240,39 @@ class RowList(ScrollView, can_focus=True):
         for text, part in self.row_cells(self.rows[index]):
             if used + len(text) > width:
                 text = text[: max(0, width - used - 1)] + "…"
-            segments.append(Segment(text, self._style_for(part, cursor)))
+            segments.append(Segment(text, self._style_for(part, cursor, blank=not text.strip())))
             used += len(text)
             if used >= width:
                 break
         if used < width:
             segments.append(Segment(" " * (width - used), self._style_for("", cursor)))
-        return Strip(segments, width)
+        # Cells of one style in one segment: one style sequence on the wire, not one a cell.
+        return Strip(Segment.simplify(segments), width)
+
+    def _repaint(self) -> None:
+        """Refresh only the lines that changed since drawn, each from its first changed cell to
+        its last: a list that follows a run sends the cells that moved, not the whole pane."""
+        width, height = self.scrollable_content_region.size  # not the scrollbar's cells
+        if not self._drawn or not width:
+            self.refresh()
+            return
+        regions = []
+        for y in range(height):
+            old = self._drawn.get(y)
+            new = self._line(y)
+            if old is None:
+                regions.append(Region(0, y, width, 1))
+            else:
+                for r in changed_regions([old], [new], width):
+                    regions.append(r.translate((0, y)).intersection(Region(0, y, width, 1)))
+        if regions := [r for r in regions if r]:
+            self.refresh(*regions)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        if self.show_vertical_scrollbar:
+            self._set_bar("position", new_value)
+        if round(old_value) != round(new_value):
+            self._repaint()  # not the whole pane (ScrollView's way): most lines only shift
 
     # -- moving -------------------------------------------------------------------------
 
@@ -179,7 +285,7 @@ class RowList(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor, animate=False, immediate=True)
         elif self.cursor >= top + self._visible_rows():
             self.scroll_to(y=self.cursor - self._visible_rows() + 1, animate=False, immediate=True)
-        self.refresh()
+        self._repaint()
 
     def move_to(self, index: int) -> None:
         """Put the cursor on row ``index`` (clamped) and bring it into view."""
