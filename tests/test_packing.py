@@ -310,3 +310,15 @@ def test_a_column_is_stored_in_the_narrowest_width_that_holds_it() -> None:
         assert packed is not None
         assert packed.columns[0].typecode == code, values
         assert list(packed.columns[0]) == values
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2**62 - 1), st.integers(0, 2**62 - 1)), min_size=1))
+def test_gaps_taken_at_once_are_the_gaps_taken_one_by_one(pairs: list[tuple[int, int]]) -> None:
+    """Starts and durations of a clock, [0, 2**62), in any order: every gap, negative and as
+    wide as they come, reads back exact."""
+    starts, ns = [s for s, _ in pairs], [d for _, d in pairs]
+    line = packing.pack(0, ns, starts)
+    assert line is not None
+    batch, durations, _ = packing.unpack(json.loads(json.dumps(line)))
+    assert list(durations) == ns and list(batch.starts()) == starts
