@@ -115,6 +115,25 @@ def offline(rate: float, seconds: float, tmp: Path) -> None:
     )
 
 
+def child_flush(rate: float) -> None:
+    """What the child pays to encode one batch: the columns as base64 (protocol 2) against
+    JSON lists of integers (protocol 1)."""
+    per = int(rate * BATCH_S)
+    ns = [int(1e9 / rate) + k % 97 for k in range(per)]
+    st = [10**9 + k * int(1e9 / rate) for k in range(per)]
+    rounds = 200
+
+    def cost(encode: Callable[[], bytes]) -> float:
+        return timed(lambda: [encode() for _ in range(rounds)]) / rounds * 1e6
+
+    lists = cost(lambda: protocol.encode({"t": "iters", "i0": 0, "ns": ns, "st": st}))
+    columns = cost(lambda: protocol.encode_iters(0, ns, st, None))
+    print(
+        f"   the child's flush of {per:,} iterations: {columns:.0f} us as base64 columns, "
+        f"{lists:.0f} us as JSON lists (protocol 1)"
+    )
+
+
 def live(seconds: float, tmp: Path) -> None:
     settings = RunSettings(target="sample:trivial", duration=seconds + 6)
     session = RunSession(settings, record_path=tmp / "live.jsonl", overwrite=True)
@@ -160,6 +179,7 @@ def main() -> int:
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="warmscope-reader-") as name:
         offline(args.rate, args.offline_seconds, Path(name))
+        child_flush(args.rate)
         if not args.skip_live:
             live(args.seconds, Path(name))
     return 0

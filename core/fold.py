@@ -3,7 +3,9 @@
 A live run and a replayed record go through the same function. The session turns each
 protocol message from the agent into the record line it writes (``record_line``) and applies
 that very line here (``apply_line``); ``record.read_run`` applies the lines it reads. So a
-record read back holds the same ``RunData`` the session held when the run ended.
+record read back holds the same ``RunData`` the session held when the run ended. (An ``iters``
+line comes with the columns it was packed from, ``record_entry``: the session folds those, the
+very values the line decodes to, rather than decoding what it has just encoded.)
 
 Every string that comes from the child, the model or a file is made safe for a terminal here,
 once (``safe_text``): no view downstream sees an escape sequence. The record keeps the raw text
