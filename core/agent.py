@@ -295,10 +295,8 @@ def run_loop(
             n = min(len(durations), len(starts), len(shapes) if shape_at is not None else 1 << 62)
             del durations[n:], starts[n:], shapes[n:]
             if durations:
-                message = {"t": "iters", "i0": first_unsent, "ns": durations, "st": starts}
-                if shape_at is not None:
-                    message["sh"] = shapes
-                batch = protocol.encode(message)
+                sent_shapes = shapes if shape_at is not None else None
+                batch = protocol.encode_iters(first_unsent, durations, starts, sent_shapes)
                 first_unsent += len(durations)
                 durations.clear()
                 starts.clear()

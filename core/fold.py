@@ -3,7 +3,9 @@
 A live run and a replayed record go through the same function. The session turns each
 protocol message from the agent into the record line it writes (``record_line``) and applies
 that very line here (``apply_line``); ``record.read_run`` applies the lines it reads. So a
-record read back holds the same ``RunData`` the session held when the run ended.
+record read back holds the same ``RunData`` the session held when the run ended. (An ``iters``
+line comes with the columns it was packed from, ``record_entry``: the session folds those, the
+very values the line decodes to, rather than decoding what it has just encoded.)
 
 Every string that comes from the child, the model or a file is made safe for a terminal here,
 once (``safe_text``): no view downstream sees an escape sequence. The record keeps the raw text
@@ -21,14 +23,27 @@ table), ``event``,
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from typing import Any
 
-from warmscope.core import outcome, packing
+from warmscope.core import outcome, packing, protocol
 from warmscope.core.run import Event, RunData
 from warmscope.core.safe_text import clean, clean_json, clean_line
 
 EVENT_FIELDS = ("kind", "title", "text", "iteration", "phase", "ms", "t")
 """Event fields by name; any other field of an event message travels in its ``data``."""
+
+
+def record_entry(
+    message: dict[str, Any], elapsed: float
+) -> tuple[dict[str, Any] | None, packing.Packed | None]:
+    """``record_line``, with the ``Packed`` batch an ``iters`` line was made from: the session
+    hands it to ``apply_line`` with that line, which then folds its columns instead of decoding
+    the line again."""
+    if message["t"] == "iters":
+        ns, st, sh = protocol.iteration_columns(message)
+        return iterations_entry(message["i0"], ns, st, sh)
+    return record_line(message, elapsed), None
 
 
 def record_line(message: dict[str, Any], elapsed: float) -> dict[str, Any] | None:
@@ -38,9 +53,9 @@ def record_line(message: dict[str, Any], elapsed: float) -> dict[str, Any] | Non
     ``elapsed``: seconds since the run started, by the parent's clock, stamped on events.
     """
     kind = message["t"]
-    body = {k: v for k, v in message.items() if k != "t"}
     if kind == "iters":
-        return iterations_line(body["i0"], body["ns"], body["st"], body.get("sh"))
+        return record_entry(message, elapsed)[0]
+    body = {k: v for k, v in message.items() if k != "t"}
     if kind == "event":
         extra = {k: v for k, v in body.items() if k not in EVENT_FIELDS}
         event = Event.from_json({**body, "data": extra})
@@ -58,22 +73,32 @@ def event_line(event: Event) -> dict[str, Any]:
 
 
 def iterations_line(
-    first: int, ns: list[int], st: list[int], sh: list[int] | None = None
+    first: int, ns: Sequence[int], st: Sequence[int], sh: Sequence[int] | None = None
 ) -> dict[str, Any]:
     """A batch of iterations as its record line: packed, or as plain lists where a value does
     not fit the packing (not an integer, beyond 64 bits; the reader then says what is wrong)."""
-    packed = packing.pack(first, ns, st, sh)
+    return iterations_entry(first, ns, st, sh)[0]
+
+
+def iterations_entry(
+    first: int, ns: Sequence[int], st: Sequence[int], sh: Sequence[int] | None = None
+) -> tuple[dict[str, Any], packing.Packed | None]:
+    """``iterations_line``, with its ``Packed`` batch where it packed."""
+    packed = packing.pack_batch(first, ns, st, sh)
     if packed is not None:
-        return packed
-    line = {"type": "iters", "i0": first, "ns": ns, "st": st}
+        return packed.line, packed
+    line = {"type": "iters", "i0": first, "ns": list(ns), "st": list(st)}
     if sh is not None:
-        line["sh"] = sh
-    return line
+        line["sh"] = list(sh)
+    return line, None
 
 
-def apply_line(data: RunData, line: dict[str, Any]) -> None:
+def apply_line(data: RunData, line: dict[str, Any], packed: packing.Packed | None = None) -> None:
     """Fold one record line into ``data``. A line of a type this version does not know is
-    skipped: a newer writer may add kinds of facts without breaking older readers."""
+    skipped: a newer writer may add kinds of facts without breaking older readers.
+
+    ``packed``: the batch ``line`` was packed from in this process (``record_entry``): its
+    columns are folded as the line would decode, without decoding it."""
     kind = line.get("type")
     body = {k: v for k, v in line.items() if k != "type"}
     if kind not in ("iters", "event", "sample"):  # numbers only, or cleaned field by field
@@ -96,7 +121,7 @@ def apply_line(data: RunData, line: dict[str, Any]) -> None:
         data.phases[body["name"]] = body["ms"]
     elif kind == "iters":
         if "z" in body:
-            batch, ns, sh = packing.unpack(body)
+            batch, ns, sh = packing.unpack(body, packed)
             data.add_iterations_ns(body["i0"], ns, batch, sh)
         elif "ns" in body:
             starts = [v / 1e6 for v in body["st"]]

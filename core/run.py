@@ -85,6 +85,7 @@ class Update:
     first: int
     ms: Sequence[float]
     start_ms: Sequence[float]
+    """Empty unless asked for (``since(starts=True)``): a live view does not read them."""
     events: list[Event]
     samples: list[dict[str, Any]]
     status: str
@@ -272,27 +273,33 @@ class RunData:
         if ev.iteration is not None:
             self._by_iteration.setdefault(ev.iteration, []).append(ev)
 
-    def since(self, cursor: Cursor, *, in_place: bool = False) -> Update:
+    def since(self, cursor: Cursor, *, in_place: bool = False, starts: bool = True) -> Update:
         """What is new since ``cursor``, which is advanced past it.
 
         ``in_place``: the latencies, starts and shape indices are the run's own (read, not
         copied; starts stay packed), for a run that no longer grows: a record of millions of
         iterations is taken whole without a copy of them.
+        ``starts``: whether the update carries start times (else ``start_ms`` is empty): a
+        live view polled many times a second never reads them, and a packed batch's starts
+        cost more to decode than the rest of it.
         """
         first = cursor.iterations
         whole = in_place and not first
+        if not starts:
+            start_ms: Sequence[float] = ()
+        else:
+            start_ms = self.start_ms if whole else self.start_ms[first:]
         update = Update(
             first=first,
-            ms=self.ms_view if whole else self.ms[first:].tolist(),
-            start_ms=self.start_ms if whole else self.start_ms[first:].tolist(),
+            # Copies are arrays sliced in C: no Python float per iteration.
+            ms=self.ms_view if whole else self.ms[first:],
+            start_ms=start_ms,
             events=self.events[cursor.events :],
             samples=self.samples[cursor.samples :],
             status=self.status,
             finished=self.finished,
             phases=dict(self.phases),
-            shapes=(self.shape_of if whole else self.shape_of[first:].tolist())
-            if self.shape_keys
-            else [],
+            shapes=(self.shape_of if whole else self.shape_of[first:]) if self.shape_keys else [],
             shape_keys=list(self.shape_keys),
         )
         cursor.iterations = self.count

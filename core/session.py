@@ -36,9 +36,10 @@ from typing import Any
 
 from warmscope.core import compile_cache, outcome, proctree, protocol
 from warmscope.core.compile_cache import CacheSetup
-from warmscope.core.fold import apply_line, event_line, iterations_line, record_line
+from warmscope.core.fold import apply_line, event_line, iterations_entry, record_entry
 from warmscope.core.jitlog import ParsedEvent, StderrParser
 from warmscope.core.outcome import UsageError
+from warmscope.core.packing import Packed
 from warmscope.core.record import (
     VERSION,
     RecordWriter,
@@ -454,10 +455,12 @@ class RunSession:
 
     # -- consumers ---------------------------------------------------------------------------
 
-    def poll(self, cursor: Cursor) -> Update:
-        """What is new since ``cursor`` (which is advanced), in one batch."""
+    def poll(self, cursor: Cursor, *, starts: bool = False) -> Update:
+        """What is new since ``cursor`` (which is advanced), in one batch; its ``start_ms``
+        only when asked (``starts``): no live view reads them, and decoding them under the
+        lock costs more than the rest of the update."""
         with self.lock:
-            update = self.data.since(cursor)
+            update = self.data.since(cursor, starts=starts)
             update.phase, update.busy = self.phase, self.busy
         return update
 
@@ -754,16 +757,19 @@ class RunSession:
         ev.t = self.elapsed()
         self._commit(event_line(ev))
 
-    def _commit(self, line: dict[str, Any], *, native: bool = False) -> None:
+    def _commit(
+        self, line: dict[str, Any], *, native: bool = False, packed: Packed | None = None
+    ) -> None:
         """Write one record line and fold that same line into the live data.
 
         A line built here (not decoded from the child) is folded as it reads back from JSON
         (tuples become lists, say), so the live run and its replay hold equal data.
-        ``native``: the line already holds nothing but JSON's own types.
+        ``native``: the line already holds nothing but JSON's own types. ``packed``: the
+        batch an ``iters`` line was packed from here (``record_entry``), folded as it decodes.
         """
         if not native:
             line = json.loads(json.dumps(line, default=str))
-        apply_line(self.data, line)  # first: a line it refuses never reaches the record
+        apply_line(self.data, line, packed)  # first: a line it refuses never reaches the record
         if not (self._writer.failed or self._writer.closed):
             self._writer.write(line)
 
@@ -789,9 +795,9 @@ class RunSession:
                         "info", f"agent speaks protocol {msg.get('v')}, expected {protocol.VERSION}"
                     )
                 )
-        entry = record_line(msg, self.elapsed())
+        entry, packed = record_entry(msg, self.elapsed())
         if entry is not None:
-            self._commit(entry, native=True)  # decoded from the child's JSON
+            self._commit(entry, native=True, packed=packed)  # decoded from the child's JSON
             if kind == "error":
                 self._flush_record()
 
@@ -904,7 +910,8 @@ class RunSession:
         first = self.data.count
         ns, st = self.ring.read_ns(first)
         if ns:
-            self._commit(iterations_line(first, ns, st), native=True)
+            line, packed = iterations_entry(first, ns, st)
+            self._commit(line, native=True, packed=packed)
             self._add_event(
                 Event(
                     "info",

@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from warmscope.core import packing
-from warmscope.core.fold import iterations_line, record_line
+from warmscope.core.fold import apply_line, iterations_line, record_entry, record_line
 from warmscope.core.record import VERSION, RecordError, RecordWriter, read_run
+from warmscope.core.run import RunData
 
 WIDE = st.integers(-(2**61), 2**61)  # every width, and sums that stay in 64 bits
 
@@ -267,3 +268,57 @@ def test_runs_to_compare_are_counted_in_forked_processes_alike(
     assert len(taken) == 2, "the second and third runs were counted elsewhere"
     assert [r.summary() for r in runs] == [read_run(p).summary() for p in paths]
     assert all(r._ms is None for r in runs), "no latency converted to be compared"
+
+
+@settings(max_examples=200, deadline=None)
+@given(batches(), st.integers(0, 2**40))
+def test_a_batch_folded_from_its_columns_is_the_batch_folded_from_its_line(
+    batch: Any, first: int
+) -> None:
+    """The session folds the columns it packed (``record_entry``); a reader folds the line
+    as it reads back. Both must give the same run, down to the latencies' integer width."""
+    ns, starts, shapes = batch
+    message = {"t": "iters", "i0": 0, "ns": ns, "st": starts}
+    if shapes is not None:
+        message["sh"] = shapes
+    line, packed = record_entry(message, 0.0)
+    assert packed is not None and line is packed.line
+    live, replayed = RunData(), RunData()
+    if shapes is not None:
+        live.shape_keys = replayed.shape_keys = ["a"]
+    apply_line(live, line, packed)
+    apply_line(replayed, json.loads(json.dumps(line)))
+    assert live == replayed
+    assert live.ns is not None and replayed.ns is not None
+    assert live.ns.typecode == replayed.ns.typecode and list(live.ns) == list(replayed.ns) == ns
+    assert list(live.start_ms) == list(replayed.start_ms)
+    assert list(live.shape_of) == list(replayed.shape_of)
+
+
+def test_a_column_is_stored_in_the_narrowest_width_that_holds_it() -> None:
+    for values, code in [
+        ([0, 127, -128], "b"),
+        ([128], "h"),
+        ([-129], "h"),
+        ([2**15], "i"),
+        ([-(2**31)], "i"),
+        ([2**31], "q"),
+        ([-(2**63)], "q"),
+        ([2**63 - 1], "q"),
+    ]:
+        _, packed = record_entry({"t": "iters", "i0": 0, "ns": values, "st": [0] * len(values)}, 0)
+        assert packed is not None
+        assert packed.columns[0].typecode == code, values
+        assert list(packed.columns[0]) == values
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2**62 - 1), st.integers(0, 2**62 - 1)), min_size=1))
+def test_gaps_taken_at_once_are_the_gaps_taken_one_by_one(pairs: list[tuple[int, int]]) -> None:
+    """Starts and durations of a clock, [0, 2**62), in any order: every gap, negative and as
+    wide as they come, reads back exact."""
+    starts, ns = [s for s, _ in pairs], [d for _, d in pairs]
+    line = packing.pack(0, ns, starts)
+    assert line is not None
+    batch, durations, _ = packing.unpack(json.loads(json.dumps(line)))
+    assert list(durations) == ns and list(batch.starts()) == starts
