@@ -129,7 +129,7 @@ def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> 
         await pilot.press("c")
         assert isinstance(app.screen, CompareScreen)
         compare = app.screen
-        assert (compare.a, compare.b) == (first, second)
+        assert compare.chosen == [first, second], "the newest run against the one before"
         await pilot.pause()
         diff = str(compare.query_one("#compare-settings-text", Static).render())
         assert "num_profiled_runs" in diff and "profiling_executor" in diff
