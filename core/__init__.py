@@ -21,6 +21,7 @@ Parent run machinery:
     jitlog      C++ JIT log lines into events; the label of an iteration
     sampler     CPU, memory and GPU of the child, from outside
     proctree    every process of a run, escaped ones too, and ending them all
+    launcher    children started at warmscope's own priority after its UI lowered its own
     record      the run record on disk: writing it safely, reading it back
     packing     a batch of iterations packed into one short record line, exact to the ns
 

@@ -244,6 +244,8 @@ def _observer(placed: object) -> str | None:
     if not isinstance(placed, dict):
         return None
     text = f"reader and sampler at nice +{placed.get('nice', 0)}"
+    if placed.get("ui_nice"):
+        text += f", the TUI at nice +{placed['ui_nice']}"
     if placed.get("child_cpus"):
         text += f"; child on CPUs {placed['child_cpus']}, warmscope on {placed['observer_cpus']}"
     elif placed.get("affinity"):

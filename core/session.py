@@ -34,10 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warmscope.core import compile_cache, outcome, proctree, protocol
+from warmscope.core import compile_cache, launcher, outcome, proctree, protocol
 from warmscope.core.compile_cache import CacheSetup
 from warmscope.core.fold import apply_line, event_line, iterations_entry, record_entry
 from warmscope.core.jitlog import ParsedEvent, StderrParser
+from warmscope.core.launcher import OBSERVER_NICE
 from warmscope.core.outcome import UsageError
 from warmscope.core.packing import Packed
 from warmscope.core.record import (
@@ -76,8 +77,6 @@ started may hold them open for ever; the run does not wait for them."""
 MAX_DETAIL = 200
 """A status detail is one line of at most this many characters."""
 OBSERVER_CPUS_FROM = 4  # with fewer CPUs the child keeps them all
-OBSERVER_NICE = 10
-"""The reader and the sampler run this much nicer than the child: they wait, it is measured."""
 RUN_ID_VAR = proctree.RUN_ID_VAR
 DIGITS = re.compile(r"\d+")
 
@@ -219,7 +218,7 @@ class RunSession:
         python = self.settings.python or sys.executable
         self._t0 = time.monotonic()
         try:
-            self.proc = subprocess.Popen(
+            self.proc = launcher.popen(  # at warmscope's own priority, not its UI's
                 [python, str(AGENT)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -248,6 +247,8 @@ class RunSession:
         the sampler also lower their own priority (``OBSERVER_NICE``) as they start. What was
         done goes into the record."""
         placed: dict[str, Any] = {"nice": OBSERVER_NICE}
+        if launcher.base_nice is not None:
+            placed["ui_nice"] = OBSERVER_NICE  # the TUI lowered its own threads as well
         assert self.proc is not None
         try:
             cpus = sorted(os.sched_getaffinity(0))
@@ -266,8 +267,7 @@ class RunSession:
 
     def _observe(self) -> None:
         """In a thread of warmscope's: lower its priority, and keep it to the observer's CPU."""
-        with contextlib.suppress(OSError):
-            os.nice(OBSERVER_NICE)  # on Linux: this thread only
+        launcher.nicer_than_start(OBSERVER_NICE)  # on Linux: this thread only
         cpus = self.data.env.get("observer", {}).get("observer_cpus")
         if cpus:
             with contextlib.suppress(OSError, AttributeError):

@@ -49,3 +49,41 @@ def test_reader_and_sampler_are_nicer_than_the_child_and_it_is_recorded(tmp_path
     else:
         assert "not set" in placed["affinity"]
     assert f"reader and sampler at nice +{OBSERVER_NICE}" in report(data)
+
+
+UI_SCRIPT = """
+import os, sys, threading
+from pathlib import Path
+from warmscope.core import launcher
+from warmscope.core.session import RunSession
+from warmscope.core.settings import RunSettings
+
+launcher.lower_own_priority(launcher.OBSERVER_NICE)  # what the TUI does as it starts
+session = RunSession(
+    RunSettings(target=sys.argv[2], inputs=["2x8"], iters=3), record_path=Path(sys.argv[1])
+)
+session.start()
+stat = Path(f"/proc/{session.proc.pid}/stat").read_text()
+child = int(stat.rsplit(")", 1)[1].split()[16])
+assert session.wait(120)
+print(os.nice(0), child, session.data.env["observer"].get("ui_nice"))
+"""
+
+
+def test_the_ui_runs_nicer_than_the_children_it_starts(tmp_path: Path) -> None:
+    """The TUI lowers its own threads' priority, and its children still start at warmscope's
+    own: nice values are per thread, and a child is forked by a thread that kept it."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", UI_SCRIPT, str(tmp_path / "r.jsonl"), f"{FACTORIES}:tiny"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert out.returncode == 0, out.stderr
+    ui, child, recorded = (int(v) for v in out.stdout.split())
+    base = os.nice(0)
+    assert (ui, child, recorded) == (base + OBSERVER_NICE, base, OBSERVER_NICE)
+    assert f"the TUI at nice +{OBSERVER_NICE}" in report(read_run(tmp_path / "r.jsonl"))

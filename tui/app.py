@@ -29,7 +29,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from warmscope.core import outcome, stats
+from warmscope.core import launcher, outcome, stats
 from warmscope.core.digest import settings_diff
 from warmscope.core.intervals import RunWarning
 from warmscope.core.outcome import WarmscopeError
@@ -788,6 +788,8 @@ def run_app(*, mouse: bool = False, **options: Any) -> int:
     takes the terminal's own text selection away), off unless asked for. ASCII also where
     ``TERM`` names a terminal that lacks the rest (the Linux console, a VT100)."""
     options["ascii"] = glyphs.ascii_wanted(os.environ.get("TERM"), options.get("ascii", False))
+    # The UI waits, the child is measured: drawing runs nicer than the runs it starts.
+    launcher.lower_own_priority(launcher.OBSERVER_NICE)
     app = WarmscopeApp(**options)
     try:
         app.run(mouse=mouse)

@@ -1,0 +1,72 @@
+"""Starting processes at the priority warmscope started with, after its UI lowered its own.
+
+Linux keeps a nice value per thread, and a new process takes the nice value of the thread that
+forks it. The TUI runs nicer than the child it measures (the UI waits, the child is measured),
+and nice values cannot be lowered again without privileges: so children are started by one
+thread that keeps the original priority, created before the UI lowers its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import subprocess
+import threading
+from concurrent.futures import Future
+from typing import Any
+
+OBSERVER_NICE = 10
+"""warmscope's own threads (the UI, the reader, the sampler) run this much nicer than the child:
+they wait, it is measured."""
+
+_requests: queue.SimpleQueue[tuple[Future[subprocess.Popen[bytes]], Any, Any]] | None = None
+base_nice: int | None = None
+"""The nice value warmscope started with, once ``lower_own_priority`` ran; else ``None``."""
+
+
+def lower_own_priority(by: int) -> int:
+    """Keep a launcher thread at today's priority, then make the calling thread (and the
+    threads it starts from now on) ``by`` nicer. The nice value applied: 0 where it could
+    not be (not Linux: nice is per process there, and the children would inherit it)."""
+    global _requests, base_nice
+    if not hasattr(os, "sched_getaffinity") or _requests is not None:
+        return 0  # not Linux, or done already
+    base_nice = os.nice(0)
+    _requests = queue.SimpleQueue()
+    threading.Thread(
+        target=_serve, args=(_requests,), name="warmscope-launcher", daemon=True
+    ).start()
+    try:
+        os.nice(by)
+    except OSError:
+        return 0
+    return by
+
+
+def popen(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen``, from the launcher thread when there is one."""
+    if _requests is None:
+        return subprocess.Popen(*args, **kwargs)
+    done: Future[subprocess.Popen[bytes]] = Future()
+    _requests.put((done, args, kwargs))
+    return done.result()
+
+
+def nicer_than_start(by: int) -> None:
+    """Make the calling thread ``by`` nicer than warmscope started (not ``by`` more than it is
+    now: a thread started by an already lowered UI is there already)."""
+    start = os.nice(0) if base_nice is None else base_nice
+    with contextlib.suppress(OSError):
+        now = os.nice(0)
+        if now < start + by:
+            os.nice(start + by - now)
+
+
+def _serve(requests: queue.SimpleQueue[tuple[Future[subprocess.Popen[bytes]], Any, Any]]) -> None:
+    while True:
+        done, args, kwargs = requests.get()
+        try:
+            done.set_result(subprocess.Popen(*args, **kwargs))
+        except BaseException as exc:  # handed to the caller, raised there
+            done.set_exception(exc)
