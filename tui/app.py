@@ -378,6 +378,8 @@ class WarmscopeApp(App[int]):
         )
 
     def _tick(self) -> None:
+        if not self.screen_stack:
+            return  # the app is closing: its screens are gone before its timers
         tick = self.controller.tick()
         if tick is None:
             if self._timer is not None:
