@@ -62,10 +62,17 @@ Minimal().run()
 class Terminal:
     """A process on a pseudo-terminal of COLSxROWS whose output is drained and searched."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], first: bytes = FOOTER) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        first: bytes = FOOTER,
+        size: tuple[int, int] = (COLS, ROWS),
+    ) -> None:
         self.markers = {first: 0.0, FOOTER: 0.0}
         master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        cols, rows = size
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
         def controlling_tty() -> None:
             os.setsid()

@@ -16,21 +16,16 @@ About four minutes.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
-import pty
-import select
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 import time
 from pathlib import Path
 
 import psutil
-from tui_startup import PACKAGES, ROOT, bench_first_frame, bench_watch, loop_rate
+from tui_startup import PACKAGES, ROOT, Terminal, bench_first_frame, bench_watch, loop_rate
 
 from warmscope.core.record import read_run
 from warmscope.core.stats import summarize
@@ -59,47 +54,27 @@ def measure(
 ) -> tuple[float, float]:
     """(KiB/s written, UI CPU % of a core) over ``seconds`` once the run is going."""
     cols, rows = size
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    proc = subprocess.Popen(
+    term = Terminal(
         [
-            sys.executable,
-            "-m",
-            "warmscope.core.cli",
-            target,
-            "--duration",
-            str(SETTLE_S + seconds + 30),
-            "--record",
-            str(record),
+            *(sys.executable, "-m", "warmscope.core.cli", target),
+            *("--duration", str(SETTLE_S + seconds + 30), "--record", str(record)),
         ],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-        env=dict(os.environ, TERM="xterm-256color"),
+        dict(os.environ, TERM="xterm-256color", COLUMNS=str(cols), LINES=str(rows)),
+        size=size,
     )
-    os.close(slave)
-    ui = psutil.Process(proc.pid)
-    counted = 0
-    started = time.monotonic()
-    cpu0 = None
+    ui = psutil.Process(term.proc.pid)
     try:
-        while (now := time.monotonic()) - started < SETTLE_S + seconds:
-            if cpu0 is None and now - started >= SETTLE_S:
-                t = ui.cpu_times()
-                cpu0 = (now, t.user + t.system)
-            ready, _, _ = select.select([master], [], [], 0.05)
-            if ready:
-                chunk = os.read(master, 1 << 16)
-                if now - started >= SETTLE_S:
-                    counted += len(chunk)
+        time.sleep(SETTLE_S)  # start, first frame, the model's setup: not counted
         t = ui.cpu_times()
-        assert cpu0 is not None
-        cpu = 100 * (t.user + t.system - cpu0[1]) / (time.monotonic() - cpu0[0])
+        t0, cpu0, bytes0 = time.monotonic(), t.user + t.system, len(term.output)
+        time.sleep(seconds)
+        t = ui.cpu_times()
+        counted = len(term.output) - bytes0
+        cpu = 100 * (t.user + t.system - cpu0) / (time.monotonic() - t0)
     finally:
-        proc.kill()  # the child ends with its parent; its record holds what was flushed
-        proc.wait()
-        os.close(master)
+        term.proc.kill()  # the child ends with its parent; its record holds what was flushed
+        term.proc.wait()
+        term.close(timeout=1)
     return counted / 1024 / seconds, cpu
 
 
