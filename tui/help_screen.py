@@ -13,13 +13,17 @@ from textual.widgets import Footer, Static
 
 from warmscope.tui.main_screen import RUN_BINDINGS
 
-NAVIGATION: tuple[tuple[str, str], ...] = (
+LEAVING: tuple[tuple[str, str], ...] = (
     (
         "q",
         "Quit: from the main screen (asks first while a run is going; it is stopped, nothing "
         "is left running); on any other screen q closes it",
     ),
     ("Esc", "Close: a dialog or screen"),
+)
+"""How to leave: listed first, so that even a small screen shows it."""
+
+NAVIGATION: tuple[tuple[str, str], ...] = (
     ("?", "Help: this list"),
     ("1 2 3", "Panes: events, usage (CPU, memory, GPU), the child's stderr"),
     ("↑ ↓ j k PgUp PgDn", "Move: in a list; Home the first row, End or G the newest (follow)"),
@@ -53,14 +57,13 @@ ABOUT = (
 
 
 def key_rows() -> list[tuple[str, str]]:
-    """How to leave (seen first, even on a small screen), the run keys from their bindings (one
-    declaration), then navigation."""
+    """How to leave, the run keys from their bindings (one declaration), then navigation."""
     rows = [
         (b.key_display or b.key, f"{b.description}: {b.tooltip}" if b.tooltip else b.description)
         for b in RUN_BINDINGS
         if isinstance(b, Binding) and b.key not in ("1", "2", "3")
     ]
-    return list(NAVIGATION[:2]) + rows + list(NAVIGATION[2:])
+    return [*LEAVING, *rows, *NAVIGATION]
 
 
 class HelpScreen(ModalScreen[None]):
