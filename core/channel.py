@@ -188,12 +188,11 @@ def watch_stderr(fd: int) -> bool:
             _give_way()
             return False
         # A new open file (not a dup): its O_ASYNC and owner are the agent's alone.
-        reader = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        _arm(reader)
+        State.watch_fd = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        _arm(State.watch_fd)
     except (OSError, ValueError):
-        _give_way()
+        _give_way()  # closes the read side if it was opened
         return False
-    State.watch_fd = reader
     stderr_written[0] = _took_sigio
     return True
 
