@@ -23,13 +23,15 @@ they wait, it is measured."""
 _requests: queue.SimpleQueue[tuple[Future[subprocess.Popen[bytes]], Any, Any]] | None = None
 base_nice: int | None = None
 """The nice value warmscope started with, once ``lower_own_priority`` ran; else ``None``."""
+ui_nice = 0
+"""How much nicer than that the UI runs: what ``lower_own_priority`` applied."""
 
 
 def lower_own_priority(by: int) -> int:
     """Keep a launcher thread at today's priority, then make the calling thread (and the
     threads it starts from now on) ``by`` nicer. The nice value applied: 0 where it could
     not be (not Linux: nice is per process there, and the children would inherit it)."""
-    global _requests, base_nice
+    global _requests, base_nice, ui_nice
     if not hasattr(os, "sched_getaffinity") or _requests is not None:
         return 0  # not Linux, or done already
     base_nice = os.nice(0)
@@ -41,6 +43,7 @@ def lower_own_priority(by: int) -> int:
         os.nice(by)
     except OSError:
         return 0
+    ui_nice = by
     return by
 
 

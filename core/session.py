@@ -247,8 +247,8 @@ class RunSession:
         the sampler also lower their own priority (``OBSERVER_NICE``) as they start. What was
         done goes into the record."""
         placed: dict[str, Any] = {"nice": OBSERVER_NICE}
-        if launcher.base_nice is not None:
-            placed["ui_nice"] = OBSERVER_NICE  # the TUI lowered its own threads as well
+        if launcher.ui_nice:
+            placed["ui_nice"] = launcher.ui_nice  # the TUI lowered its own threads as well
         assert self.proc is not None
         try:
             cpus = sorted(os.sched_getaffinity(0))
