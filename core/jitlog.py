@@ -16,8 +16,9 @@ JIT_LINE = re.compile(r"^\[(DUMP|UPDATE|DEBUG) ([^\]\s]+)\] ?(.*)$")
 MAX_EVENT_CHARS = 64 * 1024
 MAX_TITLE = 200
 
-Context = tuple[str, object]
-"""Where a line was printed: ``("it", 12)`` or ``("phase", "load")``."""
+Context = object
+"""Where a line was printed (``attribution.Iteration(12)``, ``attribution.Phase("load")``): the
+parser only compares contexts, a block ends where its context changes."""
 
 
 @dataclass

@@ -110,9 +110,10 @@ def iteration_columns(
     return _ints(message["ns"]), _ints(message["st"]), None if sh is None else _ints(sh)
 
 
-def parse_marker(line: bytes) -> tuple[str, str] | None:
-    """``(kind, value)`` for a marker line (``("it", "12")``), ``None`` for any other line."""
-    if not line.startswith(MARKER):
+def parse_marker(line: bytes, prefix: bytes = MARKER) -> tuple[str, str] | None:
+    """``(kind, value)`` for a marker line (``("it", "12")``), ``None`` for any other line.
+    ``prefix``: what starts a marker line."""
+    if not line.startswith(prefix):
         return None
-    kind, _, value = line[len(MARKER) :].strip().decode(errors="replace").partition(" ")
+    kind, _, value = line[len(prefix) :].strip().decode(errors="replace").partition(" ")
     return kind, value
