@@ -94,7 +94,7 @@ def offline(rate: float, seconds: float, tmp: Path) -> None:
 
     def whole() -> None:
         for k, line in enumerate(lines):
-            session._lines(True, [line])
+            session.protocol_lines([line])
             if k % per_poll == per_poll - 1:
                 session.poll(cur)
         session._flush_record()

@@ -15,7 +15,10 @@ only at import, torch passed in):
     opprofile   the operator breakdown of a profiled iteration
 
 Parent run machinery:
-    session     spawn the agent, read its pipes, attribute log lines, stop it, record the run
+    session     spawn the agent, place it, stop it, sample and record the run
+    pipes       the reader of the child's two pipes: complete lines to its consumer
+    attribution which iteration or phase each stderr line belongs to, from the markers (pure)
+    ending      the run's status, detail and exit code from what was seen (pure)
     sweep       ``warmscope sweep`` and ``run --repeat``: cells × fresh processes, interleaved
     compile_cache  the inductor/triton cache a compile run gets: cold, warm or the user's
     jitlog      C++ JIT log lines into events; the label of an iteration

@@ -1,9 +1,10 @@
 """``RunSession``: one run of the agent in a fresh child process, read, sampled and recorded.
 
-Threads: one reader over both of the child's pipes (protocol on stdout, logs and markers on
-stderr), one sampler (psutil/NVML at ``settings.sample_hz``), and, during a stop, one escalation
-timer. Consumers (the headless CLI, the TUI) never get a callback per iteration: they call
-``poll`` on their own timer and receive everything new since their last call, in one batch.
+Threads: one reader over both of the child's pipes (``pipes``: protocol on stdout, logs and
+markers on stderr, whose lines ``attribution`` pins to iterations), one sampler (psutil/NVML at
+``settings.sample_hz``), and, during a stop, one escalation timer. Consumers (the headless CLI,
+the TUI) never get a callback per iteration: they call ``poll`` on their own timer and receive
+everything new since their last call, in one batch.
 
 The run owns its process tree: it ends when the agent exits (not at EOF on pipes that the
 model's helpers may hold), and then every process carrying the run id is ended
@@ -16,31 +17,27 @@ fires when the *thread* that spawned it exits.
 
 from __future__ import annotations
 
-import array
 import contextlib
 import errno
-import fcntl
 import json
 import os
-import re
-import selectors
 import signal
 import subprocess
 import sys
-import termios
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from warmscope.core import compile_cache, launcher, outcome, proctree, protocol
+from warmscope.core.attribution import Attribution, BadMarker
 from warmscope.core.compile_cache import CacheSetup
+from warmscope.core.ending import Ending, Seen, classify, not_a_python
 from warmscope.core.fold import apply_line, event_line, iterations_entry, record_entry
-from warmscope.core.jitlog import ParsedEvent, StderrParser
 from warmscope.core.launcher import OBSERVER_NICE
 from warmscope.core.outcome import UsageError
 from warmscope.core.packing import Packed
+from warmscope.core.pipes import DRAIN_S, PipeReader
 from warmscope.core.record import (
     VERSION,
     RecordWriter,
@@ -55,51 +52,10 @@ from warmscope.core.settings import RunSettings
 from warmscope.core.targets import Target
 
 AGENT = Path(__file__).resolve().parent / "agent.py"
-READ_CHUNK = 1 << 16
-IDLE_FLUSH_S = 0.1
-READ_PAUSE_S = 0.005
-MAX_STDERR_LINE = 1 << 20
-MAX_PROTOCOL_LINE = 256 << 20  # a profile or graph dump is large; a line past this is a fault
-MAX_PENDING_CHARS = 1 << 20
-"""Log text waiting for its iteration's marker; past it (a flood within one long iteration) the
-lines go on as the iteration then running, marked approximate, so memory stays bounded."""
-PENDING: tuple[str, object] = ("pending", None)
-"""The context of lines on fd 2 in the loop, while markers are on: their iteration comes with
-the next marker (or the shared counter, below)."""
-MAX_STDERR_EVENTS = 2000
-"""Stderr events a run keeps; past it (a model printing every pass) lines go to the side file
-and are counted, so memory stays bounded however long the run."""
 RECORD_FLUSH_S = 0.25
 STOP_GRACE_S = 3.0
-DRAIN_S = 0.5
-"""After the agent exits: how long to read what is left in the pipes. Helpers the model
-started may hold them open for ever; the run does not wait for them."""
-MAX_DETAIL = 200
-"""A status detail is one line of at most this many characters."""
 OBSERVER_CPUS_FROM = 4  # with fewer CPUs the child keeps them all
 RUN_ID_VAR = proctree.RUN_ID_VAR
-DIGITS = re.compile(r"\d+")
-
-
-def one_line(message: str, limit: int = MAX_DETAIL) -> str:
-    """The first non-empty line of ``message``, cut at ``limit`` characters."""
-    first = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
-    if len(first) > limit:
-        return first[: limit - 1] + "…"
-    return first if first == message.strip() else first + " …"
-
-
-@dataclass
-class _Repeat:
-    """A block of output that may repeat: its shape (digits aside), the first and last time."""
-
-    key: str
-    first: Event
-    count: int = 0
-    last: Event = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.last = self.first
 
 
 class RunSession:
@@ -160,24 +116,18 @@ class RunSession:
         self._timed_out = False
         self._killed = False
         self._hello = False
-        self._fault: tuple[str, str, int] | None = None
-        """Why warmscope ended the run itself: (status, detail, exit code)."""
+        self._fault: Ending | None = None
+        """Why warmscope ended the run itself."""
         self._stderr_file: Any = None
-        self._stderr_events = 0
-        self._repeat: _Repeat | None = None
-        self._dropped_stderr = 0
         self._guardian: subprocess.Popen[bytes] | None = None
         self._guardian_pipe = -1
         self._finish_lock = threading.Lock()
         self._finishing = False
-        self._parser = StderrParser()
-        self._context: tuple[str, object] = ("phase", "start")
         self._markers = bool(self.jit_log or settings.torch_logs)
-        self._pending: list[str] = []
-        self._pending_chars = 0
-        self.iteration_markers = 0
-        """Iteration markers read from fd 2: with the SIGIO watch, one per iteration that
-        printed, not one per iteration."""
+        self._attribution = Attribution(markers=self._markers, side_file=str(self.stderr_path))
+        self._count0 = 0
+        """The shared counter as the reader's turn began (``Attribution.settle``)."""
+        self._last_record_flush = 0.0
         self._warm_cache = warm_cache
         self._separate_profiles = profiles
         self._cache: CacheSetup | None = None
@@ -420,7 +370,7 @@ class RunSession:
         """warmscope ends the run itself (a fault of the child or of warmscope): the status is
         this one, whatever the child says after; its processes are killed."""
         if self._fault is None:
-            self._fault = (status, detail, exit_code)
+            self._fault = Ending(status, detail, exit_code)
         self._stop_requested = True
         self._signal(signal.SIGKILL, group=True)
 
@@ -477,102 +427,63 @@ class RunSession:
     def _read(self) -> None:
         self._observe()
         proc = self.proc
-        assert proc is not None and proc.stdout is not None and proc.stderr is not None
-        selector = selectors.DefaultSelector()
-        buffers = {proc.stdout.fileno(): b"", proc.stderr.fileno(): b""}
-        out_fd = proc.stdout.fileno()
-        for stream in (proc.stdout, proc.stderr):
-            os.set_blocking(stream.fileno(), False)
-            selector.register(stream.fileno(), selectors.EVENT_READ)
-        deadline = self._t0 + self.settings.timeout if self.settings.timeout else None
-        last_record_flush = time.monotonic()
-        exited_at: float | None = None
-        err_fd = proc.stderr.fileno()
-        while True:
-            # For _settle_pending: the counter, then what the stderr pipe held, before reading.
-            count0 = self.ring.completed()
-            held = self._pipe_holds(err_fd) if self._markers else 0
-            consumed = 0
-            now = time.monotonic()
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now  # the end of the run: the agent's exit, not EOF on its pipes
-            if exited_at is not None and now - exited_at > DRAIN_S:
-                break  # what is left belongs to helpers that still hold the pipes
-            if not selector.get_map():
-                if exited_at is not None:
-                    break
-                time.sleep(IDLE_FLUSH_S)  # a child that closed both pipes: wait for its exit
-                ready = []
-            else:
-                # Once the agent has exited, read only while something is there to read.
-                ready = selector.select(IDLE_FLUSH_S if exited_at is None else 0.05)
-                if exited_at is not None and not ready:
-                    break
-            got = 0
-            for key, _ in ready:
-                fd = int(key.fd)
-                try:
-                    chunk = os.read(fd, READ_CHUNK)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    selector.unregister(fd)
-                    if buffers[fd] and fd == out_fd:
-                        self._torn_message(buffers[fd])
-                    elif buffers[fd]:
-                        self._lines(False, [buffers[fd]])
-                    continue
-                got += len(chunk)
-                if fd == err_fd:
-                    consumed += len(chunk)
-                lines = (buffers[fd] + chunk).split(b"\n")
-                buffers[fd] = lines.pop()
-                if fd != out_fd and len(buffers[fd]) > MAX_STDERR_LINE:
-                    lines.append(buffers[fd])  # a newline-less flood: cut it, keep memory bounded
-                    buffers[fd] = b""
-                elif fd == out_fd and len(buffers[fd]) > MAX_PROTOCOL_LINE:
-                    buffers[fd] = b""
-                    self._protocol_fault(f"a message longer than {MAX_PROTOCOL_LINE >> 20} MiB")
-                self._lines(fd == out_fd, lines)
-            if self._pending and consumed >= held:
-                with self.lock:
-                    self._settle_pending(count0)
-            now = time.monotonic()
-            if ready and got < READ_CHUNK // 4 and exited_at is None:
-                # Light traffic: let lines pile up in the pipe, so that a child writing a marker
-                # every iteration rarely has to wake this thread (most of what a marker costs it).
-                # Heavy traffic (a log flood) is read at full speed so the child never waits.
-                time.sleep(READ_PAUSE_S)
-            elif not ready:
-                with self.lock:
-                    self._emit(self._parser.flush())
-            if now - last_record_flush > RECORD_FLUSH_S:
-                with self.lock:
-                    self._flush_record()
-                last_record_flush = now
-            if deadline and now > deadline and not self._timed_out:
-                self._timed_out = True
-                self.stop()
-        selector.close()
-        for stream in (proc.stdout, proc.stderr):
-            with contextlib.suppress(OSError):
-                stream.close()
+        assert proc is not None
+        self._last_record_flush = time.monotonic()
+        PipeReader(proc, self, measure_stderr=self._markers).run()
         proc.wait()
         self._finish(proc.returncode)
 
-    def _lines(self, is_protocol: bool, lines: list[bytes]) -> None:
-        with self.lock:
-            if is_protocol:
-                for line in lines:
-                    if line.strip():
-                        try:
-                            self._message(line)
-                        except Exception as exc:  # a hostile child: never the reader's death
-                            self._protocol_fault(f"{exc!r} on {line[:120]!r}")
-            else:
-                self._stderr(lines)
+    @property
+    def iteration_markers(self) -> int:
+        """Iteration markers read from fd 2: with the SIGIO watch, one per iteration that
+        printed, not one per iteration."""
+        return self._attribution.iteration_markers
 
-    def _torn_message(self, tail: bytes) -> None:
+    def turn_begins(self) -> None:
+        """For ``Attribution.settle``: the counter, before the reader asks what stderr holds."""
+        self._count0 = self.ring.completed()
+
+    def turn_ends(self, *, idle: bool, stderr_caught_up: bool, now: float) -> None:
+        if self._attribution.pending and stderr_caught_up:
+            with self.lock:
+                self._add_events(self._attribution.settle(self._count0, self.ring.completed()))
+        if idle:
+            with self.lock:
+                self._add_events(self._attribution.idle())
+        if now - self._last_record_flush > RECORD_FLUSH_S:
+            with self.lock:
+                self._flush_record()
+            self._last_record_flush = now
+        timeout = self.settings.timeout
+        if timeout and now > self._t0 + timeout and not self._timed_out:
+            self._timed_out = True
+            self.stop()
+
+    def protocol_lines(self, lines: list[bytes]) -> None:
+        with self.lock:
+            for line in lines:
+                if line.strip():
+                    try:
+                        self._message(line)
+                    except Exception as exc:  # a hostile child: never the reader's death
+                        self._protocol_fault(f"{exc!r} on {line[:120]!r}")
+
+    def stderr_lines(self, lines: list[bytes]) -> None:
+        with self.lock:
+            running = max(self.ring.completed(), self.data.count)
+            fed = self._attribution.feed(lines, running)
+            for item in fed.out:
+                if isinstance(item, BadMarker):
+                    self._protocol_fault(item.reason)
+                else:
+                    self._add_event(item)
+            if fed.plain and self._stderr_file is not None and self._fault is None:
+                try:
+                    self._stderr_file.write(b"\n".join(fed.plain) + b"\n")
+                except OSError as exc:
+                    self._write_failed(self.stderr_path, exc)
+
+    def torn_message(self, tail: bytes) -> None:
         """A protocol line with no end: the child died (or was killed) while writing it.
         Not a broken protocol: what the line held is lost, the run ends as its exit says."""
         with self.lock:
@@ -584,174 +495,25 @@ class RunSession:
                 )
             )
 
+    def message_too_long(self, limit: int) -> None:
+        self._protocol_fault(f"a message longer than {limit >> 20} MiB")
+
     def _protocol_fault(self, reason: str) -> None:
         """The child broke the protocol (garbage, wrong shapes, out of order): say so, end it."""
         if self._fault is not None:
             return
         if not self._hello and self.settings.python is not None:
             # Not our agent speaking at all: the interpreter ran something else.
-            self._end_run(*self._not_a_python("it printed something else instead"))
+            self._end_run(*not_a_python(self.settings.python, "it printed something else instead"))
             return
         self._add_event(Event("error", "the child broke the protocol", reason))
         self._end_run(
             outcome.FAILED, f"the child broke the protocol: {reason[:200]}", outcome.EXIT_FAILED
         )
 
-    def _not_a_python(self, how: str) -> tuple[str, str, int]:
-        return (
-            outcome.FAILED,
-            f"--python {self.settings.python} is not a Python interpreter that can run "
-            f"warmscope's agent ({how})",
-            outcome.EXIT_USAGE,
-        )
-
-    def _stderr(self, lines: list[bytes]) -> None:
-        raw: list[bytes] = []
-        done_marker = protocol.MARKER + b"done "
-        skip = len(done_marker)
-        for line in lines:
-            if line.startswith(done_marker) and line[skip:].isdigit() and line[skip:].isascii():
-                # The lines since the last marker were printed in this iteration, which is over:
-                # its blocks (a graph dump) reach the screen now, not when the next line comes.
-                self.iteration_markers += 1
-                self._resolve_pending(("it", int(line[skip:])))
-                self._emit(self._parser.flush())
-                self._context = PENDING
-                continue
-            mark = protocol.parse_marker(line)
-            if mark is not None:
-                kind, value = mark
-                if kind in ("it", "done") and not (value.isascii() and value.isdigit()):
-                    self._protocol_fault(f"a marker with a bad iteration: {line[:80]!r}")
-                    continue
-                # Lines still pending were printed in the iteration a Python print marks
-                # (earlier ones would have had their own marker); before a phase, they are
-                # another thread's, printed after the loop's last look.
-                self._resolve_pending(("it", int(value)) if kind == "it" else None)
-                self._emit(self._parser.flush())
-                self.iteration_markers += kind in ("it", "done")
-                if kind == "it":
-                    self._context = ("it", int(value))
-                elif kind == "done":
-                    self._context = PENDING
-                elif kind == "loop":
-                    self._context = PENDING if self._markers else ("it", None)
-                else:
-                    self._context = ("phase", value)
-                continue
-            raw.append(line)
-            text = line.decode(errors="replace").rstrip("\r")
-            context = self._context
-            if context == PENDING:
-                self._pending.append(text)
-                self._pending_chars += len(text)
-                if self._pending_chars > MAX_PENDING_CHARS:
-                    self._resolve_pending(None)
-                continue
-            if context == ("it", None):
-                # No marker (a C++ write with no log capture on): the iteration in progress as
-                # this line is read, from the child's shared counter.
-                context = self._approx_context()
-            self._emit(self._parser.feed(text, context))
-        if raw and self._stderr_file is not None and self._fault is None:
-            try:
-                self._stderr_file.write(b"\n".join(raw) + b"\n")
-            except OSError as exc:
-                self._write_failed(self.stderr_path, exc)
-
-    def _approx_context(self) -> tuple[str, object]:
-        return ("approx", max(self.ring.completed(), self.data.count))
-
-    def _resolve_pending(self, context: tuple[str, object] | None) -> None:
-        """Hand the pending lines to the parser as printed in ``context`` (None: approximately,
-        the iteration now running)."""
-        if not self._pending:
-            return
-        pending, self._pending, self._pending_chars = self._pending, [], 0
-        context = context or self._approx_context()
-        for text in pending:
-            self._emit(self._parser.feed(text, context))
-
-    @staticmethod
-    def _pipe_holds(fd: int) -> int:
-        """Bytes waiting in the pipe (FIONREAD); a huge number when it cannot tell."""
-        n = array.array("i", [0])
-        try:
-            fcntl.ioctl(fd, termios.FIONREAD, n)
-        except OSError:
-            return 1 << 62
-        return n[0]
-
-    def _settle_pending(self, count0: int) -> None:
-        """Pending lines whose iteration the shared counter proves, so that a long iteration's
-        log (a flood, too) shows while it runs, not only at its marker.
-
-        ``count0`` iterations were complete before this turn of the reader began, and the agent
-        writes an iteration's marker before it counts the iteration: every marker of those
-        iterations was in the pipe then, within what it held. The turn has read at least that
-        much, so they have all been read: a line still pending was printed in iteration
-        ``count0`` or later. If the counter still reads ``count0``, no later iteration has
-        begun: it is exactly ``count0``.
-        """
-        if self.ring.completed() == count0:
-            self._resolve_pending(("it", count0))
-
-    def _emit(self, parsed: list[ParsedEvent]) -> None:
-        for p in parsed:
-            kind, where = p.context
-            data = dict(p.data)
-            if kind in ("it", "approx"):
-                if kind == "approx":
-                    data["approx_iteration"] = True
-                iteration = int(where) if isinstance(where, int) else self.data.count
-                ev = Event(p.kind, p.title, p.text, iteration=iteration, data=data)
-            else:
-                ev = Event(p.kind, p.title, p.text, phase=str(where), data=data)
-            if p.kind == "stderr":
-                self._stderr_event(ev)
-            else:
-                self._add_event(ev)
-
-    def _stderr_event(self, ev: Event) -> None:
-        """A block of the child's output. One that repeats (the same text but for its numbers:
-        a model printing every pass) is counted, not kept again; past ``MAX_STDERR_EVENTS``
-        blocks only the side file has them. Memory stays bounded however long the run."""
-        key = DIGITS.sub("#", ev.text)
-        repeat = self._repeat
-        if repeat is not None and repeat.key == key:
-            repeat.count += 1
-            repeat.last = ev
-            return
-        self._close_repeat()
-        if self._stderr_events >= MAX_STDERR_EVENTS:
-            self._dropped_stderr += 1
-            return
-        self._stderr_events += 1
-        self._add_event(ev)
-        self._repeat = _Repeat(key, ev)
-
-    def _close_repeat(self) -> None:
-        repeat, self._repeat = self._repeat, None
-        if repeat is None or not repeat.count:
-            return
-        first, last = repeat.first, repeat.last
-        where = (
-            f"through iteration {last.iteration}"
-            if last.iteration is not None
-            else f"in {last.phase or 'setup'}"
-        )
-        title = f"… the output above repeated {repeat.count:,} more times, {where}"
-        text = f"{title}; the last time:\n{last.text}\n(every line is in {self.stderr_path})"
-        self._add_event(
-            Event(
-                "stderr",
-                title,
-                text,
-                iteration=last.iteration,
-                phase=last.phase,
-                data={"repeats": repeat.count, "first_iteration": first.iteration},
-            )
-        )
+    def _add_events(self, events: list[Event]) -> None:
+        for ev in events:
+            self._add_event(ev)
 
     def _add_event(self, ev: Event) -> None:
         ev.t = self.elapsed()
@@ -853,19 +615,7 @@ class RunSession:
         # Helpers the model started (inheriting the pipes, or escaped with setsid) end too.
         left = proctree.end_all(self.run_id, None)
         with self.lock:
-            # The agent is gone: what it printed after its last marker, it printed in the
-            # iteration it did not finish, the one the shared counter names.
-            self._resolve_pending(("it", self.ring.completed()))
-            self._emit(self._parser.flush())
-            self._close_repeat()
-            if self._dropped_stderr:
-                self._add_event(
-                    Event(
-                        "info",
-                        f"{self._dropped_stderr:,} more blocks of the child's output are only in "
-                        f"{self.stderr_path}",
-                    )
-                )
+            self._add_events(self._attribution.end(self.ring.completed()))
             if left:
                 self._add_event(
                     Event("info", f"processes of the run still alive after SIGKILL: {left}")
@@ -876,7 +626,7 @@ class RunSession:
                 after = sum(compile_cache.count_files(Path(p)) for p in self._cache.env.values())
                 info = {**self._cache.info, "entries_after": after}
                 self._commit({"type": "env", "env": {"compile_cache": info}})
-            status, detail, exit_code = self._outcome(returncode)
+            status, detail, exit_code = classify(returncode, self._seen())
             self.busy = None
             end = {
                 "type": "end",
@@ -921,52 +671,15 @@ class RunSession:
             )
         self.ring.close()
 
-    def _outcome(self, returncode: int) -> tuple[str, str, int]:
-        """(status, detail, exit code) from what the child said and how it ended."""
-        error = self.data.error
-        done = self._done
-        if self._fault is not None:
-            return self._fault
-        if self._timed_out:
-            return (
-                outcome.TIMEOUT,
-                f"stopped after --timeout {self.settings.timeout:g} s",
-                outcome.EXIT_FAILED,
-            )
-        if error is not None:
-            where = (
-                f"iteration {error['iteration']}"
-                if error.get("iteration") is not None
-                else error.get("where")
-            )
-            # One line: a TorchScript error's message carries its whole traceback, a trace
-            # failure may print a tensor. The full text stays in the record's error.
-            message = one_line(str(error.get("message")))
-            if error.get("usage"):
-                return outcome.FAILED, message, outcome.EXIT_USAGE
-            return outcome.FAILED, f"{where}: {message}", outcome.EXIT_FAILED
-        if done is not None:
-            if done.get("status") == outcome.STOPPED:
-                return outcome.STOPPED, "stopped by the user", outcome.EXIT_STOPPED
-            return outcome.OK, f"{self.data.count} iterations", outcome.EXIT_OK
-        if self._stop_requested:
-            how = "killed" if self._killed else "stopped"
-            return outcome.STOPPED, f"{how} by the user", outcome.EXIT_STOPPED
-        if not self._hello and self.settings.python is not None:
-            # It never spoke: not a Python that can run the agent (``--python /bin/false``).
-            how = (
-                f"died from signal {-returncode}" if returncode < 0 else f"exited with {returncode}"
-            )
-            return self._not_a_python(f"it {how} without starting it")
-        if returncode < 0:
-            name = (
-                signal.Signals(-returncode).name
-                if -returncode in signal.valid_signals()
-                else str(-returncode)
-            )
-            return outcome.CRASHED, f"the child died from {name}", outcome.EXIT_FAILED
-        return (
-            outcome.CRASHED,
-            f"the child exited with code {returncode} before finishing",
-            outcome.EXIT_FAILED,
+    def _seen(self) -> Seen:
+        return Seen(
+            fault=self._fault,
+            timeout=self.settings.timeout if self._timed_out else None,
+            error=self.data.error,
+            done=self._done,
+            stop_requested=self._stop_requested,
+            killed=self._killed,
+            hello=self._hello,
+            python=self.settings.python,
+            iterations=self.data.count,
         )
