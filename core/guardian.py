@@ -7,15 +7,57 @@ on a pipe whose only write end warmscope holds: EOF comes when warmscope closes 
 the run, or when the kernel closes it because warmscope died (SIGKILL included). Then it ends
 every process that carries the run id, and exits.
 
-Run as ``python -m warmscope.core.guardian RUN_ID`` with that pipe as its stdin.
+Run as ``python -m warmscope.core.guardian RUN_ID`` with that pipe as its stdin; ``Guardian``
+starts and stops it from the run's side.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
 import sys
 
 from warmscope.core import proctree
+
+
+class Guardian:
+    """The run's side: the guardian process and the write end of its pipe."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pipe = -1
+
+    def start(self, run_id: str) -> None:
+        read_end, write_end = os.pipe()
+        os.set_inheritable(write_end, False)
+        env = {k: v for k, v in os.environ.items() if k != proctree.RUN_ID_VAR}
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "warmscope.core.guardian", run_id],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,  # out of the terminal's reach: Ctrl-C, SIGHUP
+                close_fds=True,
+            )
+        except OSError:
+            os.close(write_end)  # the run goes on; only a SIGKILL of warmscope would leak
+        else:
+            self._pipe = write_end
+        finally:
+            os.close(read_end)
+
+    def stop(self) -> None:
+        """The run is over: the guardian ends what is left of it, and exits."""
+        if self._proc is None:
+            return
+        with contextlib.suppress(OSError):
+            os.close(self._pipe)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(5)
+        self._proc = None
 
 
 def main(argv: list[str]) -> int:

@@ -34,6 +34,7 @@ from warmscope.core.attribution import Attribution, BadMarker
 from warmscope.core.compile_cache import CacheSetup
 from warmscope.core.ending import Ending, Seen, classify, not_a_python
 from warmscope.core.fold import apply_line, event_line, iterations_entry, record_entry
+from warmscope.core.guardian import Guardian
 from warmscope.core.launcher import OBSERVER_NICE
 from warmscope.core.outcome import UsageError
 from warmscope.core.packing import Packed
@@ -119,8 +120,8 @@ class RunSession:
         self._fault: Ending | None = None
         """Why warmscope ended the run itself."""
         self._stderr_file: Any = None
-        self._guardian: subprocess.Popen[bytes] | None = None
-        self._guardian_pipe = -1
+        self._guardian = Guardian()
+        """Ends the run's processes if warmscope dies (see ``guardian``)."""
         self._finish_lock = threading.Lock()
         self._finishing = False
         self._markers = bool(self.jit_log or settings.torch_logs)
@@ -180,7 +181,7 @@ class RunSession:
             )
         except OSError as exc:
             raise UsageError(f"--python {python}: cannot run it ({exc.strerror})") from None
-        self._start_guardian()
+        self._guardian.start(self.run_id)
         self._commit({"type": "spawned", "pid": self.proc.pid})
         self._commit({"type": "env", "env": {"observer": self._place_observer()}})
         assert self.proc.stdin is not None
@@ -223,44 +224,13 @@ class RunSession:
             with contextlib.suppress(OSError, AttributeError):
                 os.sched_setaffinity(0, cpus)  # 0: this thread
 
-    def _start_guardian(self) -> None:
-        """A process that ends the run's processes if warmscope dies (see ``guardian``)."""
-        read_end, write_end = os.pipe()
-        os.set_inheritable(write_end, False)
-        env = {k: v for k, v in os.environ.items() if k != RUN_ID_VAR}
-        try:
-            self._guardian = subprocess.Popen(
-                [sys.executable, "-m", "warmscope.core.guardian", self.run_id],
-                stdin=read_end,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,  # out of the terminal's reach: Ctrl-C, SIGHUP
-                close_fds=True,
-            )
-        except OSError:
-            os.close(write_end)  # the run goes on; only a SIGKILL of warmscope would leak
-        else:
-            self._guardian_pipe = write_end
-        finally:
-            os.close(read_end)
-
-    def _stop_guardian(self) -> None:
-        if self._guardian is None:
-            return
-        with contextlib.suppress(OSError):
-            os.close(self._guardian_pipe)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self._guardian.wait(5)
-        self._guardian = None
-
     def _abandon(self) -> None:
         """Undo a start that failed: nothing of it is left, running or on disk."""
         if self.proc is not None:
             with contextlib.suppress(OSError):
                 self.proc.kill()
             self.proc.wait()
-        self._stop_guardian()
+        self._guardian.stop()
         with contextlib.suppress(OSError):
             self._writer.close()
         for path in (self.record_path, self.stderr_path):
@@ -650,7 +620,7 @@ class RunSession:
             if self.proc is not None and self.proc.stdin is not None:
                 with contextlib.suppress(OSError):
                     self.proc.stdin.close()
-        self._stop_guardian()
+        self._guardian.stop()
         if self._cache is not None:
             self._cache.cleanup()  # a cold cache is this process's alone
         self.finished.set()
