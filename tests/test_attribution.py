@@ -257,7 +257,7 @@ def test_a_flood_of_distinct_blocks_keeps_only_the_first_ones() -> None:
     )
 
 
-def test_a_line_cut_in_two_batches_is_fed_whole_by_the_reader() -> None:
+def test_a_marker_in_a_later_batch_names_what_waited() -> None:
     """Batches follow one another: what waits in one is resolved by a marker in the next."""
     a = Attribution(markers=True, side_file=SIDE)
     assert a.feed([LOOP, b"first half"], 0).out == []
