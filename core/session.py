@@ -392,7 +392,7 @@ class RunSession:
     def is_finished(self) -> bool:
         return self.finished.is_set()
 
-    # -- reading the child ---------------------------------------------------------------
+    # -- reading the child: the reader thread's consumer (``pipes.ReaderConsumer``) ---------
 
     def _read(self) -> None:
         self._observe()
