@@ -15,6 +15,8 @@ only at import, torch passed in):
     opprofile   the operator breakdown of a profiled iteration
 
 Parent run machinery:
+    run_plan    every process of one run (a profiling one, a warming one, the measured one),
+                started by one ``start_run`` for the CLI, the sweep and the TUI; Ctrl-C's stop
     session     spawn the agent, read its pipes, attribute log lines, stop it, record the run
     sweep       ``warmscope sweep`` and ``run --repeat``: cells × fresh processes, interleaved
     compile_cache  the inductor/triton cache a compile run gets: cold, warm or the user's
