@@ -183,7 +183,7 @@ class PlannedRun:
         self.failure: BaseException | None = None
         """Why the plan ended before its measured process ran (the data says it too)."""
         self._notify = notify
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a hangup handler may stop the run from inside a stop
         self._current: RunSession | None = None
         self._measuring = False
         self._halted = False
