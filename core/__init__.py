@@ -15,6 +15,8 @@ only at import, torch passed in):
     opprofile   the operator breakdown of a profiled iteration
 
 Parent run machinery:
+    run_plan    every process of one run (a profiling one, a warming one, the measured one),
+                started by one ``start_run`` for the CLI, the sweep and the TUI; Ctrl-C's stop
     session     spawn the agent, place it, stop it, sample and record the run
     pipes       the reader of the child's two pipes: complete lines to its consumer
     attribution which iteration or phase each stderr line belongs to, from the markers (pure)

@@ -317,59 +317,40 @@ def build_settings(args: argparse.Namespace) -> RunSettings:
 
 
 def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
-    from warmscope.core.session import STOP_GRACE_S, Cursor, RunSession
+    from warmscope.core.run_plan import drive, start_run
 
     if args.repeat != 1:
         return cmd_sweep(args, argv)
     settings = build_settings(args)
     if args.json is not None:
         check_json_path(args.json, args.record)
-    profiles = None
-    if settings.profile_iters and not settings.profile_in_run:
-        profiles = profile_process(settings, args)
-    warm = None
-    if (
-        settings.compile_cache == "warm"
-        and settings.effective_mode(settings.resolve()) == "compile"
-    ):
-        import tempfile
 
-        from warmscope.core.sweep import warm_cache
+    def tell(line: str, warning: bool) -> None:
+        if warning or not args.quiet:
+            print(f"warmscope: {clean_line(line)}", file=sys.stderr)
 
-        scratch = Path(tempfile.mkdtemp(prefix="warmscope-warm-"))
-        warm = warm_cache(settings, scratch)
-    session = RunSession(
+    # A record that cannot be written is refused here, before any child runs.
+    session = start_run(
         settings,
         record_path=args.record,
         command=["warmscope", *argv],
         overwrite=args.overwrite,
-        warm_cache=warm,
-        profiles=profiles,
+        notify=tell,
     )
-    session.start()  # a record that cannot be written is refused here, before the child runs
     progress = None if args.quiet or not sys.stderr.isatty() else Progress()
     hangup = HangupGuard()
-    cursor = Cursor()
     try:
-        while not session.wait(0.1):
-            if progress:
-                progress.show(session, session.poll(cursor))
-    except KeyboardInterrupt:
-        # Ctrl-C: a graceful stop. A closed terminal or SIGTERM: a quick one (no one is waiting).
-        session.stop(grace=0.5 if hangup.fired else STOP_GRACE_S)
-        try:
-            session.wait()
-        except KeyboardInterrupt:  # a second Ctrl-C: no more grace
-            session.kill()
-            session.wait()
+        drive(
+            session,
+            on_update=(lambda update: progress.show(session, update)) if progress else None,
+            hung_up=lambda: hangup.fired,
+        )
     finally:
         if progress:
             progress.close()
         hangup.restore()
-        if warm is not None:
-            import shutil
-
-            shutil.rmtree(warm.parent, ignore_errors=True)
+    if session.failure is not None:
+        raise session.failure  # before the measured process ran (the warming one failed)
     data = session.data
     code = data.exit_code if data.exit_code is not None else outcome.EXIT_FAILED
     json_error = None
@@ -400,14 +381,12 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
 def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
     """The cells of ``warmscope sweep`` (presets × ``--vary`` grid), or the one cell of
     ``run --repeat``."""
+    from warmscope.core.run_plan import compile_cache_mode
     from warmscope.core.sweep import Cell, grid, parse_vary
 
     if not sweep:
         settings = build_settings(args)
-        if settings.knobs.get("mode") == "compile" or (
-            settings.effective_mode(settings.resolve()) == "compile"
-        ):
-            settings.compile_cache = settings.compile_cache or "cold"
+        settings.compile_cache = compile_cache_mode(settings, repeated=True)
         return [Cell(settings_line(settings.to_json()), settings)]
     presets = [p.strip() for p in (args.preset or "").split(",") if p.strip()]
     for name in presets:
@@ -460,6 +439,7 @@ def cmd_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool = False)
         doc = job.run(
             on_update=progress.show if progress else None,
             on_done=None if args.quiet else (progress.done if progress else _done_line),
+            hung_up=lambda: hangup.fired,
         )
     finally:
         if progress:
@@ -589,38 +569,6 @@ def render_sweep(doc: dict[str, Any]) -> str:
     if doc.get("folder"):
         out.append(f"records    {doc['folder']}")
     return clean("\n".join(out))
-
-
-def profile_process(settings: RunSettings, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """``--profile-iters`` without ``--profile-in-run``: a process of its own runs first, under
-    the profiler, with its own record (``RUN.profile.jsonl`` beside ``--record``); the measured
-    run then keeps its profiles and never runs under the profiler. Running first, this process,
-    not the measured one, pays for a cold disk cache. Ctrl-C here stops everything."""
-    from warmscope.core.session import RunSession
-
-    profiling = RunSettings.from_json(settings.to_json())
-    profiling.profile_in_run = True
-    record = None
-    if args.record is not None:
-        record = args.record.with_name(args.record.stem + ".profile.jsonl")
-    session = RunSession(
-        profiling, record_path=record, command=profiling.command_line(), overwrite=args.overwrite
-    )
-    if not args.quiet:
-        print(
-            "warmscope: profiling in a separate process first "
-            f"({clean_line(str(session.record_path))})",
-            file=sys.stderr,
-        )
-    data = session.run_to_end()
-    if data.status != outcome.OK:
-        print(
-            f"warmscope: the profile process {data.status}: {clean_line(data.status_detail)}; "
-            "the measured run goes on without a profile",
-            file=sys.stderr,
-        )
-    source = str(session.record_path)
-    return [{**data.profiles[i], "source": source} for i in sorted(data.profiles)]
 
 
 def check_json_path(path: Path, record: Path | None) -> None:

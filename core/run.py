@@ -99,7 +99,7 @@ class Update:
 
 
 class LiveRun(Protocol):
-    """What a view needs of a run in progress; ``session.RunSession`` is the real one.
+    """What a view needs of a run in progress: ``run_plan.PlannedRun`` (``session.RunSession``).
 
     The UI takes batches with ``poll`` on its own timer. It reads ``data``'s settled fields
     (settings, target, mode, env, status, record path) directly, and anything that grows

@@ -129,8 +129,9 @@ class RunSession:
         self._count0 = 0
         """The shared counter as the reader's turn began (``Attribution.settle``)."""
         self._last_record_flush = 0.0
-        self._warm_cache = warm_cache
-        self._separate_profiles = profiles
+        self.warm_cache = warm_cache
+        self.separate_profiles = profiles
+        """Both may be handed over until ``start``: a run plan's earlier processes fill them."""
         self._cache: CacheSetup | None = None
 
     # -- life cycle ----------------------------------------------------------------------------
@@ -145,13 +146,15 @@ class RunSession:
             self._commit({"type": "env", "env": host_environment()})
             if self.mode == "compile":
                 # Which compiled code the child can find on disk decides its cold start.
+                from warmscope.core.run_plan import default_compile_cache  # it imports this one
+
                 self._cache = compile_cache.prepare(
-                    self.settings.compile_cache or "user",
+                    self.settings.compile_cache or default_compile_cache(repeated=False),
                     {**os.environ, **self.settings.env},
-                    self._warm_cache,
+                    self.warm_cache,
                 )
                 self._commit({"type": "env", "env": {"compile_cache": self._cache.info}})
-            for profile in self._separate_profiles or []:
+            for profile in self.separate_profiles or []:
                 self._commit({"type": "profile", **profile, "separate": True})
             self._writer.flush()
             self._spawn()
@@ -242,6 +245,10 @@ class RunSession:
         if self._cache is not None:
             self._cache.cleanup()
 
+    def discard(self) -> None:
+        """Give up a session that was never started: its record goes, nothing ran."""
+        self._abandon()
+
     def _guarded(self, work: Any) -> Any:
         """``work`` for a thread: an exception ends the run with a status, never a hang."""
 
@@ -257,7 +264,7 @@ class RunSession:
         knobs = dict(self.settings.knobs)
         knobs["mode"] = self.mode
         profile_iters, profile_steady = self.settings.profile_plan()
-        if self._separate_profiles is not None:
+        if self.separate_profiles is not None:
             profile_iters, profile_steady = [], False  # the profile came from another process
         return {
             "parent_pid": os.getpid(),

@@ -17,7 +17,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,8 +28,8 @@ from warmscope.core.export import atomic_write
 from warmscope.core.knobs import KnobError, knob
 from warmscope.core.outcome import UsageError
 from warmscope.core.record import RecordError, record_dir
-from warmscope.core.run import Cursor, RunData, Update
-from warmscope.core.settings import RunSettings, SettingsError
+from warmscope.core.run import RunData, Update
+from warmscope.core.settings import RunSettings
 
 FORMAT = "warmscope-sweep"
 VERSION = 1
@@ -38,7 +37,6 @@ DEFAULT_REPEAT = 5
 MAX_CELLS = 64
 MAX_BY_ITERATION = 1000
 """``by_iteration`` covers at most this many first iterations."""
-STOP_GRACE_S = 3.0
 
 
 @dataclass
@@ -78,6 +76,8 @@ def grid(
     ``make(preset)`` builds a cell's settings with that preset applied *before* the user's
     ``--set`` (as ``--preset`` and ``--set`` combine for one run); the varied knobs come last.
     """
+    from warmscope.core.run_plan import compile_cache_mode  # spawning machinery: when used
+
     cells = []
     chosen: list[str | None] = list(presets) or [None]
     for preset in chosen:
@@ -91,18 +91,8 @@ def grid(
     if len(cells) > MAX_CELLS:
         raise UsageError(f"the sweep has {len(cells)} cells; at most {MAX_CELLS}")
     for cell in cells:
-        if _default_compile(cell.settings):
-            # A compile cell's cold start depends on what earlier processes left on disk.
-            cell.settings.compile_cache = cell.settings.compile_cache or "cold"
+        cell.settings.compile_cache = compile_cache_mode(cell.settings, repeated=True)
     return cells
-
-
-def _default_compile(settings: RunSettings) -> bool:
-    """Whether these settings run torch.compile (the mode knob, else the target's own)."""
-    try:
-        return settings.effective_mode(settings.resolve()) == "compile"
-    except SettingsError:
-        return False
 
 
 def schedule(cells: int, repeat: int) -> list[tuple[int, int]]:
@@ -188,10 +178,12 @@ class Sweep:
         self,
         on_update: Callable[[Sweep, int, Any, Update], None] | None = None,
         on_done: Callable[[Sweep, Process], None] | None = None,
+        hung_up: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """Every process of the plan, interleaved. Ctrl-C (``KeyboardInterrupt``) stops the
-        process in progress, keeps what finished, and ends the sweep ``stopped``."""
-        from warmscope.core.session import RunSession
+        process in progress (quickly once ``hung_up()``), keeps what finished, and ends the
+        sweep ``stopped``."""
+        from warmscope.core.run_plan import PlannedRun, compiles, drive, start_run, warm_cache
 
         if self.folder is None or not self.folder.exists():
             self.prepare_folder()
@@ -205,32 +197,25 @@ class Sweep:
                 if (
                     cell.settings.compile_cache == "warm"
                     and c not in warm
-                    and _default_compile(cell.settings)
+                    and compiles(cell.settings)
                 ):
                     tw = time.monotonic()
-                    warm[c] = warm_cache(cell.settings, self.folder)
+                    warm[c] = warm_cache(cell.settings, self.folder)  # once per cell
                     self.warming_s += time.monotonic() - tw
                 path = self.folder / f"c{c}-{_slug(cell.label)}-r{r}.jsonl"
-                session = RunSession(
+                session = start_run(
                     cell.settings,
                     record_path=path,
                     command=[*self.command, f"# cell {c} repeat {r}"],
-                    warm_cache=warm.get(c),
+                    warmed=warm.get(c),
                 )
-                session.start()
-                cursor = Cursor()
-                try:
-                    while not session.wait(0.1):
-                        if on_update is not None:
-                            on_update(self, n, session, session.poll(cursor))
-                except KeyboardInterrupt:
+
+                def show(update: Update, n: int = n, session: PlannedRun = session) -> None:
+                    if on_update is not None:
+                        on_update(self, n, session, update)
+
+                if drive(session, on_update=show if on_update else None, hung_up=hung_up):
                     self.stopped = True
-                    session.stop(grace=STOP_GRACE_S)
-                    try:
-                        session.wait()
-                    except KeyboardInterrupt:
-                        session.kill()
-                        session.wait()
                 process = Process(c, r, session.data)
                 self.processes.append(process)
                 self.wall_s = time.monotonic() - t0
@@ -265,28 +250,6 @@ class Sweep:
             atomic_write(self.document_path, text, parents=False)
         if self.json_path is not None:
             atomic_write(self.json_path, text, parents=False)
-
-
-def warm_cache(settings: RunSettings, folder: Path) -> Path:
-    """Fill a compile cache with one unrecorded process; the folder it filled."""
-    from warmscope.core.session import RunSession
-
-    cache = Path(tempfile.mkdtemp(prefix="warm-cache-", dir=folder))
-    scratch = Path(tempfile.mkdtemp(prefix="warming-", dir=folder))
-    warming = RunSettings.from_json(settings.to_json())
-    warming.iters, warming.duration = min(settings.iters, 3), None
-    warming.profile_iters = None
-    session = RunSession(warming, record_path=scratch / "warming.jsonl", warm_cache=cache)
-    try:
-        session.run_to_end()
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)  # unrecorded: its record goes too
-    if session.data.status != outcome.OK:
-        raise UsageError(
-            f"the process that warms the compile cache {session.data.status}: "
-            f"{session.data.status_detail}"
-        )
-    return cache
 
 
 def is_sweep_document(path: Path) -> bool:

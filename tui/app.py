@@ -2,9 +2,9 @@
 
 The runs and their life cycle live in a ``RunController`` (no Textual there). Invariant:
 workers compute and post messages; handlers own UI state. The live run is polled on one timer
-(``POLL_S``) and each batch is applied to the widgets at once. Runs are started from handlers,
-on the main thread, because the child's parent-death signal fires when the thread that spawned
-it exits. Summaries (sorting every latency) and exports run in thread workers and come back as
+(``POLL_S``) and each batch is applied to the widgets at once. Runs are started from handlers;
+children are spawned from the launcher thread (``launcher``), because a child's parent-death
+signal fires when the thread that spawned it exits. Summaries (sorting every latency) and exports run in thread workers and come back as
 messages.
 """
 

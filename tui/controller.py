@@ -52,12 +52,12 @@ def start_session(
     *,
     overwrite: bool = False,
 ) -> LiveRun:
-    """The real thing: a ``RunSession`` spawned now (call it from the main thread)."""
-    from warmscope.core.session import RunSession  # subprocess and psutil: with the first run
+    """The real thing: the run's plan, started now (``run_plan``: a separate profiling or
+    warming process first where the settings ask for one). It returns at once; every child is
+    spawned from the launcher thread (``launcher``), so any thread may call it."""
+    from warmscope.core.run_plan import start_run  # subprocess and psutil: with the first run
 
-    session = RunSession(settings, record_path=record_path, command=command, overwrite=overwrite)
-    session.start()
-    return session
+    return start_run(settings, record_path=record_path, command=command, overwrite=overwrite)
 
 
 @dataclass
