@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from warmscope.core.document import to_document
 from warmscope.core.record import (
     VERSION,
     RecordError,
@@ -363,7 +364,7 @@ def test_a_json_document_of_the_wrong_shape_is_a_record_error(
 def test_a_good_json_document_reads(tmp_path: Path) -> None:
     record = write_lines(tmp_path / "r.jsonl", HEADER, ITERS, END)
     path = tmp_path / "r.json"
-    path.write_text(json.dumps(read_run(record).to_document()))
+    path.write_text(json.dumps(to_document(read_run(record))))
     data = read_run(path)
     assert data.status == "ok" and list(data.ms) == [5.0, 2.0]
 
