@@ -5,7 +5,7 @@ exit code 2) for a file it cannot read, a record of a newer version, or a line o
 shape, naming the file and the line. Each line is checked and folded by ``schema``.
 
 Whatever a file declares, a reader holds memory in proportion to what it shows, or a fixed cap:
-a line is read up to ``MAX_LINE_CHARS`` (a flood of NULs or one giant line stops there), a
+a line is read up to ``MAX_LINE_BYTES`` (a flood of NULs or one giant line stops there), a
 ``--json`` document up to ``MAX_DOCUMENT_BYTES``, and a packed batch inflates no further than
 its count allows, a count its bytes could honestly hold (``packing``).
 """
@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TextIO, cast
 
 from warmscope.core import outcome
 from warmscope.core.document import read_document
@@ -35,12 +35,14 @@ from warmscope.core.schema import (
     need,
 )
 
-MAX_LINE_CHARS = 32 << 20
+MAX_LINE_BYTES = 16 << 20
 """The longest record line read (a batch line is a few hundred kilobytes; a TorchScript graph a
 few megabytes): a longer one is not a record's."""
 
-MAX_DOCUMENT_BYTES = 1 << 30
-"""The largest ``--json`` document read (it is read whole; a record is read a line at a time)."""
+MAX_DOCUMENT_BYTES = 64 << 20
+"""The largest ``--json`` document read. It is read whole, and its rows cost several times
+their bytes as Python objects (a million iterations, 60 MB, come to about 300 MB); a record
+is read a line at a time, its iterations packed."""
 
 QUICK_READ_BYTES = 8 << 20
 """A record up to this size is read in well under a second: ``open`` reads it whole up front
@@ -65,7 +67,7 @@ def read_run(path: Path, progress: Progress | None = None, *, ms: bool = True) -
             if head == "{" and path.suffix == ".json":
                 return read_document(_load_document(f, path), path)
             size = os.fstat(f.fileno()).st_size
-            return _from_lines(f, path, progress if size else None, size, ms)
+            return _from_lines(f.buffer, path, progress if size else None, size, ms)
     except RecordError:
         raise
     except UnicodeDecodeError as exc:
@@ -160,7 +162,7 @@ def check_header(path: Path) -> int:
     return size
 
 
-def _open_text(path: Path) -> IO[str]:
+def _open_text(path: Path) -> TextIO:
     """``path`` open for reading as text: a regular file, never a FIFO that would hang."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not hang
@@ -179,7 +181,7 @@ def _open_text(path: Path) -> IO[str]:
                 f"{path} is not a regular file (a pipe, device or socket), not a record"
             )
         os.set_blocking(fd, True)
-        return os.fdopen(fd, encoding="utf-8")
+        return cast(TextIO, os.fdopen(fd, encoding="utf-8"))
     except BaseException:
         os.close(fd)
         raise
@@ -198,23 +200,64 @@ def _load_document(f: IO[str], path: Path) -> Any:
         raise RecordError(f"{path} is not a warmscope record: {describe(exc)}") from None
 
 
+_BLOCK = 1 << 20
+
+
+class _LineTooLong(Exception):
+    """A line runs past the cap (``_lines``)."""
+
+
+def _lines(raw: IO[bytes], limit: int) -> Iterator[bytes]:
+    """Each line of ``raw`` with its newline (the last may have none), read a block at a time;
+    ``_LineTooLong`` once a line runs past ``limit`` bytes, without copying it. (``readline``
+    with a limit copies a long line a few kilobytes at a time: several times slower to tell
+    that a flood of NULs is no line.)"""
+    buf = bytearray()
+    start = search = 0
+    while True:
+        end = buf.find(b"\n", search)
+        while end >= 0:
+            yield bytes(buf[start : end + 1])
+            start = end + 1
+            end = buf.find(b"\n", start)
+        del buf[:start]
+        start = 0
+        if len(buf) > limit:
+            raise _LineTooLong
+        search = len(buf)
+        block = raw.read(_BLOCK)
+        if not block:
+            if buf:
+                yield bytes(buf)
+            return
+        buf += block
+
+
 _PROGRESS_EVERY = 1 << 20  # characters (bytes, nearly: records are ASCII but for strings)
 
 
 def _from_lines(
-    lines: IO[str], path: Path, progress: Progress | None = None, size: int = 0, ms: bool = True
+    raw: IO[bytes], path: Path, progress: Progress | None = None, size: int = 0, ms: bool = True
 ) -> RunData:
     data = RunData(record_path=str(path))
     if not ms:
         data.defer_ms()
     seen_header = False
     done = told = 0
-    for number, line in enumerate(iter(lambda: lines.readline(MAX_LINE_CHARS), ""), 1):
-        if len(line) >= MAX_LINE_CHARS and not line.endswith("\n"):
+    number = 0
+    chunks = _lines(raw, MAX_LINE_BYTES)
+    while True:
+        number += 1
+        try:
+            chunk = next(chunks, None)
+        except _LineTooLong:
             raise RecordError(
-                f"{path}:{number}: a line longer than {MAX_LINE_CHARS >> 20} MB, "
+                f"{path}:{number}: a line longer than {MAX_LINE_BYTES >> 20} MB, "
                 "not a warmscope record's"
-            )
+            ) from None
+        if chunk is None:
+            break
+        line = chunk.decode("utf-8")
         if progress is not None:
             done += len(line)
             if done - told >= _PROGRESS_EVERY:
