@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from warmscope.core import packing, protocol
+from warmscope.core import packing, protocol, schema
 from warmscope.core.run import Event
 from warmscope.core.schema import KINDS, apply_line, mode_from_settings
 
@@ -30,7 +30,7 @@ __all__ = [
     "record_line",
 ]
 
-EVENT_FIELDS = ("kind", "title", "text", "iteration", "phase", "ms", "t")
+EVENT_FIELDS = tuple(key for key, *_ in schema.EVENT_FIELDS if key != "data")
 """Event fields by name; any other field of an event message travels in its ``data``."""
 
 

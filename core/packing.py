@@ -164,6 +164,21 @@ def _column(raw: bytes, pos: int, n: int) -> tuple[array[int], int]:
 _SIGN = bytes(0 if b < 0x80 else 0xFF for b in range(256))
 """A top byte to the byte that extends its sign (``bytes.translate``)."""
 
+_NON_NEGATIVE_TOPS = bytes(range(0x80))
+
+
+def has_negative(col: array[int]) -> bool:
+    """Whether a column of signed integers holds a negative one: its top bytes, compared in C
+    (``min`` makes a Python number of every value)."""
+    width = col.itemsize
+    tops = col.tobytes()[0 if _BIG_ENDIAN else width - 1 :: width]
+    return bool(tops.translate(None, _NON_NEGATIVE_TOPS))
+
+
+def has_beyond(col: array[int], limit: int) -> bool:
+    """Whether a column holds a value above ``limit``; only a column wide enough is scanned."""
+    return limit < (1 << (8 * col.itemsize - 1)) - 1 and max(col, default=0) > limit
+
 
 def widen(col: array[int], code: str = "q") -> array[int]:
     """A column of signed integers as an array of typecode ``code`` (at least as wide),
