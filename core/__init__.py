@@ -27,13 +27,16 @@ Parent run machinery:
     sampler     CPU, memory and GPU of the child, from outside
     proctree    every process of a run, escaped ones too, and ending them all
     launcher    children started at warmscope's own priority after its UI lowered its own
-    record      the run record on disk: writing it safely, reading it back
+    record      the run record on disk: writing it safely (names, locks, the side file)
+    reading     a record or a ``--json`` document read back, within bounds whatever it declares
     packing     a batch of iterations packed into one short record line, exact to the ns
 
 Data model:
     run         ``RunData`` (one run), ``Cursor``/``Update`` (what a consumer takes since its
                 last look) and ``LiveRun`` (what a view needs of a run in progress)
-    fold        where a message becomes data: one fold of record lines, live and replayed
+    schema      each record line kind declared once: its check and its fold (``KINDS``)
+    fold        where a message becomes data: agent messages into record lines, folded by
+                ``schema``, live and replayed alike
     stats       latency statistics and when a run is steady
     intervals   medians with order-statistic 95% intervals, "within noise", a process's shape
                 (flat, warm-up, slowdown, no steady state), a noisy run's warnings
@@ -45,6 +48,7 @@ Output:
     sweep_digest  a sweep's facts, computed once into its document: statistics across
                 processes, the ranking, the break-even and the one-line answer
     report      ``warmscope report``; export: ``--json``, CSV, Markdown; hints; breakdown
+    document    the ``--json`` document, written from ``RunData`` and read back through ``schema``
     units       latencies and rates as people read them; safe_text: strings made safe for a
                 terminal
 

@@ -11,7 +11,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TextIO
 
-from warmscope.core import units
+from warmscope.core import document, units
 from warmscope.core.digest import digest, event_list_text, memory_text, shape_cells
 from warmscope.core.run import RunData
 
@@ -53,13 +53,13 @@ def atomic_write(path: Path, text: str, *, parents: bool = True) -> None:
 def write_json(path: Path, data: RunData, *, parents: bool = True) -> Path:
     """The ``--json`` document. Its iterations are streamed, a row a line: memory stays
     proportional to a batch, not to a run of millions of iterations."""
-    doc = data.to_document(iterations=False)
+    doc = document.to_document(data, iterations=False)
     del doc["iterations"]  # written last, streamed
     head = json.dumps(doc, indent=1, default=str)  # ends with "\n}": reopened below
     with _beside(path, parents=parents) as f:
         f.write(head[:-2] + ',\n "iterations": [')
         batch: list[str] = []
-        for n, row in enumerate(data.iteration_rows()):
+        for n, row in enumerate(document.iteration_rows(data)):
             batch.append(("\n  " if n == 0 else ",\n  ") + json.dumps(row, separators=(",", ":")))
             if len(batch) >= 10_000:
                 f.write("".join(batch))

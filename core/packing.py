@@ -34,6 +34,18 @@ _NO_SHAPES = b"-"
 _LEVEL = 4  # level 6 (zlib's default) saves about 1% here and costs twice the time
 _BIG_ENDIAN = sys.byteorder == "big"
 
+MAX_BATCH = 1 << 21
+"""The most iterations a packed batch may declare. The agent sends a batch every 50 ms and the
+ring holds 65,536: two million is 24 ns an iteration. It bounds what one line inflates to."""
+
+MAX_PER_BYTE = 64
+"""The most iterations a packed batch may declare per byte of its compressed columns. Real
+timings cost about a byte an iteration (0.27 for a loop that varies by 3 ns); only a forged
+batch of equal values packs denser, and its count could make a reader inflate gigabytes."""
+
+MAX_LATENCY_NS = 10**18
+"""No clock gives a latency beyond this (about 32 years)."""
+
 
 def _planes(values: array[int]) -> bytes:
     """A column of 64-bit integers (``array('q')``) as its narrowest typecode, then its bytes
@@ -152,6 +164,21 @@ def _column(raw: bytes, pos: int, n: int) -> tuple[array[int], int]:
 _SIGN = bytes(0 if b < 0x80 else 0xFF for b in range(256))
 """A top byte to the byte that extends its sign (``bytes.translate``)."""
 
+_NON_NEGATIVE_TOPS = bytes(range(0x80))
+
+
+def has_negative(col: array[int]) -> bool:
+    """Whether a column of signed integers holds a negative one: its top bytes, compared in C
+    (``min`` makes a Python number of every value)."""
+    width = col.itemsize
+    tops = col.tobytes()[0 if _BIG_ENDIAN else width - 1 :: width]
+    return bool(tops.translate(None, _NON_NEGATIVE_TOPS))
+
+
+def has_beyond(col: array[int], limit: int) -> bool:
+    """Whether a column holds a value above ``limit``; only a column wide enough is scanned."""
+    return limit < (1 << (8 * col.itemsize - 1)) - 1 and max(col, default=0) > limit
+
 
 def widen(col: array[int], code: str = "q") -> array[int]:
     """A column of signed integers as an array of typecode ``code`` (at least as wide),
@@ -245,6 +272,7 @@ def unpack(
         batch = packed.batch
         durations, gaps, shapes = packed.columns
     else:
+        _check_count(n, line["z"])
         try:
             batch = Batch(n, s0, base64.b64decode(line["z"], validate=True))
         except (binascii.Error, TypeError) as exc:
@@ -255,6 +283,18 @@ def unpack(
     if not batch._starts_fit(durations, gaps):
         batch.starts()  # only wide columns can overflow: those are checked now, not when read
     return batch, durations, None if shapes is None else array("h", shapes)
+
+
+def _check_count(n: int, z: Any) -> None:
+    """Refuses, before inflating anything, a count no batch holds or its bytes cannot hold."""
+    if n > MAX_BATCH:
+        raise ValueError(f"a packed batch of {n} iterations, beyond the {MAX_BATCH} a batch holds")
+    size = len(z) * 3 // 4 if isinstance(z, str) else 0  # base64: 3 bytes per 4 characters
+    if n > MAX_PER_BYTE * size:
+        raise ValueError(
+            f"a packed batch that declares {n} iterations in {size} bytes: "
+            "more than timings can pack into"
+        )
 
 
 _MS = (1e6).__rtruediv__

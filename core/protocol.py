@@ -2,7 +2,9 @@
 
 Standard library only: the agent loads this file by path under any interpreter.
 
-Messages (key ``t``):
+Messages (key ``t``). The session turns each into a record line (``fold.record_line``); those
+lines, each kind with its check and its fold, are declared once in ``schema.KINDS``, where
+``from_agent`` marks the messages recorded as they come.
 
 - ``hello``: ``v`` (protocol version), ``pid``.
 - ``env``: versions and hardware as the child sees them.

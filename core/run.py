@@ -1,7 +1,8 @@
 """``RunData``: one run as measured, live or read back from its record.
 
-The session fills it while the child runs and ``record.read_run`` rebuilds it from a file, both
-through ``fold.apply_line``; the headless summary, ``--json``, the digest and the TUI read it.
+The session fills it while the child runs and ``reading.read_run`` rebuilds it from a file, both
+through ``schema.apply_line``; the headless summary, ``--json`` (``document``), the digest and the
+TUI read it.
 Iterations are kept in compact arrays because a trivial model runs tens of thousands of them a
 second. A consumer takes what is new with ``since(cursor)``.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -488,51 +489,3 @@ class RunData:
         state = None if self.shape_keys else self._state  # counted with this summary
         values = self._latencies()[0] if state is not None else self.ms  # only its length read
         return intervals.run_warnings(values, summary.steady_from, exclude, state)
-
-    # -- the --json document ----------------------------------------------------------------
-
-    def iteration_rows(self) -> Iterator[dict[str, Any]]:
-        """The ``--json`` document's iterations, one row at a time (a long run has millions)."""
-        labels = self.labelled()
-        profiles = set(self.profiled_here())
-        keys = self.shape_keys
-        shape_of = self.shape_of
-        for i, (ms, st) in enumerate(zip(self.ms, self.start_ms, strict=True)):
-            row: dict[str, Any] = {"i": i, "ms": round(ms, 6), "start_ms": round(st, 6)}
-            if keys and i < len(shape_of) and 0 <= shape_of[i] < len(keys):
-                row["shape"] = keys[shape_of[i]]
-            if i in labels:
-                row["label"] = labels[i]
-            if i in profiles:
-                row["profiled"] = True
-            yield row
-
-    def to_document(self, *, iterations: bool = True) -> dict[str, Any]:
-        """The ``--json`` document; without ``iterations`` for a writer that streams them."""
-        warns = self.warnings()
-        return {
-            "format": "warmscope-run",
-            "version": 1,
-            "run_id": self.run_id,
-            "started": self.started,
-            "command": self.command,
-            "settings": self.settings,
-            "target": self.target,
-            "mode": self.mode,
-            "env": self.env,
-            "status": self.status,
-            "status_detail": self.status_detail,
-            "exit_code": self.exit_code,
-            "error": self.error,
-            "phases": [{"name": k, "ms": v} for k, v in self.phases.items()],
-            "iterations": list(self.iteration_rows()) if iterations else [],
-            "events": [e.to_json() for e in self.events],
-            "samples": self.samples,
-            "profiles": [self.profiles[i] for i in sorted(self.profiles)],
-            "graphs": self.graphs,
-            "inputs": self.inputs,
-            "summary": {**self.summary_dict(), "noisy": any(w.noisy for w in warns)},
-            "warnings": [w.text for w in warns],
-            "record": self.record_path,
-            "stderr_file": self.stderr_path,
-        }

@@ -150,6 +150,8 @@ def _exact_sum(weighted: Iterable[tuple[float, int]]) -> float:
     the repeated values), from one product per half of each value."""
     terms: list[float] = []
     for x, c in weighted:
+        if not math.isfinite(x):  # an infinite square, or an input no clock gives
+            return math.fsum([x])
         m, e = math.frexp(x)
         hi = math.ldexp(math.trunc(math.ldexp(m, _HALF)), e - _HALF)
         lo = x - hi  # exact: hi is x with its low bits cut
@@ -157,7 +159,10 @@ def _exact_sum(weighted: Iterable[tuple[float, int]]) -> float:
             take = min(c, (1 << _HALF) - 1)
             terms += (hi * take, lo * take)
             c -= take
-    return math.fsum(terms)
+    try:
+        return math.fsum(terms)
+    except OverflowError:  # a sum beyond the largest float
+        return sum(terms)
 
 
 class _Without(Sequence[float]):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from warmscope.core.cli import render_summary
+from warmscope.core.document import to_document
 from warmscope.core.report import report
 from warmscope.core.run import RunData
 
@@ -27,7 +28,7 @@ def quiet_ms() -> list[float]:
 
 def test_a_noisy_run_is_flagged_everywhere() -> None:
     data = run_of(noisy_ms())
-    doc = data.to_document()
+    doc = to_document(data)
     assert doc["summary"]["noisy"] is True
     assert any("IQR" in w for w in doc["warnings"])
     assert "warning    noisy: steady IQR" in render_summary(data)
@@ -36,7 +37,7 @@ def test_a_noisy_run_is_flagged_everywhere() -> None:
 
 def test_a_quiet_run_has_no_warning() -> None:
     data = run_of(quiet_ms())
-    doc = data.to_document()
+    doc = to_document(data)
     assert doc["summary"]["noisy"] is False and doc["warnings"] == []
     assert "warning" not in render_summary(data)
     assert "Warning" not in report(data)

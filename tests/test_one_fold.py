@@ -1,4 +1,5 @@
-"""One fold: a record read back holds exactly the ``RunData`` the live session held at its end.
+"""One fold: a record read back holds exactly the ``RunData`` the live session held at its end,
+and so does the run's ``--json`` document, read back through the same fold.
 
 Real children, real torch, real pipes: a run that completes, one whose model raises, one that
 segfaults (its last iterations recovered from the shared ring) and one with profiled iterations.
@@ -7,12 +8,15 @@ segfaults (its last iterations recovered from the shared ring) and one with prof
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FACTORIES, PLANTED
+from warmscope.core.document import to_document
 from warmscope.core.record import read_run
+from warmscope.core.run import RunData
 from warmscope.core.session import RunSession
 from warmscope.core.settings import RunSettings
 
@@ -52,14 +56,25 @@ def test_the_record_reads_back_as_the_session_held_it(case: str, tmp_path: Path)
     if case == "profiled":
         assert sorted(live.profiles) == [0, 6]
     assert live.count > 0 and live.samples
-    for f in dataclasses.fields(live):
-        if f.compare:
-            assert getattr(replayed, f.name) == getattr(live, f.name), f.name
+    _assert_same_run(replayed, live)
     assert replayed == live
-    # The latencies are held apart from the compared fields (integer ns, ms made on demand).
-    assert list(replayed.ms) == list(live.ms) and list(replayed.start_ms) == list(live.start_ms)
-    assert (replayed.ns is None) == (live.ns is None)
-    if live.ns is not None:
-        assert list(replayed.ns) == list(live.ns)
     assert replayed.mode == live.mode == session.mode
-    assert replayed.summary() == live.summary()
+
+    # The --json document reads back through the same fold, field by field alike.
+    document = tmp_path / "run.json"
+    document.write_text(json.dumps(to_document(live)))
+    _assert_same_run(read_run(document), live, but=("record_path",))
+    assert read_run(document).record_path == str(document)
+
+
+def _assert_same_run(read: RunData, live: RunData, but: tuple[str, ...] = ()) -> None:
+    """Every compared field alike, and the latencies held apart from them (integer ns, ms
+    made on demand)."""
+    for f in dataclasses.fields(live):
+        if f.compare and f.name not in but:
+            assert getattr(read, f.name) == getattr(live, f.name), f.name
+    assert list(read.ms) == list(live.ms) and list(read.start_ms) == list(live.start_ms)
+    assert (read.ns is None) == (live.ns is None)
+    if live.ns is not None:
+        assert read.ns is not None and list(read.ns) == list(live.ns)
+    assert read.summary() == live.summary()

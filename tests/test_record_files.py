@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from warmscope.core.document import to_document
 from warmscope.core.record import (
     VERSION,
     RecordError,
@@ -363,7 +364,7 @@ def test_a_json_document_of_the_wrong_shape_is_a_record_error(
 def test_a_good_json_document_reads(tmp_path: Path) -> None:
     record = write_lines(tmp_path / "r.jsonl", HEADER, ITERS, END)
     path = tmp_path / "r.json"
-    path.write_text(json.dumps(read_run(record).to_document()))
+    path.write_text(json.dumps(to_document(read_run(record))))
     data = read_run(path)
     assert data.status == "ok" and list(data.ms) == [5.0, 2.0]
 
@@ -430,3 +431,27 @@ def test_escape_sequences_do_not_reach_the_terminal(tmp_path: Path) -> None:
         read_run(evil)
     assert "\x1b" not in one_line(exc) and "\x07" not in str(exc.value)
     assert "not a valid record line" in str(exc.value)
+
+
+def test_a_new_kind_of_line_is_one_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One ``schema.KINDS`` entry is what the session records, what a reader checks and what
+    both fold: nothing else names a kind."""
+    from warmscope.core import schema
+    from warmscope.core.fold import record_line
+
+    folded: list[int] = []
+    novel = schema.LineKind(
+        check=lambda e: schema.field(e, "x", schema.is_int, "an integer", optional=False),
+        fold=lambda data, body, packed: folded.append(body["x"]),
+        from_agent=True,
+    )
+    monkeypatch.setitem(schema.KINDS, "novel", novel)
+    assert record_line({"t": "novel", "x": 3}, 0.0) == {"type": "novel", "x": 3}
+    read_run(write_lines(tmp_path / "r.jsonl", HEADER, {"type": "novel", "x": 3}, END))
+    assert folded == [3]
+    bad = write_lines(tmp_path / "bad.jsonl", HEADER, {"type": "novel", "x": "3"}, END)
+    with pytest.raises(RecordError) as exc:
+        read_run(bad)
+    assert (
+        one_line(exc) == f"{bad}:2: not a valid record line ('x' is a string, expected an integer)"
+    )

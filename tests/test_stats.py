@@ -479,3 +479,12 @@ def test_nanoseconds_by_shape_give_the_figures_of_their_milliseconds() -> None:
 def test_a_threshold_in_nanoseconds_says_what_the_division_says(thr: float, per_ms: float) -> None:
     at_most = stats._at_most(thr, per_ms)
     assert at_most / per_ms <= thr < (at_most + 1) / per_ms
+
+
+def test_latencies_beyond_a_float_square_are_counted_without_overflow() -> None:
+    """A latency whose square overflows a float: readers refuse one, and the statistics do
+    not raise on it either."""
+    s = stats.summarize([1.0, 2.0, 1.3e154])
+    assert s.p50_ms == 2.0
+    assert stats._exact_sum([(1e308, 5)]) == math.inf
+    assert stats._exact_sum([(1.3e154, 3), (2.0, 1)]) == math.fsum([1.3e154] * 3 + [2.0])
