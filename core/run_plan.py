@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core import outcome
+from warmscope.core.ending import one_line
 from warmscope.core.outcome import UsageError
 from warmscope.core.run import Cursor, RunData, Update
-from warmscope.core.session import STOP_GRACE_S, RunSession, one_line
+from warmscope.core.session import STOP_GRACE_S, RunSession
 from warmscope.core.settings import RunSettings, SettingsError
 
 QUICK_GRACE_S = 0.5
