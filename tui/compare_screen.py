@@ -63,6 +63,8 @@ def short_titles(runs: list[RunEntry]) -> dict[int, str]:
 
 
 class CompareScreen(Screen[None]):
+    CSS_PATH = "compare_screen.tcss"  # loaded when the screen first opens
+
     # Each run's letter over its picker in the colour of its curve.
     DEFAULT_CSS = "\n".join(
         f".pick-{letter(i).lower()} {{ color: {colour}; }}" for i, colour in enumerate(RUN_COLOURS)
