@@ -98,6 +98,12 @@ class Update:
     """The new iterations' indices into ``shape_keys`` (empty when the shapes do not vary)."""
     shape_keys: list[str] = field(default_factory=list)
 
+    @property
+    def ns(self) -> Sequence[int] | None:
+        """The new latencies in integer nanoseconds where they are held so (a record read in
+        place), else ``None``: a consumer can take them without converting each one."""
+        return self.ms.ns if isinstance(self.ms, MsView) else None
+
 
 class LiveRun(Protocol):
     """What a view needs of a run in progress: ``run_plan.PlannedRun`` (``session.RunSession``).

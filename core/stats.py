@@ -222,12 +222,6 @@ def _islice(x: Sequence[float], start: int, stop: int | None = None) -> Iterator
     return x.islice(start, stop) if isinstance(x, _Without) else islice(x, start, stop)
 
 
-def _slow_threshold(x: Sequence[float]) -> float:
-    """Return the latency above which an iteration counts as slow (needs len(x) >= 1)."""
-    m, sigma = reference(x)
-    return float(m + band(m, sigma))
-
-
 def reference(x: Sequence[float]) -> tuple[float, float]:
     """Return the median and spread (1.4826 × MAD) of the run's last half: its normal speed.
 

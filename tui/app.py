@@ -3,9 +3,10 @@
 The runs and their life cycle live in a ``RunController`` (no Textual there). Invariant:
 workers compute and post messages; handlers own UI state. The live run is polled on one timer
 (``POLL_S``) and each batch is applied to the widgets at once. Runs are started from handlers;
-children are spawned from the launcher thread (``launcher``), because a child's parent-death
-signal fires when the thread that spawned it exits. Summaries (sorting every latency) and exports run in thread workers and come back as
-messages.
+the child is forked by the launcher thread (``core/launcher.py``), which lives as long as the
+process, so the child's parent-death signal (tied to the thread that forked it) fires only when
+warmscope itself ends. Summaries (sorting every latency) and exports run in thread workers
+and come back as messages or notifications.
 """
 
 from __future__ import annotations
@@ -19,33 +20,33 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.filter import LineFilter
-from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.worker import get_current_worker
 
-from warmscope.core import launcher, outcome, stats
-from warmscope.core.digest import settings_diff
-from warmscope.core.intervals import RunWarning
+from warmscope.core import launcher, outcome
 from warmscope.core.outcome import WarmscopeError
-from warmscope.core.record import QUICK_READ_BYTES, Progress, RecordError, read_run
-from warmscope.core.run import LiveRun, RunData
-from warmscope.core.settings import PRESETS, RunSettings
-from warmscope.tui import fmt, glyphs
+from warmscope.core.settings import RunSettings
+from warmscope.tui import fmt, glyphs, record_reading
 from warmscope.tui.ascii_filter import AsciiFilter
-from warmscope.tui.confirm_screen import ConfirmScreen
 from warmscope.tui.controller import RunController, SessionFactory, start_session
 from warmscope.tui.hangup import HangupWatchdog, detach_terminal
-from warmscope.tui.loading_screen import LoadingScreen
-from warmscope.tui.main_screen import RUN_BINDINGS, MainScreen
+from warmscope.tui.main_screen import MainScreen
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import RunEntry, error_lines
+from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
+
+if TYPE_CHECKING:
+    from warmscope.core.record import RecordError
+    from warmscope.core.run import LiveRun, RunData
+
+# Screens other than the main one, and what only they use, are imported where they open: the
+# first frame waits for nothing it does not draw.
 
 POLL_S = 1 / 10  # ten batches a second: live to the eye, cheap for the CPU
 COMPARE_FOLLOW_S = 1.0  # a compare screen over a live run redraws this often
@@ -55,61 +56,6 @@ HANGUP_KILL_WAIT_S = 0.5
 HANGUP_WATCHDOG_S = 2.5  # the last resort: kill the runs and leave without Textual's shutdown
 STOP_WAIT_S = 3.0
 KILL_WAIT_S = 2.0
-
-
-class SummaryReady(Message):
-    """A worker summarized ``count`` latencies of a run."""
-
-    def __init__(
-        self,
-        entry: RunEntry,
-        summary: stats.Summary,
-        count: int,
-        cost: float,
-        warnings: tuple[RunWarning, ...] = (),
-    ) -> None:
-        super().__init__()
-        self.entry = entry
-        self.summary = summary
-        self.count = count
-        self.cost = cost
-        self.warnings = warnings
-
-
-class SummaryFailed(Message):
-    """A worker's summary raised: shown in the summary pane; the next tick tries again."""
-
-    def __init__(self, entry: RunEntry, error: BaseException) -> None:
-        super().__init__()
-        self.entry = entry
-        self.error = error
-
-
-class ExportDone(Message):
-    def __init__(self, paths: list[Path], error: str = "") -> None:
-        super().__init__()
-        self.paths = paths
-        self.error = error
-
-
-class _Cancelled(Exception):
-    """The app quit while a record was being read."""
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0  # read_run says what is wrong with it
-
-
-def _read(item: Path | RunData, progress: Progress | None = None) -> RunData | RecordError:
-    if isinstance(item, RunData):
-        return item
-    try:
-        return read_run(item, progress, ms=False)  # the view converts what it shows
-    except RecordError as exc:
-        return exc
 
 
 class WarmscopeApp(App[int]):
@@ -253,47 +199,33 @@ class WarmscopeApp(App[int]):
 
     def on_main_screen_ready(self) -> None:
         items = self.initial_records
-        if any(isinstance(i, Path) and _size(i) > QUICK_READ_BYTES for i in items):
+        if items and record_reading.any_long(items):
+            from warmscope.tui.loading_screen import LoadingScreen
+
             # A long record: the first frame now, the reading in a thread, its progress shown.
-            self.push_screen(LoadingScreen())
-            self.run_worker(
-                partial(self._read_records, items),
-                name="load",
-                thread=True,
-                group="load",
-                exit_on_error=False,
+            self.push_screen(LoadingScreen(id="loading"))
+            read = partial(
+                record_reading.read_in_worker,
+                items,
+                self._loading,
+                self._records_read,
+                self.call_from_thread,
             )
+            self.run_worker(read, name="load", thread=True, group="load", exit_on_error=False)
             return
-        self._records_read([_read(item) for item in items])
-
-    def _read_records(self, items: list[Path | RunData]) -> None:
-        """In a worker thread: read every record, telling the loading screen how far."""
-        worker = get_current_worker()
-        read: list[RunData | RecordError] = []
-        for n, item in enumerate(items, 1):
-            what = f"reading {item.name if isinstance(item, Path) else 'a run'} ({n}/{len(items)})"
-
-            def told(fraction: float, what: str = what) -> None:
-                if worker.is_cancelled:
-                    raise _Cancelled
-                self.call_from_thread(self._loading, what, fraction)
-
-            try:
-                read.append(_read(item, told))
-            except _Cancelled:
-                return
-        if not worker.is_cancelled:
-            self.call_from_thread(self._records_read, read)
+        self._records_read(record_reading.read_all(items))
 
     def _loading(self, what: str, fraction: float) -> None:
+        from warmscope.tui.loading_screen import LoadingScreen
+
         if isinstance(self.screen, LoadingScreen):
             self.screen.show(what, fraction)
 
     def _records_read(self, read: list[RunData | RecordError]) -> None:
-        if isinstance(self.screen, LoadingScreen):
+        if len(self.screen_stack) > 1 and self.screen.id == "loading":
             self.pop_screen()
         for data in read:
-            if isinstance(data, RecordError):
+            if isinstance(data, Exception):  # a RecordError: what is wrong with the file
                 self.notify(str(data), title="Not opened", severity="error", markup=False)
                 continue
             entry = self.controller.open_record(data)
@@ -317,7 +249,7 @@ class WarmscopeApp(App[int]):
         return self.controller.live
 
     def start_run(self, settings: RunSettings) -> RunEntry | None:
-        """Start a run now (from a handler: the main thread). Errors are shown, not raised."""
+        """Start a run now (from a handler). Errors are shown, not raised."""
         if self.live is not None:
             self.notify("a run is going: s stops it, k kills it", severity="warning")
             return None
@@ -373,6 +305,8 @@ class WarmscopeApp(App[int]):
         nxt, entry = self.next_settings, self.viewed
         if nxt is None or entry is None:
             return ""
+        from warmscope.core.digest import settings_diff
+
         return " ".join(
             f"{c.name}={c.b}" for c in settings_diff(entry.data.settings, nxt.to_json())
         )
@@ -436,25 +370,13 @@ class WarmscopeApp(App[int]):
         if job is None:
             return
         self.run_worker(
-            partial(self._summarize, entry, job),
+            partial(summarize, self, entry, job),
             name="summary",  # the default name and description would repr every latency
             description="summary",
             thread=True,
             group="summary",
             exit_on_error=False,
         )
-
-    def _summarize(
-        self,
-        entry: RunEntry,
-        job: Callable[[], tuple[stats.Summary, int, float, tuple[RunWarning, ...]]],
-    ) -> None:
-        try:
-            summary, count, cost, warnings = job()
-        except Exception as exc:  # shown in the pane; the run goes on
-            self.post_message(SummaryFailed(entry, exc))
-            return
-        self.post_message(SummaryReady(entry, summary, count, cost, warnings))
 
     def on_summary_ready(self, message: SummaryReady) -> None:
         entry = message.entry
@@ -507,6 +429,7 @@ class WarmscopeApp(App[int]):
         if not (live := self._live_session()):
             return
         entry, session = live
+        from warmscope.tui.confirm_screen import ConfirmScreen
 
         def answered(yes: bool | None) -> None:
             if yes and not session.is_finished():
@@ -577,76 +500,16 @@ class WarmscopeApp(App[int]):
         self.push_screen(CompareScreen(self.runs, chosen))
 
     def export_comparison(self, entries: list[RunEntry]) -> None:
-        """Ask where, then write the comparison of ``entries`` (the first the baseline) as its
-        JSON document and a Markdown table, in a worker."""
-        from warmscope.tui.export_screen import ExportScreen
+        """Ask where, then write the comparison of ``entries`` (the first the baseline)."""
+        from warmscope.tui import export_actions
 
-        stem = "warmscope-compare-" + "-".join(str(e.number) for e in entries)
-        title = "the comparison of " + ", ".join(f"#{e.number}" for e in entries)
-
-        def write(folder: Path) -> list[Path]:
-            from warmscope.core.digest import comparison
-            from warmscope.core.export import export_comparison
-
-            runs = [e.snapshot() for e in entries]
-            names = [e.record_name or f"run #{e.number}" for e in entries]
-            doc = comparison(runs, names, [e.summary() for e in entries])
-            return export_comparison(doc, folder, stem)
-
-        def done(folder: Path | None) -> None:
-            if folder is not None:
-                self._export_in_worker(partial(write, folder))
-
-        what = "the comparison document, and its table in Markdown"
-        self.push_screen(ExportScreen(Path.cwd(), stem, title, ("json", "md"), what), done)
+        export_actions.export_comparison(self, entries)
 
     def action_export(self) -> None:
-        from warmscope.tui.export_screen import ExportScreen
+        from warmscope.tui import export_actions
 
-        entry = self.viewed
-        if entry is None:
-            return
-        record = Path(entry.data.record_path) if entry.data.record_path else None
-        directory = record.parent if entry.source == "record" and record else Path.cwd()
-        stem = record.stem if record else f"warmscope-run-{entry.number}"
-
-        def done(folder: Path | None) -> None:
-            from warmscope.core.export import export_all
-
-            if folder is not None:
-                self._export_in_worker(lambda: export_all(entry.snapshot(), folder, stem))
-
-        self.push_screen(ExportScreen(directory, stem, entry.title), done)
-
-    def _export_in_worker(self, write: Callable[[], list[Path]]) -> None:
-        """Run ``write`` (it returns the paths it wrote) in a thread; ``ExportDone`` says how
-        it went."""
-
-        def job() -> None:
-            try:
-                paths = write()
-            except OSError as exc:
-                self.post_message(ExportDone([], str(exc)))
-                return
-            self.post_message(ExportDone(paths))
-
-        self.run_worker(
-            job,
-            name="export",
-            description="export",
-            thread=True,
-            group="export",
-            exit_on_error=False,
-        )
-
-    def on_export_done(self, message: ExportDone) -> None:
-        if message.error:
-            self.notify(
-                message.error, title="Export failed", severity="error", timeout=8, markup=False
-            )
-            return
-        paths = "\n".join(str(p) for p in message.paths)
-        self.notify(paths, title="Exported", timeout=8, markup=False)
+        if self.viewed is not None:
+            export_actions.export_run(self, self.viewed)
 
     def _next_base(self) -> RunSettings:
         """The next run's settings, or the default sample's when nothing was chosen yet."""
@@ -720,6 +583,7 @@ class WarmscopeApp(App[int]):
         live = [e for e in self.runs if e.live and e.session is not None]
         if live and not self._quitting:
             names = ", ".join(f"#{e.number}" for e in live)
+            from warmscope.tui.confirm_screen import ConfirmScreen
 
             def answered(yes: bool | None) -> None:
                 if yes:
@@ -746,28 +610,10 @@ class WarmscopeApp(App[int]):
             await asyncio.sleep(0.05)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        from warmscope.tui.palette import run_commands
+
         yield from super().get_system_commands(screen)
-        for binding in RUN_BINDINGS:
-            if not isinstance(binding, Binding) or binding.action.startswith("pane"):
-                continue
-            on_main = not binding.action.startswith("app.")
-            if on_main and screen is not self.main:
-                continue  # a main-screen key (log scale, search…) means nothing elsewhere
-            yield SystemCommand(
-                binding.description,
-                f"{binding.tooltip} [{binding.key}]",
-                # the main screen's own actions run there, the app's here
-                partial(self.run_action, binding.action, self.main),
-            )
-        yield SystemCommand("Help", "Every key [?]", self.action_help)
-        if self.sweeps:
-            yield SystemCommand("Sweep", "The opened sweep's answer and table", self.action_sweep)
-        for preset in PRESETS.values():
-            yield SystemCommand(
-                f"Next run: preset {preset.name}",
-                preset.help,
-                partial(self.action_preset, preset.name),
-            )
+        yield from run_commands(self, screen)
 
     def stop_all(self) -> None:
         """Last resort on the way out: no child outlives the app."""

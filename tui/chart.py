@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from rich.style import Style
-from rich.text import Text
 
 from warmscope.tui import fmt
 from warmscope.tui.glyphs import current
@@ -116,12 +115,6 @@ class Line(list[tuple[str, "Style | None"]]):
     @property
     def cell_len(self) -> int:
         return sum(len(text) for text, _ in self)
-
-    def to_text(self) -> Text:
-        text = Text()
-        for chunk, style in self:
-            text.append(chunk, style=style or "")
-        return text
 
 
 class _Row:

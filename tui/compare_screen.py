@@ -63,6 +63,8 @@ def short_titles(runs: list[RunEntry]) -> dict[int, str]:
 
 
 class CompareScreen(Screen[None]):
+    CSS_PATH = "compare_screen.tcss"  # loaded when the screen first opens
+
     # Each run's letter over its picker in the colour of its curve.
     DEFAULT_CSS = "\n".join(
         f".pick-{letter(i).lower()} {{ color: {colour}; }}" for i, colour in enumerate(RUN_COLOURS)
@@ -132,12 +134,17 @@ class CompareScreen(Screen[None]):
         self.chosen[index] = self._entry(event.value)
         self.show_pair()
 
+    _rebuilding = False
+    """A run is being added or dropped: the table has the old columns until it is rebuilt."""
+
     def follows(self, entry: RunEntry) -> bool:
         """Whether the screen shows ``entry`` (a live run it redraws as it goes)."""
         return entry in self.chosen
 
     def show_pair(self) -> None:
         """Draw every part anew: the overlay, the metrics, the settings."""
+        if self._rebuilding:
+            return  # a live run's redraw while the table's columns change: drawn once they have
         chosen = self.chosen
         summaries = [e.summary() for e in chosen]
         self.query_one(OverlayChart).show(
@@ -194,11 +201,15 @@ class CompareScreen(Screen[None]):
 
     async def _runs_changed(self) -> None:
         """A run added or dropped: new pickers and a new table (its columns change)."""
-        pick = self.query_one("#compare-pick")
-        await pick.remove_children()
-        await pick.mount_all(list(self._picks()))
-        await self.query_one("#compare-metrics").remove()
-        await self.mount(self._table(), before=self.query_one(Footer))
+        self._rebuilding = True
+        try:
+            pick = self.query_one("#compare-pick")
+            await pick.remove_children()
+            await pick.mount_all(list(self._picks()))
+            await self.query_one("#compare-metrics").remove()
+            await self.mount(self._table(), before=self.query_one(Footer))
+        finally:
+            self._rebuilding = False
         self.show_pair()
 
     async def action_add(self) -> None:

@@ -14,6 +14,8 @@ from textual.widgets import Static
 class ConfirmScreen(ModalScreen[bool]):
     """``y``/Enter answers yes; ``n``, Esc or ``q`` answer no."""
 
+    CSS_PATH = "confirm_screen.tcss"  # loaded when the screen first opens
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y,enter", "answer(True)", "Yes", id="confirm-yes"),
         Binding("n,escape,q", "answer(False)", "No", id="confirm-no"),

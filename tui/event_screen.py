@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual.app import ComposeResult
+from textual.app import ComposeResult, CSSPathType
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Footer, Static, TextArea
@@ -27,6 +27,11 @@ def event_text(events: list[Event]) -> str:
 
 class EventDetailScreen(TextSearch):
     """Scrollable, selectable, read-only; Escape closes."""
+
+    CSS_PATH: ClassVar[CSSPathType | None] = [
+        "event_screen.tcss",
+        "search_line.tcss",
+    ]  # loaded when the screen first opens
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "dismiss", "Close", id="close"),

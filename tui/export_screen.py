@@ -16,6 +16,8 @@ from warmscope.tui.prompt_screen import PromptScreen
 class ExportScreen(PromptScreen[Path]):
     """Returns the chosen folder; the app writes the files in a worker."""
 
+    CSS_PATH = "export_screen.tcss"  # loaded when the screen first opens
+
     PREFIX = "export"
     BOX_TITLE = "export"
     LABEL = "folder"

@@ -14,6 +14,8 @@ from warmscope.tui.prompt_screen import PromptScreen
 class GotoScreen(PromptScreen[int]):
     """Returns the iteration to show (``0`` to ``count - 1``), or None when cancelled."""
 
+    CSS_PATH = "goto_screen.tcss"  # loaded when the screen first opens
+
     PREFIX = "goto"
     BOX_TITLE = "go to iteration"
     LABEL = "iteration"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from textual.app import ComposeResult
+from textual.app import ComposeResult, CSSPathType
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -38,6 +38,11 @@ def pane(text: str, id: str) -> TextArea:
 
 class GraphsScreen(TextSearch, TabbedModal):
     """Two scrollable panes (stacked below 100 columns); ``s`` shows the source locations."""
+
+    CSS_PATH: ClassVar[CSSPathType | None] = [
+        "run_details.tcss",
+        "search_line.tcss",
+    ]  # loaded when the screen first opens
 
     TABS = (
         ("1", "graphs-tab-graphs", "Graphs", "#graph-loaded"),

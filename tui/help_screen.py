@@ -67,6 +67,8 @@ def key_rows() -> list[tuple[str, str]]:
 
 
 class HelpScreen(ModalScreen[None]):
+    CSS_PATH = "help_screen.tcss"  # loaded when the screen first opens
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,q", "dismiss", "Close", id="close-help"),
     ]

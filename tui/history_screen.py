@@ -50,6 +50,8 @@ def history_row(entry: RunEntry) -> tuple[str, ...]:
 class HistoryScreen(ModalScreen[RunEntry | list[RunEntry] | None]):
     """Dismissed with the run to view, the marked runs to compare, or ``None``."""
 
+    CSS_PATH = "history_screen.tcss"  # loaded when the screen first opens
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,h,q", "dismiss", "Close", id="close-history"),
         Binding("space", "mark", "Mark", id="history-mark", tooltip="Mark a run to compare"),

@@ -99,6 +99,8 @@ def why(delta: OpDelta) -> str:
 class IterationScreen(TabbedModal):
     """Keyboard first: 1 2 3 switch tabs, Enter on an event shows its full text, Esc closes."""
 
+    CSS_PATH = "run_details.tcss"  # loaded when the screen first opens
+
     TABS = (
         ("1", "it-tab-diff", "Diff", "#iteration-diff"),
         ("2", "it-tab-ops", "Operators", "#iteration-ops"),

@@ -11,6 +11,8 @@ from textual.widgets import ProgressBar, Static
 class LoadingScreen(ModalScreen[None]):
     """Shown while records are read behind it; the app dismisses it when they are open."""
 
+    CSS_PATH = "loading_screen.tcss"  # loaded when the screen first opens
+
     def compose(self) -> ComposeResult:
         with Vertical(id="loading-box"):
             yield Static("reading the record…", id="loading-what", markup=False)

@@ -20,6 +20,8 @@ HELP = (
 class ProfileScreen(PromptScreen[str]):
     """Returns the checked list ("" for none), or None when cancelled."""
 
+    CSS_PATH = "profile_screen.tcss"  # loaded when the screen first opens
+
     PREFIX = "profile"
     BOX_TITLE = "profile on the next run"
     LABEL = "iterations"

@@ -9,7 +9,6 @@ through ``snapshot()``. Only the UI thread touches a ``RunView``.
 
 from __future__ import annotations
 
-import shlex
 import textwrap
 import time
 from array import array
@@ -23,7 +22,6 @@ from warmscope.core import outcome
 from warmscope.core.digest import settings_line
 from warmscope.core.intervals import RunWarning
 from warmscope.core.jitlog import label_for
-from warmscope.core.packing import MsView
 from warmscope.core.run import NS_PER_MS, Cursor, Event, LiveRun, RunData, Update
 from warmscope.core.stats import Summary
 from warmscope.tui.series import LatencySeries, mark_priority
@@ -123,8 +121,8 @@ class RunView:
     def ingest(self, u: Update, now: float | None = None) -> Delta:
         d = Delta()
         if u.ms:
-            if isinstance(u.ms, MsView):  # a whole record, in nanoseconds: none converted
-                self.series.extend(u.ms.ns, per_ms=NS_PER_MS)
+            if u.ns is not None:  # a whole record, in nanoseconds: none converted
+                self.series.extend(u.ns, per_ms=NS_PER_MS)
             else:
                 self.series.extend(u.ms)
             if self.latencies is self._own:
@@ -201,9 +199,6 @@ class RunView:
     def event_count(self, iteration: int) -> int:
         return len(self.by_iteration.get(iteration, ()))
 
-    def latest_sample(self) -> dict[str, Any] | None:
-        return self.samples[-1] if self.samples else None
-
 
 def error_lines(data: RunData) -> list[str]:
     """Why a run failed, as stderr-pane lines: the child's traceback, else the status detail."""
@@ -220,10 +215,6 @@ def error_lines(data: RunData) -> list[str]:
     if err.get("traceback"):
         lines += str(err["traceback"]).rstrip().splitlines()
     return lines
-
-
-def command_text(cmd: list[str]) -> str:
-    return shlex.join(cmd)
 
 
 @dataclass(eq=False)

@@ -225,7 +225,3 @@ class LatencySeries:
         for m in self._mark:
             seen |= m
         return set(mark_bits(seen))
-
-    def memory_items(self) -> int:
-        """How many numbers are held: bounded whatever the run's length."""
-        return len(self.head) + 4 * len(self._n) + len(self._head_marks) + len(self._pending)

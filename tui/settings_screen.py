@@ -157,6 +157,8 @@ def parse_feed(name: str, text: str) -> Any:
 
 
 class SettingsScreen(Screen[SettingsResult | None]):
+    CSS_PATH = "settings_screen.tcss"  # loaded when the screen first opens
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "escape", "cancel", "Cancel", id="settings-cancel", tooltip="Keep the old settings"

@@ -45,6 +45,8 @@ def sweep_table(doc: dict[str, Any]) -> Table:
 class SweepScreen(ModalScreen[None]):
     """Opened over the runs of a sweep (``warmscope open sweep.json``); Esc shows the runs."""
 
+    CSS_PATH = "sweep_screen.tcss"  # loaded when the screen first opens
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,w", "dismiss", "Runs", id="close-sweep"),
         Binding("q", "app.quit", "Quit", id="quit-from-sweep"),

@@ -33,6 +33,8 @@ def trust_items(untrusted: dict[str, Any]) -> list[str]:
 
 
 class TrustScreen(ModalScreen[TrustChoice | None]):
+    CSS_PATH = "trust_screen.tcss"  # loaded when the screen first opens
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y,enter", "choose('use')", "Use them", id="trust-use"),
         Binding("n", "choose('without')", "Run without them", id="trust-without"),
