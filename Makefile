@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 TORCH  ?= torch==2.13.0
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-gpu lint bench clean
 
 $(BIN)/warmscope: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ lint: $(BIN)/warmscope
 
 test: lint
 	$(BIN)/python -m pytest -q
+
+# On a GPU machine: the real CUDA and NVML paths (skipped, with the reason, without a GPU).
+test-gpu: $(BIN)/warmscope
+	$(BIN)/python -m pytest -q -m gpu tests/gpu
 
 bench: $(BIN)/warmscope
 	$(BIN)/python benchmarks/observer_overhead.py

@@ -15,6 +15,8 @@ from typing import Any
 
 import psutil
 
+from warmscope.core.gpu_sampler import Gpu, nvml_text, open_gpu
+
 MB = 2**20
 
 
@@ -24,11 +26,19 @@ class Sampler:
     TREE_EVERY_S = 1.0
     """Finding the process tree scans all of /proc: done once a second, not every sample."""
 
-    def __init__(self, pid: int, gpu_index: int | None = None) -> None:
+    def __init__(
+        self, pid: int, gpu_index: int | None = None, visible_devices: str | None = None
+    ) -> None:
+        """``gpu_index`` is the child's CUDA ordinal (``cuda:N``), read through the child's
+        ``CUDA_VISIBLE_DEVICES`` (``visible_devices``) to find the NVML device."""
         self.root = psutil.Process(pid)
         self._procs: dict[int, psutil.Process] = {pid: self.root}
         self._tree_at = 0.0
-        self.gpu = Gpu.open(gpu_index) if gpu_index is not None else None
+        self.gpu: Gpu | None = None
+        if gpu_index is not None:
+            nvml = load_nvml()
+            if nvml is not None:
+                self.gpu = open_gpu(nvml, gpu_index, visible_devices)
         self.root.cpu_percent(None)
         psutil.cpu_percent(None)
 
@@ -70,43 +80,6 @@ class Sampler:
         }
         if self.gpu is not None:
             out.update(self.gpu.sample(set(live)))
-        return out
-
-
-class Gpu:
-    """One NVIDIA GPU through NVML (the ``pynvml`` module of ``nvidia-ml-py``)."""
-
-    def __init__(self, nvml: Any, handle: Any) -> None:
-        self.nvml = nvml
-        self.handle = handle
-
-    @classmethod
-    def open(cls, index: int) -> Gpu | None:
-        nvml = load_nvml()
-        if nvml is None:
-            return None
-        try:
-            return cls(nvml, nvml.nvmlDeviceGetHandleByIndex(index))
-        except Exception:
-            return None
-
-    def sample(self, pids: set[int]) -> dict[str, Any]:
-        nvml, h = self.nvml, self.handle
-        out: dict[str, Any] = {}
-        with contextlib.suppress(Exception):
-            util = nvml.nvmlDeviceGetUtilizationRates(h)
-            out["gpu_util"] = util.gpu
-        with contextlib.suppress(Exception):
-            mem = nvml.nvmlDeviceGetMemoryInfo(h)
-            out["gpu_mem_mb"] = round(mem.used / MB, 1)
-        with contextlib.suppress(Exception):
-            out["gpu_power_w"] = round(nvml.nvmlDeviceGetPowerUsage(h) / 1000.0, 1)
-        with contextlib.suppress(Exception):
-            out["gpu_sm_mhz"] = nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM)
-        with contextlib.suppress(Exception):
-            procs = nvml.nvmlDeviceGetComputeRunningProcesses(h)
-            mine = [p.usedGpuMemory or 0 for p in procs if p.pid in pids]
-            out["gpu_proc_mem_mb"] = round(sum(mine) / MB, 1)
         return out
 
 
@@ -162,7 +135,7 @@ def host_environment() -> dict[str, Any]:
     nvml = load_nvml()
     if nvml is not None:
         with contextlib.suppress(Exception):
-            env["driver"] = _text(nvml.nvmlSystemGetDriverVersion())
+            env["driver"] = nvml_text(nvml.nvmlSystemGetDriverVersion())
         with contextlib.suppress(Exception):
             for i in range(nvml.nvmlDeviceGetCount()):
                 h = nvml.nvmlDeviceGetHandleByIndex(i)
@@ -170,7 +143,7 @@ def host_environment() -> dict[str, Any]:
                 env["gpus"].append(
                     {
                         "index": i,
-                        "name": _text(nvml.nvmlDeviceGetName(h)),
+                        "name": nvml_text(nvml.nvmlDeviceGetName(h)),
                         "memory_mb": mem.total // MB,
                     }
                 )
@@ -183,7 +156,3 @@ def cpu_model() -> str:
             if line.lower().startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

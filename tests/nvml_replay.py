@@ -1,0 +1,107 @@
+"""NVML played back from a recording, for machines without an NVIDIA GPU.
+
+A recording (``tests/gpu/record_nvml.py`` writes one on a GPU machine) holds, per device, the
+answer of every NVML call the sampler makes, or the NVML error code it raised. ``replay`` returns
+the real ``pynvml`` module's twin with those calls answered from the recording, so errors are
+pynvml's own classes (``NVMLError_NotSupported``…), raised as the library would raise them.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from pathlib import Path
+from typing import Any
+
+import pynvml
+
+CALLS = (
+    "nvmlDeviceGetName",
+    "nvmlDeviceGetUUID",
+    "nvmlDeviceGetIndex",
+    "nvmlDeviceGetMemoryInfo",
+    "nvmlDeviceGetUtilizationRates",
+    "nvmlDeviceGetPowerUsage",
+    "nvmlDeviceGetEnforcedPowerLimit",
+    "nvmlDeviceGetClockInfo",
+    "nvmlDeviceGetMaxClockInfo",
+    "nvmlDeviceGetTemperature",
+    "nvmlDeviceGetPcieThroughput",
+    "nvmlDeviceGetMigMode",
+    "nvmlDeviceIsMigDeviceHandle",
+    "nvmlDeviceGetComputeRunningProcesses",
+    "nvmlDeviceGetProcessUtilization",
+)
+"""Every per-device call the sampler makes; the recorder records each of them."""
+KEYED = {
+    "nvmlDeviceGetClockInfo": ("NVML_CLOCK_SM",),
+    "nvmlDeviceGetMaxClockInfo": ("NVML_CLOCK_SM",),
+    "nvmlDeviceGetTemperature": ("NVML_TEMPERATURE_GPU",),
+    "nvmlDeviceGetPcieThroughput": ("NVML_PCIE_UTIL_TX_BYTES", "NVML_PCIE_UTIL_RX_BYTES"),
+}
+"""Calls that take a kind (clock, sensor, counter): recorded per kind, keyed by its number."""
+
+
+class Struct:
+    """An NVML structure's fields as attributes (``util.gpu``, ``mem.used``)."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+
+def _value(answer: Any) -> Any:
+    if isinstance(answer, dict) and "error_code" in answer:
+        raise pynvml.NVMLError(answer["error_code"])  # pynvml turns the code into its subclass
+    if isinstance(answer, dict):
+        return Struct(**answer)
+    if isinstance(answer, list) and answer and isinstance(answer[0], dict):
+        return [Struct(**item) for item in answer]
+    if isinstance(answer, list):
+        return tuple(answer)
+    return answer
+
+
+def replay(recording: dict[str, Any], *, pid_map: dict[int, int] | None = None) -> Any:
+    """A ``pynvml`` stand-in answering from ``recording``; ``pid_map`` renames recorded pids
+    (the recording's child) to pids of this machine (the process a test samples)."""
+    devices = recording["devices"]
+    pids = pid_map or {}
+    module = types.ModuleType("pynvml")
+    for name in dir(pynvml):
+        if name.startswith(("NVML_", "NVMLError")):
+            setattr(module, name, getattr(pynvml, name))
+
+    def answer(handle: int, call: str, key: str | None = None) -> Any:
+        recorded = devices[handle]["calls"][call]
+        if key is not None and not (isinstance(recorded, dict) and "error_code" in recorded):
+            recorded = recorded[key]
+        value = _value(recorded)
+        if isinstance(value, list):
+            for item in value:
+                if hasattr(item, "pid"):
+                    item.pid = pids.get(item.pid, item.pid)
+        return value
+
+    module.nvmlInit = lambda: None  # type: ignore[attr-defined]
+    module.nvmlShutdown = lambda: None  # type: ignore[attr-defined]
+    module.nvmlSystemGetDriverVersion = lambda: recording["driver"]  # type: ignore[attr-defined]
+    module.nvmlDeviceGetCount = lambda: len(devices)  # type: ignore[attr-defined]
+
+    def by_index(index: int) -> int:
+        if not 0 <= index < len(devices):
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+        return index
+
+    module.nvmlDeviceGetHandleByIndex = by_index  # type: ignore[attr-defined]
+    for call in CALLS:
+        if call in KEYED:
+            setattr(module, call, lambda h, kind, c=call: answer(h, c, str(kind)))
+        elif call == "nvmlDeviceGetProcessUtilization":
+            setattr(module, call, lambda h, since, c=call: answer(h, c))
+        else:
+            setattr(module, call, lambda h, c=call: answer(h, c))
+    return module
+
+
+def load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
