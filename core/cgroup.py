@@ -1,0 +1,158 @@
+"""A run's processes held by the kernel: a cgroup v2 of its own, ended as one.
+
+A model's helper that double-forks, calls ``setsid`` and scrubs its environment cannot be found by
+the run id (``proctree``), but it cannot leave its cgroup: the kernel puts every descendant of the
+child in the cgroup the child is in. Where a cgroup v2 hierarchy is writable here (root, or a
+subtree systemd delegated to the user), each run gets ``warmscope-<run id>`` beside warmscope's own
+cgroup; the run's end writes ``cgroup.kill``, which ends every member at once, and the cgroup's
+``memory.max`` caps the run's memory where the memory controller is enabled for it (systemd's
+units are the model). Elsewhere ``create`` says why not, and the run id search remains.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+MOUNTINFO = Path("/proc/self/mountinfo")
+SELF_CGROUP = Path("/proc/self/cgroup")
+
+
+def v2_mount(mountinfo: str) -> Path | None:
+    """Where the cgroup v2 hierarchy is mounted (``/sys/fs/cgroup``, or ``…/unified`` on a
+    hybrid system), from ``/proc/self/mountinfo``'s text."""
+    for line in mountinfo.splitlines():
+        left, sep, right = line.partition(" - ")
+        if sep and right.split(" ", 1)[0] == "cgroup2":
+            fields = left.split(" ")
+            if len(fields) >= 5:
+                return Path(fields[4])
+    return None
+
+
+def own_path(proc_cgroup: str) -> str | None:
+    """This process's cgroup v2 path (``/user.slice/…``) from ``/proc/self/cgroup``'s text."""
+    for line in proc_cgroup.splitlines():
+        if line.startswith("0::"):
+            return line[3:].strip() or "/"
+    return None
+
+
+def parse_size(text: str) -> int:
+    """``512M``, ``3G``, ``1.5G``, ``2048`` (bytes) as bytes; ``ValueError`` names the form."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    raw = text.strip().upper().removesuffix("B").removesuffix("I")
+    number, unit = raw, ""
+    if raw and raw[-1] in units:
+        number, unit = raw[:-1], raw[-1]
+    try:
+        value = float(number)
+    except ValueError:
+        raise ValueError(f"{text!r}: a size such as 512M, 3G or 2048 (bytes)") from None
+    size = int(value * units[unit])
+    if size < 16 << 20:
+        raise ValueError(f"{text!r}: at least 16M (torch alone needs more than that)")
+    return size
+
+
+@dataclass
+class RunCgroup:
+    """The cgroup of one run."""
+
+    path: Path
+    memory_limited: bool = False
+    """Whether ``memory.max`` holds the run's memory limit (else the caller caps by rlimit)."""
+
+    @classmethod
+    def create(cls, run_id: str, memory_limit: int | None = None) -> RunCgroup | str:
+        """A new cgroup for the run, or the reason there is none here (a line)."""
+        try:
+            mount = v2_mount(MOUNTINFO.read_text())
+            own = own_path(SELF_CGROUP.read_text())
+        except OSError as exc:
+            return f"no cgroup v2 here ({exc.strerror})"
+        if mount is None or own is None:
+            return "no cgroup v2 here"
+        parent = mount / own.lstrip("/")
+        path = parent / f"warmscope-{run_id}"
+        try:
+            path.mkdir()
+        except OSError as exc:
+            return f"cgroup v2 at {parent} is not writable ({exc.strerror})"
+        group = cls(path)
+        if memory_limit is not None and "memory" in group._read("cgroup.controllers").split():
+            try:
+                (path / "memory.max").write_text(str(memory_limit))
+                (path / "memory.swap.max").write_text("0")
+                group.memory_limited = True
+            except OSError:
+                with contextlib.suppress(OSError):
+                    (path / "memory.max").write_text("max")
+        return group
+
+    def _read(self, name: str) -> str:
+        try:
+            return (self.path / name).read_text()
+        except OSError:
+            return ""
+
+    def add(self, pid: int) -> bool:
+        """Move ``pid`` (the child, before it runs any model code) into the cgroup."""
+        try:
+            (self.path / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            return False
+        return True
+
+    def pids(self) -> list[int]:
+        """Every process in the cgroup now."""
+        return [int(p) for p in self._read("cgroup.procs").split()]
+
+    def kill(self, timeout: float = 2.0) -> list[int]:
+        """End every member at once (``cgroup.kill``, or SIGKILL to each on kernels before
+        5.14) and wait until none is left; the pids it found."""
+        found = self.pids()
+        if not found:
+            return []
+        try:
+            (self.path / "cgroup.kill").write_text("1")
+        except OSError:
+            for pid in found:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + timeout
+        while self.pids() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return found
+
+    def oom_kills(self) -> int:
+        """How many members the kernel's OOM killer ended at this cgroup's limit."""
+        for line in self._read("memory.events").splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return 0
+
+    def peak_bytes(self) -> int | None:
+        """The most memory the run's processes held together (``memory.peak``, Linux 5.19+)."""
+        text = self._read("memory.peak").strip()
+        return int(text) if text.isdigit() else None
+
+    def remove(self, timeout: float = 1.0) -> None:
+        """Remove the cgroup once it is empty (members that just got SIGKILL take a moment)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError as exc:
+                if exc.errno != errno.EBUSY or time.monotonic() >= deadline:
+                    return
+            time.sleep(0.01)
