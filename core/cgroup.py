@@ -156,3 +156,15 @@ class RunCgroup:
                 if exc.errno != errno.EBUSY or time.monotonic() >= deadline:
                     return
             time.sleep(0.01)
+
+
+def contain(run_id: str, pid: int) -> tuple[RunCgroup | None, dict[str, str]]:
+    """Put the run's child ``pid`` into a cgroup of its own; the cgroup (``None`` where there is
+    none) and, for the record, how the run's processes are held and why."""
+    group = RunCgroup.create(run_id)
+    if isinstance(group, str):
+        return None, {"by": "run id", "why": group}
+    if not group.add(pid):
+        group.remove()
+        return None, {"by": "run id", "why": f"cannot move the child into {group.path}"}
+    return group, {"by": "cgroup", "path": str(group.path)}

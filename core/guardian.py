@@ -17,8 +17,10 @@ import contextlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from warmscope.core import proctree
+from warmscope.core.cgroup import RunCgroup
 
 
 class Guardian:
@@ -28,13 +30,14 @@ class Guardian:
         self._proc: subprocess.Popen[bytes] | None = None
         self._pipe = -1
 
-    def start(self, run_id: str) -> None:
+    def start(self, run_id: str, cgroup: Path | None = None) -> None:
         read_end, write_end = os.pipe()
         os.set_inheritable(write_end, False)
         env = {k: v for k, v in os.environ.items() if k != proctree.RUN_ID_VAR}
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "warmscope.core.guardian", run_id],
+                [sys.executable, "-m", "warmscope.core.guardian", run_id]
+                + ([str(cgroup)] if cgroup is not None else []),
                 stdin=read_end,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -61,14 +64,18 @@ class Guardian:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or not argv[0]:
-        print("usage: python -m warmscope.core.guardian RUN_ID", file=sys.stderr)
+    if len(argv) not in (1, 2) or not argv[0]:
+        print("usage: python -m warmscope.core.guardian RUN_ID [CGROUP]", file=sys.stderr)
         return 2
     try:
         while os.read(0, 4096):
             pass
     except OSError:
         pass  # a broken stdin is as good as EOF: warmscope is gone
+    if len(argv) == 2:  # the run's cgroup: every process in it, whatever its environment
+        group = RunCgroup(Path(argv[1]))
+        group.kill()
+        group.remove()
     proctree.end_all(argv[0], None)
     return 0
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from warmscope.core import compile_cache, launcher, outcome, proctree, protocol
 from warmscope.core.attribution import Attribution, BadMarker
+from warmscope.core.cgroup import RunCgroup, contain
 from warmscope.core.compile_cache import CacheSetup
 from warmscope.core.ending import Ending, Seen, classify, not_a_python
 from warmscope.core.fold import apply_line, event_line, iterations_entry, record_entry
@@ -120,6 +121,9 @@ class RunSession:
         self._fault: Ending | None = None
         """Why warmscope ended the run itself."""
         self._stderr_file: Any = None
+        self._cgroup: RunCgroup | None = None
+        """The run's own cgroup, where one could be made (``cgroup``)."""
+        self._env: dict[str, str] = {}
         self._guardian = Guardian()
         """Ends the run's processes if warmscope dies (see ``guardian``)."""
         self._finish_lock = threading.Lock()
@@ -171,21 +175,25 @@ class RunSession:
     def _spawn(self) -> None:
         python = self.settings.python or sys.executable
         self._t0 = time.monotonic()
+        self._env = self._child_env()
         try:
             self.proc = launcher.popen(  # at warmscope's own priority, not its UI's
                 [python, str(AGENT)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=self._child_env(),
+                env=self._env,
                 start_new_session=True,  # its own process group: stop it and its workers together
                 close_fds=True,
                 pass_fds=(self.ring.fd,),
             )
         except OSError as exc:
             raise UsageError(f"--python {python}: cannot run it ({exc.strerror})") from None
-        self._guardian.start(self.run_id)
+        # Into the run's cgroup before it reads its config: no model code has run yet.
+        self._cgroup, containment = contain(self.run_id, self.proc.pid)
+        self._guardian.start(self.run_id, self._cgroup.path if self._cgroup else None)
         self._commit({"type": "spawned", "pid": self.proc.pid})
+        self._commit({"type": "env", "env": {"containment": containment}})
         self._commit({"type": "env", "env": {"observer": self._place_observer()}})
         assert self.proc.stdin is not None
         # A child that is not a Python (``--python /bin/ls``) may be gone already: what it did
@@ -233,6 +241,7 @@ class RunSession:
             with contextlib.suppress(OSError):
                 self.proc.kill()
             self.proc.wait()
+        self._end_cgroup()
         self._guardian.stop()
         with contextlib.suppress(OSError):
             self._writer.close()
@@ -568,7 +577,7 @@ class RunSession:
         device = str(self.settings.knobs.get("device") or "cpu")
         gpu_index = int(device.partition(":")[2] or 0) if device.startswith("cuda") else None
         try:
-            sampler = Sampler(proc.pid, gpu_index)
+            sampler = Sampler(proc.pid, gpu_index, self._env.get("CUDA_VISIBLE_DEVICES"))
         except Exception:
             return  # the child is already gone
         period = 1.0 / max(self.settings.sample_hz, 0.1)
@@ -589,9 +598,20 @@ class RunSession:
             if self._finishing:
                 return
             self._finishing = True
-        # Helpers the model started (inheriting the pipes, or escaped with setsid) end too.
+        # Helpers the model started (inheriting the pipes, or escaped with setsid) end too:
+        # all at once through the run's cgroup where it has one (it finds helpers that scrubbed
+        # their environment), then by the run id.
+        escaped = self._end_cgroup()
         left = proctree.end_all(self.run_id, None)
         with self.lock:
+            if escaped:
+                self._add_event(
+                    Event(
+                        "info",
+                        f"ended {len(escaped)} process(es) the run left in its cgroup",
+                        f"pids: {escaped}",
+                    )
+                )
             self._add_events(self._attribution.end(self.ring.completed()))
             if left:
                 self._add_event(
@@ -631,6 +651,15 @@ class RunSession:
         if self._cache is not None:
             self._cache.cleanup()  # a cold cache is this process's alone
         self.finished.set()
+
+    def _end_cgroup(self) -> list[int]:
+        """Kill whatever is left in the run's cgroup and remove it; the pids it ended."""
+        group, self._cgroup = self._cgroup, None
+        if group is None:
+            return []
+        ended = group.kill()
+        group.remove()
+        return ended
 
     def _recover_unsent(self) -> None:
         """Iterations the child measured but died before sending, from the shared ring."""

@@ -87,6 +87,19 @@ def test_helpers_holding_the_pipes_neither_hang_the_run_nor_survive_it(
     assert_nothing_left(record, helpers)
 
 
+def test_a_helper_that_scrubbed_its_environment_ends_with_the_run(tmp_path: Path) -> None:
+    """Out of the session and with no environment, it is found by the run's cgroup (where a
+    cgroup v2 is writable, as for root here); the record says how the run held its processes."""
+    r, record, helpers, _ = run_hostile(tmp_path, "spawns_scrubbed")
+    assert helpers and r.code == 0, r.stderr
+    containment = read_run(record).env["containment"]
+    if containment["by"] != "cgroup":
+        pytest.skip(f"no cgroup for the run here: {containment['why']}")
+    assert_nothing_left(record, helpers)
+    assert any("left in its cgroup" in e.title for e in read_run(record).events)
+    assert not Path(containment["path"]).exists(), "the run's cgroup is removed with it"
+
+
 def test_timeout_and_a_killed_warmscope_end_the_helpers_too(tmp_path: Path) -> None:
     """The guardian ends the run's processes even when warmscope dies by SIGKILL."""
     pids = tmp_path / "pids.txt"

@@ -42,6 +42,19 @@ def _escaped_sleeper() -> None:
     os.waitpid(pid, 0)
 
 
+def _scrubbed_sleeper() -> None:
+    """As ``_escaped_sleeper``, and it scrubs its environment before it execs: no run id
+    to find it by. Only the run's cgroup still holds it."""
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            _note_pid(os.getpid())
+            os.execve("/bin/sleep", ["sleep", "1000"], {})
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
 def _protocol_fd() -> int:
     """The agent's private protocol descriptor: a pipe that is neither stdin nor stderr."""
     taken = {os.fstat(fd).st_ino for fd in (0, 2)}
@@ -88,6 +101,11 @@ def spawns_then_raises() -> torch.nn.Module:
 
 def spawns_escaped() -> torch.nn.Module:
     _escaped_sleeper()
+    return Hostile()
+
+
+def spawns_scrubbed() -> torch.nn.Module:
+    _scrubbed_sleeper()
     return Hostile()
 
 
