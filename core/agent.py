@@ -284,7 +284,7 @@ def run_loop(
     # watch_stderr), so an iteration that prints nothing writes nothing and wakes nobody.
     # Without the watch, the check says yes: a marker after every iteration, just as exact.
     wrote = channel_mod.stderr_written if markers else channel_mod.no_markers
-    done_prefix = protocol.MARKER + b"done "
+    done_prefix = State.marker_prefix + b"done "
     marker_fd = State.marker_fd
 
     def flush() -> None:
@@ -506,6 +506,7 @@ def report_error(channel: Channel, exc: BaseException, *, where: str, usage: boo
 def main() -> int:
     channel = Channel(take_protocol_fd())
     cfg = read_config()
+    State.marker_prefix = protocol.marker_prefix(cfg.get("marker_secret", ""))
     die_with_parent(cfg.get("parent_pid", 0))
     signal.signal(signal.SIGINT, channel_mod.ask_stop)
     signal.signal(signal.SIGTERM, channel_mod.ask_stop)

@@ -36,6 +36,8 @@ class State:
     critical = 0  # depth of ``no_interrupt`` sections on the main thread
     marker_fd = 2
     """The agent's own copy of the stderr pipe: a model that closes fd 2 cannot take it."""
+    marker_prefix = protocol.MARKER
+    """What starts a marker line: the run's secret is in it once the agent read its config."""
     watching = False  # a write into the stderr pipe leaves a SIGIO pending (watch_stderr)
     watch_fd: int | None = None  # the agent's read side of the stderr pipe, for the watch
 
@@ -219,7 +221,7 @@ def check_watch() -> None:
 
 def marker(kind: str, value: object) -> None:
     State.marked = State.iteration if kind == "it" else None
-    os.write(State.marker_fd, protocol.MARKER + f"{kind} {value}\n".encode())
+    os.write(State.marker_fd, State.marker_prefix + f"{kind} {value}\n".encode())
 
 
 def ask_stop(signum: int, frame: object) -> None:

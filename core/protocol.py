@@ -49,7 +49,14 @@ from typing import Any
 VERSION = 2
 
 MARKER = b"\x1e@ws "
-"""Marker lines on stderr: ``MARKER + b"done 12\\n"``, ``MARKER + b"phase load\\n"``."""
+"""Marker lines on stderr start ``MARKER + SECRET + b" "``: ``… b"done 12\\n"``, ``… b"phase load\\n"``.
+The secret is the run's own (``marker_prefix``), handed to the agent in its config on stdin,
+not in its environment: a line the model writes cannot pass for a marker."""
+
+
+def marker_prefix(secret: str) -> bytes:
+    """What starts every marker line of the run whose secret is ``secret``."""
+    return MARKER + secret.encode("ascii") + b" "
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -21,6 +21,7 @@ import contextlib
 import errno
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -129,7 +130,14 @@ class RunSession:
         self._finish_lock = threading.Lock()
         self._finishing = False
         self._markers = bool(self.jit_log or settings.torch_logs)
-        self._attribution = Attribution(markers=self._markers, side_file=str(self.stderr_path))
+        self._marker_secret = secrets.token_hex(8)
+        """Marks the agent's marker lines; the model cannot read it (it is not in any
+        environment, and the agent takes its config from stdin before any model code runs)."""
+        self._attribution = Attribution(
+            markers=self._markers,
+            side_file=str(self.stderr_path),
+            marker=protocol.marker_prefix(self._marker_secret),
+        )
         self._count0 = 0
         """The shared counter as the reader's turn began (``Attribution.settle``)."""
         self._last_record_flush = 0.0
@@ -291,6 +299,7 @@ class RunSession:
             "iters": self.settings.iters,
             "duration": self.settings.duration,
             "markers": self._markers,
+            "marker_secret": self._marker_secret,
             "profile_iters": profile_iters,
             "profile_steady": profile_steady,
             "trace_prefix": str(self.record_path.with_suffix("")),

@@ -140,7 +140,9 @@ def out_of_order() -> torch.nn.Module:
 
 
 def bad_marker() -> torch.nn.Module:
-    return Hostile(at_call=lambda: os.write(2, "\x1e@ws it ²\n".encode()))
+    """Forged marker lines, a malformed one and a well-formed one: without the run's secret
+    they are plain stderr lines, and move no log line to another iteration."""
+    return Hostile(at_call=lambda: os.write(2, "\x1e@ws it ²\n\x1e@ws it 5\n".encode()))
 
 
 def escapes() -> torch.nn.Module:
