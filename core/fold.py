@@ -29,6 +29,7 @@ from typing import Any
 from warmscope.core import outcome, packing, protocol
 from warmscope.core.run import Event, RunData
 from warmscope.core.safe_text import clean, clean_json, clean_line
+from warmscope.core.settings import RunSettings
 
 EVENT_FIELDS = ("kind", "title", "text", "iteration", "phase", "ms", "t")
 """Event fields by name; any other field of an event message travels in its ``data``."""
@@ -104,9 +105,9 @@ def apply_line(data: RunData, line: dict[str, Any], packed: packing.Packed | Non
     if kind not in ("iters", "event", "sample"):  # numbers only, or cleaned field by field
         body = clean_json(body)
     if kind == "header":
-        data.settings = body.get("settings", {})
+        data.settings = RunSettings.from_json(body.get("settings", {}))
         data.target = body.get("target", {})
-        data.mode = body.get("mode") or mode_from_settings(data.settings, data.target)
+        data.mode = body.get("mode") or mode_from_settings(body.get("settings", {}), data.target)
         data.started = body.get("started", "")
         data.command = body.get("command", [])
         data.stderr_path = body.get("stderr_file")

@@ -42,6 +42,7 @@ from warmscope.core.fold import apply_line, mode_from_settings
 from warmscope.core.outcome import UsageError
 from warmscope.core.run import Event, RunData
 from warmscope.core.safe_text import clean_line
+from warmscope.core.settings import RunSettings
 
 FORMAT = "warmscope-record"
 VERSION = 2
@@ -892,7 +893,7 @@ def _document_data(doc: dict[str, Any], path: Path) -> RunData:
     for key, value in doc.get("graphs", {}).items():
         _need(isinstance(value, str), f"graph {key!r} is {_kind(value)}, expected a string")
     data = RunData(
-        settings=doc.get("settings", {}),
+        settings=RunSettings.from_json(doc.get("settings", {})),
         target=doc.get("target", {}),
         env=doc.get("env", {}),
         mode=doc.get("mode") or mode_from_settings(doc.get("settings", {}), doc.get("target", {})),

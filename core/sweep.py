@@ -273,7 +273,7 @@ def warm_cache(settings: RunSettings, folder: Path) -> Path:
 
     cache = Path(tempfile.mkdtemp(prefix="warm-cache-", dir=folder))
     scratch = Path(tempfile.mkdtemp(prefix="warming-", dir=folder))
-    warming = RunSettings.from_json(settings.to_json())
+    warming = settings.copy()
     warming.iters, warming.duration = min(settings.iters, 3), None
     warming.profile_iters = None
     session = RunSession(warming, record_path=scratch / "warming.jsonl", warm_cache=cache)
