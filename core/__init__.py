@@ -32,7 +32,10 @@ Data model:
     stats       latency statistics and when a run is steady
     intervals   medians with order-statistic 95% intervals, "within noise", a process's shape
                 (flat, warm-up, slowdown, no steady state), a noisy run's warnings
-    settings    ``RunSettings`` and presets; targets: what a target string names
+    setting_fields  every run setting declared once (options, type, reproduce-line form,
+                compared, trusted) and the presets; the CLI, diff and trust check walk it
+    settings    ``RunSettings``: building, checking, copying and reading them; targets: what
+                a target string names
 
 Output:
     digest      the facts every view shows, computed once (status, warm-up rows, settings

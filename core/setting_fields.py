@@ -264,8 +264,10 @@ def _read_idle_probe(args: argparse.Namespace, settings: RunSettings) -> None:
 
 
 def _iters_argv(settings: RunSettings) -> list[str]:
-    # A line that runs for a duration does not name --iters; any other names it.
-    return [] if settings.duration else ["--iters", str(settings.iters)]
+    # A line that runs for a duration names --iters only where it is not the default.
+    if settings.duration and settings.iters == DEFAULT_ITERS:
+        return []
+    return ["--iters", str(settings.iters)]
 
 
 def _preset_argv(settings: RunSettings) -> list[str]:
@@ -623,4 +625,4 @@ def shown_value(value: Any) -> str:
     comma-separated."""
     if isinstance(value, list):
         return ",".join(_text(v) for v in value)
-    return show_value(value)
+    return _text(value) if isinstance(value, float) else show_value(value)
