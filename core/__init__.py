@@ -32,8 +32,9 @@ Data model:
     stats       latency statistics and when a run is steady
     intervals   medians with order-statistic 95% intervals, "within noise", a process's shape
                 (flat, warm-up, slowdown, no steady state), a noisy run's warnings
-    setting_fields  every run setting declared once (options, type, reproduce-line form,
-                compared, trusted) and the presets; the CLI, diff and trust check walk it
+    run_fields  every run setting declared once, as a field with its options, kind,
+                reproduce-line form, whether compared and whether trusted
+    setting_fields  how such a declaration is read, written and shown; the presets
     settings    ``RunSettings``: building, checking, copying and reading them; targets: what
                 a target string names
 

@@ -29,10 +29,10 @@ from warmscope.core.knobs import KNOBS, show_value
 from warmscope.core.outcome import UsageError, WarmscopeError
 from warmscope.core.record import QUICK_READ_BYTES, check_header, read_run, read_summarized
 from warmscope.core.run import RunData
+from warmscope.core.run_fields import FIELDS
 from warmscope.core.safe_text import clean, clean_line
 from warmscope.core.sampler import warmscope_version
 from warmscope.core.setting_fields import CAPTURE as CAPTURE_GROUP
-from warmscope.core.setting_fields import FIELDS
 from warmscope.core.setting_fields import RUN as RUN_GROUP
 from warmscope.core.setting_fields import read as read_setting
 from warmscope.core.settings import PRESETS, RunSettings

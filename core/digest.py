@@ -15,7 +15,8 @@ from typing import Any, TypeAlias
 from warmscope.core import stats
 from warmscope.core.knobs import changed, knob, show_value
 from warmscope.core.run import RunData
-from warmscope.core.setting_fields import BY_NAME, FIELDS, shown, shown_value
+from warmscope.core.run_fields import BY_NAME, FIELDS
+from warmscope.core.setting_fields import shown, shown_value
 from warmscope.core.settings import RunSettings
 
 WARMUP_ROWS = 15

@@ -1,22 +1,21 @@
-"""The run settings, declared once: each ``RunSettings`` field with its options, its type, how
-a command line writes it, whether a comparison names it and whether a file may choose it.
+"""How a run setting is declared: a ``Setting`` (its options, the kind of its value, how the
+reproduce line writes it, whether a comparison names it, whether a file may choose it), and
+what walks the declarations: reading parsed options, writing argv, showing a difference.
 
-The run-like commands' options (``cli.add_run_options``), reading them back
-(``cli.build_settings``), the reproduce line (``RunSettings.command_line``), reading settings
-from a record (``RunSettings.from_json``), the settings diff (``digest.settings_diff``) and
-the trust check (``RunSettings.untrusted``) all walk ``FIELDS``: a new run setting is one
-entry here and its field on ``RunSettings``.
+``run_fields.RunFields`` declares every run setting with these; the run-like commands' options
+(``cli.add_run_options``), ``cli.build_settings``, ``RunSettings.command_line``,
+``RunSettings.from_json``, ``digest.settings_diff`` and ``RunSettings.untrusted`` all walk
+``run_fields.FIELDS``. The constants and presets the declarations name live here too.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from warmscope.core.compile_cache import MODES as COMPILE_CACHE_MODES
-from warmscope.core.knobs import KNOBS, show_value
+from warmscope.core.knobs import show_value
 from warmscope.core.outcome import UsageError
 from warmscope.core.safe_text import clean_line
 
@@ -156,17 +155,24 @@ class Setting:
     """How a comparison writes the side left at its default."""
     trusted: bool = True
     """``False``: it runs code or chooses what runs; from a file, only once the user confirms."""
-    notes: tuple[str, ...] = field(default=(), compare=False)
+    make_default: Callable[[], Any] = lambda: None
+    """A new default value (a list or a map of its own); set from the field's default."""
+
+    def default(self) -> Any:
+        return self.make_default()
+
+
+SETTING = "setting"
+"""The metadata key of a ``RunFields`` field's ``Setting``."""
+
+
+def setting(kind: str, options: tuple[Option, ...] = (), **how: Any) -> dict[str, Setting]:
+    """A ``RunFields`` field's metadata: how it is set, written, compared and trusted."""
+    return {SETTING: Setting("", kind, options, **how)}
 
 
 def _text(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def default_of(name: str) -> Any:
-    from warmscope.core.settings import RunSettings
-
-    return getattr(RunSettings(), name)
 
 
 def read(s: Setting, args: argparse.Namespace, settings: RunSettings) -> None:
@@ -183,7 +189,7 @@ def argv(s: Setting, settings: RunSettings) -> list[str]:
     if not s.options:
         return []
     flag, value = s.options[0].flags[0], getattr(settings, s.name)
-    if value == default_of(s.name):
+    if value == s.default():
         return []
     if s.kind == "bool":
         return [flag]
@@ -198,426 +204,7 @@ def shown(s: Setting, settings: RunSettings) -> dict[str, Any]:
     if s.shown is not None:
         return s.shown(settings)
     value = getattr(settings, s.name)
-    return {} if value == default_of(s.name) else {s.name: value}
-
-
-# Knobs: a preset, then --mode and --device, then every --set (the env entry reads them).
-
-
-def _read_knobs(args: argparse.Namespace, settings: RunSettings) -> None:
-    if args.preset:
-        settings.apply_preset(args.preset)
-    if args.mode:
-        settings.knobs["mode"] = args.mode
-    if args.device:
-        settings.set(f"device={args.device}")
-
-
-def _knob_base(settings: RunSettings) -> dict[str, Any]:
-    base = {k.name: k.default for k in KNOBS}
-    if settings.preset in PRESETS:
-        base.update(PRESETS[settings.preset].knobs)
-    return base
-
-
-def _knobs_argv(settings: RunSettings) -> list[str]:
-    base, out = _knob_base(settings), []
-    for k in KNOBS:
-        value = settings.knobs.get(k.name, k.default)
-        if value != base.get(k.name):
-            out += ["--set", f"{k.name}={k.show(value)}"]
-    return out
-
-
-def _knobs_shown(settings: RunSettings) -> dict[str, Any]:
-    return {
-        k.name: settings.knobs[k.name]
-        for k in KNOBS
-        if settings.knobs.get(k.name, k.default) != k.default
-    }
-
-
-def _read_assignments(args: argparse.Namespace, settings: RunSettings) -> None:
-    for assignment in args.assignments:
-        settings.set(assignment)
-
-
-def _map_argv(name: str, prefix: str) -> Writer:
-    def write(settings: RunSettings) -> list[str]:
-        items: dict[str, str] = getattr(settings, name)
-        return [part for k, v in items.items() for part in ("--set", f"{prefix}{k}={v}")]
-
-    return write
-
-
-def _map_shown(name: str, prefix: str) -> Shown:
-    def show(settings: RunSettings) -> dict[str, Any]:
-        items: dict[str, str] = getattr(settings, name)
-        return {f"{prefix}{k}": v for k, v in items.items()}
-
-    return show
-
-
-def _read_idle_probe(args: argparse.Namespace, settings: RunSettings) -> None:
-    if args.idle_probe is not None:
-        settings.idle_probe = parse_seconds_list(args.idle_probe, "--idle-probe")
-
-
-def _iters_argv(settings: RunSettings) -> list[str]:
-    # A line that runs for a duration names --iters only where it is not the default.
-    if settings.duration and settings.iters == DEFAULT_ITERS:
-        return []
-    return ["--iters", str(settings.iters)]
-
-
-def _preset_argv(settings: RunSettings) -> list[str]:
-    return ["--preset", settings.preset] if settings.preset in PRESETS else []
-
-
-def _no_argv(settings: RunSettings) -> list[str]:
-    return []
-
-
-def _nothing(args: argparse.Namespace, settings: RunSettings) -> None:
-    """Applied with another entry (the preset with the knobs)."""
-
-
-FIELDS: tuple[Setting, ...] = (
-    Setting(
-        "target",
-        "str",
-        read=lambda args, settings: setattr(settings, "target", args.target),
-        argv=_no_argv,  # the positional TARGET, written first by command_line
-    ),
-    Setting(
-        "inputs",
-        "strs",
-        (
-            Option(
-                ("--input",),
-                dict(
-                    action="append",
-                    default=[],
-                    metavar="[NAME=]SPEC[:GEN]",
-                    help="one per forward argument: 1x300x40 (float32), int64[1,128], "
-                    "bfloat16[2,3]; NAME= makes it a keyword argument; a dimension may be a name "
-                    "given sizes by --dim (1xTx40); GEN: zeros, ones, fill(v), randint(lo,hi), "
-                    "normal, uniform(lo,hi) (default: integers zeros, floats normal)",
-                ),
-            ),
-        ),
-    ),
-    Setting(
-        "inputs_file",
-        "str?",
-        (
-            Option(
-                ("--inputs",),
-                dict(
-                    metavar="FILE.pt",
-                    dest="inputs_file",
-                    help="the inputs from a file, torch.load(weights_only=True): a tensor, a "
-                    "tuple/list (positional) or a dict (keyword arguments)",
-                ),
-            ),
-        ),
-    ),
-    Setting(
-        "dims",
-        "strs",
-        (
-            Option(
-                ("--dim",),
-                dict(
-                    action="append",
-                    default=[],
-                    metavar="NAME=SIZES",
-                    help="sizes of a symbolic dimension of --input: T=200,300,400 or "
-                    "L=32..512:32; several names combine (every combination)",
-                ),
-            ),
-        ),
-    ),
-    Setting(
-        "schedule",
-        "str",
-        (
-            Option(
-                ("--schedule",),
-                dict(
-                    choices=SCHEDULES,
-                    default="cycle",
-                    help="how the --dim shapes follow each other: cycle (in turn, default), "
-                    "random (--seed), ramp (blocks in the order given), once (each once, then "
-                    "the run ends)",
-                ),
-            ),
-        ),
-    ),
-    Setting(
-        "seed",
-        "int",
-        (
-            Option(
-                ("--seed",),
-                dict(
-                    type=int,
-                    default=0,
-                    metavar="N",
-                    help="seed of the input values and of --schedule random (default 0)",
-                ),
-            ),
-        ),
-    ),
-    Setting(
-        "gap",
-        "float?",
-        (
-            Option(
-                ("--gap",),
-                dict(
-                    type=float, metavar="S", help="sleep S seconds before every iteration (untimed)"
-                ),
-            ),
-        ),
-    ),
-    Setting(
-        "idle_probe",
-        "floats",
-        (
-            Option(
-                ("--idle-probe",),
-                dict(
-                    metavar="S1,S2",
-                    help="once the run is done: for each gap, sleep that long then time one "
-                    "call, three times (slow after idle?), against the steady p50",
-                ),
-            ),
-        ),
-        read=_read_idle_probe,
-    ),
-    Setting(
-        "knobs",
-        "knobs",
-        (
-            Option(
-                ("--mode",),
-                dict(
-                    choices=MODES,
-                    help="run as is, torch.jit.script, torch.jit.trace or torch.compile",
-                ),
-            ),
-            Option(("--device",), dict(metavar="DEV", help="cpu (default), cuda or cuda:N")),
-        ),
-        read=_read_knobs,
-        argv=_knobs_argv,
-        shown=_knobs_shown,
-    ),
-    Setting(
-        "preset",
-        "str?",
-        (
-            Option(
-                ("--preset",),
-                dict(choices=tuple(PRESETS), help="a named set of knobs (see `warmscope knobs`)"),
-                only="single",
-            ),
-            Option(
-                ("--preset",),
-                dict(
-                    metavar="A,B",
-                    help=f"presets to compare, comma-separated: {', '.join(PRESETS)}",
-                ),
-                only="sweep",
-            ),
-        ),
-        read=_nothing,
-        argv=_preset_argv,
-        absent="none",
-    ),
-    Setting(
-        "env",
-        "strmap",
-        (
-            Option(
-                ("--set",),
-                dict(
-                    action="append",
-                    default=[],
-                    metavar="KEY=VALUE",
-                    dest="assignments",
-                    help="set a knob (see `warmscope knobs`); env.NAME=VALUE sets a child "
-                    "variable; dynamo.NAME=VALUE / inductor.NAME=VALUE set torch._dynamo / "
-                    "torch._inductor config",
-                ),
-            ),
-        ),
-        read=_read_assignments,  # every --set: knobs, env.* and dynamo.*/inductor.*
-        argv=_map_argv("env", "env."),
-        shown=_map_shown("env", "env."),
-        absent="unset",
-        trusted=False,
-    ),
-    Setting(
-        "torch_config",
-        "strmap",
-        read=_nothing,  # by --set dynamo.NAME=VALUE (the env entry reads every --set)
-        argv=_map_argv("torch_config", ""),
-        shown=_map_shown("torch_config", ""),
-        trusted=False,  # some options name programs (inductor.cpp.cxx)
-    ),
-    Setting(
-        "iters",
-        "int",
-        (
-            Option(
-                ("--iters",),
-                dict(
-                    type=int,
-                    default=DEFAULT_ITERS,
-                    metavar="N",
-                    help=f"forward passes to run (default {DEFAULT_ITERS})",
-                ),
-            ),
-        ),
-        argv=_iters_argv,
-    ),
-    Setting(
-        "duration",
-        "float?",
-        (
-            Option(
-                ("--duration",),
-                dict(type=float, metavar="S", help="run for S seconds instead of --iters"),
-            ),
-        ),
-    ),
-    Setting(
-        "timeout",
-        "float?",
-        (
-            Option(
-                ("--timeout",),
-                dict(type=float, metavar="S", help="stop the run after S seconds (status timeout)"),
-            ),
-        ),
-    ),
-    Setting(
-        "python",
-        "str?",
-        (
-            Option(
-                ("--python",),
-                dict(metavar="PATH", help="interpreter for the child (one that has torch)"),
-            ),
-        ),
-        trusted=False,
-    ),
-    Setting(
-        "compile_cache",
-        "str?",
-        (
-            Option(
-                ("--compile-cache",),
-                dict(
-                    choices=COMPILE_CACHE_MODES,
-                    help="compile runs: cold (a fresh empty inductor/triton cache per process), "
-                    "warm (filled by an unrecorded first process), user (your own cache; the "
-                    "default for one run)",
-                ),
-            ),
-        ),
-    ),
-    Setting(
-        "trust_pickle",
-        "bool",
-        (
-            Option(
-                ("--trust-pickle",),
-                dict(
-                    action="store_true",
-                    help="allow torch.load of a pickled (non-TorchScript) module: runs code "
-                    "from the file",
-                ),
-            ),
-        ),
-        compared=False,
-        trusted=False,
-    ),
-    Setting(
-        "jit_log",
-        "str?",
-        (
-            Option(
-                ("--jit-log",),
-                dict(
-                    metavar="SPEC",
-                    help="PYTORCH_JIT_LOG_LEVEL for the child; default for script/trace: "
-                    "profiling_graph_executor_impl (the profiling executor's graph dumps); '' "
-                    "for none",
-                ),
-            ),
-        ),
-        group=CAPTURE,
-    ),
-    Setting(
-        "torch_logs",
-        "str?",
-        (Option(("--torch-logs",), dict(metavar="SPEC", help="TORCH_LOGS for the child")),),
-        group=CAPTURE,
-    ),
-    Setting(
-        "profile_iters",
-        "str?",
-        (
-            Option(
-                ("--profile-iters",),
-                dict(
-                    metavar="LIST",
-                    help="run these iterations under torch.profiler: 0,1,2,50, ranges 0-3, and "
-                    "steady (one more pass once settled); left out of the latency statistics",
-                ),
-            ),
-        ),
-        group=CAPTURE,
-        absent="none",
-    ),
-    Setting(
-        "profile_in_run",
-        "bool",
-        (
-            Option(
-                ("--profile-in-run",),
-                dict(
-                    action="store_true",
-                    help="profile inside the measured process (by default a separate process "
-                    "runs first for the profile, so the profiler never touches the measured "
-                    "latencies)",
-                ),
-            ),
-        ),
-        group=CAPTURE,
-    ),
-    Setting(
-        "profiled_in_stats",
-        "bool",
-        (
-            Option(
-                ("--profiled-in-stats",),
-                dict(
-                    action="store_true",
-                    help="count profiled iterations in the latency statistics (left out by "
-                    "default: the profiler slows them)",
-                ),
-            ),
-        ),
-        group=CAPTURE,
-    ),
-    Setting("sample_hz", "float", read=_nothing, argv=_no_argv, compared=False),
-)
-"""Every ``RunSettings`` field, its options in the order ``--help`` lists them."""
-
-BY_NAME = {s.name: s for s in FIELDS}
+    return {} if value == s.default() else {s.name: value}
 
 
 def shown_value(value: Any) -> str:

@@ -7,15 +7,16 @@ import math
 import os
 import re
 import shutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from warmscope.core.compile_cache import MODES as COMPILE_CACHE_MODES
 from warmscope.core.knobs import KNOBS, KnobError, changed, default_values, knob
+from warmscope.core.run_fields import FIELDS, RunFields, default_of
 from warmscope.core.safe_text import clean_line
 from warmscope.core.setting_fields import DEFAULT_ITERS as DEFAULT_ITERS
 from warmscope.core.setting_fields import DEFAULT_SAMPLE_HZ as DEFAULT_SAMPLE_HZ
-from warmscope.core.setting_fields import FIELDS, KINDS, argv, default_of
+from warmscope.core.setting_fields import KINDS, argv
 from warmscope.core.setting_fields import PRESETS as PRESETS
 from warmscope.core.setting_fields import SCHEDULES as SCHEDULES
 from warmscope.core.setting_fields import Preset as Preset
@@ -49,49 +50,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass
-class RunSettings:
-    """One run's settings. ``knobs`` holds every knob; ``None`` means torch's own default."""
-
-    target: str = ""
-    inputs: list[str] = field(default_factory=list)
-    """``--input [NAME=]SPEC[:GEN]``: positional arguments, and keyword ones with ``NAME=``."""
-    inputs_file: str | None = None
-    """``--inputs FILE.pt``: a tensor, tuple/list (positional) or dict (keywords)."""
-    dims: list[str] = field(default_factory=list)
-    """``--dim NAME=V1,V2|A..B:STEP``: the sizes of a symbolic dimension of the inputs."""
-    schedule: str = "cycle"
-    seed: int = 0
-    """Seeds the input values and the ``random`` schedule."""
-    gap: float | None = None
-    """Seconds to sleep before every iteration (not timed)."""
-    idle_probe: list[float] = field(default_factory=list)
-    """After the run: for each, sleep that long then time one call, three times."""
-    torch_config: dict[str, str] = field(default_factory=dict)
-    """``--set dynamo.NAME=VALUE`` / ``inductor.NAME=VALUE``, as typed."""
-    knobs: dict[str, Any] = field(default_factory=default_values)
-    env: dict[str, str] = field(default_factory=dict)
-    iters: int = DEFAULT_ITERS
-    duration: float | None = None
-    timeout: float | None = None
-    jit_log: str | None = None
-    """``PYTORCH_JIT_LOG_LEVEL`` syntax; ``None``: automatic (see ``AUTO_JIT_LOG``); ``""``: off."""
-    torch_logs: str | None = None
-    """``TORCH_LOGS`` syntax, passed to the child."""
-    profile_iters: str | None = None
-    profiled_in_stats: bool = False
-    """Count profiled iterations in the latency statistics (by default the profiler's slowdown
-    keeps them out)."""
-    profile_in_run: bool = False
-    """``warmscope run``: profile inside the measured process. By default the profile comes
-    from a separate process (trtexec's ``--separateProfileRun``) and the measured one runs
-    without the profiler. A ``RunSession`` itself always profiles in its own process."""
-    python: str | None = None
-    trust_pickle: bool = False
-    preset: str | None = None
-    sample_hz: float = DEFAULT_SAMPLE_HZ
-    compile_cache: str | None = None
-    """``cold``, ``warm`` or ``user`` (see ``compile_cache``); ``None``: ``user`` for one run.
-    Only compile runs have one."""
+class RunSettings(RunFields):
+    """One run's settings: the fields ``RunFields`` declares (``knobs`` holds every knob;
+    ``None`` means torch's own default), built, checked, copied and read from files."""
 
     # -- building -------------------------------------------------------------------------
 

@@ -17,7 +17,8 @@ from warmscope.core.cli import build_settings, make_parser
 from warmscope.core.digest import settings_diff, settings_line
 from warmscope.core.knobs import KNOBS
 from warmscope.core.record import read_run
-from warmscope.core.setting_fields import FIELDS, PRESETS, SCHEDULES, default_of
+from warmscope.core.run_fields import FIELDS, default_of
+from warmscope.core.setting_fields import PRESETS, SCHEDULES
 from warmscope.core.settings import RunSettings
 
 # A value unlike the default for each field a command line can give (sample_hz has no option).
