@@ -40,7 +40,11 @@ Data model:
     stats       latency statistics and when a run is steady
     intervals   medians with order-statistic 95% intervals, "within noise", a process's shape
                 (flat, warm-up, slowdown, no steady state), a noisy run's warnings
-    settings    ``RunSettings`` and presets; targets: what a target string names
+    run_fields  every run setting declared once, as a field with its options, kind,
+                reproduce-line form, whether compared and whether trusted
+    setting_fields  how such a declaration is read, written and shown; the presets
+    settings    ``RunSettings``: building, checking, copying and reading them; targets: what
+                a target string names
 
 Output:
     digest      the facts every view shows, computed once (status, warm-up rows, settings

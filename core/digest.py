@@ -10,34 +10,19 @@ from ``RunData.summary()``: one rule set everywhere.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from warmscope.core import stats
-from warmscope.core.knobs import KNOBS, changed, show_value
+from warmscope.core.knobs import changed, knob, show_value
 from warmscope.core.run import RunData
+from warmscope.core.run_fields import BY_NAME, FIELDS
+from warmscope.core.setting_fields import shown, shown_value
+from warmscope.core.settings import RunSettings
 
 WARMUP_ROWS = 15
 """At most this many warm-up rows: a run that never settles would list every iteration."""
 QUIET_KINDS = ("stderr", "info")
 """Events a warm-up row does not title: raw output and warmscope's own notes."""
-SETTING_FIELDS = (
-    "target",
-    "inputs",
-    "inputs_file",
-    "dims",
-    "schedule",
-    "seed",
-    "gap",
-    "idle_probe",
-    "iters",
-    "duration",
-    "preset",
-    "profile_iters",
-)
-"""Run settings besides the knobs that a comparison names when they differ."""
-SETTING_DEFAULTS = {"schedule": "cycle"}
-"""Values that mean the same as a setting left out."""
-
 METRIC_NAMES = {
     "first_ms": "first iteration",
     "steady_from": "steady from",
@@ -208,13 +193,13 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
     summary = data.summary()
     warns = data.warnings() if data.count else []
     return RunDigest(
-        target=str(data.settings.get("target", "?")),
+        target=data.settings.target or "?",
         mode=data.mode,
         status=data.status,
         status_detail=data.status_detail,
         summary=summary,
         count=data.count,
-        preset=data.settings.get("preset"),
+        preset=data.settings.preset,
         changed=changed_settings(data.settings),
         phases=dict(data.phases),
         warmup=warmup_rows(data, summary, max_warmup),
@@ -234,7 +219,7 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
 def run_inputs(data: RunData) -> list[str]:
     """What the model was given: the ``--input`` specs as typed (symbolic dimensions and value
     generators included), else what the child built or loaded (the factory's own inputs too)."""
-    specs = list(data.settings.get("inputs") or [])
+    specs = list(data.settings.inputs)
     if specs:
         return specs
     if data.inputs:
@@ -244,11 +229,11 @@ def run_inputs(data: RunData) -> list[str]:
 
 def inputs_source(data: RunData) -> str:
     settings = data.settings
-    if settings.get("inputs_file"):
-        return f"--inputs {settings['inputs_file']}"
-    if settings.get("inputs"):
+    if settings.inputs_file:
+        return f"--inputs {settings.inputs_file}"
+    if settings.inputs:
         return "--input"
-    if data.inputs_source == "target" or (data.inputs and not settings.get("inputs")):
+    if data.inputs_source == "target" or data.inputs:
         return "the target's own example inputs"
     return ""
 
@@ -333,40 +318,62 @@ def event_titles(data: RunData, iteration: int) -> tuple[str, ...]:
     return tuple(t if n == 1 else f"{t} ×{n}" for t, n in counts.items())
 
 
-def changed_settings(settings: dict[str, Any]) -> dict[str, str]:
+SettingsLike: TypeAlias = RunSettings | dict[str, Any]
+"""A run's settings, or their JSON form (``RunSettings.to_json``)."""
+
+
+def _typed(settings: SettingsLike) -> RunSettings:
+    return settings if isinstance(settings, RunSettings) else RunSettings.from_json(settings)
+
+
+def changed_settings(settings: SettingsLike) -> dict[str, str]:
     """The knobs of a run's settings that differ from their defaults, shown; ``mode`` aside
     (every view names the mode on its own)."""
-    return {k: show_value(v) for k, v in changed(settings.get("knobs", {}), skip=("mode",)).items()}
+    return {k: show_value(v) for k, v in changed(_typed(settings).knobs, skip=("mode",)).items()}
 
 
-def settings_line(settings: dict[str, Any]) -> str:
-    """``preset no-profiling · profiling_executor=off``, or ``defaults``."""
-    parts = [f"preset {settings['preset']}"] if settings.get("preset") else []
-    parts += [f"{k}={v}" for k, v in changed_settings(settings).items()]
+LINE_FIELDS = ("knobs", "env", "torch_config")
+"""What the one-line form names beside the preset: what the run changes of how torch runs."""
+
+
+def settings_line(settings: SettingsLike) -> str:
+    """``preset no-profiling · profiling_executor=off · env.OMP_NUM_THREADS=1``, or
+    ``defaults``."""
+    typed = _typed(settings)
+    parts = [f"preset {typed.preset}"] if typed.preset else []
+    parts += [f"{k}={v}" for k, v in changed_settings(typed).items()]
+    for name in LINE_FIELDS[1:]:
+        parts += [f"{k}={v}" for k, v in shown(BY_NAME[name], typed).items()]
     return " · ".join(parts) if parts else "defaults"
 
 
-def settings_diff(a: dict[str, Any], b: dict[str, Any]) -> list[SettingChange]:
-    """Every run setting and knob that differs between two runs' settings, A then B."""
+def _absent(field: str, name: str) -> str:
+    """How a comparison writes a setting one side leaves at its default: a knob as its own
+    default reads (``default``, or its value)."""
+    if field == "knobs":
+        return show_value(knob(name).default)
+    return BY_NAME[field].absent
+
+
+def settings_diff(a: SettingsLike, b: SettingsLike) -> list[SettingChange]:
+    """Every run setting ``FIELDS`` compares that differs between two runs' settings (each
+    ``env.*``, ``dynamo.*``/``inductor.*`` option and knob on its own), A then B."""
+    ta, tb = _typed(a), _typed(b)
     rows = []
-    for name in SETTING_FIELDS:
-        va, vb = a.get(name) or None, b.get(name) or None
-        # A record from before a setting existed ran with its default.
-        va, vb = (None if v == SETTING_DEFAULTS.get(name) else v for v in (va, vb))
-        if va != vb:
-            none = "none" if name in ("preset", "profile_iters") else "default"
-            rows.append(
-                SettingChange(
-                    name,
-                    none if va is None else show_value(va),
-                    none if vb is None else show_value(vb),
+    for f in FIELDS:
+        if not f.compared:
+            continue
+        sa, sb = shown(f, ta), shown(f, tb)
+        for name in [*sa, *(n for n in sb if n not in sa)]:
+            if name not in sb or name not in sa or sa[name] != sb[name]:
+                absent = _absent(f.name, name)
+                rows.append(
+                    SettingChange(
+                        name,
+                        shown_value(sa[name]) if name in sa else absent,
+                        shown_value(sb[name]) if name in sb else absent,
+                    )
                 )
-            )
-    ka, kb = a.get("knobs", {}), b.get("knobs", {})
-    for k in KNOBS:
-        va, vb = ka.get(k.name, k.default), kb.get(k.name, k.default)
-        if va != vb:
-            rows.append(SettingChange(k.name, show_value(va), show_value(vb)))
     return rows
 
 
@@ -455,7 +462,7 @@ def comparison(
         "runs": [
             {
                 "name": name,
-                "target": r.settings.get("target"),
+                "target": r.settings.target,
                 "mode": r.mode,
                 "settings": settings_line(r.settings),
                 "status": r.status,

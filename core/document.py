@@ -66,7 +66,7 @@ def to_document(run: RunData, *, iterations: bool = True) -> dict[str, Any]:
         "run_id": run.run_id,
         "started": run.started,
         "command": run.command,
-        "settings": run.settings,
+        "settings": run.settings.to_json(),
         "target": run.target,
         "mode": run.mode,
         "env": run.env,

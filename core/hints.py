@@ -13,7 +13,7 @@ def hints(data: RunData, compared: RunData | None = None) -> list[str]:
     summary = data.summary()
     p50 = summary.p50_ms
     labels = data.labelled()
-    knobs = data.settings.get("knobs", {})
+    knobs = data.settings.knobs
 
     profiling = [i for i, lab in labels.items() if lab in ("profiling run", "optimization")]
     if profiling and p50 is not None:
@@ -26,7 +26,7 @@ def hints(data: RunData, compared: RunData | None = None) -> list[str]:
         )
         if compared is not None and compared.count:
             other = compared.summary()
-            ck = compared.settings.get("knobs", {})
+            ck = compared.settings.knobs
             if (
                 ck.get("profiling_executor") is False or ck.get("graph_optimizer") is False
             ) and other.p50_ms:

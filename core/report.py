@@ -15,7 +15,6 @@ from warmscope.core.breakdown import diff, steady_reference
 from warmscope.core.digest import digest, event_list_text, graph_facts, memory_text, shape_cells
 from warmscope.core.hints import hints
 from warmscope.core.run import RunData
-from warmscope.core.settings import RunSettings
 
 MAX_WARMUP_ROWS = 15
 MAX_DIFF_ROWS = 8
@@ -64,13 +63,13 @@ def report(data: RunData, compared: RunData | None = None) -> str:
         f"- mode: `{d.mode}`, inputs: {', '.join(f'`{i}`' for i in d.inputs) or '-'}{given}",
     ]
     settings = data.settings
-    if settings.get("dims"):
+    if settings.dims:
         out.append(
-            f"- shapes: {', '.join(f'`--dim {x}`' for x in settings['dims'])}, "
-            f"schedule `{settings.get('schedule', 'cycle')}`, seed {settings.get('seed', 0)}"
+            f"- shapes: {', '.join(f'`--dim {x}`' for x in settings.dims)}, "
+            f"schedule `{settings.schedule}`, seed {settings.seed}"
         )
-    if settings.get("gap"):
-        out.append(f"- idle gap before every iteration: {settings['gap']:g} s")
+    if settings.gap:
+        out.append(f"- idle gap before every iteration: {settings.gap:g} s")
     out.append("")
 
     out += [
@@ -232,10 +231,9 @@ def report(data: RunData, compared: RunData | None = None) -> str:
 
 
 def reproduce(data: RunData) -> list[str]:
-    try:
-        return RunSettings.from_json(data.settings).command_line()
-    except (TypeError, ValueError):
-        return data.command or ["warmscope", "run", str(data.settings.get("target", "?"))]
+    if not data.settings.target:  # a damaged record: the command it names, if any
+        return data.command or ["warmscope", "run", "?"]
+    return data.settings.command_line()
 
 
 def _observer(placed: object) -> str | None:

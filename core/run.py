@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from warmscope.core import intervals, outcome, stats
 from warmscope.core.jitlog import label_for
 from warmscope.core.packing import Batch, MsView, Starts, to_ms, widen
+from warmscope.core.settings import RunSettings
 
 NS_PER_MS = 1e6
 
@@ -131,7 +132,8 @@ class LiveRun(Protocol):
 
 @dataclass
 class RunData:
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: RunSettings = field(default_factory=RunSettings)
+    """As the record gives them (``RunSettings.from_json``: a record of any version)."""
     target: dict[str, Any] = field(default_factory=dict)
     mode: str = ""
     """How the module ran (eager, script, trace, compile): the knob, else the target's own."""
@@ -360,7 +362,7 @@ class RunData:
         Cached per (iterations, profiles): a long run's summary sorts hundreds of thousands
         of values, and the end of a run asks for it several times.
         """
-        counted = bool(self.settings.get("profiled_in_stats", False))
+        counted = self.settings.profiled_in_stats
         key = (self.count, len(self.profiles), len(self.events), counted)
         if self._summary is None or self._summary[0] != key:
             exclude, busy = self.stats_inputs()
@@ -483,7 +485,7 @@ class RunData:
         """What ``stats.summarize`` needs beside the latencies: the iterations to leave out
         (profiled ones, unless the run counts them) and those whose events show warm-up work.
         """
-        keep = bool(self.settings.get("profiled_in_stats", False))
+        keep = self.settings.profiled_in_stats
         exclude = [] if keep else self.profiled_here()
         return exclude, sorted(self.labelled())
 

@@ -97,7 +97,7 @@ def warm_cache(
     its end); the cache folder it filled. ``UsageError`` if that process did not end well."""
     cache = Path(tempfile.mkdtemp(prefix="warm-cache-", dir=folder))
     scratch = Path(tempfile.mkdtemp(prefix="warming-", dir=folder))
-    warming = RunSettings.from_json(settings.to_json())
+    warming = settings.copy()
     warming.iters, warming.duration = min(settings.iters, WARMING_ITERS), None
     warming.profile_iters = None
     session = RunSession(warming, record_path=scratch / "warming.jsonl", warm_cache=cache)
@@ -158,7 +158,7 @@ class PlannedRun:
         self.profiling: RunSession | None = None
         """The profiling process, when the profile is taken apart from the measured run."""
         if settings.profile_iters and not settings.profile_in_run:
-            profiling = RunSettings.from_json(settings.to_json())
+            profiling = settings.copy()
             profiling.profile_in_run = True
             try:
                 self.profiling = RunSession(

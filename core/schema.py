@@ -32,6 +32,7 @@ from warmscope.core import outcome, packing
 from warmscope.core.outcome import UsageError
 from warmscope.core.run import NS_PER_MS, Event, RunData
 from warmscope.core.safe_text import clean, clean_json, clean_line
+from warmscope.core.settings import RunSettings
 
 FORMAT = "warmscope-record"
 VERSION = 2
@@ -252,9 +253,9 @@ Body = dict[str, Any]
 
 
 def _fold_header(data: RunData, body: Body, _: packing.Packed | None) -> None:
-    data.settings = body.get("settings", {})
+    data.settings = RunSettings.from_json(body.get("settings", {}))
     data.target = body.get("target", {})
-    data.mode = body.get("mode") or mode_from_settings(data.settings, data.target)
+    data.mode = body.get("mode") or mode_from_settings(body.get("settings", {}), data.target)
     data.started = body.get("started", "")
     data.command = body.get("command", [])
     data.stderr_path = body.get("stderr_file")

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import re
 import shutil
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from warmscope.core.compile_cache import MODES as COMPILE_CACHE_MODES
 from warmscope.core.knobs import KNOBS, KnobError, changed, default_values, knob
-from warmscope.core.outcome import UsageError
+from warmscope.core.run_fields import FIELDS, RunFields, default_of
 from warmscope.core.safe_text import clean_line
+from warmscope.core.setting_fields import DEFAULT_ITERS as DEFAULT_ITERS
+from warmscope.core.setting_fields import DEFAULT_SAMPLE_HZ as DEFAULT_SAMPLE_HZ
+from warmscope.core.setting_fields import KINDS, argv
+from warmscope.core.setting_fields import PRESETS as PRESETS
+from warmscope.core.setting_fields import SCHEDULES as SCHEDULES
+from warmscope.core.setting_fields import Preset as Preset
+from warmscope.core.setting_fields import SettingsError as SettingsError
+from warmscope.core.setting_fields import parse_seconds_list as parse_seconds_list
 from warmscope.core.targets import (
     InputSpec,
     Target,
@@ -22,8 +31,6 @@ from warmscope.core.targets import (
     resolve_target,
 )
 
-DEFAULT_ITERS = 200
-DEFAULT_SAMPLE_HZ = 10.0
 # What `--jit-log` means when not given, for script/trace runs: the profiling executor's own
 # graph dumps ("Profiled Graph", "Optimized Graph"), which mark its warm-up stages and cost
 # nothing once warm.
@@ -31,9 +38,6 @@ AUTO_JIT_LOG = "profiling_graph_executor_impl"
 MAX_PROFILED = 100
 """The most iterations ``--profile-iters`` may ask for: each runs slowly and writes a trace."""
 
-SCHEDULES = ("cycle", "random", "ramp", "once")
-"""How ``--dim`` shapes follow each other: in turn, at random (``--seed``), in blocks in the
-order given, or each once (the run then ends)."""
 CONFIG_PREFIXES = ("dynamo.", "inductor.")
 """``--set dynamo.NAME=VALUE``: torch._dynamo.config / torch._inductor.config, checked in the
 child against the installed torch."""
@@ -45,90 +49,10 @@ MAX_SHAPES = 4096
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-class SettingsError(UsageError):
-    """Settings that cannot run: bad usage, exit code 2. The message names what is wrong."""
-
-
-@dataclass(frozen=True)
-class Preset:
-    name: str
-    help: str
-    knobs: dict[str, Any]
-
-
-PRESETS: dict[str, Preset] = {
-    p.name: p
-    for p in (
-        Preset(
-            "torchscript",
-            "TorchScript with torch's defaults (profiling executor on)",
-            {"mode": "script"},
-        ),
-        Preset(
-            "no-profiling",
-            "TorchScript, profiling executor off: no profiling run, no specialization",
-            {"mode": "script", "profiling_executor": False},
-        ),
-        Preset(
-            "no-optimizer",
-            "TorchScript, graph optimizer off: the graph runs as scripted",
-            {"mode": "script", "graph_optimizer": False},
-        ),
-        Preset(
-            "frozen",
-            "TorchScript, frozen and optimized for inference",
-            {"mode": "script", "freeze": True, "optimize_for_inference": True},
-        ),
-        Preset("eager", "plain eager PyTorch", {"mode": "eager"}),
-        Preset("compile", "torch.compile with its defaults (inductor)", {"mode": "compile"}),
-    )
-}
-
-
 @dataclass
-class RunSettings:
-    """One run's settings. ``knobs`` holds every knob; ``None`` means torch's own default."""
-
-    target: str
-    inputs: list[str] = field(default_factory=list)
-    """``--input [NAME=]SPEC[:GEN]``: positional arguments, and keyword ones with ``NAME=``."""
-    inputs_file: str | None = None
-    """``--inputs FILE.pt``: a tensor, tuple/list (positional) or dict (keywords)."""
-    dims: list[str] = field(default_factory=list)
-    """``--dim NAME=V1,V2|A..B:STEP``: the sizes of a symbolic dimension of the inputs."""
-    schedule: str = "cycle"
-    seed: int = 0
-    """Seeds the input values and the ``random`` schedule."""
-    gap: float | None = None
-    """Seconds to sleep before every iteration (not timed)."""
-    idle_probe: list[float] = field(default_factory=list)
-    """After the run: for each, sleep that long then time one call, three times."""
-    torch_config: dict[str, str] = field(default_factory=dict)
-    """``--set dynamo.NAME=VALUE`` / ``inductor.NAME=VALUE``, as typed."""
-    knobs: dict[str, Any] = field(default_factory=default_values)
-    env: dict[str, str] = field(default_factory=dict)
-    iters: int = DEFAULT_ITERS
-    duration: float | None = None
-    timeout: float | None = None
-    jit_log: str | None = None
-    """``PYTORCH_JIT_LOG_LEVEL`` syntax; ``None``: automatic (see ``AUTO_JIT_LOG``); ``""``: off."""
-    torch_logs: str | None = None
-    """``TORCH_LOGS`` syntax, passed to the child."""
-    profile_iters: str | None = None
-    profiled_in_stats: bool = False
-    """Count profiled iterations in the latency statistics (by default the profiler's slowdown
-    keeps them out)."""
-    profile_in_run: bool = False
-    """``warmscope run``: profile inside the measured process. By default the profile comes
-    from a separate process (trtexec's ``--separateProfileRun``) and the measured one runs
-    without the profiler. A ``RunSession`` itself always profiles in its own process."""
-    python: str | None = None
-    trust_pickle: bool = False
-    preset: str | None = None
-    sample_hz: float = DEFAULT_SAMPLE_HZ
-    compile_cache: str | None = None
-    """``cold``, ``warm`` or ``user`` (see ``compile_cache``); ``None``: ``user`` for one run.
-    Only compile runs have one."""
+class RunSettings(RunFields):
+    """One run's settings: the fields ``RunFields`` declares (``knobs`` holds every knob;
+    ``None`` means torch's own default), built, checked, copied and read from files."""
 
     # -- building -------------------------------------------------------------------------
 
@@ -306,54 +230,11 @@ class RunSettings:
 
     def command_line(self) -> list[str]:
         """The ``warmscope run`` command that reproduces these settings (parses back to them)."""
-        argv = ["warmscope", "run", self.target]
-        for spec in self.inputs:
-            argv += ["--input", spec]
-        if self.inputs_file is not None:
-            argv += ["--inputs", self.inputs_file]
-        for dim in self.dims:
-            argv += ["--dim", dim]
-        if self.schedule != "cycle":
-            argv += ["--schedule", self.schedule]
-        if self.seed:
-            argv += ["--seed", str(self.seed)]
-        if self.gap is not None:
-            argv += ["--gap", f"{self.gap:g}"]
-        if self.idle_probe:
-            argv += ["--idle-probe", ",".join(f"{g:g}" for g in self.idle_probe)]
-        base = default_values()
-        if self.preset in PRESETS:
-            argv += ["--preset", self.preset]
-            base.update(PRESETS[self.preset].knobs)
-        for k in KNOBS:
-            value = self.knobs.get(k.name, k.default)
-            if value != base.get(k.name):
-                argv += ["--set", f"{k.name}={k.show(value)}"]
-        for name, value in self.env.items():
-            argv += ["--set", f"env.{name}={value}"]
-        for name, value in self.torch_config.items():
-            argv += ["--set", f"{name}={value}"]
-        argv += (
-            ["--duration", f"{self.duration:g}"] if self.duration else ["--iters", str(self.iters)]
-        )
-        optional = (
-            ("--timeout", self.timeout),
-            ("--jit-log", self.jit_log),
-            ("--torch-logs", self.torch_logs),
-            ("--profile-iters", self.profile_iters),
-            ("--python", self.python),
-            ("--compile-cache", self.compile_cache),
-        )
-        for flag, value in optional:
-            if value is not None:
-                argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
-        if self.profiled_in_stats:
-            argv.append("--profiled-in-stats")
-        if self.profile_in_run:
-            argv.append("--profile-in-run")
-        if self.trust_pickle:
-            argv.append("--trust-pickle")
-        return argv
+        return ["warmscope", "run", self.target] + [a for f in FIELDS for a in argv(f, self)]
+
+    def copy(self) -> RunSettings:
+        """An independent copy: changing its lists and maps leaves these alone."""
+        return copy.deepcopy(self)
 
     # -- JSON -----------------------------------------------------------------------------
 
@@ -361,36 +242,35 @@ class RunSettings:
         return asdict(self)
 
     def untrusted(self) -> dict[str, Any]:
-        """The settings that run code or choose what runs: the interpreter, the child's
-        environment (``LD_PRELOAD``…), pickle trust and torch's compiler configuration. Read from a file, they are used only
-        when the user confirms them."""
-        found: dict[str, Any] = {}
-        if self.python is not None:
-            found["python"] = self.python
-        if self.env:
-            found["env"] = dict(self.env)
-        if self.trust_pickle:
-            found["trust_pickle"] = True
-        if self.torch_config:
-            # Some options name programs (inductor.cpp.cxx): chosen by the user, not a file.
-            found["torch_config"] = dict(self.torch_config)
-        return found
+        """The settings that run code or choose what runs (``Setting.trusted`` false: the
+        interpreter, the child's environment such as ``LD_PRELOAD``, pickle trust, torch's
+        compiler configuration), those not at their defaults. Read from a file, they are used
+        only when the user confirms them."""
+        return {
+            f.name: copy.deepcopy(getattr(self, f.name))
+            for f in FIELDS
+            if not f.trusted and getattr(self, f.name) != default_of(f.name)
+        }
 
     def without_untrusted(self) -> RunSettings:
         """A copy with ``untrusted()`` reset: this interpreter, no extra environment, no pickle."""
-        safe = RunSettings.from_json(self.to_json())
-        safe.python, safe.env, safe.trust_pickle = None, {}, False
-        safe.torch_config = {}
+        safe = self.copy()
+        for f in FIELDS:
+            if not f.trusted:
+                setattr(safe, f.name, default_of(f.name))
         return safe
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunSettings:
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
-        settings = cls(**values)
-        merged = default_values()
-        merged.update(settings.knobs or {})
-        settings.knobs = merged
+        """Settings as ``to_json`` wrote them, from any version: a field this version does not
+        know is left out, one a record leaves out or gives a value of another kind (a damaged
+        file) runs with its default, and knobs it leaves out with theirs."""
+        settings = cls()
+        for f in FIELDS:
+            value = data.get(f.name)
+            if f.name in data and KINDS[f.kind](value):
+                setattr(settings, f.name, copy.deepcopy(value))
+        settings.knobs = {**default_values(), **settings.knobs}
         return settings
 
 
@@ -403,17 +283,6 @@ def check_config_key(key: str, value: str) -> None:
     bad = _CONTROL.search(value)
     if bad is not None:
         raise SettingsError(f"{key}: control character {bad.group()!r} in {value!r}")
-
-
-def parse_seconds_list(text: str, flag: str) -> list[float]:
-    """``--idle-probe 1,5,30`` -> ``[1.0, 5.0, 30.0]``; ``SettingsError`` names a bad item."""
-    out = []
-    for item in (p.strip() for p in text.split(",")):
-        try:
-            out.append(float(item))
-        except ValueError:
-            raise SettingsError(f"bad {flag} item {clean_line(item)!r}: expected seconds") from None
-    return out
 
 
 def check_python(python: str) -> None:

@@ -8,10 +8,11 @@ from warmscope.core.cli import render_summary
 from warmscope.core.document import to_document
 from warmscope.core.report import report
 from warmscope.core.run import RunData
+from warmscope.core.settings import RunSettings
 
 
 def run_of(ms: list[float]) -> RunData:
-    data = RunData(settings={"target": "sample:trivial", "knobs": {}}, mode="eager")
+    data = RunData(settings=RunSettings(target="sample:trivial"), mode="eager")
     data.add_iterations(0, ms, [float(i) for i in range(len(ms))])
     data.status, data.status_detail = "ok", f"{len(ms)} iterations"
     return data

@@ -39,7 +39,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_record_reads_back_as_the_session_held_it(case: str, tmp_path: Path) -> None:
-    settings = RunSettings.from_json(CASES[case].to_json())
+    settings = CASES[case].copy()
     session = RunSession(settings, record_path=tmp_path / "run.jsonl", command=["warmscope"])
     session.start()
     assert session.wait(120), "the run ended"

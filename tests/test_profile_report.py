@@ -13,7 +13,7 @@ from warmscope.core.cli import build_settings, make_parser
 from warmscope.core.hints import hints
 from warmscope.core.record import read_run
 from warmscope.core.run import RunData
-from warmscope.core.settings import SettingsError, parse_profile_iters
+from warmscope.core.settings import RunSettings, SettingsError, parse_profile_iters
 
 ONE_THREAD = ("--set", "intra_op_threads=1")
 
@@ -158,7 +158,7 @@ def test_diff_finds_new_and_slower_operators_and_unaccounted_time() -> None:
 
 
 def test_no_hint_without_data() -> None:
-    data = RunData(settings={"target": "x", "knobs": {}})
+    data = RunData(settings=RunSettings(target="x"))
     data.add_iterations(0, [5.0, 1.0, 1.0, 1.0, 1.0], [0, 5, 6, 7, 8])
     assert hints(data) == []
 
@@ -166,7 +166,7 @@ def test_no_hint_without_data() -> None:
 def test_profiled_iterations_counted_when_asked(speech: Result) -> None:
     data = read_run(Path(speech.doc["record"]))
     assert data.summary().steady_count < data.count  # by default the profiled ones are left out
-    data.settings = {**data.settings, "profiled_in_stats": True}
+    data.settings.profiled_in_stats = True
     counted = data.summary()
     assert counted.count == data.count and counted.first_ms == data.ms[0]
     assert counted.steady_count == data.count - (counted.steady_from or 0)
@@ -209,7 +209,7 @@ def test_a_separate_profile_process_leaves_the_headline_unchanged(tmp_path: Path
     assert sorted(p["iteration"] for p in doc["profiles"]) == [0, 15]
     assert all(p["separate"] and p["source"] == str(source) for p in doc["profiles"])
     profiled = read_run(source)
-    assert profiled.profiled_here() == [0, 15] and profiled.settings["profile_in_run"] is True
+    assert profiled.profiled_here() == [0, 15] and profiled.settings.profile_in_run is True
     assert "(separate process)" in r.stdout
     report = warmscope("report", str(tmp_path / "run.jsonl"))
     assert "come from a separate process" in report.stdout

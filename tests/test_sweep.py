@@ -64,7 +64,7 @@ def test_two_preset_sweep_runs_interleaved(two_presets: tuple[Result, Path]) -> 
         for path in cell["runs"]:
             data = read_run(Path(path))
             assert data.status == "ok" and data.count == 12
-            assert data.settings["preset"] == preset
+            assert data.settings.preset == preset
         for metric in ("first_ms", "warmup_excess_ms", "steady_p50_ms", "setup_ms"):
             stat = cell[metric]
             assert set(stat) >= {"median", "lo", "hi", "values"}

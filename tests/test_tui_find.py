@@ -69,7 +69,7 @@ def test_settings_the_profiling_executor_is_a_few_keys_away() -> None:
         assert field.value == "off"
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: len(made) == 2)
-        assert made[1].data.settings["knobs"]["profiling_executor"] is False
+        assert made[1].data.settings.knobs["profiling_executor"] is False
 
     run(app, scenario)
 
@@ -84,7 +84,7 @@ def test_profiling_executor_off_rerun_and_compare_in_eight_keys() -> None:
         await settle(pilot)
         await pilot.press("e", "slash", "p", "e", "enter", "left", "ctrl+r")
         await wait_for(pilot, lambda: len(made) == 2 and made[1].is_finished())
-        assert made[1].data.settings["knobs"]["profiling_executor"] is False
+        assert made[1].data.settings.knobs["profiling_executor"] is False
         await settle(pilot)
         await pilot.press("c")
         await pilot.pause()

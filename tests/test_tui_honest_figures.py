@@ -165,7 +165,7 @@ def test_compare_names_the_mode_as_each_run_ran() -> None:
     def run_of(mode_knob: str | None, mode: str, preset: str | None = None) -> RunData:
         knobs = default_values()
         knobs["mode"] = mode_knob
-        return RunData(settings={"knobs": knobs, "preset": preset}, mode=mode)
+        return RunData(settings=RunSettings(knobs=knobs, preset=preset), mode=mode)
 
     same = run_diff(run_of(None, "script"), run_of("script", "script", "no-profiling"))
     assert [c.name for c in same] == ["preset"]

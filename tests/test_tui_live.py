@@ -123,8 +123,8 @@ def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> 
         second = app.runs[1]
         record = read_run(Path(second.data.record_path or ""))
         assert record.status == "ok" and record.count == 25
-        assert record.settings["knobs"]["num_profiled_runs"] == 2
-        assert record.settings["knobs"]["profiling_executor"] is False
+        assert record.settings.knobs["num_profiled_runs"] == 2
+        assert record.settings.knobs["profiling_executor"] is False
 
         await pilot.press("c")
         assert isinstance(app.screen, CompareScreen)

@@ -234,7 +234,7 @@ class WarmscopeApp(App[int]):
             self.view_entry(self.runs[0])
             if self.next_settings is None:
                 with contextlib.suppress(Exception):
-                    self.next_settings = RunSettings.from_json(self.runs[0].data.settings)
+                    self.next_settings = self.runs[0].data.settings.copy()
                     self.next_source = self.runs[0].record_name or "a record"
         if self.sweeps:
             self.action_sweep()
@@ -527,7 +527,7 @@ class WarmscopeApp(App[int]):
         def done(text: str | None) -> None:
             if text is None:
                 return
-            settings = RunSettings.from_json(base.to_json())
+            settings = base.copy()
             settings.profile_iters = text or None
             self.next_settings = settings
             if self.viewed is not None:
@@ -567,7 +567,7 @@ class WarmscopeApp(App[int]):
         base = self.next_settings
         if base is None:
             return
-        settings = RunSettings.from_json(base.to_json())
+        settings = base.copy()
         settings.apply_preset(name)
         self.next_settings = settings
         if self.viewed is not None:

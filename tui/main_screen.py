@@ -226,7 +226,7 @@ class MainScreen(Screen[None]):
         entry = self.entry
         if entry is None:
             return
-        device = str(entry.data.settings.get("knobs", {}).get("device") or "cpu")
+        device = str(entry.data.settings.knobs.get("device") or "cpu")
         self.query_one(UtilizationPane).show_view(entry.view, entry.data.env, device)
 
     # -- keys ---------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from warmscope.core.digest import settings_line
 from warmscope.core.intervals import RunWarning
 from warmscope.core.jitlog import label_for
 from warmscope.core.run import NS_PER_MS, Cursor, Event, LiveRun, RunData, Update
+from warmscope.core.settings import RunSettings
 from warmscope.core.stats import Summary
 from warmscope.tui.series import LatencySeries, mark_priority
 
@@ -253,7 +254,7 @@ class RunEntry:
 
     @property
     def target(self) -> str:
-        return str(self.data.settings.get("target", "?"))
+        return self.data.settings.target or "?"
 
     @property
     def title(self) -> str:
@@ -306,6 +307,6 @@ class RunEntry:
         return self.snapshot().summary()
 
 
-def fmt_settings(settings: dict[str, Any]) -> str:
+def fmt_settings(settings: RunSettings) -> str:
     line = settings_line(settings)
     return "" if line == "defaults" else line

@@ -494,7 +494,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
         if self.errors:
             field, message = next(iter(self.errors.items()))
             raise SettingsError(message if field in message else f"{field}: {message}")
-        settings = RunSettings.from_json(self.base.to_json())
+        settings = self.base.copy()
         value = lambda field: self.query_one(f"#field-{field}", Input).value  # noqa: E731
         settings.target = self._parse("target", value("target"))
         settings.inputs = self._parse("inputs", value("inputs"))
