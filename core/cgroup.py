@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import resource
 import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 MOUNTINFO = Path("/proc/self/mountinfo")
 SELF_CGROUP = Path("/proc/self/cgroup")
@@ -158,13 +160,84 @@ class RunCgroup:
             time.sleep(0.01)
 
 
-def contain(run_id: str, pid: int) -> tuple[RunCgroup | None, dict[str, str]]:
-    """Put the run's child ``pid`` into a cgroup of its own; the cgroup (``None`` where there is
-    none) and, for the record, how the run's processes are held and why."""
-    group = RunCgroup.create(run_id)
-    if isinstance(group, str):
-        return None, {"by": "run id", "why": group}
-    if not group.add(pid):
-        group.remove()
-        return None, {"by": "run id", "why": f"cannot move the child into {group.path}"}
-    return group, {"by": "cgroup", "path": str(group.path)}
+def contain(
+    run_id: str, pid: int, memory_limit: int | None = None
+) -> tuple[RunCgroup | None, dict[str, Any]]:
+    """Put the run's child ``pid`` into a cgroup of its own, and cap its memory; the cgroup
+    (``None`` where there is none) and, for the record, how the run's processes are held, how
+    its memory is capped, and why."""
+    made = RunCgroup.create(run_id, memory_limit)
+    group: RunCgroup | None = None
+    how: dict[str, Any]
+    if isinstance(made, str):
+        how = {"by": "run id", "why": made}
+    elif not made.add(pid):
+        made.remove()
+        how = {"by": "run id", "why": f"cannot move the child into {made.path}"}
+    else:
+        group, how = made, {"by": "cgroup", "path": str(made.path)}
+    if memory_limit is not None:
+        how["memory_limit"] = memory_limit
+        if group is not None and group.memory_limited:
+            how["memory_by"] = "cgroup memory.max"
+        else:
+            # No memory controller for the run: the child's address space instead (what it
+            # maps, a looser bound than what it uses, but one no allocation can pass).
+            resource.prlimit(pid, resource.RLIMIT_AS, (memory_limit, memory_limit))
+            how["memory_by"] = "RLIMIT_AS"
+    return group, how
+
+
+def oom_kills_here() -> int:
+    """How many processes the OOM killer has ended in warmscope's own memory cgroup (v2's
+    ``memory.events``, v1's ``memory.oom_control``): a rise during a run that died from SIGKILL
+    means the machine's or its container's limit ended it."""
+    try:
+        lines = SELF_CGROUP.read_text().splitlines()
+        mount = v2_mount(MOUNTINFO.read_text())
+    except OSError:
+        return 0
+    places = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "" and mount is not None:
+            places.append(mount / path.lstrip("/") / "memory.events")
+        elif "memory" in controllers.split(","):
+            places.append(Path("/sys/fs/cgroup/memory") / path.lstrip("/") / "memory.oom_control")
+    total = 0
+    for place in places:
+        with contextlib.suppress(OSError, ValueError):
+            for entry in place.read_text().splitlines():
+                key, _, value = entry.partition(" ")
+                if key == "oom_kill":
+                    total += int(value)
+    return total
+
+
+def out_of_memory(
+    group: RunCgroup | None,
+    limit: str | None,
+    returncode: int,
+    oom_killed_here: bool,
+    error: dict[str, Any] | None,
+    rss_mb: list[float],
+) -> str | None:
+    """Why a run ran out of memory, in words, where it did; ``None`` where it did not.
+
+    ``group``: the run's cgroup; ``limit``: its ``--memory-limit`` as written;
+    ``oom_killed_here``: the OOM killer ended a process of warmscope's own memory cgroup during
+    the run; ``error``: the child's error message; ``rss_mb``: the child's sampled RSS."""
+    peak = f"; its RSS peaked at {max(rss_mb):,.0f} MB" if rss_mb else ""
+    if group is not None and group.memory_limited and group.oom_kills():
+        held = group.peak_bytes()
+        if held:
+            peak = f"; it held {held / 2**20:,.0f} MB at most"
+        return f"the OOM killer ended it at --memory-limit {limit}{peak}"
+    if returncode == -signal.SIGKILL and oom_killed_here:
+        return f"the kernel's OOM killer ended it (the machine's or its container's limit){peak}"
+    if limit is not None and error is not None and not (group and group.memory_limited):
+        message = str(error.get("message", ""))
+        if "MemoryError" in message or "alloc" in message.lower():
+            first = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
+            return f"{first[:200]} (under --memory-limit {limit}, as RLIMIT_AS){peak}"
+    return None

@@ -27,6 +27,9 @@ class Seen:
 
     fault: Ending | None = None
     """Why warmscope ended the run itself, if it did: it wins over anything else."""
+    oom: str | None = None
+    """How the run ran out of memory, where it did (the session finds it): the cause, before
+    the signal or the error it shows as."""
     timeout: float | None = None
     """The ``--timeout`` that stopped the run, if it did."""
     error: dict[str, Any] | None = None
@@ -64,6 +67,8 @@ def classify(returncode: int, seen: Seen) -> Ending:
     done = seen.done
     if seen.fault is not None:
         return seen.fault
+    if seen.oom is not None:
+        return Ending(outcome.FAILED, f"out of memory: {seen.oom}", outcome.EXIT_FAILED)
     if seen.timeout is not None:
         return Ending(
             outcome.TIMEOUT, f"stopped after --timeout {seen.timeout:g} s", outcome.EXIT_FAILED

@@ -20,6 +20,8 @@ OBSERVER_NICE = 10
 """warmscope's own threads (the UI, the reader, the sampler) run this much nicer than the child:
 they wait, it is measured."""
 
+OBSERVER_CPUS_FROM = 4  # with fewer CPUs the child keeps them all
+
 _requests: queue.SimpleQueue[tuple[Future[subprocess.Popen[bytes]], Any, Any]] | None = None
 base_nice: int | None = None
 """The nice value warmscope started with, once ``lower_own_priority`` ran; else ``None``."""
@@ -73,3 +75,28 @@ def _serve(requests: queue.SimpleQueue[tuple[Future[subprocess.Popen[bytes]], An
             done.set_result(subprocess.Popen(*args, **kwargs))
         except BaseException as exc:  # handed to the caller, raised there
             done.set_exception(exc)
+
+
+def place_observer(child_pid: int) -> dict[str, Any]:
+    """Keep warmscope's own threads out of the measured child's way: where the machine has
+    the cores, the child gets all but one CPU and the observer's threads the last one
+    (they inherit it from here, as the child's threads inherit its set). The reader and
+    the sampler also lower their own priority (``OBSERVER_NICE``) as they start. What was
+    done goes into the record."""
+    placed: dict[str, Any] = {"nice": OBSERVER_NICE}
+    if ui_nice:
+        placed["ui_nice"] = ui_nice  # the TUI lowered its own threads as well
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return placed
+    if len(cpus) >= OBSERVER_CPUS_FROM:
+        child, observer = cpus[:-1], cpus[-1:]
+        try:
+            os.sched_setaffinity(child_pid, child)
+            placed["child_cpus"], placed["observer_cpus"] = child, observer
+        except OSError as exc:
+            placed["affinity_error"] = str(exc)
+    else:
+        placed["affinity"] = f"not set: {len(cpus)} CPUs, the child needs them all"
+    return placed

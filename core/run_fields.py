@@ -12,6 +12,7 @@ import argparse
 from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from warmscope.core.cgroup import parse_size
 from warmscope.core.compile_cache import MODES as COMPILE_CACHE_MODES
 from warmscope.core.knobs import KNOBS, default_values
 from warmscope.core.setting_fields import (
@@ -29,6 +30,16 @@ from warmscope.core.setting_fields import (
     parse_seconds_list,
     setting,
 )
+
+
+def memory_size(text: str) -> str:
+    """``--memory-limit``'s value checked (``512M``, ``3G``), kept as written."""
+    try:
+        parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text.strip()
+
 
 if TYPE_CHECKING:
     from warmscope.core.settings import RunSettings
@@ -395,6 +406,25 @@ class RunFields:
                         type=float,
                         metavar="S",
                         help="stop the run after S seconds (status timeout)",
+                    ),
+                ),
+            ),
+        ),
+    )
+
+    memory_limit: str | None = field(
+        default=None,
+        metadata=setting(
+            "str?",
+            (
+                Option(
+                    ("--memory-limit",),
+                    dict(
+                        type=memory_size,
+                        metavar="SIZE",
+                        help="cap the run's memory (512M, 3G): its cgroup's memory.max where the "
+                        "memory controller is delegated, else the child's address space "
+                        "(RLIMIT_AS); a run that hits it ends failed, naming memory",
                     ),
                 ),
             ),

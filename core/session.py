@@ -32,7 +32,13 @@ from typing import Any
 
 from warmscope.core import compile_cache, launcher, outcome, proctree, protocol
 from warmscope.core.attribution import Attribution, BadMarker
-from warmscope.core.cgroup import RunCgroup, contain
+from warmscope.core.cgroup import (
+    RunCgroup,
+    contain,
+    oom_kills_here,
+    out_of_memory,
+    parse_size,
+)
 from warmscope.core.compile_cache import CacheSetup
 from warmscope.core.ending import Ending, Seen, classify, not_a_python
 from warmscope.core.fold import apply_line, event_line, iterations_entry, record_entry
@@ -57,7 +63,6 @@ from warmscope.core.targets import Target
 AGENT = Path(__file__).resolve().parent / "agent.py"
 RECORD_FLUSH_S = 0.25
 STOP_GRACE_S = 3.0
-OBSERVER_CPUS_FROM = 4  # with fewer CPUs the child keeps them all
 RUN_ID_VAR = proctree.RUN_ID_VAR
 
 
@@ -122,6 +127,10 @@ class RunSession:
         self._fault: Ending | None = None
         """Why warmscope ended the run itself."""
         self._stderr_file: Any = None
+        self._memory_limit = (
+            parse_size(settings.memory_limit) if settings.memory_limit is not None else None
+        )
+        self._oom_kills0 = 0
         self._cgroup: RunCgroup | None = None
         """The run's own cgroup, where one could be made (``cgroup``)."""
         self._env: dict[str, str] = {}
@@ -198,42 +207,18 @@ class RunSession:
         except OSError as exc:
             raise UsageError(f"--python {python}: cannot run it ({exc.strerror})") from None
         # Into the run's cgroup before it reads its config: no model code has run yet.
-        self._cgroup, containment = contain(self.run_id, self.proc.pid)
+        self._oom_kills0 = oom_kills_here()
+        self._cgroup, containment = contain(self.run_id, self.proc.pid, self._memory_limit)
         self._guardian.start(self.run_id, self._cgroup.path if self._cgroup else None)
         self._commit({"type": "spawned", "pid": self.proc.pid})
         self._commit({"type": "env", "env": {"containment": containment}})
-        self._commit({"type": "env", "env": {"observer": self._place_observer()}})
+        self._commit({"type": "env", "env": {"observer": launcher.place_observer(self.proc.pid)}})
         assert self.proc.stdin is not None
         # A child that is not a Python (``--python /bin/ls``) may be gone already: what it did
         # is judged when it exits (no hello), not here.
         with contextlib.suppress(BrokenPipeError):
             self.proc.stdin.write(protocol.encode(self._agent_config()))
             self.proc.stdin.flush()  # stays open: its EOF tells the child the parent is gone
-
-    def _place_observer(self) -> dict[str, Any]:
-        """Keep warmscope's own threads out of the measured child's way: where the machine has
-        the cores, the child gets all but one CPU and the observer's threads the last one
-        (they inherit it from here, as the child's threads inherit its set). The reader and
-        the sampler also lower their own priority (``OBSERVER_NICE``) as they start. What was
-        done goes into the record."""
-        placed: dict[str, Any] = {"nice": OBSERVER_NICE}
-        if launcher.ui_nice:
-            placed["ui_nice"] = launcher.ui_nice  # the TUI lowered its own threads as well
-        assert self.proc is not None
-        try:
-            cpus = sorted(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            return placed
-        if len(cpus) >= OBSERVER_CPUS_FROM:
-            child, observer = cpus[:-1], cpus[-1:]
-            try:
-                os.sched_setaffinity(self.proc.pid, child)
-                placed["child_cpus"], placed["observer_cpus"] = child, observer
-            except OSError as exc:
-                placed["affinity_error"] = str(exc)
-        else:
-            placed["affinity"] = f"not set: {len(cpus)} CPUs, the child needs them all"
-        return placed
 
     def _observe(self) -> None:
         """In a thread of warmscope's: lower its priority, and keep it to the observer's CPU."""
@@ -610,6 +595,7 @@ class RunSession:
         # Helpers the model started (inheriting the pipes, or escaped with setsid) end too:
         # all at once through the run's cgroup where it has one (it finds helpers that scrubbed
         # their environment), then by the run id.
+        oom = self._out_of_memory(returncode)
         escaped = self._end_cgroup()
         left = proctree.end_all(self.run_id, None)
         with self.lock:
@@ -632,7 +618,7 @@ class RunSession:
                 after = sum(compile_cache.count_files(Path(p)) for p in self._cache.env.values())
                 info = {**self._cache.info, "entries_after": after}
                 self._commit({"type": "env", "env": {"compile_cache": info}})
-            status, detail, exit_code = classify(returncode, self._seen())
+            status, detail, exit_code = classify(returncode, self._seen(oom))
             self.busy = None
             end = {
                 "type": "end",
@@ -686,8 +672,20 @@ class RunSession:
             )
         self.ring.close()
 
-    def _seen(self) -> Seen:
+    def _out_of_memory(self, returncode: int) -> str | None:
+        """Why the run ran out of memory, in words, where it did (``cgroup.out_of_memory``)."""
+        return out_of_memory(
+            self._cgroup,
+            self.settings.memory_limit,
+            returncode,
+            oom_kills_here() > self._oom_kills0,
+            self.data.error,
+            [s["rss_mb"] for s in self.data.samples if s.get("rss_mb") is not None],
+        )
+
+    def _seen(self, oom: str | None = None) -> Seen:
         return Seen(
+            oom=oom,
             fault=self._fault,
             timeout=self.settings.timeout if self._timed_out else None,
             error=self.data.error,

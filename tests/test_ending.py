@@ -132,3 +132,12 @@ def test_a_detail_is_one_short_line() -> None:
     assert one_line("a\nb") == "a …"
     assert one_line("\n\n  only  \n") == "only"
     assert one_line("x" * 300) == "x" * 199 + "…"
+
+
+def test_running_out_of_memory_is_named_before_the_signal_it_shows_as() -> None:
+    seen = Seen(oom="the OOM killer ended it at --memory-limit 3G", hello=True)
+    ending = classify(-9, seen)
+    assert ending == Ending(
+        "failed", "out of memory: the OOM killer ended it at --memory-limit 3G", 1
+    )
+    assert classify(-9, Seen(hello=True)).detail == "the child died from SIGKILL"

@@ -69,3 +69,19 @@ class Slow(torch.nn.Module):
 
 def slow() -> torch.nn.Module:
     return Slow()
+
+
+class Hog(torch.nn.Module):
+    """Keeps 512 MB more each call and writes to it, until memory runs out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept: list[torch.Tensor] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.kept.append(torch.ones(64 << 20, dtype=torch.float64))
+        return x + 1
+
+
+def hog() -> torch.nn.Module:
+    return Hog()
