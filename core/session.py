@@ -574,6 +574,9 @@ class RunSession:
             sampler = Sampler(proc.pid, gpu_index, self._env.get("CUDA_VISIBLE_DEVICES"))
         except Exception:
             return  # the child is already gone
+        if sampler.gpu is not None:  # which device, its ceilings, what it cannot report
+            with self.lock:
+                self._commit({"type": "env", "env": {"gpu": sampler.gpu.describe()}})
         period = 1.0 / max(self.settings.sample_hz, 0.1)
         while not self.finished.wait(period):
             reading = sampler.sample()

@@ -151,3 +151,17 @@ def test_sampler_follows_cuda_visible_devices(
     assert s.gpu is None  # cuda:1 does not exist for the child: no GPU readings, no failure
     reading = s.sample()
     assert reading is not None and "gpu_util" not in reading
+
+
+def test_the_pane_names_the_device_its_ceilings_and_what_it_cannot_report(nvml: Any) -> None:
+    from warmscope.tui.utilization import gpu_note
+
+    full, mig = Gpu(nvml, 0), Gpu(nvml, 1)
+    mig.sample({CHILD})
+    sample = full.sample({CHILD})
+    note = gpu_note([sample], {"gpu": full.describe()}, "cuda:0")
+    assert note == ("hand-made device 0 · SM max 1,980 MHz, power limit 700 W, memory 81,920 MB")
+    note = gpu_note([mig.sample({CHILD})], {"gpu": mig.describe()}, "cuda:0")
+    assert note.startswith("hand-made device 1 (MIG) (a MIG slice) · SM max 1,980 MHz")
+    assert note.endswith("not reported: pcie, power, power limit, process utilization, utilization")
+    assert gpu_note([{"cpu": 1.0}], {"nvml": "ok"}, "cpu").startswith("GPU not sampled")

@@ -23,9 +23,18 @@ METRICS: tuple[tuple[str, str, str, float | None], ...] = (
     ("threads", "threads", "", None),
     ("sys_cpu", "system CPU", "%", 100.0),
     ("gpu_util", "GPU util", "%", 100.0),
+    ("gpu_proc_sm", "child SM", "%", 100.0),
     ("gpu_mem_mb", "GPU memory", " MB", None),
+    ("gpu_proc_mem_mb", "child VRAM", " MB", None),
+    ("gpu_sm_mhz", "SM clock", " MHz", None),
     ("gpu_power_w", "GPU power", " W", None),
+    ("gpu_temp_c", "GPU temp", "°C", None),
+    ("gpu_pcie_tx_mbs", "PCIe tx", " MB/s", None),
+    ("gpu_pcie_rx_mbs", "PCIe rx", " MB/s", None),
 )
+LIMITS = {"gpu_sm_mhz": "sm_max_mhz", "gpu_power_w": "power_limit_w", "gpu_mem_mb": "memory_mb"}
+"""Readings drawn against the device's own ceiling (from the record's ``env.gpu``), not the
+largest value seen: a clock at 1,410 of 1,980 MHz reads as throttled, not as full."""
 NAME_W, VALUE_W = 11, 10
 
 
@@ -40,7 +49,22 @@ def value_text(value: Any, unit: str) -> str:
 def gpu_note(samples: list[dict[str, Any]], env: dict[str, Any], device: str) -> str:
     """Why there are no GPU rows, in a line (empty when there are)."""
     if samples and any(k.startswith("gpu_") for k in samples[-1]):
-        return ""
+        gpu = env.get("gpu") or {}
+        parts = [str(gpu.get("name", "GPU")) + (" (a MIG slice)" if gpu.get("mig") else "")]
+        limits = [
+            f"{label} {gpu[key]:,.0f}{unit}"
+            for key, label, unit in (
+                ("sm_max_mhz", "SM max", " MHz"),
+                ("power_limit_w", "power limit", " W"),
+                ("memory_mb", "memory", " MB"),
+            )
+            if isinstance(gpu.get(key), (int, float))
+        ]
+        if limits:
+            parts.append(", ".join(limits))
+        if gpu.get("unsupported"):
+            parts.append("not reported: " + ", ".join(gpu["unsupported"]))
+        return " · ".join(parts) if gpu else ""
     nvml = str(env.get("nvml") or "")
     if nvml and nvml != "ok":
         return nvml
@@ -92,9 +116,13 @@ class UtilizationPane(TextLines):
         dropped = self._total - len(self.samples)
         shown = self.samples[max(0, stable_window(self._total, spark_w) - dropped) :]
         lines = []
+        ceilings = self.env.get("gpu") or {}
         for key, name, unit, scale in METRICS:
             if key.startswith("gpu_") and key not in latest:
                 continue
+            ceiling = ceilings.get(LIMITS.get(key, ""))
+            if isinstance(ceiling, (int, float)) and ceiling > 0:
+                scale = float(ceiling)
             values = [float(s[key]) for s in shown if key in s]
             line = Text(f"{name:<{NAME_W}}", style=name_style)
             line.append(f"{value_text(latest.get(key), unit):>{VALUE_W - 1}} ")
