@@ -17,6 +17,9 @@ only at import, torch passed in):
 Parent run machinery:
     session     spawn the agent, read its pipes, attribute log lines, stop it, record the run
     sweep       ``warmscope sweep`` and ``run --repeat``: cells × fresh processes, interleaved
+    warmup      ``warmscope warmup``: observe, propose and verify warm-up recipes (warmup_cli:
+                its parser, command and table)
+    recipe      a warm-up recipe and its Python file (recipe_cpp: the libtorch C++ one)
     compile_cache  the inductor/triton cache a compile run gets: cold, warm or the user's
     jitlog      C++ JIT log lines into events; the label of an iteration
     sampler     CPU, memory and GPU of the child, from outside

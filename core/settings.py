@@ -126,6 +126,9 @@ class RunSettings:
     trust_pickle: bool = False
     preset: str | None = None
     sample_hz: float = DEFAULT_SAMPLE_HZ
+    recipe: str | None = None
+    """``--recipe FILE.py``: a warm-up recipe whose ``prepare(model)`` runs after loading, as a
+    setup phase of its own (see ``warmup``); runs code from the file."""
     compile_cache: str | None = None
     """``cold``, ``warm`` or ``user`` (see ``compile_cache``); ``None``: ``user`` for one run.
     Only compile runs have one."""
@@ -221,6 +224,8 @@ class RunSettings:
                 raise SettingsError(f"--idle-probe: {gap} is not a number of seconds (0-3600)")
         if self.python is not None:
             check_python(self.python)
+        if self.recipe is not None and not os.path.isfile(self.recipe):
+            raise SettingsError(f"--recipe {clean_line(self.recipe)}: no such file")
         try:
             target = resolve_target(self.target, trust_pickle=self.trust_pickle)
             self.shape_plan(target)
@@ -343,6 +348,7 @@ class RunSettings:
             ("--profile-iters", self.profile_iters),
             ("--python", self.python),
             ("--compile-cache", self.compile_cache),
+            ("--recipe", self.recipe),
         )
         for flag, value in optional:
             if value is not None:
@@ -371,6 +377,8 @@ class RunSettings:
             found["env"] = dict(self.env)
         if self.trust_pickle:
             found["trust_pickle"] = True
+        if self.recipe is not None:
+            found["recipe"] = self.recipe
         if self.torch_config:
             # Some options name programs (inductor.cpp.cxx): chosen by the user, not a file.
             found["torch_config"] = dict(self.torch_config)
@@ -381,6 +389,7 @@ class RunSettings:
         safe = RunSettings.from_json(self.to_json())
         safe.python, safe.env, safe.trust_pickle = None, {}, False
         safe.torch_config = {}
+        safe.recipe = None
         return safe
 
     @classmethod
