@@ -302,6 +302,12 @@ class Warmup:
             "chosen": None if chosen is None else chosen["label"],
             "verdict": "verified" if chosen and chosen["verdict"] == "verified" else "not verified",
         }
+        if chosen is not None:
+            doc["recipe"] = {
+                "label": chosen["label"],
+                "file": chosen["file"],
+                "text": Path(chosen["file"]).read_text(encoding="utf-8"),
+            }
         doc["answer"] = answer(doc, chosen, baseline)
         return doc
 
