@@ -105,6 +105,11 @@ def cmd_warmup(args: argparse.Namespace, argv: list[str], build_settings: Any) -
         target = settings.resolve()
         if not target.scripted:
             raise UsageError("--emit-cpp: libtorch loads TorchScript archives (.pt) only")
+        if not settings.inputs or any(s.name for s in settings.input_specs(target)):
+            raise UsageError(
+                "--emit-cpp: libtorch's warm-up makes its inputs from --input specs, "
+                "positional ones (no NAME=)"
+            )
     if args.record is not None and args.record.exists():
         raise UsageError(
             f"--record {clean_line(str(args.record))} exists: warmup writes a new folder"
@@ -133,7 +138,8 @@ def cmd_warmup(args: argparse.Namespace, argv: list[str], build_settings: Any) -
 
         chosen = next((c for c in doc["candidates"] if c["label"] == doc["chosen"]), None)
         if chosen is not None:
-            args.emit_cpp.write_text(emit_cpp(chosen["recipe"], settings.target), encoding="utf-8")
+            text = emit_cpp(chosen["recipe"], settings.target)
+            args.emit_cpp.write_text(text, encoding="utf-8")
             doc["emitted_cpp"] = str(args.emit_cpp)
     text = json.dumps(doc, indent=1, default=str) + "\n"
     atomic_write(Path(doc["folder"]) / "warmup.json", text, parents=False)

@@ -3,6 +3,8 @@ emitted file then runs in a plain ``python`` that never imports warmscope."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,7 @@ import torch
 
 from tests.conftest import FACTORIES, TARGETS, warmscope
 from warmscope.core.recipe import Call, Recipe, emit_python
+from warmscope.core.recipe_cpp import build_command
 
 MODELS = TARGETS / "warmup_models.py"
 SPEECH = Path(__file__).parent.parent / "sample_models" / "speech.py"
@@ -119,6 +122,7 @@ def test_torchscript_archive_served_in_cycle_order(tmp_path: Path) -> None:
     result = warmscope(
         "warmup", str(archive), "--input", "1xTx16", "--dim", "T=8,16", "--iters", "16",
         "--repeat", "1", "--serve", "cycle", "--emit", str(emitted), "--quiet",
+        "--emit-cpp", str(tmp_path / "conv_recipe.cpp"),
         json_path=tmp_path / "w.json", timeout=300,
     )  # fmt: skip
     doc = result.doc
@@ -128,6 +132,24 @@ def test_torchscript_archive_served_in_cycle_order(tmp_path: Path) -> None:
     # Served in the declared order, so the warm-up runs backwards.
     assert [c["dims"] for c in doc["candidates"][0]["recipe"]["calls"]] == [{"T": 16}, {"T": 8}]
     run_plain(emitted, archive)
+    # The same recipe for libtorch: built against the wheel's own libtorch, and run.
+    source = tmp_path / "conv_recipe.cpp"
+    assert doc["emitted_cpp"] == str(source) and "torch::jit::Module prepare(" in source.read_text()
+    if shutil.which("g++") is None:
+        pytest.skip("no g++: the C++ recipe was written but not built")
+    binary = tmp_path / "conv_recipe"
+    command = build_command(
+        str(source),
+        str(binary),
+        os.path.dirname(torch.__file__),
+        torch._C._GLIBCXX_USE_CXX11_ABI,
+    )
+    built = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-3000:]
+    ran = subprocess.run([str(binary), str(archive)], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert "prepared in" in ran.stdout
+    assert ran.stdout.index("served T=16 first") < ran.stdout.index("served T=8 first")
 
 
 def test_eager_factory(tmp_path: Path) -> None:
@@ -214,6 +236,7 @@ def test_a_model_that_fails_leaves_no_recipe_to_verify(tmp_path: Path) -> None:
     ("args", "says"),
     [
         (["--emit-cpp", "x.cpp"], "libtorch loads TorchScript archives"),
+        (["--emit", "nowhere/x.py"], "no such folder"),
         (["--serve", "sideways"], "invalid choice"),
         (["--emit", "x.txt"], "a recipe is a .py file"),
         (["--recipe", "nothere.py"], "--recipe"),
