@@ -37,6 +37,8 @@ from warmscope.core.settings import RunSettings
 from warmscope.core.sweep import Cell, Sweep
 from warmscope.core.sweep_digest import stat_json
 from warmscope.core.targets import parse_dim
+from warmscope.core.units import ms as fmt_ms
+from warmscope.core.units import num3
 
 FORMAT = "warmscope-warmup"
 VERSION = 1
@@ -393,7 +395,8 @@ def observe(runs: list[RunData]) -> list[dict[str, Any]]:
         if ratio is not None and first is not None and ratio.median > MAX_RATIO:
             reason = f"the {why}" if label else (why or "no event: allocation and caches")
             item["why"] = (
-                f"first call {first.median:.3g} ms, {ratio.median:.2g}× its steady p50 ({reason})"
+                f"first call {fmt_ms(first.median)}, {num3(ratio.median)}× its steady p50 "
+                f"({reason})"
             )
             item["note"] = f"{key or 'the input'}: {item['why']}"
         out.append(item)
@@ -488,7 +491,7 @@ def judge(facts: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
         cause = failing["first_label"] or (
             "above its steady p90" if ratio <= MAX_RATIO else "no event: allocation or caches"
         )
-        out.update(verdict="not verified", why=f"{name}'s first call is {ratio:.2f}×: {cause}")
+        out.update(verdict="not verified", why=f"{name}'s first call is {num3(ratio)}×: {cause}")
     elif failures:
         out.update(
             verdict="not verified",
@@ -512,8 +515,8 @@ def break_even(facts: dict[str, Any], baseline: dict[str, Any]) -> str:
         slower = a.median - b.median
         calls = math.ceil(excess / slower) if slower > 0 else 0
         return (
-            f"steady p50 {slower:.3g} ms above the baseline's: the baseline's warm-up "
-            f"({excess:.3g} ms) is paid back after ~{calls:,} calls"
+            f"steady p50 {fmt_ms(slower)} above the baseline's: past ~{calls:,} calls the "
+            f"slowdown costs more than the baseline's warm-up ({fmt_ms(excess)})"
         )
     return ""
 
@@ -537,7 +540,7 @@ def answer(doc: dict[str, Any], chosen: dict[str, Any] | None, baseline: dict[st
     )
     without = (
         f"without one, {worst_base['key'] or 'the first call'} is "
-        f"{worst_base['ratio']['median']:.2f}× its steady p50"
+        f"{num3(worst_base['ratio']['median'])}× its steady p50"
         if worst_base
         else "the baseline has no figures"
     )
@@ -547,8 +550,9 @@ def answer(doc: dict[str, Any], chosen: dict[str, Any] | None, baseline: dict[st
     worst = chosen.get("worst") or {}
     if chosen["verdict"] == "verified":
         return (
-            f"verified: {chosen['label']} ({chosen['summary']}), start-up {start:.3g} ms, "
-            f"worst first call {worst.get('ratio', 0):.2f}× ({worst.get('key') or 'the input'}); "
+            f"verified: {chosen['label']} ({chosen['summary']}), start-up {fmt_ms(start)}, "
+            f"worst first call {num3(worst.get('ratio', 0))}× its steady p50 "
+            f"({worst.get('key') or 'the input'}); "
             f"{without}"
         )
     return f"not verified: best is {chosen['label']}: {chosen['why']}; {without}"

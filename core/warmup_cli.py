@@ -14,6 +14,7 @@ from warmscope.core.export import atomic_write
 from warmscope.core.outcome import UsageError
 from warmscope.core.safe_text import clean_line
 from warmscope.core.sweep_digest import iv_text
+from warmscope.core.units import num3
 
 HELP = """\
 Derive a warm-up recipe for TARGET, verify it in fresh processes, and write it as a Python file
@@ -163,7 +164,7 @@ def _done_line(sweep: Any, process: Any) -> None:
 def ratio_text(stat: dict[str, Any]) -> str:
     if stat.get("median") is None:
         return "-"
-    return f"{stat['median']:.2f}× ({stat['lo']:.2f}–{stat['hi']:.2f})"
+    return f"{num3(stat['median'])}× ({num3(stat['lo'])}–{num3(stat['hi'])})"
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -177,7 +178,7 @@ def render(doc: dict[str, Any]) -> str:
     cols = [("no recipe", doc["baseline"])] + [(c["label"], c) for c in doc["candidates"]]
     keys = [s["key"] for s in doc["baseline"]["shapes"]]
     width = max(12, *(len(k) + 2 for k in keys)) if keys else 12
-    cw = 26
+    cw = 28
     lines.append("first call / steady p50, median (95% interval) across processes")
     lines.append(f"{'':{width}}" + "".join(f"{label[: cw - 1]:<{cw}}" for label, _ in cols))
     for key in keys:
