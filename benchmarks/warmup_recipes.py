@@ -9,7 +9,7 @@ calls). Goals: a verified recipe at most 1.2x on every shape; the speech case ve
 most 60 s; the cache-artifact recipe starting in at most 40% of the cold compile recipe's
 start-up.
 
-    python benchmarks/warmup_recipes.py [--repeat 6] [--skip-compile] [--plain 6]
+    python benchmarks/warmup_recipes.py [--repeat 6] [--case speech|compile|both] [--plain 6]
 """
 
 from __future__ import annotations
@@ -183,12 +183,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=6)
     parser.add_argument("--plain", type=int, default=6, help="plain processes per recipe")
-    parser.add_argument("--skip-compile", action="store_true")
+    parser.add_argument("--case", choices=("speech", "compile", "both"), default="both")
     parser.add_argument("--folder", type=Path)
     args = parser.parse_args()
     folder = args.folder or Path(tempfile.mkdtemp(prefix="warmup-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
-    for case in ["speech"] + ([] if args.skip_compile else ["compile"]):
+    for case in ["speech", "compile"] if args.case == "both" else [args.case]:
         doc, wall = warmup(case, args.repeat, folder)
         report(case, doc, wall, folder, args.plain)
     print(f"records under {folder}")

@@ -4,8 +4,8 @@ Four steps, each in fresh processes:
 
 - **observe**: the baseline, no recipe, every declared shape served in the serve order;
   where each shape became steady and why its first call was slow (its events).
-- **propose**: candidate recipes (``recipe.Recipe``): warm-up calls per shape (how many: where
-  each shape became steady, plus a margin), settings that remove warm-up work instead (the
+- **propose**: candidate recipes (``recipe.Recipe``): warm-up calls for each shape (as many as
+  the slowest shape took to become steady, plus a margin), settings that remove warm-up work instead (the
   profiling executor off; for compile ``dynamic=True``), a compile-cache artifact.
 - **verify**: each candidate's file runs as ``--recipe`` in fresh processes (a ``Sweep``,
   interleaved), serving the shapes in an order its warm-up did not use; per shape the first
@@ -45,7 +45,8 @@ VERSION = 1
 DEFAULT_REPEAT = 6
 MAX_RATIO = 1.2
 MARGIN = 1
-"""Warm-up calls per shape beyond the last slow call any baseline process saw."""
+"""Warm-up calls per shape beyond the calls the slowest shape took to become steady (the upper
+median across baseline processes)."""
 MAX_CALLS = 10
 SERVES = ("reverse", "cycle", "random")
 RECIPE_PHASE = "recipe"
@@ -152,14 +153,18 @@ class Warmup:
         by_key = {o["key"]: o for o in observed}
         base = self.base_recipe()
         recipes: list[Recipe] = []
+        # The same count for every shape: whichever shape the warm-up meets first pays for the
+        # process's warm-up (the profiling run…), and that need not be the one served first.
+        slowest = max((o["calls_to_steady"] for o in observed), default=0)
 
         def calls(count: int | None) -> list[Call]:
-            out = []
-            for dims in order:
-                seen = by_key.get(dims_text(dims), {})
-                n = count if count is not None else seen.get("calls_to_steady", 1) + MARGIN
-                out.append(Call(dims, max(1, min(MAX_CALLS, n)), seen.get("why", "")))
-            return out
+            n = count if count is not None else slowest + MARGIN
+            return [
+                Call(
+                    dims, max(1, min(MAX_CALLS, n)), by_key.get(dims_text(dims), {}).get("why", "")
+                )
+                for dims in order
+            ]
 
         if self.mode == "compile":
             dynamic = len(order) > 1
@@ -388,7 +393,8 @@ def observe(runs: list[RunData]) -> list[dict[str, Any]]:
         item = {
             "key": key,
             "dims": e["dims"],
-            "calls_to_steady": max(e["calls"]) if e["calls"] else 0,
+            # The upper median across processes: one noisy process does not set the count.
+            "calls_to_steady": sorted(e["calls"])[len(e["calls"]) // 2] if e["calls"] else 0,
             "ratio": stat_json(e["ratios"]),
             "why": "",
         }
