@@ -224,7 +224,10 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
         step("if not isinstance(model, torch.jit.ScriptModule):")
         step("    model = torch.jit.script(model)")
     if recipe.mode != "compile":
-        step("model.eval()")
+        step("try:")
+        step("    model.eval()")
+        step("except NotImplementedError:  # an exported program runs as it was exported")
+        step("    pass")
     if recipe.freeze:
         step("# Frozen: weights and attributes inlined, the graph optimized once.")
         step("model = torch.jit.freeze(model)")
@@ -290,6 +293,10 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
         step("            f.write(saved[0])")
     if recipe.guard_recompile:
         step("# From here a recompile is an error: a shape the warm-up did not cover fails loudly.")
+        step('if not hasattr(torch.compiler, "set_stance"):')
+        step(
+            '    raise RuntimeError(f"torch {torch.__version__} has no torch.compiler.set_stance")'
+        )
         step('torch.compiler.set_stance("fail_on_recompile")')
     step("return model")
     for line in body:

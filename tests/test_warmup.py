@@ -32,7 +32,12 @@ def load(path, name):
 
 recipe = load(sys.argv[1], "recipe")
 source, factory = sys.argv[2], sys.argv[3]
-model = torch.jit.load(source) if source.endswith(".pt") else getattr(load(source, "m"), factory)()
+if source.endswith(".pt"):
+    model = torch.jit.load(source)
+elif source.endswith(".pt2"):
+    model = torch.export.load(source).module()
+else:
+    model = getattr(load(source, "m"), factory)()
 model = recipe.prepare(model)
 assert model is not None and callable(model)
 with torch.no_grad():
@@ -103,6 +108,7 @@ def test_speech_recipe_is_derived_verified_and_runs_outside_warmscope(tmp_path: 
     # The warm-up went through the shapes in the declared order: not the one served.
     calls = doc["candidates"][0]["recipe"]["calls"]
     assert [c["dims"] for c in calls] == [{"T": 20}, {"T": 40}]
+    assert len({c["count"] for c in calls}) == 1  # the shape warmed first pays the most
     assert doc["candidates"][1]["recipe"]["profiling_executor"] is False
     text = emitted.read_text()
     assert "profiling run" in text and "def prepare(model" in text
@@ -150,6 +156,30 @@ def test_torchscript_archive_served_in_cycle_order(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert "prepared in" in ran.stdout
     assert ran.stdout.index("served T=16 first") < ran.stdout.index("served T=8 first")
+
+
+def test_exported_program(tmp_path: Path) -> None:
+    sys.path.insert(0, str(TARGETS))
+    try:
+        import warmup_models
+    finally:
+        sys.path.remove(str(TARGETS))
+    frames = torch.export.Dim("T", min=4, max=64)
+    program = torch.export.export(
+        warmup_models.conv(), (torch.randn(1, 8, 16),), dynamic_shapes={"x": {1: frames}}
+    )
+    archive = tmp_path / "conv.pt2"
+    torch.export.save(program, str(archive))
+    emitted = tmp_path / "exported_recipe.py"
+    result = warmscope(
+        "warmup", str(archive), "--input", "1xTx16", "--dim", "T=8,16", "--iters", "12",
+        "--repeat", "1", "--emit", str(emitted), "--quiet",
+        json_path=tmp_path / "w.json", timeout=300,
+    )  # fmt: skip
+    doc = result.doc
+    assert doc is not None, result.stderr
+    check_document(doc, result.code, 1)
+    run_plain(emitted, archive)
 
 
 def test_eager_factory(tmp_path: Path) -> None:
