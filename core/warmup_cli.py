@@ -33,8 +33,9 @@ fresh process each time: reverse (default: the --dim sizes backwards, in turn), 
 order given; the warm-up then runs backwards), random (--seed). Each shape's first call is
 set against that shape's own steady p50.
 
-verdict: "verified" when, for every shape, the first call's median across processes is no
-slower than the shape's steady p90 (within noise) and at most 1.2x its steady p50; otherwise
+verdict: "verified" when, for every shape, the first call is within noise of its steady
+state (the 95% interval of first / steady p50 across processes reaches down to the shape's
+p90 / p50) and its median is at most 1.2x its steady p50; otherwise
 "not verified", naming the shape and what its first call did. The answer names the cheapest
 verified recipe by start-up cost (the time its prepare() takes).
 """
