@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from warmscope.core.recipe import Call, Recipe, artifact_path_for, emit_python
+from warmscope.core.recipe_cpp import CppRecipeError, emit_cpp
 
 SPEECH_SPEC = {"dtype": "float32", "shape": [1, "T", 40], "name": None, "gen": None, "args": []}
 
@@ -83,3 +86,17 @@ def test_summary_and_json_round_trip() -> None:
     assert recipe.summary() == "profiling executor off; T=20×3 T=30×2"
     assert Recipe.from_json(recipe.to_json()) == recipe
     assert recipe.warmup_calls == 5
+
+
+def test_cpp_recipe_sets_the_executor_and_makes_the_declared_shapes() -> None:
+    recipe = speech_recipe(profiling_executor=False, num_profiled_runs=1, freeze=True)
+    text = emit_cpp(recipe.to_json(), "model.pt")
+    assert "torch::jit::getProfilingMode() = false;" in text
+    assert "torch::jit::getNumProfiledRuns() = 1;" in text
+    assert "module = torch::jit::freeze(module);" in text
+    assert "torch::randn({1, 20, 40})" in text and "torch::randn({1, 30, 40})" in text
+    assert "for (int i = 0; i < 3; ++i) module.forward(make_inputs(0));" in text
+    with pytest.raises(CppRecipeError, match=r"torch\.compile"):
+        emit_cpp(speech_recipe(mode="compile").to_json())
+    with pytest.raises(CppRecipeError, match="input specs"):
+        emit_cpp(speech_recipe(specs=[]).to_json())
