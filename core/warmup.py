@@ -118,6 +118,8 @@ class Warmup:
             folder=self.folder / "observe",
         )
         self.baseline.run(on_done=self.on_done)
+        if self.baseline.stopped:
+            raise KeyboardInterrupt
         if self.baseline.aborted:
             raise UsageAbort(self.baseline.aborted)
         runs = ok_runs(self.baseline)
@@ -142,6 +144,8 @@ class Warmup:
                 folder=self.folder / "verify",
             )
             self.verify.run(on_done=self.on_done)
+            if self.verify.stopped:
+                raise KeyboardInterrupt
         self.wall_s = time.monotonic() - t0
         return self.document(observed)
 

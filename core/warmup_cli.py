@@ -134,6 +134,9 @@ def cmd_warmup(args: argparse.Namespace, argv: list[str], build_settings: Any) -
     except WarmupFailed as exc:
         print(f"warmscope: {clean_line(str(exc))}", file=sys.stderr)
         return outcome.EXIT_FAILED
+    except KeyboardInterrupt:
+        print(f"warmscope: stopped; the finished processes are in {job.folder}", file=sys.stderr)
+        return outcome.EXIT_STOPPED
     if args.emit is not None and copy_recipe(doc, args.emit) is not None:
         doc["emitted"] = str(args.emit)
     if args.emit_cpp is not None:
