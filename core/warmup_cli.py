@@ -81,6 +81,12 @@ def build_parser(
     from warmscope.core.warmup import DEFAULT_REPEAT
 
     p.set_defaults(repeat=DEFAULT_REPEAT)
+    for action in p._actions:
+        if action.dest == "repeat":
+            action.help = (
+                f"fresh processes for the baseline and for each candidate (default "
+                f"{DEFAULT_REPEAT}: 6 give 95%% intervals)"
+            )
     return p
 
 
