@@ -60,7 +60,12 @@ def build_parser(
     p.add_argument("target", metavar="TARGET")
     add_run_options(p, headless=True)
     g = p.add_argument_group("the warm-up")
-    g.add_argument("--serve", choices=("reverse", "cycle", "random"), default="reverse")
+    g.add_argument(
+        "--serve",
+        choices=("reverse", "cycle", "random"),
+        default="reverse",
+        help="the order verification serves the shapes in (see above; default reverse)",
+    )
     g.add_argument(
         "--emit",
         type=Path,
@@ -82,7 +87,9 @@ def build_parser(
 
     p.set_defaults(repeat=DEFAULT_REPEAT)
     for action in p._actions:
-        if action.dest == "repeat":
+        if action.dest == "json":
+            action.help = "also write the warmscope-warmup document here"
+        elif action.dest == "repeat":
             action.help = (
                 f"fresh processes for the baseline and for each candidate (default "
                 f"{DEFAULT_REPEAT}: 6 give 95%% intervals)"
