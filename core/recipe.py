@@ -147,8 +147,17 @@ GRAD = {
 
 
 def _literal(value: Any) -> str:
-    """A Python literal for JSON-like data (``true`` -> ``True``)."""
-    return repr(json.loads(json.dumps(value)))
+    """A Python literal in the style a formatter leaves alone: double quotes, ``True``."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(_literal(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)
 
 
 def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") -> str:
@@ -186,11 +195,13 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
     add(f"SPECS = {_literal(recipe.specs)}")
     add(f"SHAPES = {_literal(recipe.shapes)}")
     add(f"SEED = {recipe.seed}")
-    add(f"DEVICE = {recipe.device!r}")
-    add(f"DTYPE = {recipe.dtype!r}")
+    add(f"DEVICE = {_literal(recipe.device)}")
+    add(f"DTYPE = {_literal(recipe.dtype)}")
     if recipe.cache_artifact:
         name = artifact_name or "recipe" + ARTIFACT_SUFFIX
-        add(f"ARTIFACT = os.path.join(os.path.dirname(os.path.abspath(__file__)), {name!r})")
+        add(
+            f"ARTIFACT = os.path.join(os.path.dirname(os.path.abspath(__file__)), {_literal(name)})"
+        )
     if recipe.specs:
         add("")
         add("")
@@ -219,7 +230,7 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
             for kind, _, depth in (p.partition(",") for p in recipe.fusion_strategy.split(";"))
         ]
         step("# How many shape specializations the fuser makes before it goes dynamic.")
-        step(f"torch.jit.set_fusion_strategy({stages!r})")
+        step(f"torch.jit.set_fusion_strategy({_literal(stages)})")
     if recipe.mode in ("script", "trace"):
         step("if not isinstance(model, torch.jit.ScriptModule):")
         step("    model = torch.jit.script(model)")
@@ -246,7 +257,7 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
             step('    with open(ARTIFACT, "rb") as f:')
             step("        torch.compiler.load_cache_artifacts(f.read())")
             step("    loaded = True")
-        options = ", ".join(f"{k}={v!r}" for k, v in recipe.compile_options.items())
+        options = ", ".join(f"{k}={_literal(v)}" for k, v in recipe.compile_options.items())
         why = (
             "one graph for every size"
             if recipe.compile_options.get("dynamic")
@@ -263,8 +274,9 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
         step(f"for mark in {_literal(recipe.mark_dynamic)}:")
         step("    for args, kwargs in inputs.values():")
         step("        values = args + list(kwargs.values())")
-        step('        torch._dynamo.mark_dynamic(values[mark["input"]], mark["axis"],')
-        step('                                   min=mark["min"], max=mark["max"])')
+        step("        torch._dynamo.mark_dynamic(")
+        step('            values[mark["input"]], mark["axis"], min=mark["min"], max=mark["max"]')
+        step("        )")
     step("")
     step(f"with {GRAD.get(recipe.grad_mode, 'torch.no_grad()')}:")
     if not recipe.calls:
@@ -274,7 +286,7 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
         if call.why:
             step(f"    # {what or 'the input'}: {call.why}")
         if recipe.specs:
-            step(f"    args, kwargs = inputs[{tuple(sorted(call.dims.items()))!r}]")
+            step(f"    args, kwargs = inputs[{_literal(tuple(sorted(call.dims.items())))}]")
         else:
             step("    args, kwargs = example_inputs")
         step(f"    for _ in range({call.count}):")

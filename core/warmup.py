@@ -20,6 +20,7 @@ p90 over its p50) and its median ratio is at most ``MAX_RATIO``.
 from __future__ import annotations
 
 import bisect
+import json
 import math
 import os
 import shutil
@@ -178,6 +179,11 @@ class Warmup:
             recipes.append(
                 self.variant(base, "compile dynamic" if dynamic else "compile", twice, options)
             )
+            marks = dynamic_marks(base.specs, self.declared)
+            if dynamic and marks:
+                marked = self.variant(base, "compile mark_dynamic", twice)
+                marked.mark_dynamic = marks
+                recipes.append(marked)
             art = self.variant(base, "compile + cache artifact", twice, options)
             art.cache_artifact = True
             recipes.append(art)
@@ -349,6 +355,23 @@ def serve_settings(settings: RunSettings, serve: str) -> RunSettings:
             dims.append(f"{name}={','.join(str(v) for v in reversed(sizes))}")
         served.dims = dims
     return served
+
+
+def dynamic_marks(
+    specs: list[dict[str, Any]], shapes: list[dict[str, int]]
+) -> list[dict[str, Any]]:
+    """``mark_dynamic`` for each input axis a declared dimension sizes, its range the declared
+    sizes. Inputs are counted as the call takes them: positional ones, then keyword ones. A
+    range that starts at 1 is left out: dynamo specializes sizes 0 and 1 whatever the mark."""
+    ordered = [s for s in specs if not s.get("name")] + [s for s in specs if s.get("name")]
+    marks = []
+    for i, spec in enumerate(ordered):
+        for axis, dim in enumerate(spec["shape"]):
+            if isinstance(dim, str):
+                sizes = [d[dim] for d in shapes if dim in d]
+                if sizes and min(sizes) >= 2 and len(set(sizes)) > 1:
+                    marks.append({"input": i, "axis": axis, "min": min(sizes), "max": max(sizes)})
+    return marks
 
 
 def calls_to_steady(idx: Any, steady_from: int | None) -> int:
@@ -583,7 +606,7 @@ def copy_recipe(doc: dict[str, Any], target: Path) -> Path | None:
     text = source.read_text(encoding="utf-8")
     old = source.stem + ARTIFACT_SUFFIX
     new = target.stem + ARTIFACT_SUFFIX
-    target.write_text(text.replace(repr(old), repr(new)), encoding="utf-8")
+    target.write_text(text.replace(json.dumps(old), json.dumps(new)), encoding="utf-8")
     artifact = source.with_name(old)
     if artifact.exists():
         shutil.copyfile(artifact, target.with_name(new))

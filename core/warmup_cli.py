@@ -24,8 +24,8 @@ Derive a warm-up recipe for TARGET, verify it in fresh processes, and write it a
            became steady, and why its first call was slow (profiling run, recompile…)
   propose  candidates: warm-up calls for each shape (as many as the slowest shape took to
            become steady, the upper median across processes, plus one); settings that remove
-           warm-up work (profiling executor off; for torch.compile dynamic=True, and a
-           compile-cache artifact written beside the recipe)
+           warm-up work (profiling executor off; for torch.compile dynamic=True,
+           mark_dynamic over the declared sizes, a compile-cache artifact beside the recipe)
   verify   each candidate's file runs as --recipe in --repeat fresh processes, interleaved
 
 serve order (--serve): verification serves the shapes in an order the warm-up did not use, a

@@ -210,8 +210,9 @@ def test_compile_factory_dynamic_and_a_cache_artifact_that_torch_does_not_make(
     doc = result.doc
     assert doc is not None, result.stderr
     check_document(doc, result.code, 1)
-    dynamic, cached = doc["candidates"]
+    dynamic, marked, cached = doc["candidates"]
     assert dynamic["recipe"]["compile_options"] == {"backend": "eager", "dynamic": True}
+    assert marked["recipe"]["mark_dynamic"] == [{"input": 0, "axis": 1, "min": 8, "max": 16}]
     assert dynamic["recipe"]["guard_recompile"] is True
     # The eager backend compiles nothing to disk: no artifact, the candidate is dropped.
     assert cached["verdict"] == "not verified" and "artifact" in cached["why"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 
 import pytest
 
@@ -57,6 +59,11 @@ def test_emitted_file_imports_only_torch_and_the_standard_library() -> None:
         assert imports_of(text) <= {"torch", "contextlib", "os"}
         assert "warmscope" not in text.replace("warmscope for", "")
         assert "def prepare(model, example_inputs=None):" in text
+        formatted = subprocess.run(
+            [sys.executable, "-m", "ruff", "format", "--check", "-"],
+            input=text, capture_output=True, text=True,
+        )  # fmt: skip
+        assert formatted.returncode == 0, formatted.stdout + formatted.stderr
 
 
 def test_settings_and_calls_are_in_the_file_with_their_reasons() -> None:
@@ -64,10 +71,10 @@ def test_settings_and_calls_are_in_the_file_with_their_reasons() -> None:
         speech_recipe(profiling_executor=False, fusion_strategy="STATIC,2;DYNAMIC,10")
     )
     assert "torch._C._jit_set_profiling_executor(False)" in text
-    assert "torch.jit.set_fusion_strategy([('STATIC', 2), ('DYNAMIC', 10)])" in text
+    assert 'torch.jit.set_fusion_strategy([("STATIC", 2), ("DYNAMIC", 10)])' in text
     assert "# T=20: first call 41 ms, 11× its steady p50 (the profiling run)" in text
     assert "for _ in range(3):" in text and "for _ in range(2):" in text
-    assert text.index("(('T', 20),)") < text.index("(('T', 30),)")  # the order given
+    assert text.index('(("T", 20),)') < text.index('(("T", 30),)')  # the order given
     plain = emit_python(speech_recipe())
     assert "_jit_set_profiling_executor" not in plain
 
@@ -77,7 +84,7 @@ def test_compile_recipe_saves_and_loads_its_artifact_beside_itself() -> None:
     text = emit_python(recipe, artifact_name="mine.cache.bin")
     assert "torch.compile(model, dynamic=True)" in text
     assert "load_cache_artifacts" in text and "save_cache_artifacts" in text
-    assert "'mine.cache.bin'" in text
+    assert '"mine.cache.bin"' in text
     assert artifact_path_for("/x/mine.py") == "/x/mine.cache.bin"
 
 
@@ -100,3 +107,18 @@ def test_cpp_recipe_sets_the_executor_and_makes_the_declared_shapes() -> None:
         emit_cpp(speech_recipe(mode="compile").to_json())
     with pytest.raises(CppRecipeError, match="input specs"):
         emit_cpp(speech_recipe(specs=[]).to_json())
+
+
+def test_mark_dynamic_covers_the_declared_range_and_leaves_size_one_alone() -> None:
+    from warmscope.core.warmup import dynamic_marks
+
+    specs = [
+        {"dtype": "int64", "shape": [1, "L"], "name": "mask"},
+        {"dtype": "int64", "shape": ["B", "L"]},
+    ]
+    shapes = [{"B": 1, "L": 8}, {"B": 2, "L": 32}]
+    # The positional input comes first, as the call takes it; B starts at 1: no mark.
+    assert dynamic_marks(specs, shapes) == [
+        {"input": 0, "axis": 1, "min": 8, "max": 32},
+        {"input": 1, "axis": 1, "min": 8, "max": 32},
+    ]
