@@ -22,6 +22,9 @@ Parent run machinery:
     attribution which iteration or phase each stderr line belongs to, from the markers (pure)
     ending      the run's status, detail and exit code from what was seen (pure)
     sweep       ``warmscope sweep`` and ``run --repeat``: cells × fresh processes, interleaved
+    warmup      ``warmscope warmup``: observe, propose and verify warm-up recipes (warmup_cli:
+                its parser, command and table)
+    recipe      a warm-up recipe and its Python file (recipe_cpp: the libtorch C++ one)
     compile_cache  the inductor/triton cache a compile run gets: cold, warm or the user's
     jitlog      C++ JIT log lines into events; the label of an iteration
     sampler     CPU, memory and GPU of the child, from outside

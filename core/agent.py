@@ -401,6 +401,17 @@ def run_loop(
     return status, i
 
 
+def serve_recipe(
+    torch: Any, model: Any, feeds: list[Any], cfg: dict[str, Any], phase: Any, channel: Channel
+) -> Any:
+    """The recipe's ``prepare(model)`` as a setup phase; compiles it made are watched from
+    then on (its own warm-up compiles are part of its start-up, not events of the run)."""
+    model = loading.run_recipe(torch, model, feeds, cfg, phase)
+    if "torch._dynamo" in sys.modules:
+        hooks.install_compile_hooks(torch, channel)
+    return model
+
+
 def send_inputs(torch: Any, cfg: dict[str, Any], feeds: list[Any], channel: Channel) -> None:
     """What the model is given (whoever brought it), and the table of shapes when they vary."""
     if cfg.get("inputs_file"):
@@ -559,6 +570,8 @@ def main() -> int:
             feeds = loading.make_feeds(torch, cfg, examples, device)
         send_inputs(torch, cfg, feeds, channel)
         model = loading.prepare(torch, model, feeds[0], cfg, phase, channel)
+        if cfg.get("recipe"):
+            model = serve_recipe(torch, model, feeds, cfg, phase, channel)
         graphs = loading.loaded_graphs(torch, model)
     except UsageError as exc:
         report_error(channel, exc, where="load", usage=True)

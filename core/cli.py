@@ -43,7 +43,7 @@ from warmscope.core.units import rate
 
 SUMMARY_WARMUP_ROWS = 12
 
-COMMANDS = ("run", "sweep", "open", "compare", "report", "samples", "knobs")
+COMMANDS = ("run", "sweep", "warmup", "open", "compare", "report", "samples", "knobs")
 
 DESCRIPTION = """\
 Watch what a PyTorch model does in its first forward passes, live, and which executor
@@ -54,6 +54,8 @@ setting changes that. Each run is a fresh child process: JIT state is process-wi
   warmscope run TARGET [OPTIONS]     headless: live progress on stderr, summary on stdout
   warmscope sweep TARGET [OPTIONS]   several settings x several fresh processes, interleaved;
                                      medians with 95% intervals and a one-line answer
+  warmscope warmup TARGET [OPTIONS]  derive a warm-up recipe, verify it in fresh processes,
+                                     write it as a Python file (--emit)
   warmscope open RECORD...           TUI over saved run records (or a sweep's runs)
   warmscope compare RECORD...        side-by-side summary in the terminal (runs or a sweep)
   warmscope report RECORD            a Markdown report to paste into an issue or forum post
@@ -855,6 +857,10 @@ def make_parser(command: str | None) -> argparse.ArgumentParser:
         )
         p.add_argument("target", metavar="TARGET")
         add_run_options(p, headless=True, sweep=True)
+    elif command == "warmup":
+        from warmscope.core.warmup_cli import build_parser
+
+        p = build_parser(_Parser, add_run_options)
     elif command == "open":
         p = records_parser(
             "open", "Open saved run records (.jsonl) or --json documents in the TUI."
@@ -926,6 +932,10 @@ def _main(argv: list[str] | None) -> int:
             return cmd_run(args, argv)
         if command == "sweep":
             return cmd_sweep(args, argv, sweep=True)
+        if command == "warmup":
+            from warmscope.core.warmup_cli import cmd_warmup
+
+            return cmd_warmup(args, argv, build_settings)
         if command == "open":
             records, sweeps = open_records(args.records)
             return cmd_tui(args, argv, records=records, sweeps=sweeps)

@@ -282,7 +282,9 @@ def prepare(
         if values.get("optimize_for_inference"):
             with phase("optimize_for_inference"):
                 model = torch.jit.optimize_for_inference(model)
-    if mode == "compile":
+    if mode == "compile" and cfg.get("recipe"):
+        install_compile_hooks(torch, channel)  # the recipe makes the torch.compile call
+    elif mode == "compile":
         install_compile_hooks(torch, channel)
         options = {"backend": values.get("compile_backend") or "inductor"}
         if values.get("compile_mode"):
@@ -293,6 +295,45 @@ def prepare(
             options["fullgraph"] = True
         with phase("compile setup"):
             model = torch.compile(model, **options)
+    return model
+
+
+def run_recipe(
+    torch: Any, model: Any, feeds: list[Feed], cfg: dict[str, Any], phase: Phases
+) -> Any:
+    """``--recipe FILE.py``: its ``prepare(model)`` (settings, compile, warm-up calls), timed
+    as the setup phase ``recipe``: its start-up cost. The module it returns is served.
+
+    A recipe that builds no inputs of its own (the target brought them) is given the first
+    shape's arguments as ``example_inputs``. A run that serves a shape the recipe does not
+    declare is refused before any call: its first call would not be warmed.
+    """
+    path = Path(cfg["recipe"])
+    spec = importlib.util.spec_from_file_location(f"_warmscope_recipe_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"--recipe {path}: cannot load it as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    with phase("recipe"):
+        spec.loader.exec_module(module)
+        prepare_fn = getattr(module, "prepare", None)
+        if not callable(prepare_fn):
+            raise UsageError(f"--recipe {path} defines no prepare(model)")
+        declared = getattr(module, "SHAPES", None)
+        served = [shape_key(d) for d in cfg.get("shapes") or []]
+        if declared:
+            known = [shape_key(d) for d in declared]
+            missing = [k for k in served if k not in known]
+            if missing:
+                raise UsageError(
+                    f"--recipe {path} warms up {'; '.join(known)}; the run serves "
+                    f"{'; '.join(missing)}, which it does not declare"
+                )
+        if getattr(module, "SPECS", None):
+            model = prepare_fn(model)
+        else:
+            model = prepare_fn(model, example_inputs=feeds[0])
+    if model is None:
+        raise UsageError(f"--recipe {path}: prepare(model) returned None, not a model to serve")
     return model
 
 

@@ -412,6 +412,24 @@ class RunFields:
         ),
     )
 
+    recipe: str | None = field(
+        default=None,
+        metadata=setting(
+            "str?",
+            (
+                Option(
+                    ("--recipe",),
+                    dict(
+                        metavar="FILE.py",
+                        help="run a warm-up recipe's prepare(model) after loading, timed as a "
+                        "setup phase (see `warmscope warmup`); runs code from the file",
+                    ),
+                ),
+            ),
+            trusted=False,
+        ),
+    )
+
     memory_limit: str | None = field(
         default=None,
         metadata=setting(

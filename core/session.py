@@ -279,6 +279,7 @@ class RunSession:
             "gap": self.settings.gap,
             "idle_probe": self.settings.idle_probe,
             "torch_config": self.settings.torch_config,
+            "recipe": self.settings.recipe,
             "mode": self.mode,
             "knobs": knobs,
             "iters": self.settings.iters,

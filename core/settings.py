@@ -109,6 +109,8 @@ class RunSettings(RunFields):
         unknown = set(self.knobs) - {k.name for k in KNOBS}
         if unknown:
             raise SettingsError(f"unknown knob {sorted(unknown)[0]!r}")
+        if self.recipe is not None and not os.path.isfile(self.recipe):
+            raise SettingsError(f"--recipe {clean_line(self.recipe)}: no such file")
         if self.iters < 1:
             raise SettingsError(f"--iters must be at least 1, got {self.iters}")
         for name, value in (("--duration", self.duration), ("--timeout", self.timeout)):

@@ -46,6 +46,8 @@ SAMPLES: dict[str, Any] = {
     "profile_iters": "0,1,steady",
     "profile_in_run": True,
     "profiled_in_stats": True,
+    "recipe": "warmup.py",
+    "memory_limit": "3G",
 }
 INTERNAL = {"sample_hz"}
 """Fields no option sets: the sampler's rate."""

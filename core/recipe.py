@@ -1,0 +1,323 @@
+"""A warm-up recipe: what to set, compile and call before serving, and its Python file.
+
+Pure: no torch, no processes. ``Recipe`` says what a warm-up does; ``emit_python`` writes it as
+a file that imports only torch and the standard library and defines ``prepare(model) ->
+model``. ``warmscope warmup`` verifies candidates by running that very file (``--recipe``) in
+fresh processes, so what is verified is what the user gets.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ARTIFACT_SUFFIX = ".cache.bin"
+"""The compile-cache artifact is written beside the recipe: ``NAME.py`` -> ``NAME.cache.bin``."""
+
+
+@dataclass
+class Call:
+    """``count`` warm-up calls with the inputs of one declared shape (``{}``: the one shape)."""
+
+    dims: dict[str, int]
+    count: int
+    why: str = ""
+    """What this shape's first call cost without a warm-up, for the file's comment."""
+
+
+@dataclass
+class Recipe:
+    """What a warm-up does, in the order the file does it."""
+
+    label: str
+    mode: str
+    """How the served module runs: ``script``/``trace`` (given scripted), ``eager``, or
+    ``compile`` (given the eager module: the recipe makes the ``torch.compile`` call)."""
+    specs: list[dict[str, Any]]
+    """The runs' input specs (``InputSpec.to_json()``); empty: the caller passes example inputs."""
+    shapes: list[dict[str, int]]
+    """Every declared shape (``--dim``); a run serving another is refused."""
+    calls: list[Call]
+    device: str = "cpu"
+    dtype: str | None = None
+    grad_mode: str = "no_grad"
+    seed: int = 0
+    threads: int | None = None
+    profiling_executor: bool | None = None
+    num_profiled_runs: int | None = None
+    fusion_strategy: str | None = None
+    freeze: bool = False
+    compile_options: dict[str, Any] = field(default_factory=dict)
+    """``torch.compile`` keyword arguments (``backend``, ``mode``, ``dynamic``, ``fullgraph``)."""
+    mark_dynamic: list[dict[str, Any]] = field(default_factory=list)
+    """``{"input": i, "axis": a, "min": lo, "max": hi}``: ``torch._dynamo.mark_dynamic`` on the
+    warm-up inputs, so one graph covers the declared sizes."""
+    cache_artifact: bool = False
+    """Load ``torch.compiler`` cache artifacts written beside the recipe (save them when absent)."""
+    guard_recompile: bool = False
+    """After warm-up, ``torch.compiler.set_stance("fail_on_recompile")``: an unwarmed shape fails."""
+    notes: list[str] = field(default_factory=list)
+    """Lines for the file's header: what was observed without the recipe."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Recipe:
+        values = dict(data)
+        values["calls"] = [Call(**c) for c in data.get("calls", [])]
+        return cls(**values)
+
+    @property
+    def warmup_calls(self) -> int:
+        return sum(c.count for c in self.calls)
+
+    def summary(self) -> str:
+        """``profiling executor off; each shape ×1``: the recipe in a few words."""
+        parts = []
+        if self.profiling_executor is False:
+            parts.append("profiling executor off")
+        if self.num_profiled_runs is not None:
+            parts.append(f"num_profiled_runs={self.num_profiled_runs}")
+        if self.fusion_strategy:
+            parts.append(f"fusion {self.fusion_strategy}")
+        if self.freeze:
+            parts.append("freeze")
+        if self.mode == "compile":
+            dyn = self.compile_options.get("dynamic")
+            parts.append("compile" + ("" if dyn is None else f"(dynamic={dyn})"))
+        if self.mark_dynamic:
+            parts.append("mark_dynamic")
+        if self.cache_artifact:
+            parts.append("cache artifact")
+        counts = sorted({c.count for c in self.calls})
+        if len(self.calls) > 1 and len(counts) == 1:
+            parts.append(f"each shape ×{counts[0]}")
+        elif self.calls:
+            parts.append(" ".join(f"{dims_text(c.dims) or 'input'}×{c.count}" for c in self.calls))
+        return "; ".join(parts) or "no warm-up"
+
+
+def dims_text(dims: dict[str, int]) -> str:
+    return ",".join(f"{k}={v}" for k, v in dims.items())
+
+
+# -- the Python file ----------------------------------------------------------------------------
+
+INPUT_MAKER = '''
+def make_inputs(dims):
+    """One call's arguments for a shape, as the measured runs made them (same seed, values)."""
+    generator = torch.Generator().manual_seed(SEED)
+    args, kwargs = [], {}
+    for spec in SPECS:
+        dtype = getattr(torch, spec["dtype"])
+        shape = [d if isinstance(d, int) else dims[d] for d in spec["shape"]]
+        gen = spec.get("gen") or ("normal" if dtype.is_floating_point else "zeros")
+        a = spec.get("args") or []
+        if gen == "zeros":
+            tensor = torch.zeros(shape, dtype=dtype)
+        elif gen == "ones":
+            tensor = torch.ones(shape, dtype=dtype)
+        elif gen == "fill":
+            tensor = torch.full(shape, a[0], dtype=dtype)
+        elif gen == "randint":
+            tensor = torch.randint(int(a[0]), int(a[1]), shape, generator=generator, dtype=dtype)
+        elif gen == "uniform":
+            tensor = torch.empty(shape).uniform_(a[0], a[1], generator=generator)
+        else:
+            tensor = torch.randn(shape, generator=generator)
+        if tensor.dtype != dtype:
+            tensor = tensor.to(dtype)
+        if DTYPE and dtype.is_floating_point:
+            tensor = tensor.to(getattr(torch, DTYPE))
+        tensor = tensor.to(DEVICE)
+        if spec.get("name"):
+            kwargs[spec["name"]] = tensor
+        else:
+            args.append(tensor)
+    return args, kwargs
+'''
+
+GRAD = {
+    "no_grad": "torch.no_grad()",
+    "inference_mode": "torch.inference_mode()",
+    "enabled": "contextlib.nullcontext()",
+}
+
+
+def _literal(value: Any) -> str:
+    """A Python literal in the style a formatter leaves alone: double quotes, ``True``."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(_literal(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)
+
+
+def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") -> str:
+    """The recipe as a Python file: imports torch and the standard library only."""
+    lines: list[str] = []
+    add = lines.append
+    add(f'"""Warm-up recipe: {recipe.summary()}.')
+    add("")
+    if target:
+        add(f"Derived and verified by warmscope for {target}. Use before serving:")
+    else:
+        add("Use before serving:")
+    add("")
+    given = {
+        "compile": "the eager module (this recipe compiles it)",
+        "eager": "the eager module",
+    }.get(recipe.mode, "the scripted module (torch.jit.load / torch.jit.script)")
+    add(f"    model = prepare(model)   # model: {given}")
+    if recipe.notes:
+        add("")
+        add("Without it:")
+        for note in recipe.notes:
+            add(f"  {note}")
+    add('"""')
+    add("")
+    stdlib = (["contextlib"] if recipe.grad_mode == "enabled" else []) + (
+        ["os"] if recipe.cache_artifact else []
+    )
+    for name in stdlib:
+        add(f"import {name}")
+    if stdlib:
+        add("")
+    add("import torch")
+    add("")
+    add(f"SPECS = {_literal(recipe.specs)}")
+    add(f"SHAPES = {_literal(recipe.shapes)}")
+    add(f"SEED = {recipe.seed}")
+    add(f"DEVICE = {_literal(recipe.device)}")
+    add(f"DTYPE = {_literal(recipe.dtype)}")
+    if recipe.cache_artifact:
+        name = artifact_name or "recipe" + ARTIFACT_SUFFIX
+        add(
+            f"ARTIFACT = os.path.join(os.path.dirname(os.path.abspath(__file__)), {_literal(name)})"
+        )
+    if recipe.specs:
+        add("")
+        add("")
+        lines.extend(INPUT_MAKER.strip("\n").splitlines())
+    add("")
+    add("")
+    add("def prepare(model, example_inputs=None):")
+    add('    """Set the process-wide settings, compile, run the warm-up calls; the model to serve.')
+    add("")
+    add("    example_inputs: ``(args, kwargs)``, only where SPECS is empty (the model brought its")
+    add('    own inputs)."""')
+    body: list[str] = []
+    step = body.append
+    if recipe.threads is not None:
+        step(f"torch.set_num_threads({recipe.threads})  # as measured")
+    if recipe.profiling_executor is False:
+        step("# The profiling executor's profiling and optimizing runs are the slow first calls;")
+        step("# the legacy executor optimizes once, for every shape alike.")
+        step("torch._C._jit_set_profiling_executor(False)")
+    if recipe.num_profiled_runs is not None:
+        step("# Fewer profiled runs before the optimized graph takes over.")
+        step(f"torch._C._jit_set_num_profiled_runs({recipe.num_profiled_runs})")
+    if recipe.fusion_strategy:
+        stages = [
+            (kind.strip().upper(), int(depth))
+            for kind, _, depth in (p.partition(",") for p in recipe.fusion_strategy.split(";"))
+        ]
+        step("# How many shape specializations the fuser makes before it goes dynamic.")
+        step(f"torch.jit.set_fusion_strategy({_literal(stages)})")
+    if recipe.mode in ("script", "trace"):
+        step("if not isinstance(model, torch.jit.ScriptModule):")
+        step("    model = torch.jit.script(model)")
+    if recipe.mode != "compile":
+        step("try:")
+        step("    model.eval()")
+        step("except NotImplementedError:  # an exported program runs as it was exported")
+        step("    pass")
+    if recipe.freeze:
+        step("# Frozen: weights and attributes inlined, the graph optimized once.")
+        step("model = torch.jit.freeze(model)")
+    if recipe.mode == "compile":
+        step("model.eval()")
+        if recipe.cache_artifact:
+            step("# Compiled code from an earlier process: the compiles below read it back.")
+            step("loaded = False")
+            step("if os.path.exists(ARTIFACT):")
+            step('    if not hasattr(torch.compiler, "load_cache_artifacts"):')
+            step("        raise RuntimeError(")
+            step(
+                '            f"torch {torch.__version__} has no torch.compiler.load_cache_artifacts"'
+            )
+            step("        )")
+            step('    with open(ARTIFACT, "rb") as f:')
+            step("        torch.compiler.load_cache_artifacts(f.read())")
+            step("    loaded = True")
+        options = ", ".join(f"{k}={_literal(v)}" for k, v in recipe.compile_options.items())
+        why = (
+            "one graph for every size"
+            if recipe.compile_options.get("dynamic")
+            else "a graph per size seen below"
+        )
+        step(f"model = torch.compile(model{', ' + options if options else ''})  # {why}")
+    if recipe.specs:
+        step("")
+        step("inputs = {}")
+        step("for dims in SHAPES or [{}]:")
+        step("    inputs[tuple(sorted(dims.items()))] = make_inputs(dims)")
+    if recipe.mark_dynamic:
+        step("# One symbolic size for the declared range (size 1 would specialize: left out).")
+        step(f"for mark in {_literal(recipe.mark_dynamic)}:")
+        step("    for args, kwargs in inputs.values():")
+        step("        values = args + list(kwargs.values())")
+        step("        torch._dynamo.mark_dynamic(")
+        step('            values[mark["input"]], mark["axis"], min=mark["min"], max=mark["max"]')
+        step("        )")
+    step("")
+    step(f"with {GRAD.get(recipe.grad_mode, 'torch.no_grad()')}:")
+    if not recipe.calls:
+        step("    pass")
+    for call in recipe.calls:
+        what = dims_text(call.dims)
+        if call.why:
+            step(f"    # {what or 'the input'}: {call.why}")
+        if recipe.specs:
+            step(f"    args, kwargs = inputs[{_literal(tuple(sorted(call.dims.items())))}]")
+        else:
+            step("    args, kwargs = example_inputs")
+        step(f"    for _ in range({call.count}):")
+        step("        model(*args, **kwargs)")
+    if recipe.device.startswith("cuda"):
+        step("torch.cuda.synchronize()")
+    if recipe.cache_artifact:
+        step("if not loaded:")
+        step('    if not hasattr(torch.compiler, "save_cache_artifacts"):')
+        step("        raise RuntimeError(")
+        step('            f"torch {torch.__version__} has no torch.compiler.save_cache_artifacts"')
+        step("        )")
+        step("    saved = torch.compiler.save_cache_artifacts()")
+        step("    if saved is not None:")
+        step('        with open(ARTIFACT, "wb") as f:')
+        step("            f.write(saved[0])")
+    if recipe.guard_recompile:
+        step("# From here a recompile is an error: a shape the warm-up did not cover fails loudly.")
+        step('if not hasattr(torch.compiler, "set_stance"):')
+        step(
+            '    raise RuntimeError(f"torch {torch.__version__} has no torch.compiler.set_stance")'
+        )
+        step('torch.compiler.set_stance("fail_on_recompile")')
+    step("return model")
+    for line in body:
+        add(f"    {line}" if line else "")
+    add("")
+    return "\n".join(lines)
+
+
+def artifact_path_for(recipe_path: str) -> str:
+    """Where a recipe's compile-cache artifact lives: beside it, ``NAME.cache.bin``."""
+    stem = recipe_path[:-3] if recipe_path.endswith(".py") else recipe_path
+    return stem + ARTIFACT_SUFFIX

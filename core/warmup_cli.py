@@ -1,0 +1,231 @@
+"""``warmscope warmup``'s parser, command and table (the logic is in ``warmup``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from warmscope.core import outcome
+from warmscope.core.export import atomic_write
+from warmscope.core.outcome import UsageError
+from warmscope.core.safe_text import clean_line
+from warmscope.core.sweep_digest import iv_text
+from warmscope.core.units import num3
+
+HELP = """\
+Derive a warm-up recipe for TARGET, verify it in fresh processes, and write it as a Python file
+(imports only torch) whose prepare(model) returns the model to serve.
+
+  observe  --repeat processes without a recipe serve every --dim shape: where each shape
+           became steady, and why its first call was slow (profiling run, recompile…)
+  propose  candidates: warm-up calls for each shape (as many as the slowest shape took to
+           become steady, the upper median across processes, plus one); settings that remove
+           warm-up work (profiling executor off; for torch.compile dynamic=True,
+           mark_dynamic over the declared sizes, a compile-cache artifact beside the recipe)
+  verify   each candidate's file runs as --recipe in --repeat fresh processes, interleaved
+
+serve order (--serve): verification serves the shapes in an order the warm-up did not use, a
+fresh process each time: reverse (default: the --dim sizes backwards, in turn), cycle (in the
+order given; the warm-up then runs backwards), random (--seed). Each shape's first call is
+set against that shape's own steady p50.
+
+verdict: "verified" when, for every shape, the first call is within noise of its steady
+state (the 95% interval of first / steady p50 across processes reaches down to the shape's
+p90 / p50) and its median is at most 1.2x its steady p50; otherwise
+"not verified", naming the shape and what its first call did. The answer names the cheapest
+verified recipe by start-up cost (the time its prepare() takes).
+"""
+
+EPILOG = """\
+exit codes: 0 a verified recipe, 1 none verified (or processes failed: their records are kept),
+2 bad usage or bad target/input, 130 stopped with Ctrl-C.
+"""
+
+
+def build_parser(
+    make: Callable[..., argparse.ArgumentParser],
+    add_run_options: Callable[..., None],
+) -> argparse.ArgumentParser:
+    """The ``warmup`` parser: the options of ``run`` and its own."""
+    p = make(
+        prog="warmscope warmup",
+        description=HELP,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("target", metavar="TARGET")
+    add_run_options(p, headless=True)
+    g = p.add_argument_group("the warm-up")
+    g.add_argument(
+        "--serve",
+        choices=("reverse", "cycle", "random"),
+        default="reverse",
+        help="the order verification serves the shapes in (see above; default reverse)",
+    )
+    g.add_argument(
+        "--emit",
+        type=Path,
+        metavar="FILE.py",
+        help="write the chosen recipe here (and its artifact)",
+    )
+    g.add_argument(
+        "--emit-cpp",
+        type=Path,
+        metavar="FILE.cpp",
+        help="TorchScript archives: the same warm-up for libtorch, as a C++ file",
+    )
+    g.add_argument(
+        "--guard",
+        action="store_true",
+        help="compile recipes: torch.compiler.set_stance('fail_on_recompile') after warm-up",
+    )
+    from warmscope.core.warmup import DEFAULT_REPEAT
+
+    p.set_defaults(repeat=DEFAULT_REPEAT)
+    for action in p._actions:
+        if action.dest == "json":
+            action.help = "also write the warmscope-warmup document here"
+        elif action.dest == "repeat":
+            action.help = (
+                f"fresh processes for the baseline and for each candidate (default "
+                f"{DEFAULT_REPEAT}: 6 give 95%% intervals)"
+            )
+    return p
+
+
+def cmd_warmup(args: argparse.Namespace, argv: list[str], build_settings: Any) -> int:
+    from warmscope.core.warmup import UsageAbort, Warmup, WarmupFailed, copy_recipe
+
+    if args.profile_iters:
+        raise UsageError("--profile-iters does not go with warmup: profile in a `warmscope run`")
+    if args.recipe:
+        raise UsageError(
+            "--recipe: warmup derives its own; verify yours with `warmscope run --recipe`"
+        )
+    settings = build_settings(args)
+    repeat = args.repeat
+    if repeat < 1:
+        raise UsageError(f"--repeat must be at least 1, got {repeat}")
+    for path in (args.json, args.emit, args.emit_cpp):
+        if path is not None and not path.parent.is_dir():
+            raise UsageError(
+                f"{clean_line(str(path))}: no such folder {clean_line(str(path.parent))}"
+            )
+    if args.emit is not None and args.emit.suffix != ".py":
+        raise UsageError(f"--emit {clean_line(str(args.emit))}: a recipe is a .py file")
+    if args.emit_cpp is not None:
+        target = settings.resolve()
+        if not target.scripted:
+            raise UsageError("--emit-cpp: libtorch loads TorchScript archives (.pt) only")
+        if not settings.inputs or any(s.name for s in settings.input_specs(target)):
+            raise UsageError(
+                "--emit-cpp: libtorch's warm-up makes its inputs from --input specs, "
+                "positional ones (no NAME=)"
+            )
+    if args.record is not None and args.record.exists():
+        raise UsageError(
+            f"--record {clean_line(str(args.record))} exists: warmup writes a new folder"
+        )
+    job = Warmup(
+        settings=settings,
+        serve=args.serve,
+        repeat=repeat,
+        folder=args.record,
+        command=["warmscope", *argv],
+        guard=args.guard,
+        on_done=None if args.quiet else _done_line,
+    )
+    try:
+        doc = job.run()
+    except UsageAbort as exc:
+        print(f"warmscope: {clean_line(str(exc))}", file=sys.stderr)
+        return outcome.EXIT_USAGE
+    except WarmupFailed as exc:
+        print(f"warmscope: {clean_line(str(exc))}", file=sys.stderr)
+        return outcome.EXIT_FAILED
+    except KeyboardInterrupt:
+        print(f"warmscope: stopped; the finished processes are in {job.folder}", file=sys.stderr)
+        return outcome.EXIT_STOPPED
+    if args.emit is not None and copy_recipe(doc, args.emit) is not None:
+        doc["emitted"] = str(args.emit)
+    if args.emit_cpp is not None:
+        from warmscope.core.recipe_cpp import emit_cpp
+
+        chosen = next((c for c in doc["candidates"] if c["label"] == doc["chosen"]), None)
+        if chosen is not None:
+            text = emit_cpp(chosen["recipe"], settings.target)
+            args.emit_cpp.write_text(text, encoding="utf-8")
+            doc["emitted_cpp"] = str(args.emit_cpp)
+    text = json.dumps(doc, indent=1, default=str) + "\n"
+    atomic_write(Path(doc["folder"]) / "warmup.json", text, parents=False)
+    if args.json is not None:
+        atomic_write(args.json, text, parents=False)
+    print(render(doc))
+    return outcome.EXIT_OK if doc["verdict"] == "verified" else outcome.EXIT_FAILED
+
+
+def _done_line(sweep: Any, process: Any) -> None:
+    data = process.data
+    print(
+        clean_line(
+            f"  {sweep.cells[process.cell].label} #{process.repeat}: {data.status} "
+            f"({data.count} iterations)"
+        ),
+        file=sys.stderr,
+    )
+
+
+def ratio_text(stat: dict[str, Any]) -> str:
+    if stat.get("median") is None:
+        return "-"
+    return f"{num3(stat['median'])}× ({num3(stat['lo'])}–{num3(stat['hi'])})"
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The answer first, then each shape's first call / steady p50 per candidate."""
+    lines = [f"answer     {doc['answer']}"]
+    lines.append(
+        f"warmup     {doc['target']} · mode {doc['mode']} · serve {doc['serve']} "
+        f"({' → '.join(doc['served_order']) or 'one shape'}) · {doc['repeat']} processes each · "
+        f"{doc['wall_s']:.1f} s"
+    )
+    cols = [("no recipe", doc["baseline"])] + [(c["label"], c) for c in doc["candidates"]]
+    keys = [s["key"] for s in doc["baseline"]["shapes"]]
+    width = max(12, *(len(k) + 2 for k in keys)) if keys else 12
+    cw = 28
+    lines.append("first call / steady p50, median (95% interval) across processes")
+    lines.append(f"{'':{width}}" + "".join(f"{label[: cw - 1]:<{cw}}" for label, _ in cols))
+    for key in keys:
+        row = f"{key or 'input':{width}}"
+        for _, cell in cols:
+            shape = next((s for s in cell.get("shapes", []) if s["key"] == key), None)
+            row += f"{ratio_text(shape['ratio']) if shape else '-':<{cw}}"
+        lines.append(row)
+    for name, metric in (("start-up", "startup_ms"), ("steady p50", "steady_p50_ms")):
+        row = f"{name:{width}}"
+        for n, (_, cell) in enumerate(cols):
+            shown = iv_text(cell.get(metric)) if cell.get(metric) else "-"
+            row += f"{'-' if n == 0 and metric == 'startup_ms' else shown:<{cw}}"
+        lines.append(row)
+    row = f"{'verdict':{width}}" + f"{'':<{cw}}"
+    for c in doc["candidates"]:
+        row += f"{c['verdict']:<{cw}}"
+    lines.append(row)
+    for c in doc["candidates"]:
+        if c.get("why"):
+            lines.append(f"  {c['label']}: {c['why']}")
+        if c.get("break_even"):
+            lines.append(f"  {c['label']}: {c['break_even']}")
+    for o in doc["observed"]:
+        if o.get("note"):
+            lines.append(f"observed   {o['note']}")
+    if doc.get("emitted"):
+        lines.append(f"recipe     {doc['emitted']}")
+    if doc.get("emitted_cpp"):
+        lines.append(f"libtorch   {doc['emitted_cpp']}")
+    lines.append(f"records    {doc['folder']}")
+    return "\n".join(clean_line(line) for line in lines)

@@ -1,0 +1,280 @@
+"""``warmscope warmup`` end to end: real children derive, verify and emit a recipe, and the
+emitted file then runs in a plain ``python`` that never imports warmscope."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from tests.conftest import FACTORIES, TARGETS, warmscope
+from warmscope.core.recipe import Call, Recipe, emit_python
+from warmscope.core.recipe_cpp import build_command
+
+MODELS = TARGETS / "warmup_models.py"
+SPEECH = Path(__file__).parent.parent / "sample_models" / "speech.py"
+
+PLAIN = """
+import importlib.util, sys
+import torch
+
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+recipe = load(sys.argv[1], "recipe")
+source, factory = sys.argv[2], sys.argv[3]
+if source.endswith(".pt"):
+    model = torch.jit.load(source)
+elif source.endswith(".pt2"):
+    model = torch.export.load(source).module()
+else:
+    model = getattr(load(source, "m"), factory)()
+model = recipe.prepare(model)
+assert model is not None and callable(model)
+with torch.no_grad():
+    for dims in list(reversed(recipe.SHAPES)) * 2:  # another order than the warm-up's
+        args, kwargs = recipe.make_inputs(dims)
+        print("served", dims, tuple(model(*args, **kwargs).shape))
+# (the editable install's path finder is loaded at start-up, before any of this)
+loaded = [m for m in sys.modules if m.split(".")[0] in ("warmscope", "_warmscope_child")]
+assert not loaded, f"the recipe pulled in {loaded}"
+print("plain ok")
+"""
+
+
+def run_plain(recipe: Path, source: Path, factory: str = "") -> str:
+    """The emitted recipe in a fresh, isolated ``python``, outside warmscope."""
+    proc = subprocess.run(
+        [sys.executable, "-I", "-c", PLAIN, str(recipe), str(source), factory],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=recipe.parent,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "plain ok" in proc.stdout
+    return proc.stdout
+
+
+def check_document(doc: dict[str, Any], code: int, processes: int) -> None:
+    """What every warmup document promises, whatever the verdict."""
+    assert doc["format"] == "warmscope-warmup"
+    assert code == (0 if doc["verdict"] == "verified" else 1)
+    assert doc["baseline"]["runs"] and len(doc["baseline"]["processes"]) == processes
+    for shape in doc["baseline"]["shapes"]:
+        assert len(shape["ratio"]["values"]) == processes
+    for c in doc["candidates"]:
+        assert c["verdict"] in ("verified", "not verified")
+        if c["verdict"] == "verified":
+            assert all(s["ratio"]["median"] <= doc["max_ratio"] for s in c["shapes"])
+            assert c["startup_ms"]["median"] > 0  # the recipe phase was timed
+        else:
+            assert c["why"] and "\n" not in c["why"]
+        for p in c["processes"]:
+            assert Path(p["record"]).exists()
+    for p in doc["baseline"]["processes"]:
+        assert Path(p["record"]).exists()
+    if doc["chosen"] is not None:
+        assert doc["answer"].startswith(doc["verdict"])
+
+
+def test_speech_recipe_is_derived_verified_and_runs_outside_warmscope(tmp_path: Path) -> None:
+    emitted = tmp_path / "speech_recipe.py"
+    result = warmscope(
+        "warmup", "sample:speech", "--input", "1xTx40", "--dim", "T=20,40", "--iters", "24",
+        "--repeat", "2", "--set", "intra_op_threads=1", "--record", str(tmp_path / "w"),
+        "--emit", str(emitted), "--quiet",
+        json_path=tmp_path / "w.json", timeout=400,
+    )  # fmt: skip
+    doc = result.doc
+    assert doc is not None, result.stderr
+    check_document(doc, result.code, 2)
+    assert result.stdout.startswith("answer     " + doc["verdict"])
+    assert doc["mode"] == "script" and doc["served_order"] == ["T=40", "T=20"]
+    labels = [c["label"] for c in doc["candidates"]]
+    assert labels == ["warm-up calls", "profiling off"]
+    # The shape served first paid for the profiling executor's profiling run, and said so.
+    first = next(o for o in doc["observed"] if o["key"] == "T=40")
+    assert "profiling run" in first["why"]
+    # The warm-up went through the shapes in the declared order: not the one served.
+    calls = doc["candidates"][0]["recipe"]["calls"]
+    assert [c["dims"] for c in calls] == [{"T": 20}, {"T": 40}]
+    assert len({c["count"] for c in calls}) == 1  # the shape warmed first pays the most
+    assert doc["candidates"][1]["recipe"]["profiling_executor"] is False
+    text = emitted.read_text()
+    assert "profiling run" in text and "def prepare(model" in text
+    out = run_plain(emitted, SPEECH, "make_model")
+    assert "served {'T': 40} (1, 20, 29)" in out
+
+
+def test_torchscript_archive_served_in_cycle_order(tmp_path: Path) -> None:
+    sys.path.insert(0, str(TARGETS))
+    try:
+        import warmup_models
+    finally:
+        sys.path.remove(str(TARGETS))
+    archive = tmp_path / "conv.pt"
+    torch.jit.script(warmup_models.conv()).save(str(archive))
+    emitted = tmp_path / "conv_recipe.py"
+    result = warmscope(
+        "warmup", str(archive), "--input", "1xTx16", "--dim", "T=8,16", "--iters", "16",
+        "--repeat", "1", "--serve", "cycle", "--emit", str(emitted), "--quiet",
+        "--emit-cpp", str(tmp_path / "conv_recipe.cpp"),
+        json_path=tmp_path / "w.json", timeout=300,
+    )  # fmt: skip
+    doc = result.doc
+    assert doc is not None, result.stderr
+    check_document(doc, result.code, 1)
+    assert doc["served_order"] == ["T=8", "T=16"]
+    # Served in the declared order, so the warm-up runs backwards.
+    assert [c["dims"] for c in doc["candidates"][0]["recipe"]["calls"]] == [{"T": 16}, {"T": 8}]
+    run_plain(emitted, archive)
+    # The same recipe for libtorch: built against the wheel's own libtorch, and run.
+    source = tmp_path / "conv_recipe.cpp"
+    assert doc["emitted_cpp"] == str(source) and "torch::jit::Module prepare(" in source.read_text()
+    if shutil.which("g++") is None:
+        pytest.skip("no g++: the C++ recipe was written but not built")
+    binary = tmp_path / "conv_recipe"
+    command = build_command(
+        str(source),
+        str(binary),
+        os.path.dirname(torch.__file__),
+        torch._C._GLIBCXX_USE_CXX11_ABI,
+    )
+    built = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-3000:]
+    ran = subprocess.run([str(binary), str(archive)], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert "prepared in" in ran.stdout
+    assert ran.stdout.index("served T=16 first") < ran.stdout.index("served T=8 first")
+
+
+def test_exported_program(tmp_path: Path) -> None:
+    sys.path.insert(0, str(TARGETS))
+    try:
+        import warmup_models
+    finally:
+        sys.path.remove(str(TARGETS))
+    frames = torch.export.Dim("T", min=4, max=64)
+    program = torch.export.export(
+        warmup_models.conv(), (torch.randn(1, 8, 16),), dynamic_shapes={"x": {1: frames}}
+    )
+    archive = tmp_path / "conv.pt2"
+    torch.export.save(program, str(archive))
+    emitted = tmp_path / "exported_recipe.py"
+    result = warmscope(
+        "warmup", str(archive), "--input", "1xTx16", "--dim", "T=8,16", "--iters", "12",
+        "--repeat", "1", "--emit", str(emitted), "--quiet",
+        json_path=tmp_path / "w.json", timeout=300,
+    )  # fmt: skip
+    doc = result.doc
+    assert doc is not None, result.stderr
+    check_document(doc, result.code, 1)
+    run_plain(emitted, archive)
+
+
+def test_eager_factory(tmp_path: Path) -> None:
+    emitted = tmp_path / "gpt_recipe.py"
+    result = warmscope(
+        "warmup", f"{MODELS}:tiny_gpt", "--mode", "eager", "--input", "int64[1,L]",
+        "--dim", "L=8,16", "--iters", "16", "--repeat", "1", "--serve", "random",
+        "--emit", str(emitted), "--quiet",
+        json_path=tmp_path / "w.json", timeout=300,
+    )  # fmt: skip
+    doc = result.doc
+    assert doc is not None, result.stderr
+    check_document(doc, result.code, 1)
+    assert [c["label"] for c in doc["candidates"]] == ["warm-up calls"]
+    run_plain(emitted, MODELS, "tiny_gpt")
+
+
+def test_compile_factory_dynamic_and_a_cache_artifact_that_torch_does_not_make(
+    tmp_path: Path,
+) -> None:
+    emitted = tmp_path / "compiled_recipe.py"
+    result = warmscope(
+        "warmup", f"{MODELS}:tiny_gpt", "--mode", "compile", "--set", "compile_backend=eager",
+        "--input", "int64[1,L]", "--dim", "L=8,16", "--iters", "12", "--repeat", "1",
+        "--guard", "--emit", str(emitted), "--quiet",
+        json_path=tmp_path / "w.json", timeout=400,
+    )  # fmt: skip
+    doc = result.doc
+    assert doc is not None, result.stderr
+    check_document(doc, result.code, 1)
+    dynamic, marked, cached = doc["candidates"]
+    assert dynamic["recipe"]["compile_options"] == {"backend": "eager", "dynamic": True}
+    assert marked["recipe"]["mark_dynamic"] == [{"input": 0, "axis": 1, "min": 8, "max": 16}]
+    assert dynamic["recipe"]["guard_recompile"] is True
+    # The eager backend compiles nothing to disk: no artifact, the candidate is dropped.
+    assert cached["verdict"] == "not verified" and "artifact" in cached["why"]
+    if doc["chosen"] == dynamic["label"]:
+        text = emitted.read_text()
+        assert "fail_on_recompile" in text and "dynamic=True" in text
+        run_plain(emitted, MODELS, "tiny_gpt")
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+
+def test_a_run_serving_a_shape_the_recipe_does_not_declare_is_refused(
+    tmp_path: Path, record_dir: Path
+) -> None:
+    recipe = tmp_path / "r.py"
+    recipe.write_text(
+        emit_python(
+            Recipe(
+                "warm-up calls",
+                "script",
+                [{"dtype": "float32", "shape": [1, "T", 40]}],
+                [{"T": 20}, {"T": 30}],
+                [Call({"T": 20}, 1), Call({"T": 30}, 1)],
+            )
+        )
+    )
+    record = tmp_path / "run.jsonl"
+    result = warmscope(
+        "run", "sample:speech", "--input", "1xTx40", "--dim", "T=20,50", "--iters", "4",
+        "--recipe", str(recipe), "--record", str(record), "--quiet",
+    )  # fmt: skip
+    assert result.code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "T=50, which it does not declare" in lines[0], result.stderr
+    assert record.exists()
+
+
+def test_a_model_that_fails_leaves_no_recipe_to_verify(tmp_path: Path) -> None:
+    folder = tmp_path / "w"
+    result = warmscope(
+        "warmup", f"{FACTORIES}:raises_at_3", "--input", "2x8", "--iters", "10",
+        "--repeat", "1", "--record", str(folder), "--quiet", timeout=200,
+    )  # fmt: skip
+    assert result.code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "every baseline process failed" in lines[0], result.stderr
+    assert list((folder / "observe").glob("*.jsonl"))  # the measured process is kept
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--emit-cpp", "x.cpp"], "libtorch loads TorchScript archives"),
+        (["--emit", "nowhere/x.py"], "no such folder"),
+        (["--serve", "sideways"], "invalid choice"),
+        (["--emit", "x.txt"], "a recipe is a .py file"),
+        (["--recipe", "nothere.py"], "--recipe"),
+    ],
+)
+def test_bad_usage_is_one_line(tmp_path: Path, args: list[str], says: str) -> None:
+    result = warmscope("warmup", f"{MODELS}:conv", "--input", "1x8x16", *args, cwd=tmp_path)
+    assert result.code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], result.stderr

@@ -1,0 +1,124 @@
+"""The recipe model and its Python file: pure, no child process."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+import pytest
+
+from warmscope.core.recipe import Call, Recipe, artifact_path_for, emit_python
+from warmscope.core.recipe_cpp import CppRecipeError, emit_cpp
+
+SPEECH_SPEC = {"dtype": "float32", "shape": [1, "T", 40], "name": None, "gen": None, "args": []}
+
+
+def speech_recipe(**changes: object) -> Recipe:
+    recipe = Recipe(
+        label="warm-up calls",
+        mode="script",
+        specs=[SPEECH_SPEC],
+        shapes=[{"T": 20}, {"T": 30}],
+        calls=[
+            Call({"T": 20}, 3, "first call 41 ms, 11× its steady p50 (the profiling run)"),
+            Call({"T": 30}, 2),
+        ],
+    )
+    for key, value in changes.items():
+        setattr(recipe, key, value)
+    return recipe
+
+
+def imports_of(text: str) -> set[str]:
+    tree = ast.parse(text)
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.add((node.module or "").split(".")[0])
+    return names
+
+
+def test_emitted_file_imports_only_torch_and_the_standard_library() -> None:
+    for recipe in (
+        speech_recipe(),
+        speech_recipe(profiling_executor=False, num_profiled_runs=1, freeze=True),
+        speech_recipe(
+            mode="compile",
+            compile_options={"backend": "inductor", "dynamic": True},
+            cache_artifact=True,
+            guard_recompile=True,
+            mark_dynamic=[{"input": 0, "axis": 1, "min": 20, "max": 30}],
+        ),
+        speech_recipe(specs=[], shapes=[], calls=[Call({}, 2)]),
+    ):
+        text = emit_python(recipe, target="sample:speech")
+        compile(text, "recipe.py", "exec")  # valid Python
+        assert imports_of(text) <= {"torch", "contextlib", "os"}
+        assert "warmscope" not in text.replace("warmscope for", "")
+        assert "def prepare(model, example_inputs=None):" in text
+        formatted = subprocess.run(
+            [sys.executable, "-m", "ruff", "format", "--check", "-"],
+            input=text, capture_output=True, text=True,
+        )  # fmt: skip
+        assert formatted.returncode == 0, formatted.stdout + formatted.stderr
+
+
+def test_settings_and_calls_are_in_the_file_with_their_reasons() -> None:
+    text = emit_python(
+        speech_recipe(profiling_executor=False, fusion_strategy="STATIC,2;DYNAMIC,10")
+    )
+    assert "torch._C._jit_set_profiling_executor(False)" in text
+    assert 'torch.jit.set_fusion_strategy([("STATIC", 2), ("DYNAMIC", 10)])' in text
+    assert "# T=20: first call 41 ms, 11× its steady p50 (the profiling run)" in text
+    assert "for _ in range(3):" in text and "for _ in range(2):" in text
+    assert text.index('(("T", 20),)') < text.index('(("T", 30),)')  # the order given
+    plain = emit_python(speech_recipe())
+    assert "_jit_set_profiling_executor" not in plain
+
+
+def test_compile_recipe_saves_and_loads_its_artifact_beside_itself() -> None:
+    recipe = speech_recipe(mode="compile", compile_options={"dynamic": True}, cache_artifact=True)
+    text = emit_python(recipe, artifact_name="mine.cache.bin")
+    assert "torch.compile(model, dynamic=True)" in text
+    assert "load_cache_artifacts" in text and "save_cache_artifacts" in text
+    assert '"mine.cache.bin"' in text
+    assert artifact_path_for("/x/mine.py") == "/x/mine.cache.bin"
+
+
+def test_summary_and_json_round_trip() -> None:
+    recipe = speech_recipe(profiling_executor=False)
+    assert recipe.summary() == "profiling executor off; T=20×3 T=30×2"
+    assert Recipe.from_json(recipe.to_json()) == recipe
+    assert recipe.warmup_calls == 5
+
+
+def test_cpp_recipe_sets_the_executor_and_makes_the_declared_shapes() -> None:
+    recipe = speech_recipe(profiling_executor=False, num_profiled_runs=1, freeze=True)
+    text = emit_cpp(recipe.to_json(), "model.pt")
+    assert "torch::jit::getProfilingMode() = false;" in text
+    assert "torch::jit::getNumProfiledRuns() = 1;" in text
+    assert "module = torch::jit::freeze(module);" in text
+    assert "torch::randn({1, 20, 40})" in text and "torch::randn({1, 30, 40})" in text
+    assert "for (int i = 0; i < 3; ++i) module.forward(make_inputs(0));" in text
+    with pytest.raises(CppRecipeError, match=r"torch\.compile"):
+        emit_cpp(speech_recipe(mode="compile").to_json())
+    with pytest.raises(CppRecipeError, match="input specs"):
+        emit_cpp(speech_recipe(specs=[]).to_json())
+
+
+def test_mark_dynamic_covers_the_declared_range_and_leaves_size_one_alone() -> None:
+    from warmscope.core.warmup import dynamic_marks
+
+    specs = [
+        {"dtype": "int64", "shape": [1, "L"], "name": "mask"},
+        {"dtype": "int64", "shape": ["B", "L"]},
+    ]
+    shapes = [{"B": 1, "L": 8}, {"B": 2, "L": 32}]
+    # The positional input comes first, as the call takes it; B starts at 1: no mark.
+    assert dynamic_marks(specs, shapes) == [
+        {"input": 0, "axis": 1, "min": 8, "max": 32},
+        {"input": 1, "axis": 1, "min": 8, "max": 32},
+    ]
