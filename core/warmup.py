@@ -248,7 +248,7 @@ class Warmup:
         return recipe
 
     def candidate_settings(self, candidate: Candidate) -> RunSettings:
-        settings = RunSettings.from_json(self.served.to_json())
+        settings = self.served.copy()
         settings.recipe = str(candidate.path)
         return settings
 
@@ -343,7 +343,7 @@ def ok_runs(sweep: Sweep, cell: int = 0) -> list[RunData]:
 
 def serve_settings(settings: RunSettings, serve: str) -> RunSettings:
     """The settings that serve every declared shape in the ``serve`` order."""
-    served = RunSettings.from_json(settings.to_json())
+    served = settings.copy()
     if serve == "random":
         served.schedule = "random"
     else:
