@@ -31,6 +31,7 @@ from textual.worker import get_current_worker
 
 from warmscope.core import launcher, outcome, stats
 from warmscope.core.digest import settings_diff
+from warmscope.core.hangup import detach_terminal
 from warmscope.core.intervals import RunWarning
 from warmscope.core.outcome import WarmscopeError
 from warmscope.core.record import QUICK_READ_BYTES, Progress, RecordError, read_run
@@ -40,7 +41,7 @@ from warmscope.tui import fmt, glyphs
 from warmscope.tui.ascii_filter import AsciiFilter
 from warmscope.tui.confirm_screen import ConfirmScreen
 from warmscope.tui.controller import RunController, SessionFactory, start_session
-from warmscope.tui.hangup import HangupWatchdog, detach_terminal
+from warmscope.tui.hangup import HangupWatchdog
 from warmscope.tui.loading_screen import LoadingScreen
 from warmscope.tui.main_screen import RUN_BINDINGS, MainScreen
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
