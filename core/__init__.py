@@ -49,9 +49,12 @@ Output:
                 processes, the ranking, the break-even and the one-line answer
     report      ``warmscope report``; export: ``--json``, CSV, Markdown; hints; breakdown
     document    the ``--json`` document, written from ``RunData`` and read back through ``schema``
-    units       latencies and rates as people read them; safe_text: strings made safe for a
-                terminal
+    units       latencies and rates as people read them, one unit picker for values and
+                columns; safe_text: strings made safe for a terminal
+    text_views  the plain text the CLI prints: a run's summary, a sweep, runs compared
+    sweep_columns  the columns of a sweep's table, declared once (CLI text and report)
 
 Entry:
-    cli         argparse and dispatch
+    cli         the package of commands: argparse and dispatch, one module a command
+    hangup      SIGHUP and SIGTERM: the terminal detached, the runs ended (CLI and TUI)
 """
