@@ -8,6 +8,7 @@ from typing import Any
 
 from warmscope.core.safe_text import clean_line
 from warmscope.core.text_views import process_line
+from warmscope.core.units import ms
 
 
 class Progress:
@@ -40,7 +41,7 @@ class Progress:
         if self.count == 0:
             line = f"{update.phase or 'starting'}… {session.elapsed():.1f} s"
         else:
-            line = f"iteration {self.count}  last {self.last:.3f} ms  {self.rate:,.0f} it/s"
+            line = f"iteration {self.count}  last {ms(self.last)}  {self.rate:,.0f} it/s"
         if update.busy:
             activity = update.busy.get("activity") or "running"
             line += f"  · iteration {update.busy['iteration']} {activity} for {update.busy['ms'] / 1000:.1f} s"
