@@ -22,7 +22,7 @@ Parent run machinery:
     attribution which iteration or phase each stderr line belongs to, from the markers (pure)
     ending      the run's status, detail and exit code from what was seen (pure)
     sweep       ``warmscope sweep`` and ``run --repeat``: cells × fresh processes, interleaved
-    warmup      ``warmscope warmup``: observe, propose and verify warm-up recipes (warmup_cli:
+    warmup      ``warmscope warmup``: observe, propose and verify warm-up recipes (core/cli/warmup.py:
                 its parser, command and table)
     recipe      a warm-up recipe and its Python file (recipe_cpp: the libtorch C++ one)
     compile_cache  the inductor/triton cache a compile run gets: cold, warm or the user's
@@ -56,9 +56,12 @@ Output:
                 processes, the ranking, the break-even and the one-line answer
     report      ``warmscope report``; export: ``--json``, CSV, Markdown; hints; breakdown
     document    the ``--json`` document, written from ``RunData`` and read back through ``schema``
-    units       latencies and rates as people read them; safe_text: strings made safe for a
-                terminal
+    units       latencies and rates as people read them, one unit picker for values and
+                columns; safe_text: strings made safe for a terminal
+    text_views  the plain text the CLI prints: a run's summary, a sweep, runs compared
+    sweep_columns  the columns of a sweep's table, declared once (CLI text and report)
 
 Entry:
-    cli         argparse and dispatch
+    cli         the package of commands: argparse and dispatch, one module a command
+    hangup      SIGHUP and SIGTERM: the terminal detached, the runs ended (CLI and TUI)
 """

@@ -106,6 +106,13 @@ class SettingChange:
     b: str
 
 
+def ratio_text(ratio: float | None, verdict: str) -> str:
+    """A ratio and its verdict: ``0.26× better``, ``1.00×``; empty where there is no ratio."""
+    if ratio is None:
+        return ""
+    return f"{ratio:.2f}×" + (f" {verdict}" if verdict else "")
+
+
 @dataclass(frozen=True)
 class MetricRow:
     """One compared statistic: ``metric`` is its key (``p50_ms``), ``name`` how it reads."""
@@ -125,9 +132,7 @@ class MetricRow:
     def ratio_text(self) -> str:
         """B against A, in words that read without colour: ``0.26× better``, ``1.80× worse``,
         ``1.01× within noise``, ``1.00×``; empty where there is no ratio."""
-        if self.ratio is None:
-            return ""
-        return f"{self.ratio:.2f}×" + (f" {self.verdict}" if self.verdict else "")
+        return ratio_text(self.ratio, self.verdict)
 
     @property
     def better(self) -> bool | None:

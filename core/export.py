@@ -103,10 +103,10 @@ def markdown(data: RunData, max_rows: int = 12) -> str:
     lines += ["", "| metric | value |", "| --- | --- |"]
     rows = [
         ("iterations", str(s.count)),
-        ("first iteration", _ms(s.first_ms)),
+        ("first iteration", units.ms(s.first_ms)),
         ("steady from", "-" if s.steady_from is None else f"#{s.steady_from}"),
-        ("warm-up excess", _ms(s.warmup_excess_ms)),
-        ("p50 / p90 / p99", f"{_ms(s.p50_ms)} / {_ms(s.p90_ms)} / {_ms(s.p99_ms)}"),
+        ("warm-up excess", units.ms(s.warmup_excess_ms)),
+        ("p50 / p90 / p99", f"{units.ms(s.p50_ms)} / {units.ms(s.p90_ms)} / {units.ms(s.p99_ms)}"),
         ("CV", "-" if s.cv is None else f"{s.cv * 100:.1f}%"),
     ]
     lines += [f"| {k} | {v} |" for k, v in rows]
@@ -114,24 +114,26 @@ def markdown(data: RunData, max_rows: int = 12) -> str:
         lines += [f"| peak memory | {memory_text(d.memory)} |"]
     lines += [f"\n> **Warning:** {w}." for w in d.warnings]
     if d.phases:
-        lines += ["", "Phases: " + ", ".join(f"{k} {_ms(v)}" for k, v in d.phases.items())]
+        lines += ["", "Phases: " + ", ".join(f"{k} {units.ms(v)}" for k, v in d.phases.items())]
     if d.shapes:
         lines += [
             "",
-            "| shape | first call | first ms | steady p50 | first / p50 | events |",
+            "| shape | first call | first latency | steady p50 | first / p50 | events |",
             "| --- | ---: | ---: | ---: | ---: | --- |",
         ]
         for r in d.shapes:
             c = shape_cells(r)
             lines.append(
-                f"| `{r['key']}` | {c.first} | {_ms(r['first_ms'])} | {_ms(r['p50_ms'])} | {c.ratio} "
+                f"| `{r['key']}` | {c.first} | {units.ms(r['first_ms'])} | {units.ms(r['p50_ms'])} | {c.ratio} "
                 f"| {event_list_text(r['events'], 120).replace('|', '/')} |"
             )
     if d.idle_probe:
-        lines += ["", "| idle (s) | ms after the gap | × steady p50 |", "| ---: | --- | --- |"]
+        lines += ["", "| idle (s) | latency after the gap | × steady p50 |", "| ---: | --- | --- |"]
         for r in d.idle_probe:
             ratios = ", ".join(f"{v:.2f}×" for v in r["vs_p50"]) if r["vs_p50"] else "-"
-            lines.append(f"| {r['idle_s']:g} | {', '.join(_ms(t) for t in r['ms'])} | {ratios} |")
+            lines.append(
+                f"| {r['idle_s']:g} | {', '.join(units.ms(t) for t in r['ms'])} | {ratios} |"
+            )
     if d.warmup:
         lines += ["", "| iteration | ms | label | events |", "| ---: | ---: | --- | --- |"]
         for row in d.warmup:
@@ -209,7 +211,3 @@ def export_comparison(doc: dict[str, Any], directory: Path, stem: str) -> list[P
 def _cell(value: object) -> str:
     """A value from a run, safe inside a Markdown table."""
     return str(value).replace("|", "\\|").replace("`", "'")
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f} ms"

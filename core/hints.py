@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from warmscope.core.breakdown import UNACCOUNTED, diff, steady_reference
 from warmscope.core.run import RunData
+from warmscope.core.units import ms
 
 UNACCOUNTED_SHARE = 0.5
 
@@ -21,7 +22,7 @@ def hints(data: RunData, compared: RunData | None = None) -> list[str]:
         which = ", ".join(f"{i} ({labels[i]})" for i in sorted(profiling))
         text = (
             f"Iterations {which} are the TorchScript profiling executor's warm-up: "
-            f"{excess:.1f} ms above the steady p50 of {p50:.3f} ms. `--preset no-profiling` "
+            f"{ms(excess)} above the steady p50 of {ms(p50)}. `--preset no-profiling` "
             "(profiling executor off) or `--preset no-optimizer` (graph optimizer off) trades them away"
         )
         if compared is not None and compared.count:
@@ -32,7 +33,7 @@ def hints(data: RunData, compared: RunData | None = None) -> list[str]:
             ) and other.p50_ms:
                 text += (
                     f"; in the compared run ({_changed(ck)}) the first iteration took "
-                    f"{other.first_ms:.1f} ms and the steady p50 was {other.p50_ms:.3f} ms "
+                    f"{ms(other.first_ms)} and the steady p50 was {ms(other.p50_ms)} "
                     f"({other.p50_ms / p50:.2f}× this run's)"
                 )
             else:
@@ -49,8 +50,8 @@ def hints(data: RunData, compared: RunData | None = None) -> list[str]:
         total = sum(e.ms or 0.0 for e in compiles)
         first = compiles[0]
         out.append(
-            f"torch.compile compiled {len(compiles)} time(s), {total:.0f} ms in all; the first in "
-            f"iteration {first.iteration} ({first.ms:.0f} ms)."
+            f"torch.compile compiled {len(compiles)} time(s), {ms(total)} in all; the first in "
+            f"iteration {first.iteration} ({ms(first.ms)})."
         )
     graph_breaks = [e for e in data.events if e.kind == "graph_break"]
     if graph_breaks:
@@ -63,7 +64,7 @@ def hints(data: RunData, compared: RunData | None = None) -> list[str]:
         unacc = float(prof.get("unaccounted_ms", 0.0))
         if i != ref and wall > 0 and unacc / wall >= UNACCOUNTED_SHARE:
             out.append(
-                f"In iteration {i}, {unacc:.1f} of {wall:.1f} ms ({unacc / wall:.0%}) ran in no "
+                f"In iteration {i}, {ms(unacc)} of {ms(wall)} ({unacc / wall:.0%}) ran in no "
                 "operator: time in the JIT or compiler itself (profiling, optimizing, compiling), "
                 "not in the model's kernels."
             )
@@ -71,9 +72,9 @@ def hints(data: RunData, compared: RunData | None = None) -> list[str]:
             ops = [d for d in diff(prof, data.profiles[ref]) if d.name != UNACCOUNTED][:3]
             if ops:
                 parts = [
-                    f"{d.name} {d.slow_ms:.2f} ms vs {d.steady_ms:.2f} ms"
+                    f"{d.name} {ms(d.slow_ms)} vs {ms(d.steady_ms)}"
                     if d.steady_ms
-                    else f"{d.name} {d.slow_ms:.2f} ms (not in the steady iteration)"
+                    else f"{d.name} {ms(d.slow_ms)} (not in the steady iteration)"
                     for d in ops
                 ]
                 out.append(

@@ -15,13 +15,10 @@ from warmscope.core.breakdown import diff, steady_reference
 from warmscope.core.digest import digest, event_list_text, graph_facts, memory_text, shape_cells
 from warmscope.core.hints import hints
 from warmscope.core.run import RunData
+from warmscope.core.units import ms
 
 MAX_WARMUP_ROWS = 15
 MAX_DIFF_ROWS = 8
-
-
-def ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
 
 
 def report(data: RunData, compared: RunData | None = None) -> str:
@@ -100,7 +97,7 @@ def report(data: RunData, compared: RunData | None = None) -> str:
     if data.phases:
         out.append(
             "Before the first iteration: "
-            + ", ".join(f"{k} {v:.1f} ms" for k, v in data.phases.items())
+            + ", ".join(f"{k} {ms(v)}" for k, v in data.phases.items())
             + "."
         )
     out.append("")
@@ -115,7 +112,7 @@ def report(data: RunData, compared: RunData | None = None) -> str:
             "The first call of each shape against that shape's own steady p50 (statistics and "
             "steady state are judged per shape).",
             "",
-            "| shape | iterations | first call | first ms | steady p50 | first / p50 | steady from | events of the first call |",
+            "| shape | iterations | first call | first latency | steady p50 | first / p50 | steady from | events of the first call |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
         ]
         for r in d.shapes:
@@ -135,7 +132,7 @@ def report(data: RunData, compared: RunData | None = None) -> str:
             + (f" of `{data.idle_probe_shape}`" if data.idle_probe_shape else "")
             + ".",
             "",
-            "| idle (s) | ms | × steady p50 |",
+            "| idle (s) | latency | × steady p50 |",
             "| ---: | --- | --- |",
         ]
         for r in d.idle_probe:
@@ -174,7 +171,7 @@ def report(data: RunData, compared: RunData | None = None) -> str:
                 "",
             ]
         out += [
-            "| iteration | wall ms | in operators | not in any operator |",
+            "| iteration | wall | in operators | not in any operator |",
             "| ---: | ---: | ---: | ---: |",
         ]
         for i in sorted(data.profiles):
@@ -192,7 +189,7 @@ def report(data: RunData, compared: RunData | None = None) -> str:
                 out += [
                     f"Iteration {i} against steady iteration {ref}, by what each adds:",
                     "",
-                    "| operator | ms here | ms steady | adds | calls |",
+                    "| operator | here | steady | adds | calls |",
                     "| --- | ---: | ---: | ---: | ---: |",
                 ]
                 for d in rows_:
@@ -264,7 +261,7 @@ def _gpu(env: dict[str, object]) -> str:
 def sweep_report(doc: dict[str, Any]) -> str:
     """A sweep document as Markdown: the answer first, then each cell with its intervals, the
     ranking, every process, and what to distrust."""
-    from warmscope.core.sweep_digest import count_text, iv_text
+    from warmscope.core.sweep_columns import sweep_rows
 
     cells = doc.get("cells", [])
     out = [f"# warmscope sweep: `{doc.get('target', '?')}`", ""]
@@ -280,18 +277,13 @@ def sweep_report(doc: dict[str, Any]) -> str:
     out.append(
         f"Each figure: the median across processes (95% interval; {doc.get('interval', '')})."
     )
+    columns, rows = sweep_rows(cells)
     out += [
         "",
-        "| setting | runs | first | warm-up excess | steady from | steady p50 | setup | shapes |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| " + " | ".join(col.header for col in columns) + " |",
+        "| " + " | ".join("---:" if col.figures else "---" for col in columns) + " |",
     ]
-    for c in cells:
-        out.append(
-            f"| {c.get('label')} | {len(c.get('runs', []))} | {iv_text(c.get('first_ms'))} "
-            f"| {iv_text(c.get('warmup_excess_ms'))} | {count_text(c.get('steady_from'))} "
-            f"| {iv_text(c.get('steady_p50_ms'))} | {iv_text(c.get('setup_ms'))} "
-            f"| {c.get('shapes', '-')} |"
-        )
+    out += ["| " + " | ".join(row) + " |" for row in rows]
     ranking = doc.get("ranking", [])
     if len(ranking) > 1:
         out += ["", f"Ranked by `{doc.get('rank_by')}`:", ""]

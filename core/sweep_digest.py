@@ -20,11 +20,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from warmscope.core import intervals, outcome
+from warmscope.core import intervals, outcome, units
 from warmscope.core.intervals import Interval, median_interval
 from warmscope.core.run import RunData
 from warmscope.core.units import ms as fmt_ms
-from warmscope.core.units import num3
 
 if TYPE_CHECKING:
     from warmscope.core.sweep import Sweep
@@ -356,9 +355,10 @@ def iv_text(stat: dict[str, Any] | None, *, unit: bool = True) -> str:
     iv = interval_of(stat)
     if iv is None:
         return "-"
-    scale, suffix = _unit(iv.median)
-    text = f"{num3(iv.median / scale)} {suffix}" if unit else num3(iv.median / scale)
-    return f"{text} ({num3(iv.lo / scale)}–{num3(iv.hi / scale)})"
+    in_median = units.select_unit(iv.median)
+    text = units.in_unit(iv.median, in_median, suffix=unit)
+    lo, hi = (units.in_unit(v, in_median, suffix=False) for v in (iv.lo, iv.hi))
+    return f"{text} ({lo}–{hi})"
 
 
 def count_text(stat: dict[str, Any] | None) -> str:
@@ -367,11 +367,3 @@ def count_text(stat: dict[str, Any] | None) -> str:
     if iv is None:
         return "-"
     return f"#{iv.median:g} ({iv.lo:g}–{iv.hi:g})"
-
-
-def _unit(value: float) -> tuple[float, str]:
-    if abs(value) >= 999.5:
-        return 1000.0, "s"
-    if abs(value) >= 0.9995 or value == 0:
-        return 1.0, "ms"
-    return 0.001, "µs"

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import warmscope
-from warmscope.core.cli import build_settings, make_parser, sweep_cells
+from warmscope.core.cli import make_parser
+from warmscope.core.cli.options import build_settings
+from warmscope.core.cli.sweep import sweep_cells
 from warmscope.core.record import read_run
 
 FAST_COMPILE = ("--mode", "compile", "--set", "compile_backend=eager", "--iters", "3")

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FACTORIES, TARGETS, warmscope
-from warmscope.core.cli import build_settings, make_parser
+from warmscope.core.cli import make_parser
+from warmscope.core.cli.options import build_settings
 from warmscope.core.export import markdown, write_csv
 from warmscope.core.record import read_run
 from warmscope.core.report import report

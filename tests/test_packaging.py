@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -51,15 +52,61 @@ def test_wheel_contains_every_source_file(tmp_path: Path) -> None:
     assert "warmscope = warmscope.core.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
 
 
-def test_every_tui_module_ships_in_the_wheel() -> None:
-    """pyproject lists packages one by one: a module in a tui/ subfolder would be left out."""
+def test_every_module_ships_in_the_wheel() -> None:
+    """pyproject lists packages one by one: a module in a subfolder of core/ or tui/ (the
+    ``cli`` package) would be left out unless listed."""
     import tomllib
 
     root = Path(__file__).resolve().parent.parent
     config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     packages = set(config["tool"]["setuptools"]["packages"])
-    folders = {p.parent for p in (root / "tui").rglob("*.py") if "__pycache__" not in p.parts}
+    folders = {
+        p.parent
+        for top in ("core", "tui")
+        for p in (root / top).rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
+    assert root / "core" / "cli" in folders
     names = {"warmscope." + ".".join(f.relative_to(root).parts) for f in folders}
     assert names <= packages, f"not packaged: {sorted(names - packages)}"
     data = config["tool"]["setuptools"]["package-data"]["warmscope.tui"]
     assert any(Path("warmscope.tcss").match(pattern) for pattern in data)
+
+
+def test_the_cli_package_imports_from_a_wheel_and_from_the_tree(tmp_path: Path) -> None:
+    """The ``warmscope.core.cli`` package: from the editable install (this tree) and from a
+    built wheel installed on its own, ``python -m warmscope.core.cli`` answers."""
+    import warmscope.core.cli
+
+    assert Path(warmscope.core.cli.__file__).parent == ROOT / "core" / "cli"
+    pytest.importorskip("setuptools")
+    wheels, site = tmp_path / "wheels", tmp_path / "site"
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+    subprocess.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    wheel = next(wheels.glob("warmscope-*.whl"))
+    subprocess.run(
+        [*pip, "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    probe = (
+        "import warmscope.core.cli as c, warmscope.core.cli.run as r; "
+        "print(c.__file__); print(r.__file__)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
+    assert all(Path(line).is_relative_to(site) for line in shown.stdout.split()), shown.stdout
+    version = subprocess.run(
+        [sys.executable, "-m", "warmscope.core.cli", "--version"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert version.returncode == 0 and version.stdout.startswith("warmscope "), version.stderr

@@ -9,7 +9,8 @@ import pytest
 
 from tests.conftest import Result, warmscope
 from warmscope.core.breakdown import UNACCOUNTED, diff, steady_reference
-from warmscope.core.cli import build_settings, make_parser
+from warmscope.core.cli import make_parser
+from warmscope.core.cli.options import build_settings
 from warmscope.core.hints import hints
 from warmscope.core.record import read_run
 from warmscope.core.run import RunData

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import warmscope
-from warmscope.core.cli import build_settings, make_parser
+from warmscope.core.cli import make_parser
+from warmscope.core.cli.options import build_settings
 from warmscope.core.digest import settings_diff, settings_line
 from warmscope.core.knobs import KNOBS
 from warmscope.core.record import read_run

@@ -105,7 +105,7 @@ def test_open_shows_a_sweep_over_its_runs(two_presets: tuple[Result, Path]) -> N
     from textual.pilot import Pilot
 
     from tests.tui_support import run
-    from warmscope.core.cli import open_records
+    from warmscope.core.cli.view import open_records
     from warmscope.tui.app import build_app
     from warmscope.tui.sweep_screen import SweepScreen
 

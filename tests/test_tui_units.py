@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from rich.text import Text
 
 from warmscope.core import units
-from warmscope.core.cli import build_settings, make_parser
+from warmscope.core.cli import make_parser
+from warmscope.core.cli.options import build_settings
 from warmscope.core.run import Event, Update
 from warmscope.core.settings import RunSettings
 from warmscope.tui import fmt

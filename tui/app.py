@@ -29,12 +29,13 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from warmscope.core import launcher, outcome
+from warmscope.core.hangup import detach_terminal
 from warmscope.core.outcome import WarmscopeError
 from warmscope.core.settings import RunSettings
 from warmscope.tui import fmt, glyphs, record_reading
 from warmscope.tui.ascii_filter import AsciiFilter
 from warmscope.tui.controller import RunController, SessionFactory, start_session
-from warmscope.tui.hangup import HangupWatchdog, detach_terminal
+from warmscope.tui.hangup import HangupWatchdog
 from warmscope.tui.main_screen import MainScreen
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.run_header import RunHeader

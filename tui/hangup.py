@@ -1,4 +1,5 @@
-"""When the terminal goes away: its descriptors to /dev/null, the runs stopped, a last resort.
+"""When the terminal goes away: the runs stopped, a last resort (``core.hangup`` points the
+descriptors at /dev/null).
 
 After a hang-up Textual's last writes (mouse support off, the screen restored) go to a terminal
 that is gone. Its writer thread dies on the first failed write, and from then on every write
@@ -19,17 +20,6 @@ import time
 from collections.abc import Callable
 
 from warmscope.core.run import LiveRun
-
-
-def detach_terminal() -> None:
-    """Point descriptors 0, 1 and 2 at /dev/null: writes for a terminal that is gone neither
-    fail nor block, and reads see an end of file."""
-    with contextlib.suppress(OSError):
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        if null > 2:
-            os.close(null)
 
 
 class HangupWatchdog(threading.Thread):

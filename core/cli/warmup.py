@@ -1,15 +1,17 @@
-"""``warmscope warmup``'s parser, command and table (the logic is in ``warmup``)."""
+"""``warmscope warmup TARGET``: its options, the command and its table (the engine is
+``warmscope.core.warmup``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from warmscope.core import outcome
+from warmscope.core.cli.command import Command
+from warmscope.core.cli.options import add_run_options, build_settings
 from warmscope.core.export import atomic_write
 from warmscope.core.outcome import UsageError
 from warmscope.core.safe_text import clean_line
@@ -46,17 +48,8 @@ exit codes: 0 a verified recipe, 1 none verified (or processes failed: their rec
 """
 
 
-def build_parser(
-    make: Callable[..., argparse.ArgumentParser],
-    add_run_options: Callable[..., None],
-) -> argparse.ArgumentParser:
-    """The ``warmup`` parser: the options of ``run`` and its own."""
-    p = make(
-        prog="warmscope warmup",
-        description=HELP,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``warmup`` options: those of ``run``, and its own."""
     p.add_argument("target", metavar="TARGET")
     add_run_options(p, headless=True)
     g = p.add_argument_group("the warm-up")
@@ -94,10 +87,9 @@ def build_parser(
                 f"fresh processes for the baseline and for each candidate (default "
                 f"{DEFAULT_REPEAT}: 6 give 95%% intervals)"
             )
-    return p
 
 
-def cmd_warmup(args: argparse.Namespace, argv: list[str], build_settings: Any) -> int:
+def run(args: argparse.Namespace, argv: list[str]) -> int:
     from warmscope.core.warmup import UsageAbort, Warmup, WarmupFailed, copy_recipe
 
     if args.profile_iters:
@@ -229,3 +221,6 @@ def render(doc: dict[str, Any]) -> str:
         lines.append(f"libtorch   {doc['emitted_cpp']}")
     lines.append(f"records    {doc['folder']}")
     return "\n".join(clean_line(line) for line in lines)
+
+
+COMMANDS = (Command("warmup", add_arguments, run, description=HELP, epilog_text=EPILOG),)

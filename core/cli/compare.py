@@ -1,0 +1,41 @@
+"""``warmscope compare RECORD...``: runs side by side, or a sweep document's table."""
+
+from __future__ import annotations
+
+import argparse
+
+from warmscope.core import outcome
+from warmscope.core.cli.command import Command, add_records
+from warmscope.core.cli.console import emit
+from warmscope.core.digest import comparison
+from warmscope.core.outcome import UsageError
+from warmscope.core.record import read_summarized
+from warmscope.core.text_views import render_comparison, render_sweep
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    from warmscope.core.sweep import is_sweep_document, read_sweep
+
+    paths = args.records
+    sweeps = [p for p in paths if is_sweep_document(p)]
+    if sweeps:
+        if len(paths) != 1:
+            raise UsageError("compare takes one sweep document, or run records (not both)")
+        emit(render_sweep(read_sweep(paths[0])))
+        return outcome.EXIT_OK
+    if len(paths) < 2:
+        raise UsageError("compare needs two or more run records, or one sweep document")
+    runs = read_summarized(paths)
+    emit(render_comparison(comparison(runs, [str(p) for p in paths])))
+    return outcome.EXIT_OK
+
+
+COMMANDS = (
+    Command(
+        "compare",
+        add_records,
+        run,
+        description="Runs side by side (warm-up, percentiles, settings), or a sweep document's "
+        "answer and table.",
+    ),
+)

@@ -1,0 +1,55 @@
+"""``warmscope samples`` and ``warmscope knobs``: what a target and ``--set`` may name."""
+
+from __future__ import annotations
+
+import argparse
+
+from warmscope.core import outcome
+from warmscope.core.cli.command import Command
+from warmscope.core.knobs import KNOBS, show_value
+from warmscope.core.settings import PRESETS
+
+
+def samples(args: argparse.Namespace, argv: list[str]) -> int:
+    from warmscope.sample_models import DEFAULT_SAMPLE, SAMPLES
+
+    width = max(len(n) for n in SAMPLES) + 7
+    for name, sample in SAMPLES.items():
+        mark = " (default)" if name == DEFAULT_SAMPLE else ""
+        print(
+            f"sample:{name:<{width - 7}}  mode {sample.mode:<7} input {' '.join(sample.inputs):<12} "
+            f"{sample.summary}{mark}"
+        )
+    return outcome.EXIT_OK
+
+
+def knobs(args: argparse.Namespace, argv: list[str]) -> int:
+    print("knobs (--set KEY=VALUE; 'default' leaves torch's own default):")
+    for k in KNOBS:
+        values = (
+            "|".join(k.choices)
+            if k.choices
+            else {"bool": "on|off", "int": "N", "str": "TEXT"}[k.type]
+        )
+        print(f"  {k.name:<24} {values:<40} default {k.show(k.default)}")
+        print(f"  {'':<24} {k.help}")
+    print(
+        "  env.NAME=VALUE            an environment variable for the child (OMP_NUM_THREADS, ...)"
+    )
+    print(
+        "  dynamo.NAME=VALUE         torch._dynamo.config.NAME (cache_size_limit, allow_rnn, ...)"
+    )
+    print("  inductor.NAME=VALUE       torch._inductor.config.NAME (max_autotune, ...)")
+    print("  (checked against the installed torch when the run starts; a refusal is reported)")
+    print("\npresets (--preset NAME):")
+    for p in PRESETS.values():
+        knobs = ", ".join(f"{k}={show_value(v)}" for k, v in p.knobs.items())
+        print(f"  {p.name:<14} {p.help}  [{knobs}]")
+    return outcome.EXIT_OK
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--verbose", action="store_true")
+
+
+COMMANDS = (Command("samples", add_arguments, samples), Command("knobs", add_arguments, knobs))

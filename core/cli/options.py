@@ -1,0 +1,108 @@
+"""The options of the commands that run a target, and the ``RunSettings`` they make."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from warmscope.core.run_fields import FIELDS
+from warmscope.core.sampler import warmscope_version
+from warmscope.core.setting_fields import CAPTURE as CAPTURE_GROUP
+from warmscope.core.setting_fields import RUN as RUN_GROUP
+from warmscope.core.setting_fields import read as read_setting
+from warmscope.core.settings import RunSettings
+from warmscope.core.sweep import DEFAULT_REPEAT
+
+
+def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool = False) -> None:
+    """The run settings' options (``setting_fields.FIELDS``, in its order), with the options of
+    the command itself where ``--help`` lists them."""
+    groups = {group: p.add_argument_group(group) for group in (RUN_GROUP, CAPTURE_GROUP)}
+    g = groups[RUN_GROUP]
+    for setting in FIELDS:
+        for option in setting.options:
+            if option.applies(sweep):
+                groups[setting.group].add_argument(*option.flags, **option.spec)
+            if option.flags == ("--preset",) and sweep and option.applies(sweep):
+                g.add_argument(
+                    "--vary",
+                    action="append",
+                    default=[],
+                    metavar="KNOB=V1,V2",
+                    help="values of a knob to compare; several --vary make a grid",
+                )
+                g.add_argument(
+                    "--rank-by",
+                    default="first",
+                    metavar="OBJECTIVE",
+                    help="first (default), warmup, steady, or total@K (time to serve K calls from "
+                    "process start)",
+                )
+            if option.flags == ("--timeout",) and headless:
+                g.add_argument(
+                    "--repeat",
+                    type=int,
+                    default=DEFAULT_REPEAT if sweep else 1,
+                    metavar="N",
+                    help="fresh processes per setting; with N > 1 the output is medians with 95%% "
+                    f"intervals across processes (default {DEFAULT_REPEAT if sweep else 1})",
+                )
+    g = groups[CAPTURE_GROUP]
+    g.add_argument(
+        "--record",
+        type=Path,
+        metavar="PATH",
+        help="where to write the run record (default: under ~/.local/state/warmscope/runs); "
+        "with --repeat or sweep: a new folder for the records and the sweep document",
+    )
+    g.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --record file (never one a live run is writing)",
+    )
+    if not headless:
+        add_view_options(p)
+    if headless:
+        g.add_argument(
+            "--json",
+            type=Path,
+            metavar="PATH",
+            help="also write one JSON document (written whatever the outcome); with --repeat "
+            "or sweep, the warmscope-sweep document",
+        )
+        g.add_argument("--quiet", action="store_true", help="no live progress line")
+    p.add_argument("--verbose", action="store_true", help="tracebacks for errors")
+    p.add_argument("--version", action="version", version=f"warmscope {warmscope_version()}")
+
+
+def add_view_options(p: argparse.ArgumentParser) -> None:
+    """How the TUI draws: for the TUI on a target and for ``open``."""
+    g = p.add_argument_group("the live view")
+    g.add_argument(
+        "--refresh",
+        type=float,
+        default=2.0,
+        metavar="HZ",
+        help="repaint a pane at most HZ times a second (default 2; lower for a slow link)",
+    )
+    g.add_argument(
+        "--mouse",
+        action="store_true",
+        help="track the mouse (off by default: every move is bytes over SSH, and the "
+        "terminal keeps its own text selection)",
+    )
+    g.add_argument(
+        "--ascii",
+        action="store_true",
+        help="draw with ASCII only: no braille, box drawing or symbols (on by itself "
+        "where TERM is linux or vt100)",
+    )
+
+
+def build_settings(args: argparse.Namespace) -> RunSettings:
+    """The settings the parsed options give (each field as ``FIELDS`` reads it, in its order:
+    a preset before the knobs it sets, ``--set`` last)."""
+    settings = RunSettings()
+    for setting in FIELDS:
+        read_setting(setting, args, settings)
+    return settings

@@ -1,0 +1,127 @@
+"""``warmscope run TARGET``: one headless run, live progress on stderr, its summary on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from warmscope.core import outcome
+from warmscope.core.cli.command import Command
+from warmscope.core.cli.console import check_json_path, emit, reason, say
+from warmscope.core.cli.options import add_run_options, build_settings
+from warmscope.core.cli.progress import Progress
+from warmscope.core.cli.sweep import run_sweep
+from warmscope.core.export import write_json
+from warmscope.core.hangup import HangupGuard
+from warmscope.core.run import RunData
+from warmscope.core.safe_text import clean, clean_line
+from warmscope.core.text_views import render_summary
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    from warmscope.core.run_plan import drive, start_run
+
+    if args.repeat != 1:
+        return run_sweep(args, argv, sweep=False)
+    settings = build_settings(args)
+    if args.json is not None:
+        check_json_path(args.json, args.record)
+
+    def tell(line: str, warning: bool) -> None:
+        if warning or not args.quiet:
+            say(line)
+
+    # A record that cannot be written is refused here, before any child runs.
+    session = start_run(
+        settings,
+        record_path=args.record,
+        command=["warmscope", *argv],
+        overwrite=args.overwrite,
+        notify=tell,
+    )
+    progress = None if args.quiet or not sys.stderr.isatty() else Progress()
+    hangup = HangupGuard()
+    try:
+        drive(
+            session,
+            on_update=(lambda update: progress.show(session, update)) if progress else None,
+            hung_up=lambda: hangup.fired,
+        )
+    finally:
+        if progress:
+            progress.close()
+        hangup.restore()
+    if session.failure is not None:
+        raise session.failure  # before the measured process ran (the warming one failed)
+    data = session.data
+    code = data.exit_code if data.exit_code is not None else outcome.EXIT_FAILED
+    json_error = None
+    if args.json is not None:
+        try:
+            write_json(args.json, data, parents=False)
+        except (OSError, ValueError) as exc:  # ValueError: text that cannot be encoded
+            json_error = f"cannot write --json {clean_line(str(args.json))}: {reason(exc)}"
+    if data.exit_code == outcome.EXIT_USAGE:
+        # Found once the child ran: a factory that is missing or returns no module (its
+        # message), an interpreter that is not a Python (the status detail). One line.
+        message = data.error["message"] if data.error else data.status_detail
+        say(str(message))
+    else:
+        emit(render_summary(data))
+        if data.status != outcome.OK:
+            show_failure(data, verbose=args.verbose)
+    if json_error is not None:
+        # The record and the summary stand; the document the caller asked for does not.
+        say(json_error)
+        return code if code != outcome.EXIT_OK else outcome.EXIT_FAILED
+    return code
+
+
+def show_failure(data: RunData, *, verbose: bool = False) -> None:
+    """torch's own message (the whole traceback with --verbose), else the child's last stderr."""
+    err = sys.stderr
+    if data.error and data.error.get("traceback"):
+        if verbose:
+            print(clean(data.error["traceback"].rstrip()), file=err)
+        else:
+            print(clean(model_frames(data.error["traceback"])), file=err)
+    elif data.status in (outcome.CRASHED, outcome.TIMEOUT):
+        last = next((e for e in reversed(data.events) if e.kind == "stderr"), None)
+        if last is not None:
+            # The last block the child printed is its crash dump: its head says what happened.
+            where = f"iteration {last.iteration}" if last.iteration is not None else last.phase
+            lines = last.text.splitlines()
+            print(f"the child's last output ({where}):", file=err)
+            for line in lines[:25]:
+                print(f"  {clean_line(line)}", file=err)
+            if len(lines) > 25:
+                print(f"  … {len(lines) - 25} more lines in {data.stderr_path}", file=err)
+    print(f"warmscope: run {data.status}: {clean_line(str(data.status_detail))}", file=err)
+
+
+def model_frames(tb: str) -> str:
+    """The traceback from the model's own call on: warmscope's agent frames are noise here."""
+    lines = tb.rstrip().splitlines()
+    start = 0
+    for n, line in enumerate(lines):
+        if line.lstrip().startswith("File ") and "agent.py" in line:
+            start = n + 2  # skip the agent frame and its source line
+    body = lines[start:] if start < len(lines) else lines
+    return "\n".join(["Traceback (most recent call last):", *body] if start else body)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="TARGET")
+    add_run_options(p, headless=True)
+
+
+COMMANDS = (
+    Command(
+        "run",
+        add_arguments,
+        run,
+        description="Run TARGET headless: live progress on stderr, "
+        "the summary on stdout, a record on disk.",
+        epilog=True,
+    ),
+)

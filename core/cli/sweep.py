@@ -1,0 +1,116 @@
+"""``warmscope sweep TARGET`` and ``run --repeat``: cells × fresh processes, interleaved."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from warmscope.core import outcome
+from warmscope.core.cli.command import Command
+from warmscope.core.cli.console import check_json_path, emit, say
+from warmscope.core.cli.options import add_run_options, build_settings
+from warmscope.core.cli.progress import SweepProgress, done_line
+from warmscope.core.digest import settings_line
+from warmscope.core.hangup import HangupGuard
+from warmscope.core.outcome import UsageError
+from warmscope.core.safe_text import clean_line
+from warmscope.core.settings import PRESETS, RunSettings
+from warmscope.core.text_views import render_sweep
+
+
+def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
+    """The cells of ``warmscope sweep`` (presets × ``--vary`` grid), or the one cell of
+    ``run --repeat``."""
+    from warmscope.core.run_plan import compile_cache_mode
+    from warmscope.core.sweep import Cell, grid, parse_vary
+
+    if not sweep:
+        settings = build_settings(args)
+        settings.compile_cache = compile_cache_mode(settings, repeated=True)
+        return [Cell(settings_line(settings.to_json()), settings)]
+    presets = [p.strip() for p in (args.preset or "").split(",") if p.strip()]
+    for name in presets:
+        if name not in PRESETS:
+            raise UsageError(f"unknown preset {name!r}: one of {', '.join(PRESETS)}")
+    if len(set(presets)) != len(presets):
+        raise UsageError("--preset: a preset is given twice")
+    varies = [parse_vary(v) for v in args.vary]
+
+    def make(preset: str | None) -> RunSettings:
+        return build_settings(argparse.Namespace(**{**vars(args), "preset": preset}))
+
+    cells = grid(make, presets, varies)
+    if len(cells) < 2:
+        raise UsageError("a sweep needs at least two settings: --preset A,B or --vary KNOB=V1,V2")
+    return cells
+
+
+def run_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool) -> int:
+    """``warmscope sweep`` (``sweep``), or ``run --repeat N``: one cell in N processes."""
+    from warmscope.core.sweep import Sweep
+
+    if args.profile_iters:
+        # The profiler slows the iterations it profiles: a cold start measured under it is
+        # not the cold start. Profile in a run of its own.
+        raise UsageError(
+            "--profile-iters does not go with "
+            + ("a sweep" if sweep else "--repeat")
+            + ": profile in a `warmscope run` of its own"
+        )
+    cells = sweep_cells(args, sweep=sweep)
+    if args.json is not None:
+        check_json_path(args.json, None)
+    if args.record is not None and args.record.exists():
+        raise UsageError(
+            f"--record {clean_line(str(args.record))} exists: a sweep writes a new folder"
+        )
+    job = Sweep(
+        target=args.target,
+        cells=cells,
+        repeat=args.repeat,
+        rank_by=getattr(args, "rank_by", "first"),
+        command=["warmscope", *argv],
+        folder=args.record,
+        json_path=args.json,
+    )
+    job.prepare_folder()
+    progress = None if args.quiet or not sys.stderr.isatty() else SweepProgress()
+    hangup = HangupGuard()
+    try:
+        doc = job.run(
+            on_update=progress.show if progress else None,
+            on_done=None if args.quiet else (progress.done if progress else done_line),
+            hung_up=lambda: hangup.fired,
+        )
+    finally:
+        if progress:
+            progress.close()
+        hangup.restore()
+    if job.aborted:
+        say(job.aborted)
+        return outcome.EXIT_USAGE
+    emit(render_sweep(doc))
+    if job.stopped:
+        return outcome.EXIT_STOPPED
+    if any(p.data.status != outcome.OK for p in job.processes):
+        return outcome.EXIT_FAILED
+    return outcome.EXIT_OK
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="TARGET")
+    add_run_options(p, headless=True, sweep=True)
+
+
+COMMANDS = (
+    Command(
+        "sweep",
+        add_arguments,
+        lambda args, argv: run_sweep(args, argv, sweep=True),
+        description="Run TARGET under several settings (--preset A,B and/or --vary "
+        "KNOB=V1,V2), each in --repeat fresh processes, interleaved (A B A B …). Prints "
+        "the answer first, then each setting's medians with 95%% intervals across processes.",
+        epilog=True,
+    ),
+)
