@@ -16,6 +16,7 @@ from typing import Any
 import psutil
 
 from warmscope.core.gpu_sampler import Gpu, nvml_text, open_gpu
+from warmscope.core.version import warmscope_version
 
 MB = 2**20
 
@@ -105,16 +106,6 @@ def load_nvml() -> Any:
 def gpu_status() -> str:
     load_nvml()
     return str(_nvml_state["status"])
-
-
-def warmscope_version() -> str:
-    """The installed warmscope's version (``unknown`` from a bare checkout)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("warmscope")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def host_environment() -> dict[str, Any]:

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from warmscope.core.settings import RunSettings
 
 DEFAULT_ITERS = 200
+DEFAULT_REPEAT = 5
+"""Fresh processes per setting of a sweep."""
 DEFAULT_SAMPLE_HZ = 10.0
 SCHEDULES = ("cycle", "random", "ramp", "once")
 """How ``--dim`` shapes follow each other: in turn, at random (``--seed``), in blocks in the

@@ -33,7 +33,6 @@ from warmscope.core.settings import RunSettings
 
 FORMAT = "warmscope-sweep"
 VERSION = 1
-DEFAULT_REPEAT = 5
 MAX_CELLS = 64
 MAX_BY_ITERATION = 1000
 """``by_iteration`` covers at most this many first iterations."""

@@ -11,24 +11,39 @@ timed out); 2 bad usage or a bad target/input, named in one line; 130 stopped by
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from warmscope.core import outcome
-from warmscope.core.cli import compare, lists, report, run, sweep, view, warmup
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.console import say, stdout_gone
 from warmscope.core.outcome import WarmscopeError
 
-COMMANDS: dict[str, Command] = {
-    c.name: c
-    for module in (run, sweep, warmup, view, compare, report, lists)
-    for c in module.COMMANDS
+MODULES = {
+    "run": "run",
+    "sweep": "sweep",
+    "warmup": "warmup",
+    "open": "view",
+    "compare": "compare",
+    "report": "report",
+    "samples": "lists",
+    "knobs": "lists",
 }
+"""Each command's module, imported only when its command runs: the TUI's first frame waits for
+no record, digest or sweep machinery it does not show yet."""
 
 
-def make_parser(command: str | None) -> argparse.ArgumentParser:
+def command(name: str) -> Command:
+    """The command ``name`` (a key of ``MODULES``), from its module."""
+    module = importlib.import_module(f"warmscope.core.cli.{MODULES[name]}")
+    return next(c for c in module.COMMANDS if c.name == name)
+
+
+def make_parser(name: str | None) -> argparse.ArgumentParser:
     """The parser of ``warmscope COMMAND``; with no command, of the TUI on a target."""
-    return view.tui_parser() if command is None else COMMANDS[command].parser()
+    from warmscope.core.cli import view
+
+    return view.tui_parser() if name is None else command(name).parser()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,14 +57,16 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = argv[0] if argv and argv[0] in COMMANDS else None
-    rest = argv[1:] if command else argv
+    name = argv[0] if argv and argv[0] in MODULES else None
+    rest = argv[1:] if name else argv
     verbose = "--verbose" in rest
     try:
-        args = make_parser(command).parse_args(rest)
-        if command is None:
+        args = make_parser(name).parse_args(rest)
+        if name is None:
+            from warmscope.core.cli import view
+
             return view.run_tui(args, argv)
-        return COMMANDS[command].run(args, argv)
+        return command(name).run(args, argv)
     except WarmscopeError as exc:
         if verbose:
             raise

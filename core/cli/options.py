@@ -6,12 +6,12 @@ import argparse
 from pathlib import Path
 
 from warmscope.core.run_fields import FIELDS
-from warmscope.core.sampler import warmscope_version
 from warmscope.core.setting_fields import CAPTURE as CAPTURE_GROUP
+from warmscope.core.setting_fields import DEFAULT_REPEAT
 from warmscope.core.setting_fields import RUN as RUN_GROUP
 from warmscope.core.setting_fields import read as read_setting
 from warmscope.core.settings import RunSettings
-from warmscope.core.sweep import DEFAULT_REPEAT
+from warmscope.core.version import warmscope_version
 
 
 def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool = False) -> None:

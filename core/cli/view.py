@@ -10,7 +10,6 @@ from typing import Any
 from warmscope.core.cli.command import Command, UsageParser, add_records
 from warmscope.core.cli.options import add_run_options, add_view_options, build_settings
 from warmscope.core.outcome import UsageError
-from warmscope.core.record import QUICK_READ_BYTES, check_header, read_run
 from warmscope.core.safe_text import clean_line
 
 DESCRIPTION = """\
@@ -40,6 +39,7 @@ def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
     """``warmscope open``: run records as given; a sweep document stands for its runs, and the
     TUI shows its answer and table first. Each file is read here, to fail early in one line
     (a long record's header only: the TUI reads the rest with its progress on screen)."""
+    from warmscope.core.record import QUICK_READ_BYTES, check_header, read_run
     from warmscope.core.sweep import is_sweep_document, read_sweep, sweep_runs
 
     records: list[Path] = []
