@@ -14,6 +14,7 @@ from textual.widgets import Static
 KEYS = "y / Enter: yes · n / Esc: no"
 MAX_WIDTH = 70
 BOX_FRAME = 6  # the border and the padding, both sides
+MIN_HEIGHT_FOR_KEYS = 8  # below it, the question has the box to itself
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -37,8 +38,9 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def on_resize(self, event: events.Resize) -> None:
         # As wide as the question, at most 70 and never past the screen's edge, where the
-        # lines wrap: a tiny terminal still shows the question (the keys go first).
+        # lines wrap: a tiny terminal still shows the question (the keys line goes first).
         wanted = max(len(self.question), len(KEYS)) + BOX_FRAME
+        self.query_one("#confirm-keys").display = event.size.height >= MIN_HEIGHT_FOR_KEYS
         self.query_one("#confirm-box").styles.width = max(
             1, min(wanted, MAX_WIDTH, event.size.width)
         )
