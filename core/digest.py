@@ -16,6 +16,7 @@ from warmscope.core import stats
 from warmscope.core.knobs import changed, knob, show_value
 from warmscope.core.run import RunData
 from warmscope.core.run_fields import BY_NAME, FIELDS
+from warmscope.core.safe_text import clean_name
 from warmscope.core.setting_fields import shown, shown_value
 from warmscope.core.settings import RunSettings
 
@@ -198,7 +199,7 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
     summary = data.summary()
     warns = data.warnings() if data.count else []
     return RunDigest(
-        target=data.settings.target or "?",
+        target=clean_name(data.settings.target or "?"),
         mode=data.mode,
         status=data.status,
         status_detail=data.status_detail,
@@ -349,7 +350,8 @@ def settings_line(settings: SettingsLike) -> str:
     parts += [f"{k}={v}" for k, v in changed_settings(typed).items()]
     for name in LINE_FIELDS[1:]:
         parts += [f"{k}={v}" for k, v in shown(BY_NAME[name], typed).items()]
-    return " · ".join(parts) if parts else "defaults"
+    # Values are names a user or a record chose: one line, nothing hidden in them.
+    return clean_name(" · ".join(parts)) if parts else "defaults"
 
 
 def _absent(field: str, name: str) -> str:

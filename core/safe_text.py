@@ -35,6 +35,18 @@ Choices, in one place:
   width (non-)joiner, zero width space, word joiner, soft hyphen, BOM.  Tag characters
   are kept only inside an emoji subdivision flag (U+1F3F4, tags, U+E007F).
 
+Names (targets, paths, record names, setting values) go through ``clean_name``: one line,
+and the invisible format characters ``clean`` keeps for stderr's sake (zero width space,
+(non-)joiner, word joiner, BOM, soft hyphen, invisible operators, Mongolian vowel
+separator) each become a ``REPLACEMENT`` too.  In a name they have no use but to make two
+different names look the same; in stderr text an emoji needs its joiners, so ``clean``
+keeps them there.
+
+``strip_controls`` is the last word before the terminal: it deletes, not marks, what
+``clean`` would mark one for one, so a line drawn with its width already counted (control
+characters take no cells) keeps that width, and nothing drawn can move the cursor or talk
+to the terminal whichever widget drew it.
+
 Text that holds none of these characters is returned as is, found with ``str.isprintable``
 and then one precompiled ``search``: ``clean`` runs on every stderr line, possibly 100k
 lines a second.  Text that does hold one goes through a single ``re.sub``.
@@ -45,7 +57,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["REPLACEMENT", "clean", "clean_json", "clean_line"]
+__all__ = [
+    "REPLACEMENT",
+    "clean",
+    "clean_json",
+    "clean_line",
+    "clean_name",
+    "clean_names",
+    "strip_controls",
+]
 
 REPLACEMENT = "\ufffd"
 """The visible mark left where an escape sequence or a control character was removed."""
@@ -149,6 +169,37 @@ def clean(text: str, *, keep_newlines: bool = True) -> str:
 def clean_line(text: str) -> str:
     """``text`` as one safe line, for a status line or a title: newlines become spaces."""
     return clean(text, keep_newlines=False)
+
+
+# Invisible in a name: zero width space, ZWNJ, ZWJ, word joiner, invisible operators,
+# BOM, soft hyphen, Mongolian vowel separator, Hangul fillers (blank, and letters).
+_INVISIBLE = "\u200b\u200c\u200d\u2060-\u2064\ufeff\u00ad\u180e\u115f\u1160\u3164\uffa0"
+_INVISIBLE_RE = re.compile(f"[{_INVISIBLE}]")
+
+
+def clean_name(text: str) -> str:
+    """A name (a target, a path, a setting's value) as one safe line, its invisible
+    characters marked: what ``clean_line`` does, and zero width characters become a mark."""
+    line = clean_line(text)
+    if line.isascii():
+        return line
+    return _INVISIBLE_RE.sub(REPLACEMENT, line)
+
+
+def clean_names(text: str) -> str:
+    """Each line of ``text`` made safe as ``clean_name`` makes a name: a message naming files."""
+    return "\n".join(clean_name(line) for line in text.split("\n"))
+
+
+_DRAWN_CONTROLS = re.compile(f"[{_CONTROL_CHARS}\r\n\t\x1b]")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without any control character, bidi control or lone surrogate: for a line
+    already laid out (such characters take no cells), so its width stays the same."""
+    if text.isprintable():
+        return text
+    return _DRAWN_CONTROLS.sub("", text)
 
 
 def clean_json(value: Any) -> Any:

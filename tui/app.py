@@ -30,14 +30,16 @@ from textual.timer import Timer
 
 from warmscope.core import launcher, outcome
 from warmscope.core.hangup import detach_terminal
-from warmscope.core.outcome import WarmscopeError
+from warmscope.core.outcome import UsageError, WarmscopeError
+from warmscope.core.safe_text import clean_name, clean_names
 from warmscope.core.settings import RunSettings
 from warmscope.tui import fmt, glyphs, record_reading
-from warmscope.tui.ascii_filter import AsciiFilter
+from warmscope.tui.ascii_filter import AsciiFilter, ControlFilter
 from warmscope.tui.controller import RunController, SessionFactory, start_session
 from warmscope.tui.hangup import HangupWatchdog
 from warmscope.tui.main_screen import MainScreen
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
+from warmscope.tui.repaint_all import repaint_all
 from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import RunEntry, error_lines
 from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
@@ -69,6 +71,9 @@ class WarmscopeApp(App[int]):
         # Ctrl+C quits like q (Textual's default only says "press ctrl+q").
         Binding("ctrl+c", "quit", "Quit", id="quit-ctrl-c", show=False, priority=True),
         Binding("question_mark", "help", "Help", id="help", tooltip="Every key"),
+        # Ctrl+Z is job control as in any program (raw mode reads it as a key); Ctrl+L redraws.
+        Binding("ctrl+z", "suspend_process", "Suspend", id="suspend", show=False, priority=True),
+        Binding("ctrl+l", "repaint", "Redraw", id="repaint", show=False, priority=True),
     ]
 
     def __init__(
@@ -93,6 +98,7 @@ class WarmscopeApp(App[int]):
         glyphs.set_ascii(ascii)
         super().__init__(ansi_color=True if "NO_COLOR" in os.environ else None)
         self._ascii_filter = AsciiFilter()
+        self._control_filter = ControlFilter()
         self.refresh_hz = refresh_hz
         self.sweeps = list(sweeps)
         """Sweep documents opened (``warmscope open sweep.json``): their runs are in ``records``."""
@@ -113,10 +119,15 @@ class WarmscopeApp(App[int]):
         self._binding_state: tuple[bool, bool, bool] | None = None
 
     def get_line_filters(self) -> Sequence[LineFilter]:
-        """Textual's (no colour under ``NO_COLOR``), then ASCII for ``--ascii``: whatever
-        drew a character (the app, the chart, Textual's own widgets), the terminal gets ASCII."""
-        filters = super().get_line_filters()
+        """Textual's (no colour under ``NO_COLOR``), then no control characters, then ASCII for
+        ``--ascii``: whatever drew a character (the app, the chart, Textual's own widgets: a
+        toast, a table cell), the terminal gets text only, and ASCII where asked."""
+        filters = [*super().get_line_filters(), self._control_filter]
         return [*filters, self._ascii_filter] if self.ascii else filters
+
+    def notify(self, message: str, *, title: str = "", **options: Any) -> None:
+        """A toast, its lines made safe as names are: they name files and targets."""
+        super().notify(clean_names(message), title=clean_name(title), **options)
 
     def get_default_screen(self) -> Screen:
         return MainScreen(self.refresh_hz)
@@ -140,6 +151,8 @@ class WarmscopeApp(App[int]):
             self._unfinished_sessions, grace=HANGUP_GRACE_S, deadline=HANGUP_WATCHDOG_S
         )
         self._watchdog.start()
+        # Back from Ctrl+Z or an outside SIGTSTP: the terminal lost the screen, draw it all.
+        self.app_resume_signal.subscribe(self, lambda _app: self.action_repaint())
         for sig in (signal.SIGHUP, signal.SIGTERM):
             with contextlib.suppress(ValueError, OSError):  # not the main thread: no handlers
                 self._old_handlers[sig] = signal.signal(sig, self._on_hangup)
@@ -309,7 +322,7 @@ class WarmscopeApp(App[int]):
         from warmscope.core.digest import settings_diff
 
         return " ".join(
-            f"{c.name}={c.b}" for c in settings_diff(entry.data.settings, nxt.to_json())
+            clean_name(f"{c.name}={c.b}") for c in settings_diff(entry.data.settings, nxt.to_json())
         )
 
     def _tick(self) -> None:
@@ -575,9 +588,17 @@ class WarmscopeApp(App[int]):
             self.main.show_entry(self.viewed, self.next_note())
         self.notify(f"next run: preset {name} (r runs it)", timeout=3, markup=False)
 
+    def action_repaint(self) -> None:
+        """Draw every cell of the screen again, not only what changed (Ctrl+L, a resume)."""
+        repaint_all(self)
+
     async def action_quit(self) -> None:
         """``q``: close a sub-screen; on the main screen quit, after a yes while a run is going
         (the child is stopped first, killed if it does not end; ``q`` again kills it now)."""
+        if self.screen.id == "loading":  # a long record still read: nothing to see, leave now
+            self.workers.cancel_group(self, "load")
+            self.exit(0)
+            return
         if self.screen is not self.main:
             self.screen.dismiss(None)
             return
@@ -635,7 +656,13 @@ def run_app(*, mouse: bool = False, **options: Any) -> int:
     """Run the TUI until the user quits; the exit code for the command line. ``options`` are
     ``WarmscopeApp``'s. ``mouse``: track the mouse (every move is bytes over SSH, and tracking
     takes the terminal's own text selection away), off unless asked for. ASCII also where
-    ``TERM`` names a terminal that lacks the rest (the Linux console, a VT100)."""
+    ``TERM`` names a terminal that lacks the rest (the Linux console, a VT100). No TUI at all
+    where ``TERM`` is ``dumb`` or unset: a terminal that cannot move its cursor would print
+    every escape sequence; the error names the headless command instead."""
+    if glyphs.dumb_terminal(os.environ.get("TERM")):
+        raise UsageError(
+            glyphs.dumb_terminal_message(options.get("settings"), options.get("records"))
+        )
     options["ascii"] = glyphs.ascii_wanted(os.environ.get("TERM"), options.get("ascii", False))
     # The UI waits, the child is measured: drawing runs nicer than the runs it starts.
     launcher.lower_own_priority(launcher.OBSERVER_NICE)

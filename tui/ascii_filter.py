@@ -1,5 +1,6 @@
-"""``AsciiFilter``: the last word on ``--ascii``: any character a plain terminal lacks becomes
-an ASCII one of the same width, whoever drew it (the app's widgets or Textual's own)."""
+"""Line filters, the last word on what reaches the terminal, whoever drew it (the app's widgets
+or Textual's own): ``ControlFilter`` lets no control character through, ``AsciiFilter`` turns
+any character a plain terminal lacks (``--ascii``) into an ASCII one of the same width."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from textual.color import Color
 from textual.filter import LineFilter
+
+from warmscope.core.safe_text import strip_controls
 
 SAME = {
     "·": ".", "•": "*", "…": "~", "–": "-", "—": "-", "×": "x", "≈": "~", "µ": "u",
@@ -54,5 +57,19 @@ class AsciiFilter(LineFilter):
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
         return [
             seg if seg.text.isascii() else Segment(ascii_text(seg.text), seg.style, seg.control)
+            for seg in segments
+        ]
+
+
+class ControlFilter(LineFilter):
+    """Delete escape and other control characters a widget let through: text meant for the
+    screen must not talk to the terminal. They take no cells, so every line keeps its width;
+    names and child output are marked visibly where they are made (``core.safe_text``)."""
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        return [
+            seg
+            if seg.control or seg.text.isprintable()
+            else Segment(strip_controls(seg.text), seg.style, seg.control)
             for seg in segments
         ]

@@ -55,7 +55,7 @@ def short_titles(runs: list[RunEntry]) -> dict[int, str]:
     modes = {e.mode for e in runs}
     titles = {}
     for e in runs:
-        where = [e.title.split(" ", 2)[1]] if len(targets) > 1 else []
+        where = [e.short_target] if len(targets) > 1 else []
         where += [e.mode] if len(modes) > 1 else []
         title = f"#{e.number} {settings_line(e.data.settings)}"
         titles[e.number] = title + (f" · {' '.join(where)}" if where else "")

@@ -7,7 +7,12 @@ first frame; the chart functions read ``current()`` when they draw.
 
 from __future__ import annotations
 
+import os
+import shlex
 from dataclasses import dataclass
+from typing import Any
+
+from warmscope.core.safe_text import clean_name
 
 # Terminals whose fonts lack the Unicode set (by TERM, or its prefix before a '-').
 ASCII_TERMS = frozenset({"linux", "vt100", "vt102", "vt220", "dumb", "ansi"})
@@ -104,3 +109,23 @@ def set_ascii(on: bool) -> None:
 
 def current() -> Glyphs:
     return _current
+
+
+def dumb_terminal(term: str | None) -> bool:
+    """Whether ``TERM`` names no terminal that can draw a screen: ``dumb``, or none at all."""
+    return (term or "").strip().lower() in ("", "dumb")
+
+
+def dumb_terminal_message(settings: Any, records: Any) -> str:
+    """What to run instead of the TUI on a dumb terminal: the run, or the records' report."""
+    if settings is not None and getattr(settings, "target", None):
+        instead = "warmscope run " + shlex.quote(clean_name(settings.target)) + " …"
+    elif records:
+        first = records[0]
+        name = str(first) if isinstance(first, (str, os.PathLike)) else "RECORD"
+        instead = "warmscope report " + shlex.quote(clean_name(name))
+    else:
+        instead = "warmscope run TARGET …"
+    return (
+        f"the TUI needs a terminal that can draw a screen (TERM is dumb or unset); use `{instead}`"
+    )

@@ -32,7 +32,7 @@ def _clip(text: str, width: int) -> str:
 def history_row(entry: RunEntry) -> tuple[str, ...]:
     s = entry.view.summary
     first = entry.view.series.head[0] if entry.view.series.head else None
-    target = entry.title.split(" ", 2)[1]
+    target = entry.short_target
     return (
         "",
         str(entry.number),

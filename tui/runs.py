@@ -23,6 +23,7 @@ from warmscope.core.digest import settings_line
 from warmscope.core.intervals import RunWarning
 from warmscope.core.jitlog import label_for
 from warmscope.core.run import NS_PER_MS, Cursor, Event, LiveRun, RunData, Update
+from warmscope.core.safe_text import clean_name
 from warmscope.core.settings import RunSettings
 from warmscope.core.stats import Summary
 from warmscope.tui.series import LatencySeries, mark_priority
@@ -254,21 +255,27 @@ class RunEntry:
 
     @property
     def target(self) -> str:
-        return self.data.settings.target or "?"
+        """The target as a name safe to draw: one line, its controls and invisibles marked."""
+        return clean_name(self.data.settings.target or "?")
 
     @property
-    def title(self) -> str:
-        """``#2 sample:speech script (no-profiling)``: how lists and pickers name it."""
+    def short_target(self) -> str:
+        """The target with a file's directories left out: ``speech.py:make``."""
         name = self.target
         if "/" in name:
             head, sep, factory = name.partition(":")
             name = Path(head).name + sep + factory
+        return name
+
+    @property
+    def title(self) -> str:
+        """``#2 sample:speech script (no-profiling)``: how lists and pickers name it."""
         extra = fmt_settings(self.data.settings)
-        return f"#{self.number} {name} {self.mode}" + (f" ({extra})" if extra else "")
+        return f"#{self.number} {self.short_target} {self.mode}" + (f" ({extra})" if extra else "")
 
     @property
     def record_name(self) -> str:
-        return Path(self.data.record_path).name if self.data.record_path else ""
+        return clean_name(Path(self.data.record_path).name) if self.data.record_path else ""
 
     def elapsed(self) -> float:
         """Seconds since the run started; for a record, derived from what it recorded."""

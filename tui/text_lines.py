@@ -16,6 +16,7 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
+from warmscope.core.safe_text import clean_line
 from warmscope.tui.chart import Line
 
 
@@ -92,10 +93,15 @@ class TextLines(Widget):
 
     def _strip(self, line: Line | Text, width: int, base: Style, styles: dict[int, Style]) -> Strip:
         if isinstance(line, Text):
-            segments = list(line.render(self.app.console, end=""))
+            segments = [
+                seg if seg.text.isprintable() else Segment(clean_line(seg.text), seg.style)
+                for seg in line.render(self.app.console, end="")
+            ]
         else:
             segments = []
             for text, style in line:
+                if not text.isprintable():  # a name or child text that escaped its cleaning
+                    text = clean_line(text)
                 if style is None:
                     segments.append(Segment(text, base))
                     continue

@@ -1,0 +1,280 @@
+"""The terminal stays warmscope's: hostile names cannot talk to it, Ctrl+Z and SIGTSTP hand it
+back to the shell and take it again whole, a dumb terminal is told what to use, and every
+screen can be left.
+
+Names come from records built in ``tmp_path`` from a checked-in record of a real run, and from
+a real headless run of a target file with such a name; terminals are real pseudo-terminals.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from tests.test_big_record import big_record  # noqa: F401  (the fixture)
+from tests.test_tui_hostile import notes, rewrite
+from tests.tui_support import run, screen_text, wait_for
+from warmscope.core.safe_text import REPLACEMENT, clean, clean_name, strip_controls
+from warmscope.core.settings import RunSettings
+from warmscope.tui.app import build_app
+from warmscope.tui.compare_screen import CompareScreen
+from warmscope.tui.confirm_screen import ConfirmScreen
+from warmscope.tui.history_screen import HistoryScreen
+from warmscope.tui.run_header import RunHeader
+
+DATA = Path(__file__).parent / "data"
+SCRIPT = DATA / "speech-script.jsonl"
+TARGETS = Path(__file__).parent / "targets"
+
+# Renames the window, clears the screen, turns text red, reverses what follows, hides two
+# characters, and breaks the line.
+HOSTILE = "esc\x1b]0;PWN\x07\x1b[2J\x1b[31mred\u202e\u200b\u200d\nx.py"
+# What none of the screen may hold once a hostile name was drawn (the newline aside).
+FORBIDDEN = ("\x1b", "\x07", "\u202e", "\u200b", "\u200d")
+
+
+def _safe(text: str) -> None:
+    assert not any(ch in text for ch in FORBIDDEN), [
+        text[max(0, text.find(ch) - 60) : text.find(ch) + 20] for ch in FORBIDDEN if ch in text
+    ]
+
+
+def test_a_name_is_one_line_with_every_hidden_character_marked() -> None:
+    name = clean_name(HOSTILE + ":make")
+    assert name.startswith("esc") and name.endswith("x.py:make") and "\n" not in name
+    _safe(name)
+    assert name.count(REPLACEMENT) == 6  # OSC, CSI, CSI, U+202E, U+200B, U+200D
+    family = "family \U0001f468\u200d\U0001f469"
+    assert clean(family) == family, "stderr keeps the joiner its emoji needs"
+    assert REPLACEMENT in clean_name(family), "a name does not"
+    assert clean_name("speech.py:make") == "speech.py:make"
+    drawn = strip_controls("a\x1b[2Jb\u202ec")
+    assert drawn == "a[2Jbc", "a drawn line loses its controls and keeps its width"
+
+
+def _hostile_records(folder: Path) -> list[Path]:
+    def name_it(line: dict[str, object]) -> None:
+        if line["type"] == "header":
+            line["settings"]["target"] = HOSTILE + ":make"  # type: ignore[index]
+
+    stem = "rec\u200b\x1b[31m\u202e"  # a file name can hold all of it but "/" and NUL
+    return [rewrite(SCRIPT, folder / f"{stem}{n}.jsonl", name_it) for n in (1, 2)]
+
+
+def test_a_hostile_name_reaches_no_view_raw(tmp_path: Path) -> None:
+    records = _hostile_records(tmp_path)
+    broken = tmp_path / "broken\x1b]0;PWN\x07\u200b.jsonl"
+    broken.write_text("not a record\n")
+    app = build_app(records=[*records, broken])
+    shown_notes = notes(app)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: len(app.runs) == 2)
+        # The next run differs from the viewed one in its target: the header says so.
+        app.next_settings = RunSettings(target=HOSTILE + ":other")
+        app.view_entry(app.runs[0])
+        await pilot.pause()
+        header = app.screen.query_one(RunHeader).plain.splitlines()
+        assert len(header) == 2
+        assert "esc" in header[0] and "x.py:make" in header[0], header
+        assert "next run: target=esc" in header[1] and "x.py:other" in header[1], header
+        for line in header:
+            _safe(line)
+        shown = screen_text(app)
+        assert "x.py:make" in shown
+        _safe(shown)
+
+        await pilot.press("h")
+        assert isinstance(app.screen, HistoryScreen)
+        shown = screen_text(app)
+        assert "x.py:make" in shown and "rec" in shown
+        _safe(shown)
+        await pilot.press("escape")
+
+        await pilot.press("c")
+        assert isinstance(app.screen, CompareScreen)
+        shown = screen_text(app)
+        assert "#1" in shown and "#2" in shown
+        _safe(shown)
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+
+        assert any("broken" in n for n in shown_notes), shown_notes
+        shown = screen_text(app)
+        assert "broken" in shown, "the toast is drawn"
+        assert "\x1b" not in shown and "\x07" not in shown
+
+    run(app, scenario, (120, 36), notifications=True)
+
+
+def _pty(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], int]:
+    """``warmscope ARGS`` in a real 100x30 terminal, as a user starts it."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "warmscope.core.cli", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        env={**base, "TERM": "xterm-256color", **(env or {})},
+        cwd=Path(__file__).parent.parent,
+    )
+    os.close(slave)
+    return proc, master
+
+
+def _read(master: int, seconds: float, until: bytes | None = None) -> bytes:
+    """What the terminal receives in ``seconds``, or until ``until`` arrives."""
+    out = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.05)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if until is not None and until in out:
+                break
+    return out
+
+
+def _end(proc: subprocess.Popen[bytes], master: int) -> None:
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGCONT)
+        proc.kill()
+    proc.wait()
+    os.close(master)
+
+
+def _state(pid: int) -> str:
+    """The process's state letter: T when stopped."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+ALT_ON, ALT_OFF = b"\x1b[?1049h", b"\x1b[?1049l"
+
+
+def test_a_hostile_record_writes_no_control_of_its_own_to_a_real_terminal(tmp_path: Path) -> None:
+    records = _hostile_records(tmp_path)
+    proc, master = _pty(["open", *map(str, records)])
+    try:
+        out = _read(master, 6)
+        assert len(out) > 5000, "the app drew its screen"
+        for seq in (b"]0;PWN", b"\x1b[31mred", "\u202e".encode(), "\u200b".encode()):
+            assert seq not in out, seq
+        assert "esc\ufffd".encode() in out, "where the name held controls, marks show"
+    finally:
+        _end(proc, master)
+
+
+def _screen_open(master: int) -> bytes:
+    out = _read(master, 20, until=b"summary")
+    assert ALT_ON in out and b"summary" in out, out[-300:]
+    return out + _read(master, 1.5)
+
+
+def _full_repaint(out: bytes) -> bool:
+    """Whether ``out`` draws every pane's border and title again, not only what changed."""
+    text = out.decode("utf-8", errors="replace")
+    return all(t in text for t in ("latency", "summary", "╭", "╰")) and text.count("│") > 40
+
+
+def test_ctrl_z_suspends_and_a_resume_draws_the_whole_screen() -> None:
+    proc, master = _pty(["open", str(SCRIPT)])
+    try:
+        _screen_open(master)
+        os.write(master, b"\x1a")  # Ctrl+Z
+        out = _read(master, 5, until=ALT_OFF)
+        assert ALT_OFF in out, "the terminal is handed back: the alternate screen is left"
+        deadline = time.monotonic() + 5
+        while _state(proc.pid) != "T" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _state(proc.pid) == "T", "stopped, as a shell's Ctrl+Z stops a program"
+        os.kill(proc.pid, signal.SIGCONT)  # what `fg` sends
+        back = _read(master, 5)
+        assert ALT_ON in back and _full_repaint(back), back[-500:]
+
+        # A SIGTSTP from outside (kill -TSTP, a shell's job control): the same.
+        _read(master, 1)
+        os.kill(proc.pid, signal.SIGTSTP)
+        assert ALT_OFF in _read(master, 5, until=ALT_OFF)
+        os.kill(proc.pid, signal.SIGCONT)
+        back = _read(master, 5)
+        assert ALT_ON in back and _full_repaint(back), back[-500:]
+
+        # Ctrl+L: everything again, though nothing changed.
+        _read(master, 1)
+        os.write(master, b"\x0c")
+        assert _full_repaint(_read(master, 3))
+        assert proc.poll() is None
+    finally:
+        _end(proc, master)
+
+
+def test_a_dumb_terminal_is_told_to_use_the_headless_form() -> None:
+    for env in ({"TERM": "dumb"}, {"TERM": ""}):
+        proc, master = _pty(["sample:trivial", "--iters", "5"], env)
+        try:
+            out = _read(master, 20)
+            assert proc.wait(10) == 2
+        finally:
+            _end(proc, master)
+        assert b"\x1b" not in out, out[:200]
+        lines = out.decode().strip().splitlines()
+        assert len(lines) == 1 and "warmscope run sample:trivial" in lines[0], lines
+
+
+def test_the_quit_question_shows_in_a_tiny_terminal() -> None:
+    from tests.fake_session import FakeSession, Moment, factory, iterations
+
+    made: list[FakeSession] = []
+    script = [Moment([iterations(0, [30.0])])] + [Moment() for _ in range(2000)]
+    app = build_app(settings=RunSettings(target="sample:trivial"), start=factory(script, made))
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].live)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "quit?" in shown, shown
+        await pilot.press("n")
+        app.stop_all()
+
+    run(app, scenario, (20, 6), settled=False)
+
+
+def test_the_loading_screen_can_be_left_at_once(big_record: Path) -> None:  # noqa: F811
+    for key in (b"q", b"\x1b"):
+        proc, master = _pty(["open", str(big_record)])
+        try:
+            out = _read(master, 20, until=b"reading")
+            assert b"reading" in out, "the loading screen is up"
+            os.write(master, key)
+            started = time.monotonic()
+            out = _read(master, 10, until=ALT_OFF)
+            assert proc.wait(5) == 0
+            assert ALT_OFF in out, "the terminal is restored"
+            assert time.monotonic() - started < 5
+        finally:
+            _end(proc, master)
+        assert re.search(rb"run #\d", out) is None
