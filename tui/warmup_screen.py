@@ -174,7 +174,7 @@ class WarmupScreen(ModalScreen[None]):
     CSS_PATH = "warmup_screen.tcss"  # loaded when the screen first opens
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "leave", "Leave (stops the warm-up)", id="leave-warmup"),
+        Binding("q,escape", "leave", "Leave (stops the warm-up)", id="leave-warmup"),
     ]
 
     class Stepped(Message):
@@ -209,6 +209,7 @@ class WarmupScreen(ModalScreen[None]):
         self.status_line = Static("", id="warmup-status")
         self.answer = Static("", id="warmup-answer")
         self.notes = Static("", id="warmup-notes")
+        self.answer.display = self.notes.display = False  # until the warm-up ends
 
     def compose(self) -> ComposeResult:
         box = Vertical(id="warmup-box")
@@ -276,6 +277,7 @@ class WarmupScreen(ModalScreen[None]):
             self._clock.stop()
         doc = message.doc
         answer = self.answer
+        answer.display = self.notes.display = True
         if doc is None:
             self.phase = "ended"
             answer.update(Text(clean_line(message.error), style="bold red"))
@@ -291,7 +293,8 @@ class WarmupScreen(ModalScreen[None]):
         ]
         notes += [f"observed {o['note']}" for o in doc["observed"] if o.get("note")]
         if message.recipe is not None:
-            notes.append(f"recipe   {message.recipe}  (use: --recipe, or prepare(model))")
+            verified = "verified" if doc["verdict"] == "verified" else "the best, not verified"
+            notes.append(f"recipe   {message.recipe} ({verified})")
         notes.append(f"records  {doc['folder']}")
         self.notes.update(Text("\n".join(clean_line(n) for n in notes)))
         self._show_status()
@@ -315,7 +318,7 @@ class WarmupScreen(ModalScreen[None]):
         cells = row.cells(self.engine.repeat)
         if row.label in table.rows:
             for name, value in zip(COLUMNS, cells, strict=True):
-                table.update_cell(row.label, name, value)
+                table.update_cell(row.label, name, value, update_width=True)
         else:
             table.add_row(*cells, key=row.label)
 
