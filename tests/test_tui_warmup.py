@@ -215,6 +215,9 @@ def test_w_takes_the_viewed_runs_settings_and_writes_beside_its_record(
         screen = app.screen
         assert isinstance(screen, WarmupScreen)
         assert screen.recipe == tmp_path / "speech-recipe.py"
+        app.action_warmup()  # from the palette, over the open one: not a second warm-up
+        await pilot.pause()
+        assert len(made) == 1 and app.screen is screen
         await pilot.press("q")
         await wait_for(pilot, engine.ended.is_set, timeout=5)
         assert engine.stopped.is_set()

@@ -142,6 +142,9 @@ def write_outputs(doc: dict[str, Any], recipe: Path | None) -> Path | None:
 def open_warmup(app: WarmscopeApp, entry: RunEntry) -> None:
     """``W``: the warm-up screen over the viewed run's settings. Settings read from a record
     that choose what runs (an interpreter, the child's environment) are shown first."""
+    if any(isinstance(screen, WarmupScreen) for screen in app.screen_stack):
+        app.notify("a warm-up is open: q leaves it (and stops it)", timeout=3)
+        return
     settings = warmup_settings(entry.data.settings)
     untrusted = settings.untrusted() if entry.source != "run" else {}
     if not untrusted:
