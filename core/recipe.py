@@ -321,3 +321,20 @@ def artifact_path_for(recipe_path: str) -> str:
     """Where a recipe's compile-cache artifact lives: beside it, ``NAME.cache.bin``."""
     stem = recipe_path[:-3] if recipe_path.endswith(".py") else recipe_path
     return stem + ARTIFACT_SUFFIX
+
+
+def dynamic_marks(
+    specs: list[dict[str, Any]], shapes: list[dict[str, int]]
+) -> list[dict[str, Any]]:
+    """``mark_dynamic`` for each input axis a declared dimension sizes, its range the declared
+    sizes. Inputs are counted as the call takes them: positional ones, then keyword ones. A
+    range that starts at 1 is left out: dynamo specializes sizes 0 and 1 whatever the mark."""
+    ordered = [s for s in specs if not s.get("name")] + [s for s in specs if s.get("name")]
+    marks = []
+    for i, spec in enumerate(ordered):
+        for axis, dim in enumerate(spec["shape"]):
+            if isinstance(dim, str):
+                sizes = [d[dim] for d in shapes if dim in d]
+                if sizes and min(sizes) >= 2 and len(set(sizes)) > 1:
+                    marks.append({"input": i, "axis": axis, "min": min(sizes), "max": max(sizes)})
+    return marks

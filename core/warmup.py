@@ -24,15 +24,24 @@ import json
 import math
 import os
 import shutil
+import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from warmscope.core import outcome
 from warmscope.core.intervals import median_interval
-from warmscope.core.recipe import ARTIFACT_SUFFIX, Call, Recipe, dims_text, emit_python
+from warmscope.core.recipe import (
+    ARTIFACT_SUFFIX,
+    Call,
+    Recipe,
+    dims_text,
+    dynamic_marks,
+    emit_python,
+)
 from warmscope.core.record import RecordError, record_dir
 from warmscope.core.run import RunData
 from warmscope.core.settings import RunSettings
@@ -52,6 +61,20 @@ median across baseline processes)."""
 MAX_CALLS = 10
 SERVES = ("reverse", "cycle", "random")
 RECIPE_PHASE = "recipe"
+
+
+@dataclass
+class Progress:
+    """What a warm-up is doing, told to ``Warmup.on_progress`` from the thread that runs it: a
+    step begins (``cells``: its cells in order; ``propose``: every candidate), or a process of
+    ``cell`` started (``facts`` ``None``) or ended (``facts``: its cell's figures so far)."""
+
+    phase: str
+    """``observe``, ``propose``, ``artifact`` (a cache-artifact recipe's one process), ``verify``."""
+    cells: list[str] = field(default_factory=list)
+    cell: str = ""
+    repeat: int = -1
+    facts: dict[str, Any] | None = None
 
 
 class WarmupFailed(RuntimeError):
@@ -77,6 +100,7 @@ class Warmup:
     command: list[str] = field(default_factory=list)
     guard: bool = False
     on_done: Any = None
+    on_progress: Callable[[Progress], None] | None = None
     baseline: Sweep | None = None
     verify: Sweep | None = None
     candidates: list[Candidate] = field(default_factory=list)
@@ -90,6 +114,75 @@ class Warmup:
         self.mode = self.settings.effective_mode(self.target)
         self.declared = self.settings.shape_plan(self.target)
         self.served = serve_settings(self.settings, self.serve)
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._live: Any = None  # the process in progress: a PlannedRun or a RunSession
+
+    # -- stopping from another thread ------------------------------------------------------
+
+    def stop(self) -> None:
+        """From any thread: the process in progress ends quickly (a graceful stop), nothing
+        starts after it, and ``run`` raises ``KeyboardInterrupt`` as Ctrl-C makes it."""
+        from warmscope.core.run_plan import QUICK_GRACE_S
+
+        with self._lock:
+            self._stop.set()
+            live = self._live
+        if live is not None:
+            live.stop(QUICK_GRACE_S)
+
+    def _check(self) -> None:
+        if self._stop.is_set():
+            raise KeyboardInterrupt
+
+    def _tell(self, progress: Progress) -> None:
+        (self.on_progress or (lambda _p: None))(progress)
+
+    def _run_sweep(self, sweep: Sweep, phase: str) -> None:
+        """``sweep.run`` with the progress told and a stop honoured between polls."""
+        self._check()
+        self._tell(Progress(phase, cells=[c.label for c in sweep.cells]))
+        started: set[int] = set()
+
+        def update(s: Sweep, n: int, run: Any, _update: Any) -> None:
+            with self._lock:
+                self._live = run
+            self._check()  # ``drive`` stops the process, quickly since ``hung_up``
+            if n not in started:
+                started.add(n)
+                c, r = s.plan[n]
+                self._tell(Progress(phase, cell=s.cells[c].label, repeat=r))
+
+        def done(s: Sweep, process: Any) -> None:
+            if self.on_done is not None:
+                self.on_done(s, process)
+            facts = cell_facts(ok_runs(s, process.cell), s, process.cell)
+            label = s.cells[process.cell].label
+            self._tell(Progress(phase, cell=label, repeat=process.repeat, facts=facts))
+            self._check()  # the sweep ends ``stopped``
+
+        sweep.run(on_update=update, on_done=done, hung_up=self._stop.is_set)
+        with self._lock:
+            self._live = None
+        if sweep.stopped:
+            raise KeyboardInterrupt
+
+    def _run_alone(self, session: Any) -> None:
+        """One ``RunSession`` to its end, stoppable as the sweep's processes are."""
+        with self._lock:
+            self._check()
+            self._live = session
+            session.start()
+        try:
+            session.wait()
+        except KeyboardInterrupt:
+            session.kill()
+            session.wait()
+            raise
+        finally:
+            with self._lock:
+                self._live = None
+        self._check()
 
     # -- the steps -----------------------------------------------------------------------
 
@@ -118,9 +211,7 @@ class Warmup:
             command=self.command,
             folder=self.folder / "observe",
         )
-        self.baseline.run(on_done=self.on_done)
-        if self.baseline.stopped:
-            raise KeyboardInterrupt
+        self._run_sweep(self.baseline, "observe")
         if self.baseline.aborted:
             raise UsageAbort(self.baseline.aborted)
         runs = ok_runs(self.baseline)
@@ -133,7 +224,9 @@ class Warmup:
                 f"records in {self.folder}"
             )
         observed = observe(runs)
+        self._check()
         self.candidates = self.propose(observed)
+        self._tell(Progress("propose", cells=[c.recipe.label for c in self.candidates]))
         self.make_artifacts()
         live = [c for c in self.candidates if not c.note]
         if live:
@@ -144,9 +237,7 @@ class Warmup:
                 command=self.command,
                 folder=self.folder / "verify",
             )
-            self.verify.run(on_done=self.on_done)
-            if self.verify.stopped:
-                raise KeyboardInterrupt
+            self._run_sweep(self.verify, "verify")
         self.wall_s = time.monotonic() - t0
         return self.document(observed)
 
@@ -266,7 +357,8 @@ class Warmup:
             session = RunSession(
                 settings, record_path=self.folder / f"{c.path.stem}-artifact.jsonl"
             )
-            session.run_to_end()
+            self._tell(Progress("artifact", cell=c.recipe.label, repeat=0))
+            self._run_alone(session)
             artifact = c.path.with_name(c.path.stem + ARTIFACT_SUFFIX)
             if session.data.status != outcome.OK:
                 error = session.data.error
@@ -355,23 +447,6 @@ def serve_settings(settings: RunSettings, serve: str) -> RunSettings:
             dims.append(f"{name}={','.join(str(v) for v in reversed(sizes))}")
         served.dims = dims
     return served
-
-
-def dynamic_marks(
-    specs: list[dict[str, Any]], shapes: list[dict[str, int]]
-) -> list[dict[str, Any]]:
-    """``mark_dynamic`` for each input axis a declared dimension sizes, its range the declared
-    sizes. Inputs are counted as the call takes them: positional ones, then keyword ones. A
-    range that starts at 1 is left out: dynamo specializes sizes 0 and 1 whatever the mark."""
-    ordered = [s for s in specs if not s.get("name")] + [s for s in specs if s.get("name")]
-    marks = []
-    for i, spec in enumerate(ordered):
-        for axis, dim in enumerate(spec["shape"]):
-            if isinstance(dim, str):
-                sizes = [d[dim] for d in shapes if dim in d]
-                if sizes and min(sizes) >= 2 and len(set(sizes)) > 1:
-                    marks.append({"input": i, "axis": axis, "min": min(sizes), "max": max(sizes)})
-    return marks
 
 
 def calls_to_steady(idx: Any, steady_from: int | None) -> int:
@@ -492,6 +567,12 @@ def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str,
         ],
         "runs": [d.record_path for d in runs],
     }
+
+
+def worst_shape(facts: dict[str, Any]) -> dict[str, Any] | None:
+    """The shape whose first call is furthest above its steady p50 (median across processes)."""
+    measured = [s for s in facts["shapes"] if s["ratio"]["median"] is not None]
+    return max(measured, key=lambda s: s["ratio"]["median"], default=None)
 
 
 def judge(facts: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:

@@ -417,6 +417,8 @@ class WarmscopeApp(App[int]):
             return True if len(self.runs) >= 2 else None
         if action in ("export", "graphs"):
             return True if self.viewed is not None else None
+        if action == "warmup":
+            return True if self.viewed is not None and not live else None
         return True
 
     def action_start_run(self) -> None:
@@ -557,6 +559,15 @@ class WarmscopeApp(App[int]):
 
         if self.viewed is not None:
             self.push_screen(GraphsScreen(self.viewed))
+
+    def action_warmup(self) -> None:
+        """``W``: a warm-up recipe from the viewed run's settings, verified in fresh processes."""
+        from warmscope.tui.warmup_screen import open_warmup
+
+        if self.live is not None:
+            self.notify("a run is going: the warm-up starts once it ends", timeout=3)
+        elif self.viewed is not None:
+            open_warmup(self, self.viewed)
 
     def action_sweep(self) -> None:
         """The opened sweep's answer and table, over its runs."""

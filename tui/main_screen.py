@@ -43,6 +43,7 @@ RUN_KEYS = (
     # In the help and the palette only: the footer keeps to the run keys at 80 columns.
     ("p", "app.profile_iters", "Profile iterations", "profile", "on the next run", False),
     ("g", "app.graphs", "Graphs", "graphs", "TorchScript graph as loaded and as run warm", False),
+    ("W", "app.warmup", "Warm-up recipe", "warmup", "from this run's settings", False),
     ("l", "toggle_log", "Log scale", "log-scale", "log or linear latency axis", False),
     ("z", "toggle_zoom", "Zoom", "zoom", "all iterations or the warm-up view", False),
     ("colon", "goto", "Go to iteration", "goto", "any iteration, by its number", False),
