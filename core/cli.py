@@ -27,6 +27,7 @@ from warmscope.core.digest import (
 from warmscope.core.export import write_json
 from warmscope.core.knobs import KNOBS, show_value
 from warmscope.core.outcome import UsageError, WarmscopeError
+from warmscope.core.reading import tell_live
 from warmscope.core.record import QUICK_READ_BYTES, check_header, read_run, read_summarized
 from warmscope.core.run import RunData
 from warmscope.core.run_fields import FIELDS
@@ -726,6 +727,7 @@ def cmd_compare(paths: list[Path]) -> int:
     if len(paths) < 2:
         raise UsageError("compare needs two or more run records, or one sweep document")
     runs = read_summarized(paths)
+    tell_live(runs)
     if len(runs) == 2:
         emit(render_comparison(runs[0], runs[1], [str(p) for p in paths]))
     else:
