@@ -73,10 +73,12 @@ def check_done(
     bounded_by_shapes: bool,
     last_end_ns: int | None,
     stop_requested: bool,
+    extra: int = 0,
 ) -> str | None:
     """A ``done`` against what was asked (``--iters``, ``--duration``) and seen (``count``
     iterations, the last ending ``last_end_ns`` into the loop). ``bounded_by_shapes``: a
-    schedule that may end the loop early (every shape once)."""
+    schedule that may end the loop early (every shape once). ``extra``: iterations a run may
+    add past ``--iters`` (the steady state's profiled one)."""
     said = done.get("iterations")
     if done.get("status") == "stopped":
         if not stop_requested:
@@ -91,7 +93,9 @@ def check_done(
         if short and not bounded_by_shapes:
             ran = 0.0 if last_end_ns is None else last_end_ns / 1e9
             return f"done after {ran:.3g} s of --duration {duration:g}, unasked"
-    elif count != iters and not (bounded_by_shapes and count < iters):
+    elif count > iters + extra:
+        return f"done after {count} iterations, beyond --iters {iters}"
+    elif count < iters and not bounded_by_shapes:
         return f"done after {count} of --iters {iters}, unasked"
     return None
 
@@ -136,4 +140,5 @@ class Witness:
             bounded_by_shapes=settings.schedule == "once",
             last_end_ns=self.last_end_ns,
             stop_requested=stop_requested,
+            extra=1 if settings.profile_plan()[1] else 0,
         )

@@ -46,6 +46,8 @@ def test_a_done_that_agrees_with_what_was_asked_and_seen_passes() -> None:
     assert done_check({"status": "ok", "iterations": 7}, count=7, stop_requested=True) is None
     assert done_check({"status": "stopped", "iterations": 7}, count=7, stop_requested=True) is None
     assert done_check({"status": "ok", "iterations": 4}, count=4, bounded_by_shapes=True) is None
+    profiled = {"count": 101, "extra": 1}
+    assert done_check({"status": "ok", "iterations": 101}, **profiled) is None
     timed = {"count": 50, "duration": 2.0, "last_end_ns": 2 * S}
     assert done_check({"status": "ok", "iterations": 50}, **timed) is None
 
@@ -53,6 +55,7 @@ def test_a_done_that_agrees_with_what_was_asked_and_seen_passes() -> None:
 def test_a_done_that_disagrees_is_named() -> None:
     assert "of --iters 100, unasked" in str(done_check({"status": "ok", "iterations": 9}, count=9))
     assert "9 iterations, 100 arrived" in str(done_check({"status": "ok", "iterations": 9}))
+    assert "beyond --iters 100" in str(done_check({"status": "ok", "iterations": 101}, count=101))
     assert "nobody stopped it" in str(done_check({"status": "stopped", "iterations": 100}))
     short = {"count": 9, "duration": 6.0, "last_end_ns": S // 10}
     assert "of --duration 6, unasked" in str(done_check({"status": "ok", "iterations": 9}, **short))
