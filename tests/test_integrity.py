@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from warmscope.core.integrity import CLOCK_SLACK_NS, check_done, check_ring_count, check_timings
+from warmscope.core.integrity import (
+    CLOCK_SLACK_NS,
+    DONE_EXIT_S,
+    Witness,
+    check_done,
+    check_ring_count,
+    check_timings,
+)
 
 S = 1_000_000_000
 
@@ -59,3 +66,22 @@ def test_a_done_that_disagrees_is_named() -> None:
     assert "nobody stopped it" in str(done_check({"status": "stopped", "iterations": 100}))
     short = {"count": 9, "duration": 6.0, "last_end_ns": S // 10}
     assert "of --duration 6, unasked" in str(done_check({"status": "ok", "iterations": 9}, **short))
+
+
+def test_the_witness_names_a_second_done_and_a_child_that_lingers_after_it() -> None:
+    witness = Witness()
+    assert witness.lingering(100.0) is None, "no done yet"
+    assert witness.said_done({"status": "ok", "iterations": 3}, 50.0) is None
+    assert witness.lingering(50.0 + DONE_EXIT_S / 2) is None
+    assert "still running 11 s after its done" in str(witness.lingering(61.0))
+    assert witness.said_done({"status": "ok", "iterations": 3}, 52.0) == "a second done"
+    assert (
+        witness.batch(
+            [5],
+            [10],
+            S,
+        )
+        is None
+        and witness.last_end_ns == 15
+    )
+    assert "before the one before it" in str(witness.batch([5], [3], S))
