@@ -291,6 +291,8 @@ def _from_lines(
             )
         fold_entry(data, entry, path, number)
     if not seen_header:
+        if live_writer(path, data) is not None:
+            raise RecordError(f"{path} is being written by a live run that has only begun")
         raise RecordError(f"{path} is empty, not a warmscope record")
     if not data.finished:
         live = live_writer(path, data)

@@ -14,10 +14,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import warmscope
 from warmscope.core import outcome
 from warmscope.core.follow import RecordFollower
 from warmscope.core.reading import RecordError, read_run
+from warmscope.core.record import RecordWriter
 from warmscope.core.run import Cursor
 from warmscope.tui.controller import RunController
 
@@ -88,3 +91,15 @@ def test_a_live_record_reads_as_running_then_as_the_run_ended(tmp_path: Path) ->
     assert after.status == outcome.OK and follower.data.status == outcome.OK
     assert after.count == follower.data.count == len(ran["iterations"]) == cursor.iterations
     assert follower.data.summary().p50_ms == after.summary().p50_ms
+
+
+def test_a_live_record_with_no_header_yet_says_so(tmp_path: Path) -> None:
+    record = tmp_path / "begun.jsonl"
+    writer = RecordWriter.create(record)  # created and locked, as a run does before its header
+    try:
+        with pytest.raises(RecordError, match="being written by a live run that has only begun"):
+            read_run(record)
+    finally:
+        writer.close()
+    with pytest.raises(RecordError, match="is empty, not a warmscope record"):
+        read_run(record)
