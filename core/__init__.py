@@ -18,6 +18,9 @@ Parent run machinery:
     run_plan    every process of one run (a profiling one, a warming one, the measured one),
                 started by one ``start_run`` for the CLI, the sweep and the TUI; Ctrl-C's stop
     session     spawn the agent, place it, stop it, sample and record the run
+    child_setup the agent's config (on stdin) and environment
+    integrity   what the parent checks of what the child says (a done, the ring, timings)
+    side_cap    the child's stderr side file, kept up to a cap
     pipes       the reader of the child's two pipes: complete lines to its consumer
     attribution which iteration or phase each stderr line belongs to, from the markers (pure)
     ending      the run's status, detail and exit code from what was seen (pure)
@@ -31,7 +34,9 @@ Parent run machinery:
     proctree    every process of a run, escaped ones too, and ending them all
     launcher    children started at warmscope's own priority after its UI lowered its own
     record      the run record on disk: writing it safely (names, locks, the side file)
-    reading     a record or a ``--json`` document read back, within bounds whatever it declares
+    reading     a record or a ``--json`` document read back, within bounds whatever it declares;
+                one a live run still writes reads as ``running``
+    follow      a record a live run still writes, followed as it grows (a ``LiveRun``)
     packing     a batch of iterations packed into one short record line, exact to the ns
 
 Data model:

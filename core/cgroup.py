@@ -132,6 +132,12 @@ class RunCgroup:
             time.sleep(0.01)
         return found
 
+    def end(self) -> list[int]:
+        """Kill every member and remove the cgroup; the pids it ended."""
+        ended = self.kill()
+        self.remove()
+        return ended
+
     def oom_kills(self) -> int:
         """How many members the kernel's OOM killer ended at this cgroup's limit."""
         for line in self._read("memory.events").splitlines():

@@ -73,9 +73,7 @@ def main(argv: list[str]) -> int:
     except OSError:
         pass  # a broken stdin is as good as EOF: warmscope is gone
     if len(argv) == 2:  # the run's cgroup: every process in it, whatever its environment
-        group = RunCgroup(Path(argv[1]))
-        group.kill()
-        group.remove()
+        RunCgroup(Path(argv[1])).end()
     proctree.end_all(argv[0], None)
     return 0
 

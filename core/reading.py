@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, TextIO, cast
@@ -22,6 +23,7 @@ from typing import IO, Any, TextIO, cast
 from warmscope.core import outcome
 from warmscope.core.document import read_document
 from warmscope.core.run import RunData
+from warmscope.core.safe_text import clean_line
 from warmscope.core.schema import (
     FOLD_ERRORS,
     FORMAT,
@@ -287,19 +289,51 @@ def _from_lines(
                 f"{path}:{number}: not a valid record line (a second header: "
                 "two runs wrote to this file)"
             )
-        try:
-            need(isinstance(entry, dict), f"a line that is {kind_of(entry)}, expected an object")
-            check_line(entry)
-            apply_line(data, entry)
-        except RecordError:
-            raise
-        except FOLD_ERRORS as exc:
-            raise RecordError(
-                f"{path}:{number}: not a valid record line ({describe(exc)})"
-            ) from None
+        fold_entry(data, entry, path, number)
     if not seen_header:
+        if live_writer(path, data) is not None:
+            raise RecordError(f"{path} is being written by a live run that has only begun")
         raise RecordError(f"{path} is empty, not a warmscope record")
     if not data.finished:
-        data.status = outcome.CRASHED
-        data.status_detail = "the record ends before the run did (warmscope itself stopped)"
+        live = live_writer(path, data)
+        if live is not None:
+            data.status = outcome.RUNNING
+            data.status_detail = live
+        else:
+            data.status = outcome.CRASHED
+            data.status_detail = "the record ends before the run did (warmscope itself stopped)"
     return data
+
+
+def fold_entry(data: RunData, entry: Any, path: Path, number: int) -> None:
+    """Check one decoded record line and fold it into ``data``; ``RecordError`` naming the
+    file and line where it is not a record line."""
+    try:
+        need(isinstance(entry, dict), f"a line that is {kind_of(entry)}, expected an object")
+        check_line(entry)
+        apply_line(data, entry)
+    except RecordError:
+        raise
+    except FOLD_ERRORS as exc:
+        raise RecordError(f"{path}:{number}: not a valid record line ({describe(exc)})") from None
+
+
+def tell_live(runs: list[RunData], out: TextIO | None = None) -> None:
+    """One line on stderr (``out``) for each run read from a record a live run still writes:
+    a reader that shows only figures (``compare``) says they are the run's so far."""
+    for run in runs:
+        if run.status == outcome.RUNNING and run.status_detail:
+            print(clean_line(run.status_detail), file=out or sys.stderr)
+
+
+def live_writer(path: Path, data: RunData) -> str | None:
+    """One line for a record that a live run is still writing (its writer holds the lock,
+    ``record.is_live``): what was read of it is the run so far, not a run that crashed.
+    ``None`` for a record no run holds."""
+    from warmscope.core.record import is_live  # it imports this module
+
+    if not is_live(path):
+        return None
+    pid = (data.run_id or "").partition("-")[0]
+    who = f" (pid {pid})" if pid.isdigit() else ""
+    return f"{path} is being written by a live run{who}: figures so far"

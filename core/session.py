@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from warmscope.core import compile_cache, launcher, outcome, proctree, protocol
+from warmscope.core import compile_cache, integrity, launcher, outcome, proctree, protocol
 from warmscope.core.attribution import Attribution, BadMarker
 from warmscope.core.cgroup import (
     RunCgroup,
@@ -39,10 +39,12 @@ from warmscope.core.cgroup import (
     out_of_memory,
     parse_size,
 )
+from warmscope.core.child_setup import agent_config, child_env
 from warmscope.core.compile_cache import CacheSetup
 from warmscope.core.ending import Ending, Seen, classify, not_a_python
 from warmscope.core.fold import apply_line, event_line, iterations_entry, record_entry
 from warmscope.core.guardian import Guardian
+from warmscope.core.integrity import INTEGRITY
 from warmscope.core.launcher import OBSERVER_NICE
 from warmscope.core.outcome import UsageError
 from warmscope.core.packing import Packed
@@ -58,6 +60,7 @@ from warmscope.core.ring import IterationRing
 from warmscope.core.run import Cursor, Event, RunData, Update
 from warmscope.core.sampler import Sampler, host_environment
 from warmscope.core.settings import RunSettings
+from warmscope.core.side_cap import STDERR_CAP_BYTES, CappedFile, cut_note
 from warmscope.core.targets import Target
 
 AGENT = Path(__file__).resolve().parent / "agent.py"
@@ -119,14 +122,15 @@ class RunSession:
         self.busy: dict[str, Any] | None = None
         """While one iteration runs long: ``{"iteration", "ms", "activity"}`` (live only)."""
         self._t0 = 0.0
-        self._done: dict[str, Any] | None = None
+        self._witness = integrity.Witness()
+        """The child's ``done`` and last iteration, for the checks of what it says."""
         self._stop_requested = False
         self._timed_out = False
         self._killed = False
         self._hello = False
         self._fault: Ending | None = None
         """Why warmscope ended the run itself."""
-        self._stderr_file: Any = None
+        self._stderr_file: CappedFile | None = None
         self._memory_limit = (
             parse_size(settings.memory_limit) if settings.memory_limit is not None else None
         )
@@ -161,7 +165,8 @@ class RunSession:
         """Spawn the agent. ``WarmscopeError`` (nothing left running, no record left) when it
         cannot start: a side file in the way, an interpreter that cannot run."""
         try:
-            self._stderr_file = open_side_file(self.stderr_path, overwrite=self._overwrite)
+            side = open_side_file(self.stderr_path, overwrite=self._overwrite)
+            self._stderr_file = CappedFile(side)
             self.ring = IterationRing.create()
             self._writer.write(self._header)
             self._commit({"type": "env", "env": host_environment()})
@@ -192,7 +197,8 @@ class RunSession:
     def _spawn(self) -> None:
         python = self.settings.python or sys.executable
         self._t0 = time.monotonic()
-        self._env = self._child_env()
+        cache_env = self._cache.env if self._cache is not None else {}
+        self._env = child_env(self.settings, self.jit_log, cache_env, self.run_id)
         try:
             self.proc = launcher.popen(  # at warmscope's own priority, not its UI's
                 [python, str(AGENT)],
@@ -217,7 +223,18 @@ class RunSession:
         # A child that is not a Python (``--python /bin/ls``) may be gone already: what it did
         # is judged when it exits (no hello), not here.
         with contextlib.suppress(BrokenPipeError):
-            self.proc.stdin.write(protocol.encode(self._agent_config()))
+            config = agent_config(
+                self.settings,
+                self.target,
+                self.mode,
+                markers=self._markers,
+                marker_secret=self._marker_secret,
+                trace_prefix=str(self.record_path.with_suffix("")),
+                ring_fd=self.ring.fd,
+                ring_slots=self.ring.slots,
+                separate_profiles=self.separate_profiles is not None,
+            )
+            self.proc.stdin.write(protocol.encode(config))
             self.proc.stdin.flush()  # stays open: its EOF tells the child the parent is gone
 
     def _observe(self) -> None:
@@ -261,59 +278,6 @@ class RunSession:
                 self._internal_fault(f"warmscope's {work.__name__.strip('_')} failed: {exc!r}")
 
         return run
-
-    def _agent_config(self) -> dict[str, Any]:
-        knobs = dict(self.settings.knobs)
-        knobs["mode"] = self.mode
-        profile_iters, profile_steady = self.settings.profile_plan()
-        if self.separate_profiles is not None:
-            profile_iters, profile_steady = [], False  # the profile came from another process
-        return {
-            "parent_pid": os.getpid(),
-            "target": self.target.to_json(),
-            "inputs": [s.to_json() for s in self.settings.input_specs(self.target)],
-            "inputs_file": self.settings.inputs_file,
-            "shapes": self.settings.shape_plan(self.target),
-            "schedule": self.settings.schedule,
-            "seed": self.settings.seed,
-            "gap": self.settings.gap,
-            "idle_probe": self.settings.idle_probe,
-            "torch_config": self.settings.torch_config,
-            "recipe": self.settings.recipe,
-            "mode": self.mode,
-            "knobs": knobs,
-            "iters": self.settings.iters,
-            "duration": self.settings.duration,
-            "markers": self._markers,
-            "marker_secret": self._marker_secret,
-            "profile_iters": profile_iters,
-            "profile_steady": profile_steady,
-            "trace_prefix": str(self.record_path.with_suffix("")),
-            "ring_fd": self.ring.fd,
-            "ring_slots": self.ring.slots,
-        }
-
-    def _child_env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.pop("PYTORCH_JIT_LOG_LEVEL", None)
-        env.pop("TORCH_LOGS", None)
-        if self.jit_log:
-            env["PYTORCH_JIT_LOG_LEVEL"] = self.jit_log
-        if self.settings.torch_logs:
-            env["TORCH_LOGS"] = self.settings.torch_logs
-        from warmscope.core.knobs import KNOBS
-
-        for k in KNOBS:
-            value = self.settings.knobs.get(k.name)
-            if k.apply.startswith("env:") and value is not None:
-                env[k.apply.removeprefix("env:")] = str(value)
-        env.update(self.settings.env)
-        if self._cache is not None:
-            env.update(self._cache.env)
-        env["PYTHONUNBUFFERED"] = "1"
-        # Inherited by everything the child starts (compile workers too): finds any survivor.
-        env[RUN_ID_VAR] = self.run_id
-        return env
 
     def stop(self, grace: float = STOP_GRACE_S) -> None:
         """Graceful stop: SIGINT (the agent finishes and reports), then SIGTERM, then SIGKILL."""
@@ -435,6 +399,10 @@ class RunSession:
             with self.lock:
                 self._flush_record()
             self._last_record_flush = now
+        lingering = self._witness.lingering(now)
+        if lingering is not None:
+            with self.lock:
+                self._integrity_fault(lingering)
         timeout = self.settings.timeout
         if timeout and now > self._t0 + timeout and not self._timed_out:
             self._timed_out = True
@@ -460,7 +428,9 @@ class RunSession:
                     self._add_event(item)
             if fed.plain and self._stderr_file is not None and self._fault is None:
                 try:
-                    self._stderr_file.write(b"\n".join(fed.plain) + b"\n")
+                    if self._stderr_file.write(b"\n".join(fed.plain) + b"\n"):
+                        where = str(self.stderr_path)
+                        self._add_event(Event("warning", cut_note(), where, self.data.count))
                 except OSError as exc:
                     self._write_failed(self.stderr_path, exc)
 
@@ -524,12 +494,18 @@ class RunSession:
         kind = msg["t"]
         if kind == "iters":
             self.busy = None
+            ns, st, sh = protocol.iteration_columns(msg)
+            if not self._timings_hold(ns, st):
+                return
+            entry, packed = iterations_entry(msg["i0"], ns, st, sh)
+            self._commit(entry, native=True, packed=packed)
+            return
         elif kind == "phase_start":
             self.phase = str(msg["name"])
         elif kind == "busy":
             self.busy = msg
         elif kind == "done":
-            self._done = msg
+            self._integrity_fault(self._witness.said_done(msg, time.monotonic()))
         elif kind == "hello":
             self._hello = True
             if msg.get("v") != protocol.VERSION:
@@ -543,6 +519,21 @@ class RunSession:
             self._commit(entry, native=True, packed=packed)  # decoded from the child's JSON
             if kind == "error":
                 self._flush_record()
+
+    def _timings_hold(self, ns: Any, st: Any, where: str = "a batch") -> bool:
+        # The ring's few iterations are checked in full; a batch by its extremes (its pace).
+        """Whether a batch of timings is one a clock gives (``integrity``); else the run fails."""
+        order = where != "a batch"
+        problem = self._witness.batch(ns, st, int(self.elapsed() * 1e9), order=order)
+        self._integrity_fault(problem and f"{where}: {problem}")
+        return problem is None
+
+    def _integrity_fault(self, reason: str | None) -> None:
+        """What the child said cannot be true (``reason``): an event, and the run ends failed."""
+        if reason is None or self._fault is not None:
+            return
+        self._add_event(Event("error", INTEGRITY, reason))
+        self._end_run(outcome.FAILED, f"{INTEGRITY}: {reason}", outcome.EXIT_FAILED)
 
     def _flush_record(self) -> None:
         if self._writer.failed or self._writer.closed:
@@ -617,12 +608,17 @@ class RunSession:
                     Event("info", f"processes of the run still alive after SIGKILL: {left}")
                 )
             self._recover_unsent()
+            if self._fault is None:
+                problem = self._witness.ending(self.data.count, self.settings, self._stop_requested)
+                self._integrity_fault(problem)
             if self._cache is not None and self._cache.env:
                 # What the run left in its cache: a cold one that stays empty was not used.
                 after = sum(compile_cache.count_files(Path(p)) for p in self._cache.env.values())
                 info = {**self._cache.info, "entries_after": after}
                 self._commit({"type": "env", "env": {"compile_cache": info}})
             status, detail, exit_code = classify(returncode, self._seen(oom))
+            if self._stderr_file is not None and self._stderr_file.cut:
+                detail += f"; its stderr was cut at {STDERR_CAP_BYTES >> 20} MiB"
             self.busy = None
             end = {
                 "type": "end",
@@ -654,16 +650,17 @@ class RunSession:
     def _end_cgroup(self) -> list[int]:
         """Kill whatever is left in the run's cgroup and remove it; the pids it ended."""
         group, self._cgroup = self._cgroup, None
-        if group is None:
-            return []
-        ended = group.kill()
-        group.remove()
-        return ended
+        return group.end() if group is not None else []
 
     def _recover_unsent(self) -> None:
         """Iterations the child measured but died before sending, from the shared ring."""
         first = self.data.count
-        ns, st = self.ring.read_ns(first)
+        problem = integrity.check_ring_count(self.ring.completed(), first, self.ring.slots)
+        ns, st = self.ring.read_ns(first) if problem is None and self._fault is None else ([], [])
+        if problem is not None:
+            self._integrity_fault(f"the shared ring: {problem}")
+        elif ns and not self._timings_hold(ns, st, "the shared ring"):
+            ns = []
         if ns:
             line, packed = iterations_entry(first, ns, st)
             self._commit(line, native=True, packed=packed)
@@ -693,7 +690,7 @@ class RunSession:
             fault=self._fault,
             timeout=self.settings.timeout if self._timed_out else None,
             error=self.data.error,
-            done=self._done,
+            done=self._witness.done,
             stop_requested=self._stop_requested,
             killed=self._killed,
             hello=self._hello,

@@ -236,9 +236,8 @@ def answer(
 ) -> str:
     """The sweep in one line: what is best by the objective, what is within noise, the
     break-even where one cell starts sooner and another runs faster."""
-    prefix = (
-        f"stopped after {doc['finished']} of {doc['planned']} processes; " if doc["stopped"] else ""
-    )
+    short = short_of_plan(doc)
+    prefix = f"{short}; " if short else ""
     measured = [r for r in ranking if r["median"] is not None]
     if not measured:
         return prefix + "no process finished: nothing to compare"
@@ -317,13 +316,22 @@ def break_even(cells: list[dict[str, Any]]) -> str:
     return f"{la} starts soonest and {lb} runs fastest, both within noise"
 
 
+def short_of_plan(doc: dict[str, Any]) -> str | None:
+    """How many of the planned processes ran, where not all did: stopped, or a document
+    written after each process by a sweep that ended (killed) or is still running."""
+    finished, planned = doc.get("finished"), doc.get("planned")
+    if doc.get("stopped"):
+        return f"stopped after {finished} of {planned} processes"
+    if isinstance(finished, int) and isinstance(planned, int) and finished < planned:
+        return f"{finished} of {planned} planned processes ran (the sweep ended early or runs on)"
+    return None
+
+
 def sweep_warnings(doc: dict[str, Any], cells: list[dict[str, Any]]) -> list[str]:
     out = []
-    if doc["stopped"]:
-        out.append(
-            f"stopped after {doc['finished']} of {doc['planned']} processes: the statistics "
-            "cover the finished ones"
-        )
+    short = short_of_plan(doc)
+    if short:
+        out.append(f"{short}: the statistics cover the finished ones")
     for c in cells:
         for p in c["processes"]:
             if p["status"] != outcome.OK:

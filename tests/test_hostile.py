@@ -19,7 +19,9 @@ import psutil
 import pytest
 
 from tests.conftest import run_id_of, wait_gone, warmscope
+from warmscope.core.integrity import INTEGRITY
 from warmscope.core.record import read_run, side_file_path
+from warmscope.core.side_cap import STDERR_CAP_BYTES
 
 HOSTILE = Path(__file__).parent / "faults" / "hostile.py"
 
@@ -278,3 +280,44 @@ def test_a_message_cut_off_by_the_childs_death_is_not_a_broken_protocol(tmp_path
     assert r.doc["status"] == "crashed" and "code 9" in r.doc["status_detail"]
     assert any("cut off" in e["title"] for e in r.doc["events"])
     assert read_run(record).status == "crashed"
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("forges_done", "of --iters 20, unasked"),
+        ("forges_done_lingers", "a second done"),
+        ("writes_ring", "the shared ring"),
+        ("absurd_latency", "a latency of 3.6e+03 s"),
+    ],
+)
+def test_a_model_cannot_make_its_run_look_ok(name: str, words: str, tmp_path: Path) -> None:
+    """A forged done, forged ring timings, a forged batch: the run fails, naming the check,
+    with the check's event in the record; never ok, never exit 0."""
+    r, record, _, took = run_hostile(tmp_path, name)
+    assert r.code == 1, r.stderr
+    assert r.doc is not None and r.doc["status"] == "failed"
+    assert r.doc["status_detail"].startswith(INTEGRITY), r.doc["status_detail"]
+    assert words in r.doc["status_detail"]
+    assert [e for e in r.doc["events"] if e["title"] == INTEGRITY]
+    assert "Traceback" not in r.stderr
+    assert took < 60
+    run = read_run(record)
+    assert run.status == "failed" and run.status_detail == r.doc["status_detail"]
+    assert all(0 <= ms < took * 1000 for ms in run.ms), "no forged timing was kept"
+    assert_nothing_left(record, [])
+
+
+def test_a_model_flooding_its_stderr_is_cut_at_the_cap(tmp_path: Path) -> None:
+    """A megabyte a pass: the side file stops at the cap, the record and the summary say so."""
+    iters = (STDERR_CAP_BYTES >> 20) + 16
+    r, record, _, _ = run_hostile(tmp_path, "floods_stderr", "--iters", str(iters))
+    assert r.code == 0, r.stderr
+    assert r.doc is not None and r.doc["status"] == "ok"
+    side = side_file_path(record)
+    assert 0 < side.stat().st_size <= STDERR_CAP_BYTES
+    cut = [e for e in r.doc["events"] if e["title"].startswith("stderr cut at")]
+    assert len(cut) == 1
+    assert "stderr was cut" in r.doc["status_detail"]
+    assert "stderr was cut" in read_run(record).status_detail
+    assert_nothing_left(record, [])

@@ -65,7 +65,7 @@ def test_a_tui_run_profiles_apart_and_its_reproduce_line_runs_the_same_plan(
     assert sorted(measured.profiles) == [0, 8]
     assert all(p["source"] == str(profile_record) for p in measured.profiles.values())
     profiled = read_run(profile_record)
-    assert profiled.profiled_here() == [0, 8] and profiled.settings["profile_in_run"] is True
+    assert profiled.profiled_here() == [0, 8] and profiled.settings.profile_in_run is True
 
     # What `report` prints to reproduce the run, run as a user would.
     line = reproduce(measured)

@@ -243,3 +243,35 @@ def test_a_target_the_child_refuses_ends_the_sweep_at_once(tmp_path: Path) -> No
 def test_profiling_is_refused_in_a_sweep() -> None:
     r = warmscope("run", "sample:trivial", "--repeat", "2", "--profile-iters", "0")
     assert r.code == 2 and "--profile-iters does not go with --repeat" in r.stderr
+
+
+def test_a_killed_sweep_says_how_many_of_its_processes_ran(tmp_path: Path) -> None:
+    """SIGKILL after 3 of 8 processes: nothing marks the document stopped, yet compare and
+    report of it say how many of the planned processes ran."""
+    folder = tmp_path / "records"
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "warmscope.core.cli", "sweep", "sample:trivial"),
+            *("--vary", "profiling_executor=on,off", "--repeat", "4", "--iters", "5"),
+            *ONE_THREAD,
+            *("--record", str(folder)),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    document = folder / "sweep.json"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if document.exists() and json.loads(document.read_text())["finished"] >= 3:
+            break
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait(timeout=30)
+    doc = json.loads(document.read_text())
+    ran = doc["finished"]
+    assert 3 <= ran < doc["planned"] == 8 and doc["stopped"] is False
+    said = f"{ran} of 8 planned processes ran"
+    compared = warmscope("compare", str(document))
+    assert compared.code == 0, compared.stderr
+    assert said in compared.stdout
+    assert said in warmscope("report", str(document)).stdout

@@ -8,7 +8,7 @@ from typing import Any
 
 from warmscope.core.settings import RunSettings
 from warmscope.core.sweep import grid, parse_rank_by, schedule
-from warmscope.core.sweep_digest import answer, break_even, rank, stat_json
+from warmscope.core.sweep_digest import answer, break_even, rank, stat_json, sweep_warnings
 
 
 def cell(
@@ -83,6 +83,12 @@ def test_ranking_calls_a_difference_only_beyond_noise() -> None:
         None,
     )
     assert stopped.startswith("stopped after 7 of 18 processes; torchscript over 6 processes")
+    # Killed after 3 processes: the last document written says so, though nothing stopped it.
+    killed = {**doc, "finished": 3}
+    line = answer(killed, [FAST_RUN], rank([FAST_RUN], "first"), "first", None)
+    assert line.startswith("3 of 18 planned processes ran")
+    assert any(w.startswith("3 of 18 planned processes ran") for w in sweep_warnings(killed, []))
+    assert not any("planned" in w for w in sweep_warnings(doc, []))
 
 
 def test_schedule_interleaves_and_grid_crosses() -> None:

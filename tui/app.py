@@ -252,6 +252,8 @@ class WarmscopeApp(App[int]):
                     self.next_source = self.runs[0].record_name or "a record"
         if self.sweeps:
             self.action_sweep()
+        if self.live is not None and self._timer is not None:
+            self._timer.resume()  # a record a live run is writing: followed as it grows
         if self.initial_settings is not None:
             # After the first frame: spawning is quick, but the frame comes first.
             self.call_after_refresh(self.start_run, self.initial_settings)

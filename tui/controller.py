@@ -8,13 +8,17 @@ Textual here: the update loop is testable without a terminal.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from warmscope.core import outcome
+from warmscope.core.follow import follow
 from warmscope.core.intervals import RunWarning
+from warmscope.core.reading import RecordError
 from warmscope.core.run import LiveRun, RunData
 from warmscope.core.settings import RunSettings
 from warmscope.core.stats import Summary
@@ -93,9 +97,18 @@ class RunController:
 
     @property
     def live(self) -> RunEntry | None:
-        return next((e for e in self.runs if e.live), None)
+        """The live run; a followed record only while no run of this app's is live."""
+        live = [e for e in self.runs if e.live]
+        return next((e for e in live if e.source == "run"), live[0] if live else None)
 
     def open_record(self, data: RunData) -> RunEntry:
+        if data.status == outcome.RUNNING and data.record_path:
+            # A live run is writing it: follow it as it grows (``follow``), as a live run.
+            with contextlib.suppress(RecordError):
+                entry = RunEntry.from_session(len(self.runs) + 1, follow(Path(data.record_path)))
+                entry.source = "record"
+                self.runs.append(entry)
+                return entry
         entry = RunEntry.from_record(len(self.runs) + 1, data)
         self.runs.append(entry)
         if data.count <= INLINE_SUMMARY_MAX:  # cheaper than a worker and a second frame

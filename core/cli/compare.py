@@ -9,6 +9,7 @@ from warmscope.core.cli.command import Command, add_records
 from warmscope.core.cli.console import emit
 from warmscope.core.digest import comparison
 from warmscope.core.outcome import UsageError
+from warmscope.core.reading import tell_live
 from warmscope.core.record import read_summarized
 from warmscope.core.text_views import render_comparison, render_sweep
 
@@ -26,6 +27,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if len(paths) < 2:
         raise UsageError("compare needs two or more run records, or one sweep document")
     runs = read_summarized(paths)
+    tell_live(runs)
     emit(render_comparison(comparison(runs, [str(p) for p in paths])))
     return outcome.EXIT_OK
 

@@ -178,3 +178,61 @@ def dies_mid_message() -> torch.nn.Module:
         os._exit(9)
 
     return Hostile(at_call=act)
+
+
+def _ring_fd() -> int:
+    """The shared ring of timings (``core/ring.py``): an unlinked regular file of its size."""
+    for fd in range(3, 64):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 0 and st.st_size == (1 + 2 * 65536) * 8:
+            return fd
+    raise RuntimeError("no ring descriptor found")
+
+
+def forges_done() -> torch.nn.Module:
+    """Says it is done, as many iterations as it ran, at its fourth pass, and exits at once."""
+
+    def act() -> None:
+        os.write(_protocol_fd(), b'{"t":"done","status":"ok","iterations":%d}\n' % K)
+        os._exit(0)
+
+    return Hostile(at_call=act)
+
+
+def forges_done_lingers() -> torch.nn.Module:
+    """A forged done at its fourth pass, then it keeps running (its agent's own done follows)."""
+    return Hostile(at_call=_write_protocol(b'{"t":"done","status":"ok","iterations":0}\n'))
+
+
+def writes_ring() -> torch.nn.Module:
+    """Fills the shared ring with a full ring of huge negative timings, then dies."""
+
+    def act() -> None:
+        import mmap
+
+        words = memoryview(mmap.mmap(_ring_fd(), 0)).cast("q")
+        for j in range(1, len(words)):
+            words[j] = -(1 << 62)
+        words[0] = (len(words) - 1) // 2
+        os._exit(9)
+
+    return Hostile(at_call=act)
+
+
+def absurd_latency() -> torch.nn.Module:
+    """Sends a batch of its own: one iteration that lasted an hour, in a run seconds old."""
+    return Hostile(at_call=_write_protocol(b'{"t":"iters","i0":0,"ns":[3600000000000],"st":[0]}\n'))
+
+
+def floods_stderr() -> torch.nn.Module:
+    """One megabyte of stderr every pass."""
+    line = "x" * ((1 << 20) - 1) + "\n"
+
+    def act(i: int) -> None:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+
+    return Hostile(every_call=act)
