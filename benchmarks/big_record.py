@@ -30,8 +30,8 @@ from pathlib import Path
 
 from tui_startup import Terminal  # the same pty harness as the first-frame benchmark
 
-from warmscope.core.fold import record_line
-from warmscope.core.record import VERSION, RecordWriter
+from warmscope.core.data.fold import record_line
+from warmscope.core.data.record import VERSION, RecordWriter
 
 ROOT = Path(__file__).resolve().parent.parent
 WARMSCOPE = str(Path(sys.executable).parent / "warmscope")

@@ -25,7 +25,7 @@ import time
 import zlib
 from pathlib import Path
 
-from warmscope.core.schema import FORMAT, VERSION
+from warmscope.core.data.schema import FORMAT, VERSION
 
 WARMSCOPE = [sys.executable, "-m", "warmscope.core.cli"]
 RSS_GOAL_MB = 500.0

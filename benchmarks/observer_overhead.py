@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from warmscope.core.agent import MARK_EVERY_ITERATION
+from warmscope.core.child.agent import MARK_EVERY_ITERATION
 
 HERE = Path(__file__).resolve().parent
 GOAL_ADDED_US = 1.5

@@ -23,15 +23,15 @@ from typing import Any
 
 import psutil
 
-from warmscope.core import protocol
-from warmscope.core.fold import apply_line, record_entry
-from warmscope.core.run import Cursor, RunData
-from warmscope.core.session import RunSession
-from warmscope.core.settings import RunSettings
+from warmscope.core.child import protocol
+from warmscope.core.data.fold import apply_line, record_entry
+from warmscope.core.data.run import Cursor, RunData
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.run.session import RunSession
 
 GOAL_UI = 10.0  # % of a core, the whole UI process at ~60k it/s
 POLL_HZ = 20.0  # the TUI's poll (tui/controller.py)
-BATCH_S = 0.05  # the agent's flush (core/channel.py FLUSH_EVERY_NS)
+BATCH_S = 0.05  # the agent's flush (core/child/channel.py FLUSH_EVERY_NS)
 
 
 def batches(rate: float, seconds: float, seed: int = 1) -> list[bytes]:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import psutil
 
-from warmscope.core.record import read_run
+from warmscope.core.data.record import read_run
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -27,8 +27,8 @@ from pathlib import Path
 import psutil
 from tui_startup import PACKAGES, ROOT, Terminal, bench_first_frame, bench_watch, loop_rate
 
-from warmscope.core.record import read_run
-from warmscope.core.stats import summarize
+from warmscope.core.data.record import read_run
+from warmscope.core.data.stats import summarize
 
 GOALS = {(120, 40): 10.0, (80, 24): 5.0}  # KiB/s
 UI_CPU_GOAL = 5.0  # % of a core at ~300 it/s

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warmscope.core import outcome
-from warmscope.core.fold import apply_line, iterations_line
-from warmscope.core.run import Cursor, RunData, Update
-from warmscope.core.settings import RunSettings
+from warmscope.core.child import outcome
+from warmscope.core.data.fold import apply_line, iterations_line
+from warmscope.core.data.run import Cursor, RunData, Update
+from warmscope.core.data.settings import RunSettings
 
 
 @dataclass

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from warmscope.core import agent, knobs
+from warmscope.core.child import agent, knobs
 
 
 class Recorder:

@@ -10,14 +10,14 @@ import string
 
 import pytest
 
-from warmscope.core import protocol
-from warmscope.core.attribution import (
+from warmscope.core.child import protocol
+from warmscope.core.data.run import Event
+from warmscope.core.run.attribution import (
     MAX_PENDING_CHARS,
     MAX_STDERR_EVENTS,
     Attribution,
     BadMarker,
 )
-from warmscope.core.run import Event
 
 SIDE = "run.stderr.txt"
 SECRET = protocol.MARKER + b"k3y "

@@ -14,9 +14,9 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.tui_support import run, wait_for
-from warmscope.core.fold import iterations_line
-from warmscope.core.packing import Batch, MsView
-from warmscope.core.record import QUICK_READ_BYTES, VERSION, RecordWriter, read_run
+from warmscope.core.data.fold import iterations_line
+from warmscope.core.data.packing import Batch, MsView
+from warmscope.core.data.record import QUICK_READ_BYTES, VERSION, RecordWriter, read_run
 from warmscope.tui.app import build_app
 from warmscope.tui.loading_screen import LoadingScreen
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from warmscope.core.cgroup import RunCgroup, own_path, parse_size, v2_mount
+from warmscope.core.run.cgroup import RunCgroup, own_path, parse_size, v2_mount
 
 HYBRID = (
     "35 25 0:30 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755\n"
@@ -134,7 +134,7 @@ def test_an_empty_cgroup_has_nothing_to_kill(group: RunCgroup) -> None:
 
 
 def test_not_writable_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from warmscope.core import cgroup
+    from warmscope.core.run import cgroup
 
     monkeypatch.setattr(cgroup, "MOUNTINFO", tmp_path / "absent")
     assert "no cgroup v2 here" in str(RunCgroup.create("x"))

@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FACTORIES, warmscope
-from warmscope.core import outcome
-from warmscope.core.export import atomic_write
-from warmscope.core.record import read_run
-from warmscope.core.settings import (
+from warmscope.core.child import outcome
+from warmscope.core.data.record import read_run
+from warmscope.core.data.settings import (
     MAX_PROFILED,
     RunSettings,
     SettingsError,
     check_python,
     parse_profile_iters,
 )
+from warmscope.core.output.export import atomic_write
 
 TINY = (f"{FACTORIES}:tiny", "--input", "2x8")
 ESC = "\x1b"

@@ -8,7 +8,7 @@ from tests.conftest import warmscope
 from warmscope.core.cli import make_parser
 from warmscope.core.cli.options import build_settings
 from warmscope.core.cli.sweep import sweep_cells
-from warmscope.core.record import read_run
+from warmscope.core.data.record import read_run
 
 FAST_COMPILE = ("--mode", "compile", "--set", "compile_backend=eager", "--iters", "3")
 ONE_THREAD = ("--set", "intra_op_threads=1")

@@ -9,12 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warmscope.core import protocol
-from warmscope.core.jitlog import StderrParser, label_for
-from warmscope.core.knobs import KNOBS, KnobError, knob, parse_fusion_strategy
-from warmscope.core.record import RecordError, RecordWriter, read_run
-from warmscope.core.settings import PRESETS, RunSettings, SettingsError
-from warmscope.core.targets import (
+from warmscope.core.child import protocol
+from warmscope.core.child.knobs import KNOBS, KnobError, knob, parse_fusion_strategy
+from warmscope.core.data.record import RecordError, RecordWriter, read_run
+from warmscope.core.data.settings import PRESETS, RunSettings, SettingsError
+from warmscope.core.data.targets import (
     DTYPES,
     InputSpec,
     TargetError,
@@ -22,6 +21,7 @@ from warmscope.core.targets import (
     parse_input,
     resolve_target,
 )
+from warmscope.core.run.jitlog import StderrParser, label_for
 
 FAST = settings(derandomize=True, deadline=None, database=None)
 
@@ -301,7 +301,7 @@ def test_not_a_record(tmp_path: Path) -> None:
 
 
 def test_shape_schedules() -> None:
-    from warmscope.core.loading import shape_schedule
+    from warmscope.core.child.loading import shape_schedule
 
     def take(schedule: str, n: int = 8, count: int = 3, seed: int = 0) -> list[int | None]:
         at = shape_schedule({"schedule": schedule, "iters": n, "seed": seed}, count)

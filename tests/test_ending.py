@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from warmscope.core import outcome
-from warmscope.core.ending import Ending, Seen, classify, one_line
+from warmscope.core.child import outcome
+from warmscope.core.run.ending import Ending, Seen, classify, one_line
 
 FAULT = Ending(outcome.FAILED, "the child broke the protocol: garbage", outcome.EXIT_FAILED)
 ERROR = {"iteration": 3, "message": "RuntimeError: shapes differ\n  at line 2"}

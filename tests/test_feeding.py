@@ -15,9 +15,9 @@ import pytest
 from tests.conftest import FACTORIES, TARGETS, warmscope
 from warmscope.core.cli import make_parser
 from warmscope.core.cli.options import build_settings
-from warmscope.core.export import markdown, write_csv
-from warmscope.core.record import read_run
-from warmscope.core.report import report
+from warmscope.core.data.record import read_run
+from warmscope.core.output.export import markdown, write_csv
+from warmscope.core.output.report import report
 
 FEEDING = TARGETS / "feeding.py"
 LM_INPUTS = (

@@ -6,7 +6,7 @@ The texts are torch 2.13's graph-break log records (``torch._logging`` artifact
 
 from __future__ import annotations
 
-from warmscope.core.hooks import _log_title
+from warmscope.core.child.hooks import _log_title
 
 CALL = """Graph break in user code at /tmp/gb/model.py:5
 Graph Break Reason: Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):

@@ -19,9 +19,9 @@ import psutil
 import pytest
 
 from tests.conftest import run_id_of, wait_gone, warmscope
-from warmscope.core.integrity import INTEGRITY
-from warmscope.core.record import read_run, side_file_path
-from warmscope.core.side_cap import STDERR_CAP_BYTES
+from warmscope.core.data.record import read_run, side_file_path
+from warmscope.core.run.integrity import INTEGRITY
+from warmscope.core.run.side_cap import STDERR_CAP_BYTES
 
 HOSTILE = Path(__file__).parent / "faults" / "hostile.py"
 

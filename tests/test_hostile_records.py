@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import Result, warmscope
-from warmscope.core import packing
-from warmscope.core.fold import iterations_line
-from warmscope.core.schema import FORMAT, VERSION
+from warmscope.core.data import packing
+from warmscope.core.data.fold import iterations_line
+from warmscope.core.data.schema import FORMAT, VERSION
 
 MEMORY_CAP = 1 << 30
 FAST_S = 5.0  # well under a second when alone; the margin is for a loaded machine

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from warmscope.core import agent
+from warmscope.core.child import agent
 
 CORE = Path(agent.__file__).resolve().parent
 
@@ -19,10 +19,10 @@ def run(code: str, *flags: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_session_import_pulls_no_torch() -> None:
-    # The exact check a user can run: `python -X importtime -c "import warmscope.core.session"`.
-    proc = run("import warmscope.core.session", "-X", "importtime")
+    # The exact check a user can run: `python -X importtime -c "import warmscope.core.run.session"`.
+    proc = run("import warmscope.core.run.session", "-X", "importtime")
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    assert "warmscope.core.session" in imported
+    assert "warmscope.core.run.session" in imported
     assert not {m for m in imported if m == "torch" or m.startswith("torch.")}
 
 
@@ -31,9 +31,10 @@ def test_core_imports_neither_textual_nor_torch() -> None:
     # (The agent imports torch only inside main(), in the child.)
     code = (
         "import importlib, pkgutil, sys, warmscope.core as core\n"
-        "names = [m.name for m in pkgutil.iter_modules(core.__path__)]\n"
+        "names = [m.name for m in pkgutil.walk_packages(core.__path__, 'warmscope.core.')\n"
+        "         if not m.name.endswith('.__main__')]  # running it would start the CLI\n"
         "assert len(names) > 15, names\n"
-        "for name in names: importlib.import_module('warmscope.core.' + name)\n"
+        "for name in names: importlib.import_module(name)\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'torch'))\n"
         "print(','.join(bad))\n"
     )
@@ -51,6 +52,10 @@ def test_no_tui_module_imports_torch() -> None:
     assert run(code).stdout.strip() == "[]"
 
 
+CHILD_SIDE = sorted(p.stem for p in CORE.glob("*.py") if p.stem not in ("__init__", "agent"))
+"""Every module of the child's folder: the folder, not a list, says what is child-side."""
+
+
 def test_the_agents_siblings_load_by_path_with_the_standard_library_alone() -> None:
     """``python -I -S``: no site-packages (no torch, no warmscope), no user paths, no PYTHON*
     variables. Each sibling the agent loads must import there, by path, as the child does."""
@@ -62,7 +67,7 @@ def test_the_agents_siblings_load_by_path_with_the_standard_library_alone() -> N
         "package = importlib.util.module_from_spec(spec)\n"
         "sys.modules['_warmscope_child'] = package\n"
         "spec.loader.exec_module(package)\n"
-        f"for name in {agent.CHILD_MODULES!r}:\n"
+        f"for name in {CHILD_SIDE!r}:\n"
         "    importlib.import_module('_warmscope_child.' + name)\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'warmscope')))\n"
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FACTORIES, Result, warmscope
-from warmscope.core.record import read_run
+from warmscope.core.data.record import read_run
 
 ONE_THREAD = ("--set", "intra_op_threads=1", "--set", "inter_op_threads=1")
 
@@ -256,9 +256,9 @@ def test_compare_two_records(speech_defaults: Result, tmp_path: Path) -> None:
 
 def test_events_arrive_while_the_run_goes_on(tmp_path: Path) -> None:
     """The Optimized Graph of iteration 1 reaches a consumer long before the run ends."""
-    from warmscope.core.run import Cursor
-    from warmscope.core.session import RunSession
-    from warmscope.core.settings import RunSettings
+    from warmscope.core.data.run import Cursor
+    from warmscope.core.data.settings import RunSettings
+    from warmscope.core.run.session import RunSession
 
     settings = RunSettings(target="sample:speech", duration=30)
     settings.set("intra_op_threads=1")

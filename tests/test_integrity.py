@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from warmscope.core.integrity import (
+from warmscope.core.run.integrity import (
     CLOCK_SLACK_NS,
     DONE_EXIT_S,
     Witness,

@@ -1,4 +1,4 @@
-"""Tests for warmscope.core.intervals: order-statistic intervals, within noise, shapes, noise."""
+"""Tests for warmscope.core.data.intervals: order-statistic intervals, within noise, shapes, noise."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warmscope.core import intervals
-from warmscope.core.intervals import Interval, median_interval, verdict
+from warmscope.core.data import intervals
+from warmscope.core.data.intervals import Interval, median_interval, verdict
 
 deterministic = settings(derandomize=True, deadline=None, database=None)
 value = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infinity=False)
@@ -127,7 +127,7 @@ STEADY = [2.0, 2.02, 1.98, 2.01, 1.99] * 8
 
 
 def test_shapes() -> None:
-    from warmscope.core.stats import steady_from
+    from warmscope.core.data.stats import steady_from
 
     def shape(x: list[float]) -> str:
         return intervals.shape(x, steady_from(x))
@@ -142,7 +142,7 @@ def test_shapes() -> None:
 @deterministic
 @given(st.lists(st.floats(min_value=1.0, max_value=1.05), min_size=10, max_size=60))
 def test_a_quiet_run_is_flat_and_a_slow_start_is_warmup(x: list[float]) -> None:
-    from warmscope.core.stats import steady_from
+    from warmscope.core.data.stats import steady_from
 
     assert intervals.shape(x, steady_from(x)) == "flat"
     slow = [50.0, 50.0, *x]

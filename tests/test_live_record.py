@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import warmscope
-from warmscope.core import outcome
-from warmscope.core.follow import RecordFollower
-from warmscope.core.reading import RecordError, read_run
-from warmscope.core.record import RecordWriter
-from warmscope.core.run import Cursor
+from warmscope.core.child import outcome
+from warmscope.core.data.follow import RecordFollower
+from warmscope.core.data.reading import RecordError, read_run
+from warmscope.core.data.record import RecordWriter
+from warmscope.core.data.run import Cursor
 from warmscope.tui.controller import RunController
 
 DURATION = 6

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PLANTED, TARGETS
-from warmscope.core.agent import MARK_EVERY_ITERATION
-from warmscope.core.run import Cursor, Event
-from warmscope.core.session import RunSession
-from warmscope.core.settings import RunSettings
+from warmscope.core.child.agent import MARK_EVERY_ITERATION
+from warmscope.core.data.run import Cursor, Event
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.run.session import RunSession
 
 LATE_LOG = TARGETS / "late_log.py"
 SCHEMES = ["watch", "every"]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from warmscope.core.cgroup import RunCgroup, out_of_memory
-from warmscope.core.record import read_run
+from warmscope.core.data.record import read_run
+from warmscope.core.run.cgroup import RunCgroup, out_of_memory
 
 FACTORIES = Path(__file__).parent / "targets" / "factories.py"
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import random
 
-from warmscope.core.document import to_document
-from warmscope.core.report import report
-from warmscope.core.run import RunData
-from warmscope.core.settings import RunSettings
-from warmscope.core.text_views import render_summary
+from warmscope.core.data.document import to_document
+from warmscope.core.data.run import RunData
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.report import report
+from warmscope.core.output.text_views import render_summary
 
 
 def run_of(ms: list[float]) -> RunData:

@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 from tests.conftest import FACTORIES
-from warmscope.core.record import read_run
-from warmscope.core.report import report
-from warmscope.core.session import OBSERVER_NICE, RunSession
-from warmscope.core.settings import RunSettings
+from warmscope.core.data.record import read_run
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.report import report
+from warmscope.core.run.session import OBSERVER_NICE, RunSession
 
 
 def thread_nice(pid: int, tid: int) -> int:
@@ -55,8 +55,8 @@ UI_SCRIPT = """
 import os, sys, threading
 from pathlib import Path
 from warmscope.core import launcher
-from warmscope.core.session import RunSession
-from warmscope.core.settings import RunSettings
+from warmscope.core.run.session import RunSession
+from warmscope.core.data.settings import RunSettings
 
 launcher.lower_own_priority(launcher.OBSERVER_NICE)  # what the TUI does as it starts
 session = RunSession(

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FACTORIES, PLANTED
-from warmscope.core.document import to_document
-from warmscope.core.record import read_run
-from warmscope.core.run import RunData
-from warmscope.core.session import RunSession
-from warmscope.core.settings import RunSettings
+from warmscope.core.data.document import to_document
+from warmscope.core.data.record import read_run
+from warmscope.core.data.run import RunData
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.run.session import RunSession
 
 CASES = {
     "ok": RunSettings(target=f"{FACTORIES}:tiny", inputs=["2x8"], iters=40),

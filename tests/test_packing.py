@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warmscope.core import packing
-from warmscope.core.fold import apply_line, iterations_line, record_entry, record_line
-from warmscope.core.record import VERSION, RecordError, RecordWriter, read_run
-from warmscope.core.run import RunData
+from warmscope.core.data import packing
+from warmscope.core.data.fold import apply_line, iterations_line, record_entry, record_line
+from warmscope.core.data.record import VERSION, RecordError, RecordWriter, read_run
+from warmscope.core.data.run import RunData
 
 WIDE = st.integers(-(2**61), 2**61)  # every width, and sums that stay in 64 bits
 
@@ -214,7 +214,7 @@ def test_batches_of_any_width_read_as_nanoseconds(tmp_path: Path) -> None:
 def test_a_report_reads_nanoseconds_and_converts_none(tmp_path: Path) -> None:
     """``read_run(ms=False)``: statistics counted from the nanoseconds, the same figures and
     report as a full read, and no latency converted until ``ms`` is read."""
-    from warmscope.core.report import report
+    from warmscope.core.output.report import report
 
     rng = random.Random(2)
     ns = [9_000_000, 3_000_000] + [1_000_000 + rng.randrange(-5_000, 5_000) for _ in range(300)]
@@ -233,7 +233,7 @@ def test_a_report_reads_nanoseconds_and_converts_none(tmp_path: Path) -> None:
 def test_a_batch_in_milliseconds_after_nanoseconds_keeps_every_latency() -> None:
     from array import array
 
-    from warmscope.core.run import RunData
+    from warmscope.core.data.run import RunData
 
     for defer in (False, True):
         data = RunData()
@@ -250,8 +250,8 @@ def test_runs_to_compare_are_counted_in_forked_processes_alike(
 ) -> None:
     """``read_summarized``: the runs beyond the first counted in other processes give the
     summaries a plain read gives."""
-    from warmscope.core import reading
-    from warmscope.core.run import RunData
+    from warmscope.core.data import reading
+    from warmscope.core.data.run import RunData
 
     rng = random.Random(4)
     paths = []

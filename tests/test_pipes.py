@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from warmscope.core.pipes import MAX_STDERR_LINE, READ_CHUNK, PipeReader
+from warmscope.core.run.pipes import MAX_STDERR_LINE, READ_CHUNK, PipeReader
 
 
 class Recorder:

@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from warmscope.core import proctree
+from warmscope.core.run import proctree
 
 # The hostile model. It reports the pids it started as JSON in argv[1] (written whole, then
 # renamed, so the test never reads half a file), then sleeps until killed.

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Result, warmscope
-from warmscope.core.breakdown import UNACCOUNTED, diff, steady_reference
 from warmscope.core.cli import make_parser
 from warmscope.core.cli.options import build_settings
-from warmscope.core.hints import hints
-from warmscope.core.record import read_run
-from warmscope.core.run import RunData
-from warmscope.core.settings import RunSettings, SettingsError, parse_profile_iters
+from warmscope.core.data.record import read_run
+from warmscope.core.data.run import RunData
+from warmscope.core.data.settings import RunSettings, SettingsError, parse_profile_iters
+from warmscope.core.output.breakdown import UNACCOUNTED, diff, steady_reference
+from warmscope.core.output.hints import hints
 
 ONE_THREAD = ("--set", "intra_op_threads=1")
 
@@ -90,7 +90,7 @@ def test_report_has_environment_warmup_table_and_reproduce_command(
 
 def test_reproduce_command_reproduces(speech: Result, tmp_path: Path) -> None:
     command = read_run(Path(speech.doc["record"]))
-    from warmscope.core.report import reproduce
+    from warmscope.core.output.report import reproduce
 
     argv = reproduce(command)
     assert argv[:3] == ["warmscope", "run", "sample:speech"]
@@ -179,7 +179,7 @@ def test_a_separate_profile_process_leaves_the_headline_unchanged(tmp_path: Path
     """By default the profile comes from a process of its own (trtexec's
     --separateProfileRun): the measured run has no profiled iteration, so its first iteration
     and warm-up excess are the real ones, and it still carries the operator breakdowns."""
-    from warmscope.core import stats
+    from warmscope.core.data import stats
 
     r = warmscope(
         "run",

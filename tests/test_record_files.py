@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from warmscope.core.document import to_document
-from warmscope.core.record import (
+from warmscope.core.data.document import to_document
+from warmscope.core.data.record import (
     VERSION,
     RecordError,
     RecordExistsError,
@@ -436,8 +436,8 @@ def test_escape_sequences_do_not_reach_the_terminal(tmp_path: Path) -> None:
 def test_a_new_kind_of_line_is_one_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One ``schema.KINDS`` entry is what the session records, what a reader checks and what
     both fold: nothing else names a kind."""
-    from warmscope.core import schema
-    from warmscope.core.fold import record_line
+    from warmscope.core.data import schema
+    from warmscope.core.data.fold import record_line
 
     folded: list[int] = []
     novel = schema.LineKind(

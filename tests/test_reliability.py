@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from tests.conftest import PLANTED, K, run_id_of, survivors, wait_gone, warmscope
-from warmscope.core.record import read_run
+from warmscope.core.data.record import read_run
 
 CASES = [
     # (target, extra args, status, words in the detail, iterations kept)

@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 
 from tests.conftest import FACTORIES, run_id_of, survivors, wait_gone, warmscope
-from warmscope.core import outcome
-from warmscope.core.record import read_run
-from warmscope.core.report import reproduce
-from warmscope.core.run import Cursor
-from warmscope.core.run_plan import PROFILING, WARMING, PlannedRun, start_run
-from warmscope.core.settings import RunSettings
+from warmscope.core.child import outcome
+from warmscope.core.data.record import read_run
+from warmscope.core.data.run import Cursor
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.report import reproduce
+from warmscope.core.run.run_plan import PROFILING, WARMING, PlannedRun, start_run
 from warmscope.tui.controller import RunController
 
 RUN_S = 90.0

@@ -16,7 +16,7 @@ from typing import Any
 import psutil
 import pytest
 
-from warmscope.core import sampler
+from warmscope.core.run import sampler
 
 
 def test_samples_a_real_process_tree() -> None:

@@ -13,14 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import warmscope
+from warmscope.core.child.knobs import KNOBS
 from warmscope.core.cli import make_parser
 from warmscope.core.cli.options import build_settings
-from warmscope.core.digest import settings_diff, settings_line
-from warmscope.core.knobs import KNOBS
-from warmscope.core.record import read_run
-from warmscope.core.run_fields import FIELDS, default_of
-from warmscope.core.setting_fields import PRESETS, SCHEDULES
-from warmscope.core.settings import RunSettings
+from warmscope.core.data.record import read_run
+from warmscope.core.data.run_fields import FIELDS, default_of
+from warmscope.core.data.setting_fields import PRESETS, SCHEDULES
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.digest import settings_diff, settings_line
 
 # A value unlike the default for each field a command line can give (sample_hz has no option).
 SAMPLES: dict[str, Any] = {

@@ -1,4 +1,4 @@
-"""Tests for warmscope.core.stats: example cases plus hypothesis properties."""
+"""Tests for warmscope.core.data.stats: example cases plus hypothesis properties."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from warmscope.core import stats
+from warmscope.core.data import stats
 
 # Per-test settings (not a global profile) so other test modules keep their own.
 deterministic = settings(derandomize=True, deadline=None, database=None)
@@ -394,7 +394,7 @@ def test_known_warmup_iterations_never_start_the_steady_state() -> None:
 
 
 def test_shapes_are_judged_each_on_its_own() -> None:
-    from warmscope.core.stats import summarize_shapes
+    from warmscope.core.data.stats import summarize_shapes
 
     # Two shapes in turn: A warm at 1.0 after a slow first call, B at 3.0 throughout.
     ms = [50.0, 3.0] + [1.0, 3.0] * 20

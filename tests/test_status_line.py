@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import FACTORIES, warmscope
-from warmscope.core.ending import one_line
+from warmscope.core.run.ending import one_line
 
 
 def test_one_line_keeps_the_first_line_and_says_there_is_more() -> None:

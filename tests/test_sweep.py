@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Result, warmscope
-from warmscope.core.record import read_run
+from warmscope.core.data.record import read_run
 
 ONE_THREAD = ("--set", "intra_op_threads=1")
 

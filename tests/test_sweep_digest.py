@@ -6,9 +6,9 @@ import math
 import statistics
 from typing import Any
 
-from warmscope.core.settings import RunSettings
-from warmscope.core.sweep import grid, parse_rank_by, schedule
-from warmscope.core.sweep_digest import answer, break_even, rank, stat_json, sweep_warnings
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.sweep_digest import answer, break_even, rank, stat_json, sweep_warnings
+from warmscope.core.run.sweep import grid, parse_rank_by, schedule
 
 
 def cell(

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from warmscope.core import units
-from warmscope.core.digest import comparison
-from warmscope.core.record import read_summarized
-from warmscope.core.report import sweep_report
-from warmscope.core.sweep_columns import sweep_columns
-from warmscope.core.sweep_digest import iv_text, stat_json
-from warmscope.core.text_views import render_comparison, render_sweep
+from warmscope.core.data.record import read_summarized
+from warmscope.core.output import units
+from warmscope.core.output.digest import comparison
+from warmscope.core.output.report import sweep_report
+from warmscope.core.output.sweep_columns import sweep_columns
+from warmscope.core.output.sweep_digest import iv_text, stat_json
+from warmscope.core.output.text_views import render_comparison, render_sweep
 
 DATA = Path(__file__).parent / "data"
 RECORDS = [

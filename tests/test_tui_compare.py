@@ -15,12 +15,12 @@ from textual.widgets import DataTable, Input
 
 from tests.fake_session import Moment, end, factory, iterations
 from tests.tui_support import run, screen_text, wait_for
-from warmscope.core import outcome
-from warmscope.core.digest import comparison, metric_rows
-from warmscope.core.export import comparison_markdown
-from warmscope.core.record import read_run
-from warmscope.core.settings import RunSettings
-from warmscope.core.stats import summarize
+from warmscope.core.child import outcome
+from warmscope.core.data.record import read_run
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.stats import summarize
+from warmscope.core.output.digest import comparison, metric_rows
+from warmscope.core.output.export import comparison_markdown
 from warmscope.tui import glyphs
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.chart import AXIS_W

@@ -7,9 +7,9 @@ from textual.pilot import Pilot
 
 from tests.fake_session import FakeSession, Moment, end, factory, iterations
 from tests.tui_support import run, wait_for
-from warmscope.core import outcome
-from warmscope.core.run import RunData
-from warmscope.core.settings import RunSettings
+from warmscope.core.child import outcome
+from warmscope.core.data.run import RunData
+from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
 from warmscope.tui.controller import RunController
 from warmscope.tui.run_header import RunHeader

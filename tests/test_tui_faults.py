@@ -25,8 +25,8 @@ from textual.widgets import Log
 
 from tests.test_reliability import PLANTED, K, run_id_of, survivors, wait_gone
 from tests.tui_support import run, wait_for
-from warmscope.core.record import read_run
-from warmscope.core.settings import RunSettings
+from warmscope.core.data.record import read_run
+from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
 from warmscope.tui.run_header import RunHeader
 

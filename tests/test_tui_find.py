@@ -10,8 +10,8 @@ from textual.widgets import Input, Label, TextArea
 
 from tests.fake_session import FakeSession, Moment, end, factory, iterations
 from tests.tui_support import run, screen_text, settle, wait_for
-from warmscope.core import outcome
-from warmscope.core.settings import RunSettings
+from warmscope.core.child import outcome
+from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
 from warmscope.tui.choice_field import ChoiceField
 from warmscope.tui.compare_screen import CompareScreen

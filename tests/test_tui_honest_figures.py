@@ -7,10 +7,10 @@ from textual.pilot import Pilot
 
 from tests.fake_session import Moment, end, factory, iterations
 from tests.tui_support import run, screen_text, wait_for
-from warmscope.core import outcome
-from warmscope.core.digest import warmup_rows
-from warmscope.core.run import RunData
-from warmscope.core.settings import RunSettings
+from warmscope.core.child import outcome
+from warmscope.core.data.run import RunData
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.digest import warmup_rows
 from warmscope.tui.app import build_app
 from warmscope.tui.events_pane import EventsPane
 from warmscope.tui.help_screen import HelpScreen
@@ -87,8 +87,8 @@ def test_help_explains_the_figures() -> None:
 
 
 def test_a_steady_difference_inside_both_runs_noise_is_not_called() -> None:
-    from warmscope.core.digest import metric_rows
-    from warmscope.core.stats import summarize
+    from warmscope.core.data.stats import summarize
+    from warmscope.core.output.digest import metric_rows
 
     quiet = summarize([10.0] + [1.00, 1.01, 0.99] * 30)
     noisy = summarize([10.0] + [1.0, 1.3, 0.8, 1.1] * 25)
@@ -159,8 +159,8 @@ def test_the_footer_is_whole_after_a_resize() -> None:
 def test_compare_names_the_mode_as_each_run_ran() -> None:
     """A preset that names the mode a sample runs in anyway is no difference (it showed
     'mode default → script')."""
-    from warmscope.core.digest import run_diff
-    from warmscope.core.knobs import default_values
+    from warmscope.core.child.knobs import default_values
+    from warmscope.core.output.digest import run_diff
 
     def run_of(mode_knob: str | None, mode: str, preset: str | None = None) -> RunData:
         knobs = default_values()

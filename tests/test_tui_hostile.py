@@ -27,10 +27,10 @@ from tests.conftest import run_id_of, survivors, wait_gone
 from tests.fake_session import FakeSession, Moment, end, factory, iterations
 from tests.test_tui_faults import start_tui
 from tests.tui_support import run, screen_text, settle, wait_for
-from warmscope.core import outcome
-from warmscope.core.outcome import UsageError
-from warmscope.core.record import read_run
-from warmscope.core.settings import RunSettings
+from warmscope.core.child import outcome
+from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.record import read_run
+from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.compare_screen import CompareScreen
 from warmscope.tui.event_screen import EventDetailScreen

@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Log, Static
 
 from tests.tui_support import run, wait_for
-from warmscope.core.record import read_run
-from warmscope.core.settings import RunSettings
+from warmscope.core.data.record import read_run
+from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.choice_field import ChoiceField
 from warmscope.tui.compare_screen import CompareScreen

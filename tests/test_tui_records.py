@@ -178,7 +178,7 @@ def test_no_color_draws_in_greys_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_usage_pane_shows_gpu_rows_only_with_gpu_samples() -> None:
-    from warmscope.core.record import read_run
+    from warmscope.core.data.record import read_run
     from warmscope.tui.utilization import UtilizationPane
 
     plain = read_run(SCRIPT)

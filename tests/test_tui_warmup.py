@@ -13,10 +13,10 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.tui_support import run, screen_text, wait_for
-from warmscope.core.settings import RunSettings
-from warmscope.core.sweep_digest import stat_json
-from warmscope.core.warmup import Progress
-from warmscope.core.warmup_cli import ratio_text
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.sweep_digest import stat_json
+from warmscope.core.output.units import ratio_interval
+from warmscope.core.run.warmup import Progress
 from warmscope.tui import warmup_screen
 from warmscope.tui.app import build_app
 from warmscope.tui.warmup_screen import BASELINE, WarmupScreen, warmup_paths
@@ -135,10 +135,10 @@ def test_the_table_fills_as_processes_end_and_the_answer_writes_the_recipe(
         assert status(app).startswith("observe") and row(app, BASELINE)[1] == "0/2"
         engine.advance()
         await wait_for(pilot, lambda: row(app, BASELINE)[1] == "1/2")
-        assert row(app, BASELINE)[2] == f"{ratio_text(stat_json([9.5]))} T=40"
+        assert row(app, BASELINE)[2] == f"{ratio_interval(stat_json([9.5]))} T=40"
         engine.advance(2)
         await wait_for(pilot, lambda: row(app, BASELINE)[1] == "2/2")
-        assert row(app, BASELINE)[2] == f"{ratio_text(stat_json([9.5, 10.5]))} T=40"
+        assert row(app, BASELINE)[2] == f"{ratio_interval(stat_json([9.5, 10.5]))} T=40"
         engine.advance()  # propose: a row per candidate, nothing run yet
         await wait_for(pilot, lambda: len(app.screen.table.rows) == 3)
         assert row(app, CANDIDATES[1])[1:] == ["0/2", "-", "-", "…"]

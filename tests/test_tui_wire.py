@@ -16,8 +16,8 @@ from pathlib import Path
 
 from tests.fake_session import Moment, end, factory, iterations
 from tests.tui_support import run, wait_for
-from warmscope.core import outcome
-from warmscope.core.settings import RunSettings
+from warmscope.core.child import outcome
+from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
 from warmscope.tui.repaint import PANE_HZ, RepaintBudget
 

@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from tests.conftest import FACTORIES, TARGETS, warmscope
-from warmscope.core.recipe import Call, Recipe, emit_python
-from warmscope.core.recipe_cpp import build_command
+from warmscope.core.output.recipe import Call, Recipe, emit_python
+from warmscope.core.output.recipe_cpp import build_command
 
 MODELS = TARGETS / "warmup_models.py"
 SPEECH = Path(__file__).parent.parent / "sample_models" / "speech.py"

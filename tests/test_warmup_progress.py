@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from warmscope.core import outcome
-from warmscope.core.settings import RunSettings
-from warmscope.core.warmup import Progress, Warmup
+from warmscope.core.child import outcome
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.run.warmup import Progress, Warmup
 
 
 def speech() -> RunSettings:

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from warmscope.core.recipe import Call, Recipe, artifact_path_for, emit_python
-from warmscope.core.recipe_cpp import CppRecipeError, emit_cpp
+from warmscope.core.output.recipe import Call, Recipe, artifact_path_for, emit_python
+from warmscope.core.output.recipe_cpp import CppRecipeError, emit_cpp
 
 SPEECH_SPEC = {"dtype": "float32", "shape": [1, "T", 40], "name": None, "gen": None, "args": []}
 
@@ -110,7 +110,7 @@ def test_cpp_recipe_sets_the_executor_and_makes_the_declared_shapes() -> None:
 
 
 def test_mark_dynamic_covers_the_declared_range_and_leaves_size_one_alone() -> None:
-    from warmscope.core.warmup import dynamic_marks
+    from warmscope.core.run.warmup import dynamic_marks
 
     specs = [
         {"dtype": "int64", "shape": [1, "L"], "name": "mask"},

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warmscope.core import protocol
-from warmscope.core.fold import apply_line, iterations_line
-from warmscope.core.run import Cursor, RunData
+from warmscope.core.child import protocol
+from warmscope.core.data.fold import apply_line, iterations_line
+from warmscope.core.data.run import Cursor, RunData
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
 

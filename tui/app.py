@@ -3,7 +3,7 @@
 The runs and their life cycle live in a ``RunController`` (no Textual there). Invariant:
 workers compute and post messages; handlers own UI state. The live run is polled on one timer
 (``POLL_S``) and each batch is applied to the widgets at once. Runs are started from handlers;
-the child is forked by the launcher thread (``core/launcher.py``), which lives as long as the
+the child is forked by the launcher thread (``core/run/launcher.py``), which lives as long as the
 process, so the child's parent-death signal (tied to the thread that forked it) fires only when
 warmscope itself ends. Summaries (sorting every latency) and exports run in thread workers
 and come back as messages or notifications.
@@ -28,11 +28,12 @@ from textual.filter import LineFilter
 from textual.screen import Screen
 from textual.timer import Timer
 
-from warmscope.core import launcher, outcome
-from warmscope.core.hangup import detach_terminal
-from warmscope.core.outcome import UsageError, WarmscopeError
-from warmscope.core.safe_text import clean_name, clean_names
-from warmscope.core.settings import RunSettings
+from warmscope.core.child import outcome
+from warmscope.core.child.outcome import UsageError, WarmscopeError
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.safe_text import clean_name, clean_names
+from warmscope.core.run import launcher
+from warmscope.core.run.hangup import detach_terminal
 from warmscope.tui import fmt, glyphs, record_reading
 from warmscope.tui.ascii_filter import AsciiFilter, ControlFilter
 from warmscope.tui.controller import RunController, SessionFactory, start_session
@@ -45,8 +46,8 @@ from warmscope.tui.runs import RunEntry, error_lines
 from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
 
 if TYPE_CHECKING:
-    from warmscope.core.record import RecordError
-    from warmscope.core.run import LiveRun, RunData
+    from warmscope.core.data.record import RecordError
+    from warmscope.core.data.run import LiveRun, RunData
 
 # Screens other than the main one, and what only they use, are imported where they open: the
 # first frame waits for nothing it does not draw.
@@ -321,7 +322,7 @@ class WarmscopeApp(App[int]):
         nxt, entry = self.next_settings, self.viewed
         if nxt is None or entry is None:
             return ""
-        from warmscope.core.digest import settings_diff
+        from warmscope.core.output.digest import settings_diff
 
         return " ".join(
             clean_name(f"{c.name}={c.b}") for c in settings_diff(entry.data.settings, nxt.to_json())

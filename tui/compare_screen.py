@@ -15,9 +15,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 from textual.widgets.data_table import ColumnKey
 
-from warmscope.core import units
-from warmscope.core.digest import MetricRow, metric_rows, settings_line, settings_table
-from warmscope.core.stats import Summary
+from warmscope.core.data.stats import Summary
+from warmscope.core.output import units
+from warmscope.core.output.digest import MetricRow, metric_rows, settings_line, settings_table
 from warmscope.tui import fmt
 from warmscope.tui.overlay_chart import RUN_COLOURS, OverlayChart
 from warmscope.tui.runs import RunEntry

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from warmscope.core import outcome
-from warmscope.core.follow import follow
-from warmscope.core.intervals import RunWarning
-from warmscope.core.reading import RecordError
-from warmscope.core.run import LiveRun, RunData
-from warmscope.core.settings import RunSettings
-from warmscope.core.stats import Summary
+from warmscope.core.child import outcome
+from warmscope.core.data.follow import follow
+from warmscope.core.data.intervals import RunWarning
+from warmscope.core.data.reading import RecordError
+from warmscope.core.data.run import LiveRun, RunData
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.stats import Summary
 from warmscope.tui.runs import Delta, RunEntry
 
 
@@ -59,7 +59,7 @@ def start_session(
     """The real thing: the run's plan, started now (``run_plan``: a separate profiling or
     warming process first where the settings ask for one). It returns at once; every child is
     spawned from the launcher thread (``launcher``), so any thread may call it."""
-    from warmscope.core.run_plan import start_run  # subprocess and psutil: with the first run
+    from warmscope.core.run.run_plan import start_run  # subprocess and psutil: with the first run
 
     return start_run(settings, record_path=record_path, command=command, overwrite=overwrite)
 

@@ -10,7 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Footer, Static, TextArea
 
-from warmscope.core.run import Event
+from warmscope.core.data.run import Event
 from warmscope.tui.search_line import TEXT_KEYS, SearchLine, TextSearch
 
 

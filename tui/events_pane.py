@@ -12,7 +12,7 @@ from typing import Any
 from rich.text import Text
 from textual import events
 
-from warmscope.core.run import Event
+from warmscope.core.data.run import Event
 from warmscope.tui.row_list import RowList
 from warmscope.tui.runs import RunView
 

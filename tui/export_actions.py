@@ -23,7 +23,7 @@ def export_run(app: App[Any], entry: RunEntry) -> None:
     stem = record.stem if record else f"warmscope-run-{entry.number}"
 
     def write(folder: Path) -> list[Path]:
-        from warmscope.core.export import export_all
+        from warmscope.core.output.export import export_all
 
         return export_all(entry.snapshot(), folder, stem)
 
@@ -43,8 +43,8 @@ def export_comparison(app: App[Any], entries: list[RunEntry]) -> None:
     title = "the comparison of " + ", ".join(f"#{e.number}" for e in entries)
 
     def write(folder: Path) -> list[Path]:
-        from warmscope.core.digest import comparison
-        from warmscope.core.export import export_comparison
+        from warmscope.core.output.digest import comparison
+        from warmscope.core.output.export import export_comparison
 
         runs = [e.snapshot() for e in entries]
         names = [e.record_name or f"run #{e.number}" for e in entries]

@@ -9,7 +9,7 @@ from pathlib import Path
 from textual.widget import Widget
 from textual.widgets import Static
 
-from warmscope.core.export import FORMATS, REPORT_SUFFIX
+from warmscope.core.output.export import FORMATS, REPORT_SUFFIX
 from warmscope.tui.prompt_screen import PromptScreen
 
 

@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.events import Resize
 from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
 
-from warmscope.core.digest import graph_facts
+from warmscope.core.output.digest import graph_facts
 from warmscope.tui.runs import RunEntry
 from warmscope.tui.search_line import TEXT_ACTIONS, TEXT_KEYS, SearchLine, TextSearch
 from warmscope.tui.tabbed_modal import TabbedModal, tab_bindings

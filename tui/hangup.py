@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from warmscope.core.run import LiveRun
+from warmscope.core.data.run import LiveRun
 
 
 class HangupWatchdog(threading.Thread):

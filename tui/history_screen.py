@@ -14,7 +14,7 @@ from textual.coordinate import Coordinate
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
-from warmscope.core.digest import settings_line
+from warmscope.core.output.digest import settings_line
 from warmscope.tui import fmt
 from warmscope.tui.runs import RunEntry
 

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Log, TabbedContent, TabPane
 
-from warmscope.core import outcome
+from warmscope.core.child import outcome
 from warmscope.tui.events_pane import EventsPane
 from warmscope.tui.iteration_table import IterationTable
 from warmscope.tui.latency_chart import LatencyChart

@@ -10,7 +10,7 @@ from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from warmscope.core.settings import PRESETS
+from warmscope.core.data.settings import PRESETS
 from warmscope.tui.main_screen import RUN_BINDINGS
 
 if TYPE_CHECKING:

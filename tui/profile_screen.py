@@ -8,7 +8,7 @@ from textual import on
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from warmscope.core.settings import SettingsError, parse_profile_iters
+from warmscope.core.data.settings import SettingsError, parse_profile_iters
 from warmscope.tui.prompt_screen import PromptScreen
 
 HELP = (

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from textual.worker import get_current_worker
 
 if TYPE_CHECKING:
-    from warmscope.core.record import Progress, RecordError
-    from warmscope.core.run import RunData
+    from warmscope.core.data.record import Progress, RecordError
+    from warmscope.core.data.run import RunData
 
 
 class _Cancelled(Exception):
@@ -20,7 +20,7 @@ class _Cancelled(Exception):
 
 def any_long(items: list[Path | RunData]) -> bool:
     """Whether reading ``items`` takes long enough to show a loading screen over the frame."""
-    from warmscope.core.record import QUICK_READ_BYTES
+    from warmscope.core.data.record import QUICK_READ_BYTES
 
     return any(isinstance(i, Path) and _size(i) > QUICK_READ_BYTES for i in items)
 
@@ -63,7 +63,7 @@ def _size(path: Path) -> int:
 
 
 def _read(item: Path | RunData, progress: Progress | None = None) -> RunData | RecordError:
-    from warmscope.core.record import RecordError, read_run
+    from warmscope.core.data.record import RecordError, read_run
 
     if not isinstance(item, Path):
         return item

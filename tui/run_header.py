@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from rich.style import Style
 
-from warmscope.core.digest import settings_line
+from warmscope.core.output.digest import settings_line
 from warmscope.tui import fmt
 from warmscope.tui.chart import Line
 from warmscope.tui.runs import RunEntry

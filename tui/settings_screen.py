@@ -22,15 +22,15 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, Static
 
-from warmscope.core.knobs import KNOB_BY_NAME, KNOBS, Knob, KnobError, show_value
-from warmscope.core.settings import (
+from warmscope.core.child.knobs import KNOB_BY_NAME, KNOBS, Knob, KnobError, show_value
+from warmscope.core.data.settings import (
     PRESETS,
     SCHEDULES,
     RunSettings,
     SettingsError,
     parse_seconds_list,
 )
-from warmscope.core.targets import TargetError, parse_dim, parse_input
+from warmscope.core.data.targets import TargetError, parse_dim, parse_input
 from warmscope.tui.choice_field import ChoiceField
 
 NOTE = (

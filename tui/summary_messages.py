@@ -12,8 +12,8 @@ from textual.message_pump import MessagePump
 from warmscope.tui.runs import RunEntry
 
 if TYPE_CHECKING:
-    from warmscope.core.intervals import RunWarning
-    from warmscope.core.stats import Summary
+    from warmscope.core.data.intervals import RunWarning
+    from warmscope.core.data.stats import Summary
 
 SummaryJob = Callable[[], "tuple[Summary, int, float, tuple[RunWarning, ...]]"]
 

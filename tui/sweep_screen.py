@@ -12,8 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Sparkline, Static
 
-from warmscope.core.safe_text import clean_line
-from warmscope.core.sweep_digest import count_text, iv_text
+from warmscope.core.output.safe_text import clean_line
+from warmscope.core.output.sweep_digest import count_text, iv_text
 
 CURVE_POINTS = 60
 """The first iterations whose median latency each setting's curve shows."""

@@ -1,6 +1,6 @@
 """``WarmupScreen``: a warm-up recipe derived from the viewed run's settings, verified live.
 
-``W`` opens it after a run. The warm-up (``core/warmup.py``: observe, propose, verify, each in
+``W`` opens it after a run. The warm-up (``core/run/warmup.py``: observe, propose, verify, each in
 fresh processes) runs in a thread worker with the viewed run's target, inputs, dims, mode and
 knobs; its progress comes back as messages and fills the table, one row per cell (the baseline,
 then each candidate). At the end the chosen recipe is written beside the run's record
@@ -28,14 +28,14 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
-from warmscope.core.ending import one_line
-from warmscope.core.export import atomic_write
-from warmscope.core.outcome import WarmscopeError
-from warmscope.core.safe_text import clean_line
-from warmscope.core.settings import RunSettings
-from warmscope.core.sweep_digest import iv_text
-from warmscope.core.warmup import Progress, copy_recipe, worst_shape
-from warmscope.core.warmup_cli import ratio_text
+from warmscope.core.child.outcome import WarmscopeError
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.export import atomic_write
+from warmscope.core.output.safe_text import clean_line
+from warmscope.core.output.sweep_digest import iv_text
+from warmscope.core.output.units import ratio_interval
+from warmscope.core.run.ending import one_line
+from warmscope.core.run.warmup import Progress, copy_recipe, worst_shape
 
 if TYPE_CHECKING:
     from warmscope.tui.app import WarmscopeApp
@@ -79,7 +79,7 @@ class Row:
         worst = worst_shape(facts) if facts.get("shapes") else None
         ratio = "-"
         if worst is not None:
-            ratio = ratio_text(worst["ratio"]) + (f" {worst['key']}" if worst["key"] else "")
+            ratio = ratio_interval(worst["ratio"]) + (f" {worst['key']}" if worst["key"] else "")
         startup = "-" if self.label == BASELINE else iv_text(facts.get("startup_ms"))
         done = f"{self.done}/{repeat}" + (f" ({self.failed} failed)" if self.failed else "")
         style = {"verified": "bold green", "not verified": "yellow"}.get(self.verdict, "")
@@ -121,7 +121,7 @@ def warmup_settings(settings: RunSettings) -> RunSettings:
 
 def make_engine(settings: RunSettings, folder: Path | None) -> Engine:
     """The real warm-up (its settings checked now: a bad target is one line, nothing runs)."""
-    from warmscope.core.warmup import Warmup
+    from warmscope.core.run.warmup import Warmup
 
     command = ["warmscope", "warmup", *settings.command_line()[2:]]
     return Warmup(settings=settings, folder=folder, command=command)

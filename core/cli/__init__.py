@@ -14,10 +14,10 @@ import argparse
 import importlib
 import sys
 
-from warmscope.core import outcome
+from warmscope.core.child import outcome
+from warmscope.core.child.outcome import WarmscopeError
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.console import say, stdout_gone
-from warmscope.core.outcome import WarmscopeError
 
 MODULES = {
     "run": "run",

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from warmscope.core import outcome
+from warmscope.core.child import outcome
+from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command, add_records
 from warmscope.core.cli.console import emit
-from warmscope.core.digest import comparison
-from warmscope.core.outcome import UsageError
-from warmscope.core.reading import tell_live
-from warmscope.core.record import read_summarized
-from warmscope.core.text_views import render_comparison, render_sweep
+from warmscope.core.data.reading import tell_live
+from warmscope.core.data.record import read_summarized
+from warmscope.core.output.digest import comparison
+from warmscope.core.output.text_views import render_comparison, render_sweep
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    from warmscope.core.sweep import is_sweep_document, read_sweep
+    from warmscope.core.run.sweep import is_sweep_document, read_sweep
 
     paths = args.records
     sweeps = [p for p in paths if is_sweep_document(p)]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from warmscope.core import outcome
+from warmscope.core.child import outcome
+from warmscope.core.child.knobs import KNOBS, show_value
 from warmscope.core.cli.command import Command
-from warmscope.core.knobs import KNOBS, show_value
-from warmscope.core.settings import PRESETS
+from warmscope.core.data.settings import PRESETS
 
 
 def samples(args: argparse.Namespace, argv: list[str]) -> int:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from warmscope.core.run_fields import FIELDS
-from warmscope.core.setting_fields import CAPTURE as CAPTURE_GROUP
-from warmscope.core.setting_fields import DEFAULT_REPEAT
-from warmscope.core.setting_fields import RUN as RUN_GROUP
-from warmscope.core.setting_fields import read as read_setting
-from warmscope.core.settings import RunSettings
-from warmscope.core.version import warmscope_version
+from warmscope.core.data.run_fields import FIELDS
+from warmscope.core.data.setting_fields import CAPTURE as CAPTURE_GROUP
+from warmscope.core.data.setting_fields import DEFAULT_REPEAT
+from warmscope.core.data.setting_fields import RUN as RUN_GROUP
+from warmscope.core.data.setting_fields import read as read_setting
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.run.version import warmscope_version
 
 
 def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool = False) -> None:

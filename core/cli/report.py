@@ -6,18 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from warmscope.core import outcome
+from warmscope.core.child import outcome
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.console import emit
-from warmscope.core.record import read_run
-from warmscope.core.safe_text import clean
+from warmscope.core.data.record import read_run
+from warmscope.core.output.safe_text import clean
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     record, against, output = args.record, args.against, args.output
-    from warmscope.core.export import atomic_write
-    from warmscope.core.report import report, sweep_report
-    from warmscope.core.sweep import is_sweep_document, read_sweep
+    from warmscope.core.output.export import atomic_write
+    from warmscope.core.output.report import report, sweep_report
+    from warmscope.core.run.sweep import is_sweep_document, read_sweep
 
     if is_sweep_document(record):
         text = sweep_report(read_sweep(record))

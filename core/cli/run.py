@@ -5,21 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from warmscope.core import outcome
+from warmscope.core.child import outcome
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.console import check_json_path, emit, reason, say
 from warmscope.core.cli.options import add_run_options, build_settings
 from warmscope.core.cli.progress import Progress
 from warmscope.core.cli.sweep import run_sweep
-from warmscope.core.export import write_json
-from warmscope.core.hangup import HangupGuard
-from warmscope.core.run import RunData
-from warmscope.core.safe_text import clean, clean_line
-from warmscope.core.text_views import render_summary
+from warmscope.core.data.run import RunData
+from warmscope.core.output.export import write_json
+from warmscope.core.output.safe_text import clean, clean_line
+from warmscope.core.output.text_views import render_summary
+from warmscope.core.run.hangup import HangupGuard
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    from warmscope.core.run_plan import drive, start_run
+    from warmscope.core.run.run_plan import drive, start_run
 
     if args.repeat != 1:
         return run_sweep(args, argv, sweep=False)

@@ -6,24 +6,24 @@ import argparse
 import sys
 from typing import Any
 
-from warmscope.core import outcome
+from warmscope.core.child import outcome
+from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.console import check_json_path, emit, say
 from warmscope.core.cli.options import add_run_options, build_settings
 from warmscope.core.cli.progress import SweepProgress, done_line
-from warmscope.core.digest import settings_line
-from warmscope.core.hangup import HangupGuard
-from warmscope.core.outcome import UsageError
-from warmscope.core.safe_text import clean_line
-from warmscope.core.settings import PRESETS, RunSettings
-from warmscope.core.text_views import render_sweep
+from warmscope.core.data.settings import PRESETS, RunSettings
+from warmscope.core.output.digest import settings_line
+from warmscope.core.output.safe_text import clean_line
+from warmscope.core.output.text_views import render_sweep
+from warmscope.core.run.hangup import HangupGuard
 
 
 def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
     """The cells of ``warmscope sweep`` (presets × ``--vary`` grid), or the one cell of
     ``run --repeat``."""
-    from warmscope.core.run_plan import compile_cache_mode
-    from warmscope.core.sweep import Cell, grid, parse_vary
+    from warmscope.core.run.run_plan import compile_cache_mode
+    from warmscope.core.run.sweep import Cell, grid, parse_vary
 
     if not sweep:
         settings = build_settings(args)
@@ -48,7 +48,7 @@ def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
 
 def run_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool) -> int:
     """``warmscope sweep`` (``sweep``), or ``run --repeat N``: one cell in N processes."""
-    from warmscope.core.sweep import Sweep
+    from warmscope.core.run.sweep import Sweep
 
     if args.profile_iters:
         # The profiler slows the iterations it profiles: a cold start measured under it is

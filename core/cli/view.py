@@ -7,10 +7,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command, UsageParser, add_records
 from warmscope.core.cli.options import add_run_options, add_view_options, build_settings
-from warmscope.core.outcome import UsageError
-from warmscope.core.safe_text import clean_line
+from warmscope.core.output.safe_text import clean_line
 
 DESCRIPTION = """\
 Watch what a PyTorch model does in its first forward passes, live, and which executor
@@ -39,8 +39,8 @@ def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
     """``warmscope open``: run records as given; a sweep document stands for its runs, and the
     TUI shows its answer and table first. Each file is read here, to fail early in one line
     (a long record's header only: the TUI reads the rest with its progress on screen)."""
-    from warmscope.core.record import QUICK_READ_BYTES, check_header, read_run
-    from warmscope.core.sweep import is_sweep_document, read_sweep, sweep_runs
+    from warmscope.core.data.record import QUICK_READ_BYTES, check_header, read_run
+    from warmscope.core.run.sweep import is_sweep_document, read_sweep, sweep_runs
 
     records: list[Path] = []
     sweeps: list[dict[str, Any]] = []

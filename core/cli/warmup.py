@@ -1,5 +1,5 @@
 """``warmscope warmup TARGET``: its options, the command and its table (the engine is
-``warmscope.core.warmup``)."""
+``warmscope.core.run.warmup``)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from warmscope.core import outcome
+from warmscope.core.child import outcome
+from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.options import add_run_options, build_settings
-from warmscope.core.export import atomic_write
-from warmscope.core.outcome import UsageError
-from warmscope.core.safe_text import clean_line
-from warmscope.core.sweep_digest import iv_text
-from warmscope.core.units import num3
+from warmscope.core.output.export import atomic_write
+from warmscope.core.output.safe_text import clean_line
+from warmscope.core.output.sweep_digest import iv_text
+from warmscope.core.output.units import ratio_interval
 
 HELP = """\
 Derive a warm-up recipe for TARGET, verify it in fresh processes, and write it as a Python file
@@ -76,7 +76,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="compile recipes: torch.compiler.set_stance('fail_on_recompile') after warm-up",
     )
-    from warmscope.core.warmup import DEFAULT_REPEAT
+    from warmscope.core.run.warmup import DEFAULT_REPEAT
 
     p.set_defaults(repeat=DEFAULT_REPEAT)
     for action in p._actions:
@@ -90,7 +90,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    from warmscope.core.warmup import UsageAbort, Warmup, WarmupFailed, copy_recipe
+    from warmscope.core.run.warmup import UsageAbort, Warmup, WarmupFailed, copy_recipe
 
     if args.profile_iters:
         raise UsageError("--profile-iters does not go with warmup: profile in a `warmscope run`")
@@ -145,7 +145,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.emit is not None and copy_recipe(doc, args.emit) is not None:
         doc["emitted"] = str(args.emit)
     if args.emit_cpp is not None:
-        from warmscope.core.recipe_cpp import emit_cpp
+        from warmscope.core.output.recipe_cpp import emit_cpp
 
         chosen = next((c for c in doc["candidates"] if c["label"] == doc["chosen"]), None)
         if chosen is not None:
@@ -171,12 +171,6 @@ def _done_line(sweep: Any, process: Any) -> None:
     )
 
 
-def ratio_text(stat: dict[str, Any]) -> str:
-    if stat.get("median") is None:
-        return "-"
-    return f"{num3(stat['median'])}× ({num3(stat['lo'])}–{num3(stat['hi'])})"
-
-
 def render(doc: dict[str, Any]) -> str:
     """The answer first, then each shape's first call / steady p50 per candidate."""
     lines = [f"answer     {doc['answer']}"]
@@ -195,7 +189,7 @@ def render(doc: dict[str, Any]) -> str:
         row = f"{key or 'input':{width}}"
         for _, cell in cols:
             shape = next((s for s in cell.get("shapes", []) if s["key"] == key), None)
-            row += f"{ratio_text(shape['ratio']) if shape else '-':<{cw}}"
+            row += f"{ratio_interval(shape['ratio']) if shape else '-':<{cw}}"
         lines.append(row)
     for name, metric in (("start-up", "startup_ms"), ("steady p50", "steady_p50_ms")):
         row = f"{name:{width}}"

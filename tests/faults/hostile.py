@@ -181,7 +181,7 @@ def dies_mid_message() -> torch.nn.Module:
 
 
 def _ring_fd() -> int:
-    """The shared ring of timings (``core/ring.py``): an unlinked regular file of its size."""
+    """The shared ring of timings (``core/child/ring.py``): an unlinked regular file of its size."""
     for fd in range(3, 64):
         try:
             st = os.fstat(fd)

@@ -1,0 +1,500 @@
+"""``RunData``: one run as measured, live or read back from its record.
+
+The session fills it while the child runs and ``reading.read_run`` rebuilds it from a file, both
+through ``schema.apply_line``; the headless summary, ``--json`` (``document``), the digest and the
+TUI read it.
+Iterations are kept in compact arrays because a trivial model runs tens of thousands of them a
+second. A consumer takes what is new with ``since(cursor)``.
+"""
+
+from __future__ import annotations
+
+import copy
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from warmscope.core.child import outcome
+from warmscope.core.data import intervals, stats
+from warmscope.core.data.packing import Batch, MsView, Starts, to_ms, widen
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.run.jitlog import label_for
+
+NS_PER_MS = 1e6
+
+
+@dataclass
+class Event:
+    """Something that happened in the child, pinned to an iteration or a setup phase."""
+
+    kind: str
+    title: str
+    text: str = ""
+    iteration: int | None = None
+    phase: str | None = None
+    ms: float | None = None
+    t: float = 0.0
+    """Seconds from the run's start, by the parent's clock, when it arrived."""
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "iteration": self.iteration,
+            "kind": self.kind,
+            "title": self.title,
+            "text": self.text,
+            "t": round(self.t, 4),
+        }
+        if self.phase is not None:
+            out["phase"] = self.phase
+        if self.ms is not None:
+            out["ms"] = self.ms
+        if self.data:
+            out["data"] = self.data
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Event:
+        return cls(
+            kind=d.get("kind", "info"),
+            title=d.get("title", ""),
+            text=d.get("text", ""),
+            iteration=d.get("iteration"),
+            phase=d.get("phase"),
+            ms=d.get("ms"),
+            t=d.get("t", 0.0),
+            data=d.get("data") or {},
+        )
+
+
+@dataclass
+class Cursor:
+    """How much of a run a consumer has already taken."""
+
+    iterations: int = 0
+    events: int = 0
+    samples: int = 0
+
+
+@dataclass
+class Update:
+    """Everything new since a consumer's last look, in one batch.
+
+    ``phase`` and ``busy`` describe the moment (the setup phase in progress, an iteration
+    running long); only a live session knows them.
+    """
+
+    first: int
+    ms: Sequence[float]
+    start_ms: Sequence[float]
+    """Empty unless asked for (``since(starts=True)``): a live view does not read them."""
+    events: list[Event]
+    samples: list[dict[str, Any]]
+    status: str
+    finished: bool
+    phases: dict[str, float] = field(default_factory=dict)
+    phase: str | None = None
+    busy: dict[str, Any] | None = None
+    shapes: Sequence[int] = field(default_factory=list)
+    """The new iterations' indices into ``shape_keys`` (empty when the shapes do not vary)."""
+    shape_keys: list[str] = field(default_factory=list)
+
+    @property
+    def ns(self) -> Sequence[int] | None:
+        """The new latencies in integer nanoseconds where they are held so (a record read in
+        place), else ``None``: a consumer can take them without converting each one."""
+        return self.ms.ns if isinstance(self.ms, MsView) else None
+
+
+class LiveRun(Protocol):
+    """What a view needs of a run in progress: ``run_plan.PlannedRun`` (``session.RunSession``).
+
+    The UI takes batches with ``poll`` on its own timer. It reads ``data``'s settled fields
+    (settings, target, mode, env, status, record path) directly, and anything that grows
+    (iterations, events, profiles) through ``snapshot``: it never learns how the session guards
+    its data.
+    """
+
+    data: RunData
+
+    def poll(self, cursor: Cursor) -> Update: ...
+
+    def snapshot(self) -> RunData: ...
+
+    def stop(self, grace: float = ...) -> None: ...
+
+    def kill(self) -> None: ...
+
+    def is_finished(self) -> bool: ...
+
+    def elapsed(self) -> float: ...
+
+
+@dataclass
+class RunData:
+    settings: RunSettings = field(default_factory=RunSettings)
+    """As the record gives them (``RunSettings.from_json``: a record of any version)."""
+    target: dict[str, Any] = field(default_factory=dict)
+    mode: str = ""
+    """How the module ran (eager, script, trace, compile): the knob, else the target's own."""
+    env: dict[str, Any] = field(default_factory=dict)
+    phases: dict[str, float] = field(default_factory=dict)
+    _ns: array | None = field(default_factory=lambda: array("i"), compare=False, repr=False)
+    """Each iteration's latency in integer nanoseconds, as recorded: 32 bits while they fit
+    (half the memory), else 64; ``None`` once a batch came in float milliseconds (an early
+    record form, a ``--json`` document): ``_ms`` holds them."""
+    _ms: array | None = field(default_factory=lambda: array("d"), compare=False, repr=False)
+    """The latencies in milliseconds, kept beside ``_ns``; ``None`` until read (``defer_ms``)."""
+    start_ms: Starts = field(default_factory=Starts)
+    """Each iteration's start: a sequence of floats (ms), decoded from the record when read."""
+    events: list[Event] = field(default_factory=list)
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    status: str = outcome.STARTING
+    status_detail: str = ""
+    error: dict[str, Any] | None = None
+    exit_code: int | None = None
+    started: str = ""
+    command: list[str] = field(default_factory=list)
+    record_path: str | None = None
+    stderr_path: str | None = None
+    run_id: str | None = None
+    profiles: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """Operator breakdowns of profiled iterations (see core/child/opprofile.py), by iteration."""
+    graphs: dict[str, str] = field(default_factory=dict)
+    """TorchScript runs: ``code`` and ``graph`` as loaded, ``optimized`` as last executed."""
+    inputs: list[str] = field(default_factory=list)
+    """What the model was given, as the child built or loaded it (``float32[1,300,40]``)."""
+    inputs_source: str = ""
+    """``spec`` (``--input``), ``file`` (``--inputs``) or ``target`` (the factory's own)."""
+    shape_keys: list[str] = field(default_factory=list)
+    """When ``--dim`` varies the inputs: each shape's key (``T=300``), indexed by ``shape_of``."""
+    shape_dims: list[dict[str, Any]] = field(default_factory=list)
+    shape_of: array = field(default_factory=lambda: array("h"))
+    """Each iteration's index into ``shape_keys`` (-1: not known, e.g. recovered after a crash)."""
+    idle_probe: list[dict[str, Any]] = field(default_factory=list)
+    """``--idle-probe``: ``[{"idle_s", "ms": [...]}]``."""
+    idle_probe_shape: str | None = None
+    memory: dict[str, float] = field(default_factory=dict)
+    """The child's peak memory: ``peak_rss_mb``, ``cuda_max_allocated_mb``."""
+    _by_iteration: dict[int, list[Event]] = field(default_factory=dict, compare=False)
+    _summary: tuple[tuple[int, int, int, bool], stats.Summary] | None = field(
+        default=None, compare=False
+    )
+    _state: stats.SteadyState | None = field(default=None, compare=False)
+    _shapes: tuple[tuple[int, int, int, bool], list[tuple[Sequence[int], stats.Summary]]] | None = (
+        field(default=None, compare=False)
+    )
+
+    @property
+    def finished(self) -> bool:
+        return self.status in outcome.FINISHED
+
+    @property
+    def count(self) -> int:
+        return len(self._ns) if self._ns is not None else len(self.ms)
+
+    @property
+    def ms(self) -> array:
+        """Each iteration's latency in milliseconds (``ns / 1e6``): an ``array('d')`` that grows
+        in place as iterations are added. Converted on first read after ``defer_ms``."""
+        if self._ms is None:
+            self._ms = to_ms(self._ns or ())
+        return self._ms
+
+    @property
+    def ms_view(self) -> Sequence[float]:
+        """The latencies in milliseconds without converting them all: ``ms`` where it exists,
+        else a view that converts each latency as it is read (a long record opened in the TUI
+        shows a screenful of them)."""
+        if self._ms is None and self._ns is not None:
+            return MsView(self._ns)
+        return self.ms
+
+    @property
+    def ns(self) -> array | None:
+        """The latencies in integer nanoseconds (``array('i')`` or ``array('q')``), or ``None``
+        where some came only in milliseconds. Statistics count these: integers count faster
+        than floats."""
+        return self._ns
+
+    def latency(self, iteration: int) -> float:
+        """One iteration's latency in milliseconds, without converting them all."""
+        if self._ms is not None:
+            return float(self._ms[iteration])
+        assert self._ns is not None
+        return float(self._ns[iteration] / NS_PER_MS)
+
+    def defer_ms(self) -> None:
+        """Convert to milliseconds only when ``ms`` is read: a report, which needs a few
+        latencies and the statistics (counted from nanoseconds), never converts ten million.
+        Not for a run another thread fills: ``ms`` must then exist before it grows."""
+        if self._ns is not None and self._ms is not None and not self._ms:
+            self._ms = None
+
+    def add_iterations(
+        self,
+        first: int,
+        ms: Sequence[float],
+        start_ms: Sequence[float] | Batch,
+        shapes: Sequence[int] | None = None,
+    ) -> None:
+        """Add a batch in float milliseconds (from here on, no nanoseconds are kept)."""
+        self._check_batch(first, len(ms), shapes)
+        if self._ns is not None:
+            self.ms  # noqa: B018  (converts what came in nanoseconds before)
+            self._ns = None
+        self.ms.extend(ms)
+        self._add_rest(start_ms, len(ms), shapes)
+
+    def add_iterations_ns(
+        self,
+        first: int,
+        ns: array,
+        start_ms: Sequence[float] | Batch,
+        shapes: Sequence[int] | None = None,
+    ) -> None:
+        """Add a batch in integer nanoseconds (``ns``: an integer ``array`` of any width)."""
+        self._check_batch(first, len(ns), shapes)
+        if self._ns is not None:
+            if ns.itemsize > self._ns.itemsize:
+                self._ns = widen(self._ns, ns.typecode)
+            self._ns.extend(widen(ns, self._ns.typecode))
+        if self._ms is not None:
+            self._ms.extend(to_ms(ns))
+        self._add_rest(start_ms, len(ns), shapes)
+
+    def _check_batch(self, first: int, n: int, shapes: Sequence[int] | None) -> None:
+        if first != self.count:  # a gap would shift every later index: refuse it loudly
+            raise ValueError(f"iteration batch starts at {first}, expected {self.count}")
+        if shapes is not None and len(shapes) != n:
+            raise ValueError(f"{len(shapes)} shape indices for {n} iterations")
+
+    def _add_rest(
+        self, start_ms: Sequence[float] | Batch, n: int, shapes: Sequence[int] | None
+    ) -> None:
+        self.start_ms.extend(start_ms)
+        if self.shape_keys or shapes is not None:
+            # A batch without indices (recovered from the ring after a crash): not known.
+            self.shape_of.extend(shapes if shapes is not None else [-1] * n)
+
+    def add_event(self, ev: Event) -> None:
+        self.events.append(ev)
+        if ev.iteration is not None:
+            self._by_iteration.setdefault(ev.iteration, []).append(ev)
+
+    def since(self, cursor: Cursor, *, in_place: bool = False, starts: bool = True) -> Update:
+        """What is new since ``cursor``, which is advanced past it.
+
+        ``in_place``: the latencies, starts and shape indices are the run's own (read, not
+        copied; starts stay packed), for a run that no longer grows: a record of millions of
+        iterations is taken whole without a copy of them.
+        ``starts``: whether the update carries start times (else ``start_ms`` is empty): a
+        live view polled many times a second never reads them, and a packed batch's starts
+        cost more to decode than the rest of it.
+        """
+        first = cursor.iterations
+        whole = in_place and not first
+        if not starts:
+            start_ms: Sequence[float] = ()
+        else:
+            start_ms = self.start_ms if whole else self.start_ms[first:]
+        update = Update(
+            first=first,
+            # Copies are arrays sliced in C: no Python float per iteration.
+            ms=self.ms_view if whole else self.ms[first:],
+            start_ms=start_ms,
+            events=self.events[cursor.events :],
+            samples=self.samples[cursor.samples :],
+            status=self.status,
+            finished=self.finished,
+            phases=dict(self.phases),
+            shapes=(self.shape_of if whole else self.shape_of[first:]) if self.shape_keys else [],
+            shape_keys=list(self.shape_keys),
+        )
+        cursor.iterations = self.count
+        cursor.events = len(self.events)
+        cursor.samples = len(self.samples)
+        return update
+
+    def snapshot(self) -> RunData:
+        """A copy that later arrivals do not change: safe to read on another thread.
+
+        Events and samples are shared, not copied: once added they never change.
+        """
+        snap = copy.copy(self)
+        snap._ns = self._ns[:] if self._ns is not None else None
+        snap._ms = self._ms[:] if self._ms is not None else None
+        snap.start_ms = self.start_ms.copy()
+        snap.events = list(self.events)
+        snap.samples = list(self.samples)
+        snap.phases = dict(self.phases)
+        snap.env = dict(self.env)
+        snap.profiles = dict(self.profiles)
+        snap.graphs = dict(self.graphs)
+        snap.shape_of = self.shape_of[:]
+        snap.inputs = list(self.inputs)
+        snap.idle_probe = list(self.idle_probe)
+        snap.memory = dict(self.memory)
+        snap._by_iteration = {i: list(evs) for i, evs in self._by_iteration.items()}
+        return snap
+
+    def events_at(self, iteration: int) -> list[Event]:
+        return self._by_iteration.get(iteration, [])
+
+    def label(self, iteration: int) -> str | None:
+        evs = self._by_iteration.get(iteration)
+        if not evs:
+            return None
+        return label_for([(e.kind, e.title) for e in evs])
+
+    def labelled(self) -> dict[int, str]:
+        out = {}
+        for i in sorted(self._by_iteration):
+            lab = self.label(i)
+            if lab:
+                out[i] = lab
+        return out
+
+    def summary(self) -> stats.Summary:
+        """Latency statistics; profiled iterations are left out (the profiler slows them)
+        unless the run's settings say ``profiled_in_stats``.
+
+        Cached per (iterations, profiles): a long run's summary sorts hundreds of thousands
+        of values, and the end of a run asks for it several times.
+        """
+        counted = self.settings.profiled_in_stats
+        key = (self.count, len(self.profiles), len(self.events), counted)
+        if self._summary is None or self._summary[0] != key:
+            exclude, busy = self.stats_inputs()
+            values, per_ms = self._latencies()
+            if self.shape_keys:
+                overall, per_shape = stats.summarize_shapes(
+                    values, self.shape_of, len(self.shape_keys), exclude, busy, per_ms=per_ms
+                )
+                self._shapes = (key, per_shape)
+                self._summary = (key, overall)
+            else:
+                self._state = stats.steady_state(
+                    values, exclude=exclude, known_warmup=busy, per_ms=per_ms
+                )
+                self._summary = (key, self._state.summary)
+        return self._summary[1]
+
+    def counted(self) -> tuple[Any, ...]:
+        """The summary and what it was counted from (small: no latency in it), for
+        ``take_counted`` on the same run in another process."""
+        self.summary()
+        return self._summary, self._state, self._shapes
+
+    def take_counted(self, counted: tuple[Any, ...]) -> None:
+        self._summary, self._state, self._shapes = counted
+
+    def _latencies(self) -> tuple[Sequence[float], float | None]:
+        """What the statistics read: the nanoseconds where kept (with their scale), else the
+        milliseconds."""
+        return (self._ns, NS_PER_MS) if self._ns is not None else (self.ms, None)
+
+    def profiled_here(self) -> list[int]:
+        """The iterations this process ran under the profiler. Profiles taken in a separate
+        process (``"separate": true``) describe that process's iterations: none of this
+        run's latencies was slowed by them."""
+        return sorted(i for i, p in self.profiles.items() if not p.get("separate"))
+
+    def shape_summaries(self) -> list[tuple[Sequence[int], stats.Summary]]:
+        """Each shape's iterations and statistics, in the order of ``shape_keys``."""
+        if not self.shape_keys:
+            return []
+        self.summary()
+        assert self._shapes is not None
+        return self._shapes[1]
+
+    def shape_rows(self) -> list[dict[str, Any]]:
+        """The summary's per-shape rows: the first call of each shape (its first-seen cost)
+        against that shape's own steady p50, and the events of that first call."""
+        rows = []
+        for k, (idx, s) in enumerate(self.shape_summaries()):
+            first = idx[0] if idx else None
+            first_ms = self.latency(first) if first is not None else None
+            rows.append(
+                {
+                    "key": self.shape_keys[k],
+                    "dims": self.shape_dims[k] if k < len(self.shape_dims) else {},
+                    "count": len(idx),
+                    "first_iteration": first,
+                    "first_ms": first_ms,
+                    "p50_ms": s.p50_ms,
+                    "first_vs_p50": first_ms / s.p50_ms
+                    if first_ms is not None and s.p50_ms
+                    else None,
+                    "steady_from": s.steady_from,
+                    "p90_ms": s.p90_ms,
+                    "cv": s.cv,
+                    "warmup_excess_ms": s.warmup_excess_ms,
+                    "label": self.label(first) if first is not None else None,
+                    "events": self._first_call_events(first),
+                }
+            )
+        return rows
+
+    def _first_call_events(self, iteration: int | None) -> list[dict[str, Any]]:
+        """The events of one iteration, repeats counted (``NoOpt Graph`` ×6 is one entry)."""
+        out: dict[tuple[str, str], dict[str, Any]] = {}
+        for e in self.events_at(iteration) if iteration is not None else []:
+            if e.kind in ("stderr", "info"):
+                continue
+            entry = out.setdefault((e.kind, e.title), {"kind": e.kind, "title": e.title})
+            entry["count"] = entry.get("count", 0) + 1
+        for entry in out.values():
+            if entry["count"] == 1:
+                del entry["count"]
+        return list(out.values())
+
+    def idle_probe_rows(self) -> list[dict[str, Any]]:
+        """``--idle-probe`` results, each against the steady p50 of the shape it used."""
+        if not self.idle_probe:
+            return []
+        p50 = self.summary().p50_ms
+        if self.shape_keys and self.idle_probe_shape in self.shape_keys:
+            p50 = self.shape_summaries()[self.shape_keys.index(self.idle_probe_shape)][1].p50_ms
+        rows = []
+        for r in self.idle_probe:
+            times = [float(t) for t in r.get("ms", []) if isinstance(t, (int, float))]
+            rows.append(
+                {
+                    "idle_s": r.get("idle_s"),
+                    "shape": self.idle_probe_shape,
+                    "ms": times,
+                    "steady_p50_ms": p50,
+                    "vs_p50": [t / p50 for t in times] if p50 else None,
+                }
+            )
+        return rows
+
+    def summary_dict(self) -> dict[str, Any]:
+        """The ``--json`` document's (and the record end line's) ``summary``: the statistics,
+        and the per-shape rows, idle probe and peak memory where the run has them."""
+        out: dict[str, Any] = dict(self.summary().to_dict())
+        if self.shape_keys:
+            out["shapes"] = self.shape_rows()
+        if self.idle_probe:
+            out["idle_probe"] = self.idle_probe_rows()
+        out.update(self.memory)
+        return out
+
+    def stats_inputs(self) -> tuple[list[int], list[int]]:
+        """What ``stats.summarize`` needs beside the latencies: the iterations to leave out
+        (profiled ones, unless the run counts them) and those whose events show warm-up work.
+        """
+        keep = self.settings.profiled_in_stats
+        exclude = [] if keep else self.profiled_here()
+        return exclude, sorted(self.labelled())
+
+    def warnings(self) -> list[intervals.RunWarning]:
+        """Why this run's figures may mislead: noise, a warm-up hidden in it, no steady state
+        (``intervals.run_warnings``, over the iterations the statistics count)."""
+        exclude, _ = self.stats_inputs()
+        summary = self.summary()
+        state = None if self.shape_keys else self._state  # counted with this summary
+        values = self._latencies()[0] if state is not None else self.ms  # only its length read
+        return intervals.run_warnings(values, summary.steady_from, exclude, state)

@@ -1,0 +1,1 @@
+"""What is shown: one digest per thing, text and report rendering, exports, units, safe text, recipes as files."""

@@ -1,0 +1,214 @@
+"""Exports of one run: the ``--json`` document, a CSV of iterations, a Markdown summary; and of
+a comparison of runs: its JSON document and a Markdown table."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, TextIO
+
+from warmscope.core.data import document
+from warmscope.core.data.run import RunData
+from warmscope.core.output import units
+from warmscope.core.output.digest import digest, event_list_text, memory_text, shape_cells
+
+FORMATS = ("json", "csv", "md")
+REPORT_SUFFIX = "report.md"
+
+
+@contextmanager
+def _beside(path: Path, *, parents: bool = True, newline: str | None = None) -> Iterator[TextIO]:
+    """A new ``PATH.tmp`` to write, renamed onto ``path`` when the block ends without error.
+
+    On any failure (writing, encoding, renaming) the ``.tmp`` file is removed: nothing is
+    left behind. A leftover ``.tmp`` of an earlier crash is replaced, never written through
+    (``O_EXCL``: a link planted there is not followed). ``parents`` creates missing folders.
+    """
+    if parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with suppress(FileNotFoundError):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write(path: Path, text: str, *, parents: bool = True) -> None:
+    """Write beside, then rename: a reader never sees half a file, and a failed write leaves
+    no ``.tmp`` behind. ``parents``: create missing folders (else a missing one is an error)."""
+    with _beside(path, parents=parents) as f:
+        f.write(text)
+
+
+def write_json(path: Path, data: RunData, *, parents: bool = True) -> Path:
+    """The ``--json`` document. Its iterations are streamed, a row a line: memory stays
+    proportional to a batch, not to a run of millions of iterations."""
+    doc = document.to_document(data, iterations=False)
+    del doc["iterations"]  # written last, streamed
+    head = json.dumps(doc, indent=1, default=str)  # ends with "\n}": reopened below
+    with _beside(path, parents=parents) as f:
+        f.write(head[:-2] + ',\n "iterations": [')
+        batch: list[str] = []
+        for n, row in enumerate(document.iteration_rows(data)):
+            batch.append(("\n  " if n == 0 else ",\n  ") + json.dumps(row, separators=(",", ":")))
+            if len(batch) >= 10_000:
+                f.write("".join(batch))
+                batch.clear()
+        f.write("".join(batch) + "\n ]\n}\n")
+    return path
+
+
+def write_csv(path: Path, data: RunData) -> Path:
+    """One row per iteration: index, latency, start offset, label, event count, and its
+    shape when the run's shapes vary."""
+    labels = data.labelled()
+    keys = data.shape_keys
+    with _beside(path, newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["iteration", "ms", "start_ms", "label", "events"] + (["shape"] if keys else []))
+        for i, (ms, st) in enumerate(zip(data.ms, data.start_ms, strict=True)):
+            row = [i, f"{ms:.6f}", f"{st:.6f}", labels.get(i, ""), len(data.events_at(i))]
+            if keys:
+                k = data.shape_of[i] if i < len(data.shape_of) else -1
+                row.append(keys[k] if 0 <= k < len(keys) else "")
+            w.writerow(row)
+    return path
+
+
+def markdown(data: RunData, max_rows: int = 12) -> str:
+    """A summary ready to paste into an issue or a forum post."""
+    d = digest(data, max_warmup=max_rows)
+    s = d.summary
+    env = data.env
+    lines = [f"### warmscope: `{d.target}`", ""]
+    lines.append(
+        f"torch {env.get('torch', '?')} · Python {env.get('python', '?')} · "
+        f"{env.get('cpu_model', '?')} ({env.get('cpu_logical', '?')} logical cores) · "
+        f"{env.get('intra_op_threads', '?')} threads"
+        + (f" · {env['gpu']}" if env.get("gpu") else "")
+    )
+    if d.changed:
+        lines.append("Settings: " + ", ".join(f"`{k}={v}`" for k, v in d.changed.items()))
+    lines.append(f"Status: **{d.status}**" + (f" ({d.status_detail})" if d.status_detail else ""))
+    lines += ["", "| metric | value |", "| --- | --- |"]
+    rows = [
+        ("iterations", str(s.count)),
+        ("first iteration", units.ms(s.first_ms)),
+        ("steady from", "-" if s.steady_from is None else f"#{s.steady_from}"),
+        ("warm-up excess", units.ms(s.warmup_excess_ms)),
+        ("p50 / p90 / p99", f"{units.ms(s.p50_ms)} / {units.ms(s.p90_ms)} / {units.ms(s.p99_ms)}"),
+        ("CV", "-" if s.cv is None else f"{s.cv * 100:.1f}%"),
+    ]
+    lines += [f"| {k} | {v} |" for k, v in rows]
+    if d.memory:
+        lines += [f"| peak memory | {memory_text(d.memory)} |"]
+    lines += [f"\n> **Warning:** {w}." for w in d.warnings]
+    if d.phases:
+        lines += ["", "Phases: " + ", ".join(f"{k} {units.ms(v)}" for k, v in d.phases.items())]
+    if d.shapes:
+        lines += [
+            "",
+            "| shape | first call | first latency | steady p50 | first / p50 | events |",
+            "| --- | ---: | ---: | ---: | ---: | --- |",
+        ]
+        for r in d.shapes:
+            c = shape_cells(r)
+            lines.append(
+                f"| `{r['key']}` | {c.first} | {units.ms(r['first_ms'])} | {units.ms(r['p50_ms'])} | {c.ratio} "
+                f"| {event_list_text(r['events'], 120).replace('|', '/')} |"
+            )
+    if d.idle_probe:
+        lines += ["", "| idle (s) | latency after the gap | × steady p50 |", "| ---: | --- | --- |"]
+        for r in d.idle_probe:
+            ratios = ", ".join(f"{v:.2f}×" for v in r["vs_p50"]) if r["vs_p50"] else "-"
+            lines.append(
+                f"| {r['idle_s']:g} | {', '.join(units.ms(t) for t in r['ms'])} | {ratios} |"
+            )
+    if d.warmup:
+        lines += ["", "| iteration | ms | label | events |", "| ---: | ---: | --- | --- |"]
+        for row in d.warmup:
+            lines.append(
+                f"| {row.iteration} | {row.ms:.3f} | {row.label_text} | {row.titles_text(120)} |"
+            )
+    if data.command:
+        lines += ["", "Reproduce: `" + " ".join(data.command) + "`"]
+    return "\n".join(lines) + "\n"
+
+
+def write_markdown(path: Path, data: RunData) -> Path:
+    atomic_write(path, markdown(data))
+    return path
+
+
+def export_all(data: RunData, directory: Path, stem: str) -> list[Path]:
+    """Every export side by side: ``stem.json``, ``stem.csv``, ``stem.md`` and the full report,
+    ``stem.report.md``."""
+    from warmscope.core.output.report import report
+
+    report_path = directory / f"{stem}.{REPORT_SUFFIX}"
+    atomic_write(report_path, report(data))
+    return [
+        write_json(directory / f"{stem}.json", data),
+        write_csv(directory / f"{stem}.csv", data),
+        write_markdown(directory / f"{stem}.md", data),
+        report_path,
+    ]
+
+
+def comparison_markdown(doc: dict[str, Any]) -> str:
+    """A ``warmscope-comparison`` document as a Markdown table, each run against the first."""
+    runs = doc["runs"]
+    letters = [chr(ord("A") + i) if i < 26 else str(i + 1) for i in range(len(runs))]
+    lines = ["### warmscope: a comparison", ""]
+    for letter, r in zip(letters, runs, strict=True):
+        lines.append(
+            f"- **{letter}** `{r['name']}`: `{r['target']}` {r['mode']}, {_cell(r['settings'])}; "
+            f"{r['status']}, {r['iterations']} iterations"
+        )
+    head = ["metric", "A"] + [f"{x} (vs A)" for x in letters[1:]]
+    lines += ["", "| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+    for m in doc["metrics"]:
+        cells = [units.metric(m["metric"], m["values"][0])]
+        columns = zip(m["values"], m["ratios"], m["verdicts"], strict=True)
+        for value, ratio, verdict in list(columns)[1:]:
+            cell = units.metric(m["metric"], value)
+            if ratio is not None:
+                cell += f" ({ratio:.2f}×{', ' + verdict if verdict else ''})"
+            cells.append(cell)
+        lines.append(f"| {m['name']} | " + " | ".join(cells) + " |")
+    if doc["settings"]:
+        lines += ["", "| setting | " + " | ".join(letters) + " |"]
+        lines.append("| --- |" + " --- |" * len(letters))
+        for row in doc["settings"]:
+            values = " | ".join(f"`{_cell(v)}`" for v in row["values"])
+            lines.append(f"| {row['name']} | {values} |")
+    lines += [
+        "",
+        "Ratios are each run's value over A's; *within noise*: smaller than the runs' "
+        "own spread (their CV), not a difference to call.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def export_comparison(doc: dict[str, Any], directory: Path, stem: str) -> list[Path]:
+    """``stem.json`` (the document) and ``stem.md`` (its table) side by side."""
+    json_path, md_path = directory / f"{stem}.json", directory / f"{stem}.md"
+    atomic_write(json_path, json.dumps(doc, indent=1) + "\n")
+    atomic_write(md_path, comparison_markdown(doc))
+    return [json_path, md_path]
+
+
+def _cell(value: object) -> str:
+    """A value from a run, safe inside a Markdown table."""
+    return str(value).replace("|", "\\|").replace("`", "'")

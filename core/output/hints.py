@@ -1,0 +1,99 @@
+"""Plainly worded hints, each backed by what the record shows. No data, no hint."""
+
+from __future__ import annotations
+
+from warmscope.core.data.run import RunData
+from warmscope.core.output.breakdown import UNACCOUNTED, diff, steady_reference
+from warmscope.core.output.units import ms
+
+UNACCOUNTED_SHARE = 0.5
+
+
+def hints(data: RunData, compared: RunData | None = None) -> list[str]:
+    out: list[str] = []
+    summary = data.summary()
+    p50 = summary.p50_ms
+    labels = data.labelled()
+    knobs = data.settings.knobs
+
+    profiling = [i for i, lab in labels.items() if lab in ("profiling run", "optimization")]
+    if profiling and p50 is not None:
+        excess = sum(max(0.0, data.latency(i) - p50) for i in profiling if i < data.count)
+        which = ", ".join(f"{i} ({labels[i]})" for i in sorted(profiling))
+        text = (
+            f"Iterations {which} are the TorchScript profiling executor's warm-up: "
+            f"{ms(excess)} above the steady p50 of {ms(p50)}. `--preset no-profiling` "
+            "(profiling executor off) or `--preset no-optimizer` (graph optimizer off) trades them away"
+        )
+        if compared is not None and compared.count:
+            other = compared.summary()
+            ck = compared.settings.knobs
+            if (
+                ck.get("profiling_executor") is False or ck.get("graph_optimizer") is False
+            ) and other.p50_ms:
+                text += (
+                    f"; in the compared run ({_changed(ck)}) the first iteration took "
+                    f"{ms(other.first_ms)} and the steady p50 was {ms(other.p50_ms)} "
+                    f"({other.p50_ms / p50:.2f}× this run's)"
+                )
+            else:
+                text += "; compare with such a run to see what it costs in steady state"
+        else:
+            text += "; run with one of them and compare to see what it costs in steady state"
+        out.append(text + ".")
+
+    for ev in data.events:
+        if ev.kind == "recompile":
+            out.append(f"Iteration {ev.iteration} recompiled: {ev.title}.")
+    compiles = [e for e in data.events if e.kind == "compile" and e.ms]
+    if compiles:
+        total = sum(e.ms or 0.0 for e in compiles)
+        first = compiles[0]
+        out.append(
+            f"torch.compile compiled {len(compiles)} time(s), {ms(total)} in all; the first in "
+            f"iteration {first.iteration} ({ms(first.ms)})."
+        )
+    graph_breaks = [e for e in data.events if e.kind == "graph_break"]
+    if graph_breaks:
+        out.append(f"{len(graph_breaks)} graph break(s); the first: {graph_breaks[0].title}.")
+
+    ref = steady_reference(data.profiles, summary.steady_from)
+    for i in sorted(data.profiles):
+        prof = data.profiles[i]
+        wall = float(prof.get("wall_ms", 0.0))
+        unacc = float(prof.get("unaccounted_ms", 0.0))
+        if i != ref and wall > 0 and unacc / wall >= UNACCOUNTED_SHARE:
+            out.append(
+                f"In iteration {i}, {ms(unacc)} of {ms(wall)} ({unacc / wall:.0%}) ran in no "
+                "operator: time in the JIT or compiler itself (profiling, optimizing, compiling), "
+                "not in the model's kernels."
+            )
+        if ref is not None and i < ref:
+            ops = [d for d in diff(prof, data.profiles[ref]) if d.name != UNACCOUNTED][:3]
+            if ops:
+                parts = [
+                    f"{d.name} {ms(d.slow_ms)} vs {ms(d.steady_ms)}"
+                    if d.steady_ms
+                    else f"{d.name} {ms(d.slow_ms)} (not in the steady iteration)"
+                    for d in ops
+                ]
+                out.append(
+                    f"Operators that make iteration {i} slow, against steady iteration {ref}: "
+                    + "; ".join(parts)
+                    + "."
+                )
+    if (
+        knobs.get("cudnn_benchmark")
+        and str(knobs.get("device", "cpu")).startswith("cuda")
+        and summary.steady_from
+    ):
+        out.append("cudnn_benchmark is on: each new input shape autotunes in its first passes.")
+    return out
+
+
+def _changed(knobs: dict[str, object]) -> str:
+    parts = []
+    for name in ("profiling_executor", "graph_optimizer"):
+        if knobs.get(name) is False:
+            parts.append(f"{name}=off")
+    return ", ".join(parts)

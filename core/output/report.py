@@ -1,0 +1,322 @@
+"""``warmscope report``: a Markdown report of one run, to paste into a forum post or a bug.
+
+It reads well as plain text: environment, the settings that differ from the defaults, the
+latency summary, the warm-up iterations with their labels and events, where the slow
+iterations' time went against a steady one, hints the data supports, and the command that
+reproduces the run.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from warmscope.core.data.run import RunData
+from warmscope.core.output.breakdown import diff, steady_reference
+from warmscope.core.output.digest import (
+    digest,
+    event_list_text,
+    graph_facts,
+    memory_text,
+    shape_cells,
+)
+from warmscope.core.output.hints import hints
+from warmscope.core.output.units import ms
+
+MAX_WARMUP_ROWS = 15
+MAX_DIFF_ROWS = 8
+
+
+def report(data: RunData, compared: RunData | None = None) -> str:
+    d = digest(data, max_warmup=MAX_WARMUP_ROWS)
+    s = d.summary
+    env = data.env
+    out = [f"# warmscope report: `{d.target}`", ""]
+    status = f"**{d.status}**" + (f" ({d.status_detail})" if d.status_detail else "")
+    out += [f"Run of {data.started or 'unknown time'}: {status}.", ""]
+
+    out += ["## Environment", "", "| | |", "| --- | --- |"]
+    rows = [
+        ("warmscope", env.get("warmscope")),
+        ("torch", env.get("torch")),
+        ("Python", env.get("python")),
+        (
+            "CPU",
+            f"{env.get('cpu_model', '?')}, {env.get('cpu_logical', '?')} logical / {env.get('cpu_physical', '?')} physical cores",
+        ),
+        (
+            "threads",
+            f"{env.get('intra_op_threads', '?')} intra-op, {env.get('inter_op_threads', '?')} inter-op",
+        ),
+        ("GPU", _gpu(env)),
+        ("CUDA (torch build)", env.get("torch_cuda")),
+        ("platform", env.get("platform")),
+        ("warmscope's threads", _observer(env.get("observer"))),
+    ]
+    out += [f"| {k} | {v} |" for k, v in rows if v not in (None, "")]
+    out.append("")
+
+    out += ["## Settings", ""]
+    if d.changed:
+        out += [f"- `{k}` = `{v}`" for k, v in d.changed.items()]
+    else:
+        out.append("All knobs at their defaults.")
+    given = f" ({d.inputs_given})" if d.inputs_given and d.inputs_given != "--input" else ""
+    out += [
+        f"- mode: `{d.mode}`, inputs: {', '.join(f'`{i}`' for i in d.inputs) or '-'}{given}",
+    ]
+    settings = data.settings
+    if settings.dims:
+        out.append(
+            f"- shapes: {', '.join(f'`--dim {x}`' for x in settings.dims)}, "
+            f"schedule `{settings.schedule}`, seed {settings.seed}"
+        )
+    if settings.gap:
+        out.append(f"- idle gap before every iteration: {settings.gap:g} s")
+    out.append("")
+
+    out += [
+        "## Latency (ms)",
+        "",
+        "| first | steady from | warm-up excess | p50 | p90 | p99 | mean | CV |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    cv = "-" if s.cv is None else f"{s.cv * 100:.1f}%"
+    steady = "-" if s.steady_from is None else f"#{s.steady_from}"
+    out.append(
+        f"| {ms(s.first_ms)} | {steady} | {ms(s.warmup_excess_ms)} | {ms(s.p50_ms)} | {ms(s.p90_ms)} "
+        f"| {ms(s.p99_ms)} | {ms(s.mean_ms)} | {cv} |"
+    )
+    out.append("")
+    for warning in d.warnings:
+        out.append(f"> **Warning:** {warning}.")
+    if d.warnings:
+        out.append("")
+    out.append(
+        f"{s.count} iterations; statistics over the {s.steady_count} steady ones"
+        + (
+            f", {len(data.profiled_here())} profiled iteration(s) left out."
+            if data.profiled_here()
+            else "."
+        )
+    )
+    if data.phases:
+        out.append(
+            "Before the first iteration: "
+            + ", ".join(f"{k} {ms(v)}" for k, v in data.phases.items())
+            + "."
+        )
+    out.append("")
+
+    if d.memory:
+        out += [f"Peak memory of the child: {memory_text(d.memory)}.", ""]
+
+    if d.shapes:
+        out += [
+            "## Shapes",
+            "",
+            "The first call of each shape against that shape's own steady p50 (statistics and "
+            "steady state are judged per shape).",
+            "",
+            "| shape | iterations | first call | first latency | steady p50 | first / p50 | steady from | events of the first call |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        ]
+        for r in d.shapes:
+            c = shape_cells(r)
+            titles = event_list_text(r["events"], 150).replace("|", "\\|")
+            out.append(
+                f"| `{r['key']}` | {r['count']} | {c.first} | {ms(r['first_ms'])} | {ms(r['p50_ms'])} "
+                f"| {c.ratio} | {c.steady_from} | {titles} |"
+            )
+        out.append("")
+
+    if d.idle_probe:
+        out += [
+            "## After idle gaps",
+            "",
+            "One call after each idle gap, three times, against the steady p50"
+            + (f" of `{data.idle_probe_shape}`" if data.idle_probe_shape else "")
+            + ".",
+            "",
+            "| idle (s) | latency | × steady p50 |",
+            "| ---: | --- | --- |",
+        ]
+        for r in d.idle_probe:
+            times = ", ".join(ms(t) for t in r["ms"])
+            ratios = ", ".join(f"{v:.2f}×" for v in r["vs_p50"]) if r["vs_p50"] else "-"
+            out.append(f"| {r['idle_s']:g} | {times} | {ratios} |")
+        out.append("")
+
+    if d.warmup:
+        out += [
+            "## Warm-up iterations",
+            "",
+            "| iteration | ms | label | events |",
+            "| ---: | ---: | --- | --- |",
+        ]
+        for row in d.warmup:
+            titles = row.titles_text().replace("|", "\\|")
+            out.append(f"| {row.iteration} | {row.ms:.3f} | {row.label_text} | {titles} |")
+        out.append("")
+
+    ref = steady_reference(data.profiles, s.steady_from)
+    slow = [i for i in sorted(data.profiles) if i != ref]
+    if data.profiles:
+        out += ["## Where the time went", ""]
+        sources = sorted({str(p["source"]) for p in data.profiles.values() if p.get("separate")})
+        if sources:
+            out += [
+                "The operator profiles come from a separate process ("
+                + ", ".join(f"`{s}`" for s in sources)
+                + "): no latency above was measured under the profiler.",
+                "",
+            ]
+        else:
+            out += [
+                "Profiled in this run: the profiled iterations are left out of the statistics.",
+                "",
+            ]
+        out += [
+            "| iteration | wall | in operators | not in any operator |",
+            "| ---: | ---: | ---: | ---: |",
+        ]
+        for i in sorted(data.profiles):
+            p = data.profiles[i]
+            tag = " (steady)" if i == ref else ""
+            out.append(
+                f"| {i}{tag} | {ms(p.get('wall_ms'))} | {ms(p.get('ops_ms'))} | {ms(p.get('unaccounted_ms'))} |"
+            )
+        out.append("")
+        if ref is not None:
+            for i in slow:
+                rows_ = diff(data.profiles[i], data.profiles[ref])[:MAX_DIFF_ROWS]
+                if not rows_:
+                    continue
+                out += [
+                    f"Iteration {i} against steady iteration {ref}, by what each adds:",
+                    "",
+                    "| operator | here | steady | adds | calls |",
+                    "| --- | ---: | ---: | ---: | ---: |",
+                ]
+                for d in rows_:
+                    calls = f"{d.calls_slow}/{d.calls_steady}" if d.kind != "unaccounted" else ""
+                    steady_ms = ms(d.steady_ms) if d.kind != "only here" else "not run"
+                    out.append(
+                        f"| `{d.name}` | {ms(d.slow_ms)} | {steady_ms} | {ms(d.added_ms)} | {calls} |"
+                    )
+                out.append("")
+        else:
+            out += [
+                "No profiled iteration is in steady state: add `steady` to `--profile-iters` for a comparison.",
+                "",
+            ]
+        traces = [p["trace"] for p in data.profiles.values() if p.get("trace")]
+        if traces:
+            out += [
+                "Chrome traces (open in https://ui.perfetto.dev or chrome://tracing): "
+                + ", ".join(f"`{t}`" for t in traces),
+                "",
+            ]
+
+    if data.graphs:
+        out += ["## TorchScript graphs", ""]
+        loaded = graph_facts(data.graphs.get("graph", "")).text()
+        optimized = graph_facts(data.graphs.get("optimized", "")).text()
+        out.append(f"Graph as loaded: {loaded}. Graph executed last, once warm: {optimized}.")
+        out.append("")
+
+    found = hints(data, compared)
+    if found:
+        out += ["## Hints", ""] + [f"- {h}" for h in found] + [""]
+
+    out += ["## Reproduce", "", "```sh", shlex.join(reproduce(data)), "```", ""]
+    return "\n".join(out)
+
+
+def reproduce(data: RunData) -> list[str]:
+    if not data.settings.target:  # a damaged record: the command it names, if any
+        return data.command or ["warmscope", "run", "?"]
+    return data.settings.command_line()
+
+
+def _observer(placed: object) -> str | None:
+    """How warmscope kept out of the child's way: its reader's and sampler's nice value, and
+    the CPUs of each where it set them."""
+    if not isinstance(placed, dict):
+        return None
+    text = f"reader and sampler at nice +{placed.get('nice', 0)}"
+    if placed.get("ui_nice"):
+        text += f", the TUI at nice +{placed['ui_nice']}"
+    if placed.get("child_cpus"):
+        text += f"; child on CPUs {placed['child_cpus']}, warmscope on {placed['observer_cpus']}"
+    elif placed.get("affinity"):
+        text += f"; affinity {placed['affinity']}"
+    return text
+
+
+def _gpu(env: dict[str, object]) -> str:
+    if env.get("gpu"):
+        driver = f", driver {env['driver']}" if env.get("driver") else ""
+        return f"{env['gpu']}{driver}"
+    gpus = env.get("gpus") or []
+    if isinstance(gpus, list) and gpus:
+        return ", ".join(str(g.get("name")) for g in gpus if isinstance(g, dict))
+    return str(env.get("nvml") or "none")
+
+
+def sweep_report(doc: dict[str, Any]) -> str:
+    """A sweep document as Markdown: the answer first, then each cell with its intervals, the
+    ranking, every process, and what to distrust."""
+    from warmscope.core.output.sweep_columns import sweep_rows
+
+    cells = doc.get("cells", [])
+    out = [f"# warmscope sweep: `{doc.get('target', '?')}`", ""]
+    out += [f"**{doc.get('answer', '')}**", ""]
+    per = doc.get("per_process_s")
+    out.append(
+        f"{len(cells)} setting(s) × {doc.get('repeat')} fresh processes, interleaved "
+        f"({doc.get('finished')} of {doc.get('planned')} ran"
+        + (", **stopped**" if doc.get("stopped") else "")
+        + f"), {doc.get('iters')} iterations each; {float(doc.get('wall_s') or 0):.1f} s"
+        + (f", {per:.1f} s per process." if per else ".")
+    )
+    out.append(
+        f"Each figure: the median across processes (95% interval; {doc.get('interval', '')})."
+    )
+    columns, rows = sweep_rows(cells)
+    out += [
+        "",
+        "| " + " | ".join(col.header for col in columns) + " |",
+        "| " + " | ".join("---:" if col.figures else "---" for col in columns) + " |",
+    ]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    ranking = doc.get("ranking", [])
+    if len(ranking) > 1:
+        out += ["", f"Ranked by `{doc.get('rank_by')}`:", ""]
+        for r in ranking:
+            out.append(f"{r.get('rank')}. {r.get('label')}: {r.get('vs_best')}")
+    warnings = list(doc.get("warnings", []))
+    for c in cells:
+        for p in c.get("processes", []):
+            warnings += [f"{c.get('label')} #{p.get('repeat')}: {w}" for w in p.get("warnings", [])]
+    if warnings:
+        out += ["", "## Warnings", ""]
+        out += [f"- {w}" for w in warnings]
+    out += [
+        "",
+        "## Processes in the order they ran",
+        "",
+        "| # | setting | repeat | status | record |",
+    ]
+    out.append("| ---: | --- | ---: | --- | --- |")
+    by_key = {
+        (c.get("index"), p.get("repeat")): (c, p) for c in cells for p in c.get("processes", [])
+    }
+    for n, (ci, r) in enumerate(doc.get("schedule", []), 1):
+        c, p = by_key.get((ci, r), ({}, {}))
+        out.append(
+            f"| {n} | {c.get('label', '?')} | {r} | {p.get('status', '?')} | `{p.get('record')}` |"
+        )
+    if doc.get("command"):
+        out += ["", "Reproduce: `" + shlex.join(str(a) for a in doc["command"]) + "`"]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,186 @@
+"""The plain-text views the CLI prints: a run's summary, a sweep, runs compared, a finished
+process of a sweep. Each is built from the digest its data already has (``digest``,
+``digest.comparison``, the sweep document), so the text says what the TUI and the exports say.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from warmscope.core.child import outcome
+from warmscope.core.data.run import RunData
+from warmscope.core.output.digest import digest, event_list_text, memory_text, ratio_text
+from warmscope.core.output.safe_text import clean
+from warmscope.core.output.units import metric as metric_cell
+from warmscope.core.output.units import ms as fmt_ms
+from warmscope.core.output.units import rate
+
+SUMMARY_WARMUP_ROWS = 12
+RATIO_WIDTH = len("1.80× within noise")
+
+
+def render_summary(data: RunData) -> str:
+    """The plain-text answer: first iteration, warm-up, percentiles, the slow iterations."""
+    d = digest(data, max_warmup=SUMMARY_WARMUP_ROWS)
+    s = d.summary
+    out = [f"warmscope  {d.target}  mode={d.mode}  status={d.status_text}"]
+    if d.changed:
+        out.append("settings   " + "  ".join(f"{k}={v}" for k, v in d.changed.items()))
+    if d.phases:
+        out.append("phases     " + " · ".join(f"{k} {fmt_ms(v)}" for k, v in d.phases.items()))
+    if d.inputs:
+        given = f"  ({d.inputs_given})" if d.inputs_given and d.inputs_given != "--input" else ""
+        out.append("inputs     " + " ".join(d.inputs) + given)
+    out.append(f"iterations {s.count}")
+    if s.count == 0:
+        return "\n".join(out)
+    out.append(f"first      {fmt_ms(s.first_ms)}")
+    if s.steady_from is None:
+        out.append("warm-up    not steady within the run")
+    else:
+        out.append(
+            f"warm-up    {s.steady_from} iteration(s), steady from #{s.steady_from}; "
+            f"{fmt_ms(s.warmup_excess_ms)} above steady state"
+        )
+    cv = f"{s.cv * 100:.1f}%" if s.cv is not None else "-"
+    out.append(
+        f"steady     p50 {fmt_ms(s.p50_ms)} · p90 {fmt_ms(s.p90_ms)} · p99 {fmt_ms(s.p99_ms)} · "
+        f"mean {fmt_ms(s.mean_ms)} · CV {cv} · {rate(s.throughput_per_s)}"
+    )
+    if d.warmup:
+        out.append("slow iterations")
+        for row in d.warmup:
+            out.append(
+                f"  #{row.iteration:<5} {fmt_ms(row.ms):>11}  {row.label_text:<25} "
+                f"{row.titles_text(100)}".rstrip()
+            )
+    if d.shapes:
+        out.append("shapes     first call of each shape against its own steady p50")
+        width = max(len(r["key"]) for r in d.shapes)
+        for r in d.shapes:
+            ratio = f"{r['first_vs_p50']:.2f}×" if r["first_vs_p50"] is not None else "-"
+            first = f"#{r['first_iteration']}" if r["first_iteration"] is not None else "-"
+            out.append(
+                f"  {r['key']:<{width}}  {r['count']:>5} it  first {first:<6} "
+                f"{fmt_ms(r['first_ms']):>10}  p50 {fmt_ms(r['p50_ms']):>10}  {ratio:>7}  "
+                f"{event_list_text(r['events'], 80)}".rstrip()
+            )
+    if d.idle_probe:
+        out.append("idle probe one call after each idle gap, against the steady p50")
+        for r in d.idle_probe:
+            vs = r["vs_p50"] or []
+            calls = "  ".join(
+                fmt_ms(t) + (f" ({v:.2f}×)" if vs else "")
+                for t, v in zip(r["ms"], vs or r["ms"], strict=True)
+            )
+            out.append(f"  after {r['idle_s']:g} s  {calls}")
+    if d.memory:
+        out.append(f"memory     {memory_text(d.memory)}")
+    for i in sorted(data.profiles):
+        p = data.profiles[i]
+        if "wall_ms" in p:
+            out.append(
+                f"profiled   #{i}: {fmt_ms(p['wall_ms'])} wall, {fmt_ms(p['ops_ms'])} in operators, "
+                f"{fmt_ms(p['unaccounted_ms'])} in none"
+                + (" (separate process)" if p.get("separate") else "")
+                + (f"; trace {p['trace']}" if p.get("trace") else "")
+            )
+    for warning in d.warnings:
+        out.append(f"warning    {warning}")
+    for note in d.notes:
+        out.append(f"note       {note}")
+    if d.record_path:
+        out.append(f"record     {d.record_path}")
+    # Targets, knob values, event titles come from the user, the model or a record file.
+    return clean("\n".join(out))
+
+
+def render_sweep(doc: dict[str, Any]) -> str:
+    """A sweep document as text: the answer first, then one row per cell."""
+    from warmscope.core.output.sweep_columns import sweep_rows
+
+    cells = doc.get("cells", [])
+    out = [f"answer     {doc.get('answer', '')}"]
+    wall = doc.get("wall_s") or 0.0
+    per = doc.get("per_process_s")
+    head = (
+        f"sweep      {doc.get('target', '?')} · {len(cells)} cell(s) × {doc.get('repeat', '?')} "
+        f"processes, interleaved · {wall:.1f} s" + (f" ({per:.1f} s per process)" if per else "")
+    )
+    if doc.get("warming_s"):
+        head += f" · {doc['warming_s']:.1f} s warming compile caches"
+    out.append(head)
+    out.append(f"intervals  median (95% interval) across processes; {doc.get('interval', '')}")
+    columns, rows = sweep_rows(cells)
+    table = [[col.header for col in columns], *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
+    for r in table:
+        out.append("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+    ranking = doc.get("ranking", [])
+    if len(ranking) > 1:
+        parts = []
+        for r in ranking:
+            tag = "" if r.get("vs_best") in ("best", "worse") else f" ({r.get('vs_best')})"
+            parts.append(f"{r.get('rank')}. {r.get('label')} {fmt_ms(r.get('median'))}{tag}")
+        out.append(f"ranking    by {doc.get('rank_by')}: " + " · ".join(parts))
+    for w in doc.get("warnings", []):
+        out.append(f"warning    {w}")
+    for c in cells:
+        flagged = [p for p in c.get("processes", []) if p.get("warnings")]
+        if flagged:
+            out.append(
+                f"warning    {c.get('label')}: {len(flagged)} of {len(c.get('processes', []))} "
+                f"processes flagged, e.g. #{flagged[0].get('repeat')}: {flagged[0]['warnings'][0]}"
+            )
+    if doc.get("folder"):
+        out.append(f"records    {doc['folder']}")
+    return clean("\n".join(out))
+
+
+def render_comparison(doc: dict[str, Any]) -> str:
+    """A ``digest.comparison`` document as text: a column of values a run, then a column of
+    ratios for each run against the first (the baseline), then the settings that differ."""
+    names = [Path(str(r["name"])).name for r in doc["runs"]]
+    letters = [chr(ord("A") + n) if n < 26 else f"#{n + 1}" for n in range(len(names))]
+    width = max(14, *(len(n) for n in names))
+    ratio_headers = [f"ratio {letter}/A" for letter in letters[1:]]
+    ratio_width = max(RATIO_WIDTH, *(len(h) for h in ratio_headers))
+
+    def line(label: str, values: list[str], ratios: list[str] | None = None) -> str:
+        text = f"{label:<18} " + " ".join(f"{v:>{width}}" for v in values)
+        if ratios:
+            text += "  " + "  ".join(f"{r:<{ratio_width}}" for r in ratios)
+        return text.rstrip()
+
+    lines = [line("", names, ratio_headers)]
+    lines.append(line("status", [str(r["status"]) for r in doc["runs"]]))
+    lines.append(line("iterations", [str(r["iterations"]) for r in doc["runs"]]))
+    for m in doc["metrics"]:
+        values = [metric_cell(m["metric"], v) for v in m["values"]]
+        ratios = [ratio_text(r, v) for r, v in zip(m["ratios"][1:], m["verdicts"][1:], strict=True)]
+        lines.append(line(m["metric"], values, ratios))
+    if len(names) > 2:
+        lines.append("ratios: each run against the first")
+    if doc["settings"]:
+        lines.append("settings that differ:")
+        for row in doc["settings"]:
+            lines.append(f"  {row['name']:<16} " + " ".join(f"{v:>{width}}" for v in row["values"]))
+    return clean("\n".join(lines))
+
+
+def process_line(sweep: Any, process: Any) -> str:
+    """``[3/8] torchscript #1 ok · first 43.1 ms · steady p50 2.77 ms · warm-up``."""
+    from warmscope.core.output.sweep_digest import process_facts
+
+    f = process_facts(process.data)
+    n = len(sweep.processes)
+    text = (
+        f"[{n}/{len(sweep.plan)}] {sweep.cells[process.cell].label} #{process.repeat} {f['status']}"
+    )
+    if f["status"] != outcome.OK:
+        return f"{text} ({f['detail']})"
+    return (
+        f"{text} · first {fmt_ms(f['first_ms'])} · steady p50 {fmt_ms(f['steady_p50_ms'])} · "
+        f"{f['shape']}"
+    )

@@ -1,0 +1,399 @@
+"""A run's plan: every process one run takes, owned by one ``PlannedRun``.
+
+One run may take up to three processes, one after the other:
+
+- profiling (``--profile-iters`` unless ``--profile-in-run``): a process of its own runs under
+  the profiler with its own record (``RUN.profile.jsonl`` beside the run's), and hands its
+  profiles to the measured process, which never runs under the profiler (trtexec's
+  ``--separateProfileRun``). Running first, it, not the measured one, pays for a cold disk cache;
+- warming (``--compile-cache warm`` on a compile run): an unrecorded process fills a scratch
+  compile cache that the measured process then finds; the folder goes when the run ends;
+- the measured process: a ``RunSession``.
+
+The command line, the sweep and the TUI all start runs here, so a run does the same whichever
+started it, and its reproduce line (``settings.command_line()``) runs the same plan again.
+Starting returns at once: the earlier processes run on a thread of the plan, which lives until
+the measured process ends (a child's parent-death signal fires when the thread that spawned it
+exits; where the UI keeps a launcher thread, ``launcher`` spawns every child from there).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from warmscope.core.child import outcome
+from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.run import Cursor, RunData, Update
+from warmscope.core.data.settings import RunSettings, SettingsError
+from warmscope.core.run.ending import one_line
+from warmscope.core.run.session import STOP_GRACE_S, RunSession
+
+QUICK_GRACE_S = 0.5
+"""The stop's grace after a hangup or SIGTERM: no one is waiting for the last iterations."""
+PROFILING = "profiling in a separate process"
+WARMING = "warming the compile cache in a separate process"
+WARMING_ITERS = 3
+
+Notify = Callable[[str, bool], None]
+"""``(line, warning)``: what the plan tells its caller as it goes (``warning``: something went
+wrong that the caller should see even when told to be quiet)."""
+
+__all__ = [
+    "QUICK_GRACE_S",
+    "STOP_GRACE_S",
+    "PlannedRun",
+    "compile_cache_mode",
+    "compiles",
+    "default_compile_cache",
+    "drive",
+    "profile_record_path",
+    "start_run",
+    "warm_cache",
+]
+
+
+# -- the compile cache a run gets ---------------------------------------------------------
+
+
+def default_compile_cache(*, repeated: bool) -> str:
+    """The compile cache of a compile run that asked for none: where processes repeat (a sweep,
+    ``--repeat``) each gets a cold one, so that no cold start depends on the process before it;
+    one run uses the user's own, as torch alone would."""
+    return "cold" if repeated else "user"
+
+
+def compiles(settings: RunSettings) -> bool:
+    """Whether these settings run torch.compile (the mode knob, else the target's own)."""
+    if settings.knobs.get("mode") == "compile":
+        return True
+    try:
+        return settings.effective_mode(settings.resolve()) == "compile"
+    except SettingsError:  # a bad target is refused where the run is built
+        return False
+
+
+def compile_cache_mode(settings: RunSettings, *, repeated: bool) -> str | None:
+    """The cache asked for, else the default for a compile run; ``None`` for one that asked
+    for none and does not compile."""
+    if settings.compile_cache is not None:
+        return settings.compile_cache
+    return default_compile_cache(repeated=repeated) if compiles(settings) else None
+
+
+def warm_cache(
+    settings: RunSettings,
+    folder: Path,
+    *,
+    run: Callable[[RunSession], object] = RunSession.run_to_end,
+) -> Path:
+    """Fill a compile cache under ``folder`` with one unrecorded process (``run`` takes it to
+    its end); the cache folder it filled. ``UsageError`` if that process did not end well."""
+    cache = Path(tempfile.mkdtemp(prefix="warm-cache-", dir=folder))
+    scratch = Path(tempfile.mkdtemp(prefix="warming-", dir=folder))
+    warming = settings.copy()
+    warming.iters, warming.duration = min(settings.iters, WARMING_ITERS), None
+    warming.profile_iters = None
+    session = RunSession(warming, record_path=scratch / "warming.jsonl", warm_cache=cache)
+    try:
+        run(session)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)  # unrecorded: its record goes too
+    if session.data.status != outcome.OK:
+        raise UsageError(
+            f"the process that warms the compile cache {session.data.status}: "
+            f"{session.data.status_detail}"
+        )
+    return cache
+
+
+def profile_record_path(record: Path) -> Path:
+    """Where the profiling process of the run recorded at ``record`` keeps its own record."""
+    return record.with_name(record.stem + ".profile.jsonl")
+
+
+# -- the plan -------------------------------------------------------------------------------
+
+
+class _Stopped(Exception):
+    """A stop or kill came before the measured process started."""
+
+
+class PlannedRun:
+    """Every process of one run, from the profiling one to the measured one; a ``LiveRun``.
+
+    ``data`` is the measured run's from the start (the record is claimed at once); until the
+    measured process starts, ``poll`` brings nothing new but says which earlier process runs
+    (``Update.phase``), and ``stop``/``kill`` end that process and start nothing after it.
+    """
+
+    def __init__(
+        self,
+        settings: RunSettings,
+        *,
+        record_path: Path | None = None,
+        command: list[str] | None = None,
+        overwrite: bool = False,
+        warmed: Path | None = None,
+        notify: Notify | None = None,
+    ) -> None:
+        self.settings = settings
+        # Both records are claimed now: one in the way is refused before anything runs.
+        self.session = RunSession(
+            settings,
+            record_path=record_path,
+            command=command,
+            overwrite=overwrite,
+            warm_cache=warmed,
+        )
+        """The measured process."""
+        self.data: RunData = self.session.data
+        self.record_path: Path = self.session.record_path
+        self.profiling: RunSession | None = None
+        """The profiling process, when the profile is taken apart from the measured run."""
+        if settings.profile_iters and not settings.profile_in_run:
+            profiling = settings.copy()
+            profiling.profile_in_run = True
+            try:
+                self.profiling = RunSession(
+                    profiling,
+                    record_path=profile_record_path(self.record_path),
+                    command=profiling.command_line(),
+                    overwrite=overwrite,
+                )
+            except BaseException:
+                self.session.discard()
+                raise
+        self.warms = (
+            warmed is None and settings.compile_cache == "warm" and self.session.mode == "compile"
+        )
+        """Whether a warming process of this plan fills the compile cache first."""
+        self.steps = [
+            *(["profile"] if self.profiling else []),
+            *(["warm"] if self.warms else []),
+            "measure",
+        ]
+        self.note: str | None = None
+        """The earlier process in progress, as a view says it (``PROFILING``, ``WARMING``)."""
+        self.failure: BaseException | None = None
+        """Why the plan ended before its measured process ran (the data says it too)."""
+        self._notify = notify
+        self._lock = threading.RLock()  # a hangup handler may stop the run from inside a stop
+        self._current: RunSession | None = None
+        self._measuring = False
+        self._halted = False
+        self._started_steps: set[str] = set()
+        self._thread: threading.Thread | None = None
+        self._done = threading.Event()
+        self._scratch: Path | None = None
+        self._t0 = 0.0
+
+    # -- life cycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the plan: the measured process now when it is the only one (``WarmscopeError``
+        then, nothing left running or on disk), else a thread that runs the earlier ones."""
+        self._t0 = time.monotonic()
+        if self.steps == ["measure"]:
+            self._started_steps.add("measure")
+            self._measuring = True
+            self.session.start()
+            return
+        self._thread = threading.Thread(target=self._run_steps, name="warmscope-plan", daemon=True)
+        self._thread.start()
+
+    def _run_steps(self) -> None:
+        try:
+            profiles = self._profile() if self.profiling is not None else None
+            warmed = self._warm() if self.warms else None
+            with self._lock:
+                if self._halted:
+                    raise _Stopped
+                self.session.separate_profiles = profiles
+                if warmed is not None:
+                    self.session.warm_cache = warmed
+                self.note = None
+                self._started_steps.add("measure")
+                self.session.start()
+                self._measuring = True
+            self.session.wait()  # this thread spawned the child: it lives as long
+        except _Stopped:
+            where = f"while {self.note}" if self.note else "before it started"
+            self._end_early(
+                outcome.STOPPED,
+                f"stopped {where}: the measured process did not run",
+                outcome.EXIT_STOPPED,
+            )
+        except BaseException as exc:
+            self.failure = exc
+            exit_code = getattr(exc, "exit_code", outcome.EXIT_FAILED)
+            self._end_early(outcome.FAILED, one_line(str(exc) or repr(exc)), exit_code)
+        finally:
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+            self._done.set()
+
+    def _step(self, session: RunSession, note: str) -> None:
+        """Run one earlier process to its end, unless the plan was stopped first."""
+        with self._lock:
+            if self._halted:
+                raise _Stopped
+            self.note = note
+            self._current = session
+            self._started_steps.add(note)
+            session.start()
+        session.wait()
+        with self._lock:
+            self._current = None
+            if self._halted:
+                raise _Stopped
+
+    def _profile(self) -> list[dict[str, Any]]:
+        profiling = self.profiling
+        assert profiling is not None
+        self._tell(f"profiling in a separate process first ({profiling.record_path})", False)
+        self._step(profiling, PROFILING)
+        data = profiling.data
+        if data.status != outcome.OK:
+            self._tell(
+                f"the profile process {data.status}: {data.status_detail}; "
+                "the measured run goes on without a profile",
+                True,
+            )
+        source = str(profiling.record_path)
+        return [{**data.profiles[i], "source": source} for i in sorted(data.profiles)]
+
+    def _warm(self) -> Path:
+        self._scratch = Path(tempfile.mkdtemp(prefix="warmscope-warm-"))
+        return warm_cache(self.settings, self._scratch, run=lambda s: self._step(s, WARMING))
+
+    def _end_early(self, status: str, detail: str, exit_code: int) -> None:
+        """The measured process never ran: its empty record goes, its data says why."""
+        if "measure" not in self._started_steps:
+            self.session.discard()
+        if self.profiling is not None and PROFILING not in self._started_steps:
+            self.profiling.discard()
+        with self.session.lock:
+            self.data.status, self.data.status_detail = status, detail
+            self.data.exit_code = exit_code
+
+    def _tell(self, line: str, warning: bool) -> None:
+        if self._notify is not None:
+            self._notify(line, warning)
+
+    def stop(self, grace: float = STOP_GRACE_S) -> None:
+        """Graceful stop of the process in progress; nothing starts after it."""
+        with self._lock:
+            self._halted = True
+            target = self.session if self._measuring else self._current
+        if target is not None:
+            target.stop(grace)
+
+    def kill(self) -> None:
+        """SIGKILL the process in progress and its tree, now; nothing starts after it."""
+        with self._lock:
+            self._halted = True
+            target = self.session if self._measuring else self._current
+        if target is not None:
+            target.kill()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the whole plan to end (its scratch folders removed); ``True`` if it did."""
+        if self._thread is None:
+            return self.session.wait(timeout)
+        return self._done.wait(timeout)
+
+    def is_finished(self) -> bool:
+        return self._done.is_set() if self._thread is not None else self.session.is_finished()
+
+    @property
+    def proc(self) -> subprocess.Popen[bytes] | None:
+        """The child in progress: an earlier process's, then the measured one's."""
+        current = self._current
+        return current.proc if current is not None and not self._measuring else self.session.proc
+
+    @property
+    def measuring(self) -> bool:
+        """Whether the measured process has started."""
+        return self._measuring
+
+    # -- consumers ---------------------------------------------------------------------------
+
+    def poll(self, cursor: Cursor, *, starts: bool = False) -> Update:
+        """The measured run's news since ``cursor``; before it starts, nothing new but which
+        earlier process runs, as the phase in progress."""
+        update = self.session.poll(cursor, starts=starts)
+        if not self._measuring and not update.finished and self.note is not None:
+            update.phase = self.note
+        return update
+
+    def snapshot(self) -> RunData:
+        return self.session.snapshot()
+
+    def elapsed(self) -> float:
+        """The measured process's time; before it starts, the earlier processes' time."""
+        if self._measuring:
+            return self.session.elapsed()
+        return time.monotonic() - self._t0 if self._t0 else 0.0
+
+
+def start_run(
+    settings: RunSettings,
+    *,
+    record_path: Path | None = None,
+    command: list[str] | None = None,
+    overwrite: bool = False,
+    warmed: Path | None = None,
+    notify: Notify | None = None,
+) -> PlannedRun:
+    """Plan the run of ``settings`` and start it; returns at once.
+
+    ``warmed``: a compile cache an earlier process filled (a sweep warms one per cell): the plan
+    then warms none itself and leaves the folder alone. Raises before anything runs
+    (``SettingsError``, ``RecordError``: a record in the way) and, for a run with no earlier
+    process, what ``RunSession.start`` raises; later failures end the run with a status and
+    ``PlannedRun.failure``.
+    """
+    run = PlannedRun(
+        settings,
+        record_path=record_path,
+        command=command,
+        overwrite=overwrite,
+        warmed=warmed,
+        notify=notify,
+    )
+    run.start()
+    return run
+
+
+def drive(
+    run: PlannedRun,
+    *,
+    on_update: Callable[[Update], None] | None = None,
+    hung_up: Callable[[], bool] | None = None,
+    every: float = 0.1,
+) -> bool:
+    """Take ``run`` to its end, handing each poll's batch to ``on_update``. The first Ctrl-C
+    (``KeyboardInterrupt``) stops it gracefully (quickly once ``hung_up()``: no one waits for
+    it), a second kills it. ``True`` when Ctrl-C stopped it."""
+    cursor = Cursor()
+    try:
+        while not run.wait(every):
+            if on_update is not None:
+                on_update(run.poll(cursor))
+    except KeyboardInterrupt:
+        quick = hung_up is not None and hung_up()
+        run.stop(grace=QUICK_GRACE_S if quick else STOP_GRACE_S)
+        try:
+            run.wait()
+        except KeyboardInterrupt:  # a second Ctrl-C: no more grace
+            run.kill()
+            run.wait()
+        return True
+    return False

@@ -1,0 +1,294 @@
+"""``warmscope sweep`` and ``run --repeat``: cells × fresh processes, interleaved, one document.
+
+A *cell* is one set of settings (a preset, knob values from ``--vary``, or both). Each cell
+runs ``repeat`` times, each time in a fresh process with its own record, and the processes
+are interleaved (A B A B …, not A A B B) so that drift on a shared machine spreads over every
+cell. After every process the sweep document is written again: a sweep stopped half way (or
+killed) keeps every finished process, and its document says ``"stopped": true``.
+
+The statistics across processes and the answer are computed in ``sweep_digest`` (the digest
+of a sweep); the CLI, ``compare`` and ``report`` only lay them out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from warmscope.core.child import outcome
+from warmscope.core.child.knobs import KnobError, knob
+from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.record import RecordError, record_dir
+from warmscope.core.data.run import RunData, Update
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.export import atomic_write
+
+FORMAT = "warmscope-sweep"
+VERSION = 1
+MAX_CELLS = 64
+MAX_BY_ITERATION = 1000
+"""``by_iteration`` covers at most this many first iterations."""
+
+
+@dataclass
+class Cell:
+    """One set of settings the sweep runs ``repeat`` times."""
+
+    label: str
+    settings: RunSettings
+
+
+def parse_vary(text: str) -> tuple[str, list[str]]:
+    """``--vary KNOB=v1,v2``: the knob and its values (each checked as ``--set`` checks it)."""
+    key, sep, values = text.partition("=")
+    key = key.strip()
+    items = [v.strip() for v in values.split(",") if v.strip()]
+    if not sep or not key or not items:
+        raise UsageError(f"bad --vary {text!r}: expected KNOB=VALUE1,VALUE2")
+    if not key.startswith("env."):
+        try:
+            declared = knob(key)
+            for item in items:
+                declared.parse(item)
+        except KnobError as exc:
+            raise UsageError(f"--vary {key}: {exc}") from None
+    if len(set(items)) != len(items):
+        raise UsageError(f"--vary {key}: a value is given twice")
+    return key, items
+
+
+def grid(
+    make: Callable[[str | None], RunSettings],
+    presets: Sequence[str],
+    varies: Sequence[tuple[str, list[str]]],
+) -> list[Cell]:
+    """Every preset × every combination of ``--vary`` values, in the order given.
+
+    ``make(preset)`` builds a cell's settings with that preset applied *before* the user's
+    ``--set`` (as ``--preset`` and ``--set`` combine for one run); the varied knobs come last.
+    """
+    from warmscope.core.run.run_plan import compile_cache_mode  # spawning machinery: when used
+
+    cells = []
+    chosen: list[str | None] = list(presets) or [None]
+    for preset in chosen:
+        for combo in itertools.product(*[[(k, v) for v in vs] for k, vs in varies]):
+            settings = make(preset)
+            for key, value in combo:
+                settings.set(f"{key}={value}")
+            parts = [preset] if preset else []
+            parts += [f"{k}={v}" for k, v in combo]
+            cells.append(Cell(" ".join(parts) or "defaults", settings))
+    if len(cells) > MAX_CELLS:
+        raise UsageError(f"the sweep has {len(cells)} cells; at most {MAX_CELLS}")
+    for cell in cells:
+        cell.settings.compile_cache = compile_cache_mode(cell.settings, repeated=True)
+    return cells
+
+
+def schedule(cells: int, repeat: int) -> list[tuple[int, int]]:
+    """``(cell, repeat)`` in execution order: every cell once, then every cell again…"""
+    return [(c, r) for r in range(repeat) for c in range(cells)]
+
+
+def parse_rank_by(text: str, iters: int | None) -> tuple[str, int | None]:
+    """``first``, ``warmup``, ``steady`` or ``total@K``: the objective and K."""
+    if text in ("first", "warmup", "steady"):
+        return text, None
+    name, at, k = text.partition("@")
+    if name == "total" and at and k.isdigit() and int(k) >= 1:
+        if iters is not None and int(k) > iters:
+            raise UsageError(f"--rank-by {text}: the runs have only {iters} iterations")
+        return "total", int(k)
+    raise UsageError(f"bad --rank-by {text!r}: first, warmup, steady or total@K")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=-]+", "-", text).strip("-")[:60] or "cell"
+
+
+@dataclass
+class Process:
+    """One finished process of the sweep, as the sweep digest needs it."""
+
+    cell: int
+    repeat: int
+    data: RunData
+
+
+@dataclass
+class Sweep:
+    """Runs the cells' processes, interleaved; writes the document after each one."""
+
+    target: str
+    cells: list[Cell]
+    repeat: int
+    rank_by: str = "first"
+    command: list[str] = field(default_factory=list)
+    folder: Path | None = None
+    json_path: Path | None = None
+    processes: list[Process] = field(default_factory=list)
+    stopped: bool = False
+    started: str = ""
+    wall_s: float = 0.0
+    aborted: str | None = None
+    """Why the sweep ended early on a usage error (a bad target found by the child)."""
+    warming_s: float = 0.0
+    """Time spent in unrecorded processes that fill ``warm`` compile caches."""
+
+    def __post_init__(self) -> None:
+        if self.repeat < 1:
+            raise UsageError(f"--repeat must be at least 1, got {self.repeat}")
+        iters = self.cells[0].settings.iters if self.cells else None
+        self.objective, self.k = parse_rank_by(self.rank_by, iters)
+        for cell in self.cells:
+            cell.settings.resolve()  # every cell is checked before any process runs
+        self.plan = schedule(len(self.cells), self.repeat)
+
+    def prepare_folder(self) -> Path:
+        """A new folder for the sweep's records and document (never one that exists)."""
+        if self.folder is None:
+            base = record_dir()
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            name = _slug(self.target.rsplit("/", 1)[-1].replace(":", "-"))
+            self.folder = base / f"sweep-{stamp}-{name}-{os.getpid()}"
+        try:
+            self.folder.mkdir(parents=True, exist_ok=False)
+        except FileExistsError:
+            raise RecordError(f"{self.folder} exists already: give another folder") from None
+        except OSError as exc:
+            raise RecordError(f"cannot create {self.folder}: {exc.strerror or exc}") from None
+        return self.folder
+
+    @property
+    def document_path(self) -> Path:
+        assert self.folder is not None
+        return self.folder / "sweep.json"
+
+    def run(
+        self,
+        on_update: Callable[[Sweep, int, Any, Update], None] | None = None,
+        on_done: Callable[[Sweep, Process], None] | None = None,
+        hung_up: Callable[[], bool] | None = None,
+    ) -> dict[str, Any]:
+        """Every process of the plan, interleaved. Ctrl-C (``KeyboardInterrupt``) stops the
+        process in progress (quickly once ``hung_up()``), keeps what finished, and ends the
+        sweep ``stopped``."""
+        from warmscope.core.run.run_plan import PlannedRun, compiles, drive, start_run, warm_cache
+
+        if self.folder is None or not self.folder.exists():
+            self.prepare_folder()
+        assert self.folder is not None
+        self.started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        t0 = time.monotonic()
+        warm: dict[int, Path] = {}
+        try:
+            for n, (c, r) in enumerate(self.plan):
+                cell = self.cells[c]
+                if (
+                    cell.settings.compile_cache == "warm"
+                    and c not in warm
+                    and compiles(cell.settings)
+                ):
+                    tw = time.monotonic()
+                    warm[c] = warm_cache(cell.settings, self.folder)  # once per cell
+                    self.warming_s += time.monotonic() - tw
+                path = self.folder / f"c{c}-{_slug(cell.label)}-r{r}.jsonl"
+                session = start_run(
+                    cell.settings,
+                    record_path=path,
+                    command=[*self.command, f"# cell {c} repeat {r}"],
+                    warmed=warm.get(c),
+                )
+
+                def show(update: Update, n: int = n, session: PlannedRun = session) -> None:
+                    if on_update is not None:
+                        on_update(self, n, session, update)
+
+                if drive(session, on_update=show if on_update else None, hung_up=hung_up):
+                    self.stopped = True
+                process = Process(c, r, session.data)
+                self.processes.append(process)
+                self.wall_s = time.monotonic() - t0
+                self.save()
+                if on_done is not None:
+                    on_done(self, process)
+                if session.data.exit_code == outcome.EXIT_USAGE:
+                    # A target or input the child refused: every other process would too.
+                    error = session.data.error
+                    self.aborted = str(error["message"] if error else session.data.status_detail)
+                    break
+                if self.stopped:
+                    break
+        except KeyboardInterrupt:  # between two processes
+            self.stopped = True
+        finally:
+            self.wall_s = time.monotonic() - t0
+            for folder in warm.values():
+                shutil.rmtree(folder, ignore_errors=True)
+            self.save()
+        return self.document()
+
+    def document(self) -> dict[str, Any]:
+        from warmscope.core.output.sweep_digest import sweep_document
+
+        return sweep_document(self)
+
+    def save(self) -> None:
+        """The document, in the sweep's folder and at ``--json``; each write is atomic."""
+        text = json.dumps(self.document(), indent=1, default=str) + "\n"
+        if self.folder is not None and self.folder.exists():
+            atomic_write(self.document_path, text, parents=False)
+        if self.json_path is not None:
+            atomic_write(self.json_path, text, parents=False)
+
+
+def is_sweep_document(path: Path) -> bool:
+    """Whether ``path`` is a sweep document (read no further than its format field)."""
+    if path.suffix != ".json" or not path.is_file():
+        return False
+    try:
+        with path.open(encoding="utf-8") as f:
+            head = f.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return re.search(r'"format"\s*:\s*"' + FORMAT + '"', head) is not None
+
+
+def read_sweep(path: Path) -> dict[str, Any]:
+    """A sweep document; ``RecordError`` (one line) for anything else."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecordError(f"no such file: {path}") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise RecordError(f"{path} is not a warmscope sweep document: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise RecordError(f"{path} is not a warmscope sweep document")
+    if not isinstance(doc.get("version"), int) or doc["version"] > VERSION:
+        raise RecordError(f"{path}: sweep document version {doc.get('version')!r} is not known")
+    if not isinstance(doc.get("cells"), list) or not all(isinstance(c, dict) for c in doc["cells"]):
+        raise RecordError(f"{path}: its cells are not a list of objects")
+    return doc
+
+
+def sweep_runs(doc: dict[str, Any], path: Path) -> list[Path]:
+    """Every record of a sweep document that exists, relative paths read from its folder."""
+    out = []
+    for cell in doc["cells"]:
+        for p in cell.get("processes", []):
+            record = p.get("record") if isinstance(p, dict) else None
+            if isinstance(record, str):
+                rp = Path(record)
+                rp = rp if rp.is_absolute() else path.parent / rp
+                if rp.exists():
+                    out.append(rp)
+    return out

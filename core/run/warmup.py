@@ -1,0 +1,694 @@
+"""``warmscope warmup``: derive a warm-up recipe from what the runs show, verify it, hand it over.
+
+Four steps, each in fresh processes:
+
+- **observe**: the baseline, no recipe, every declared shape served in the serve order;
+  where each shape became steady and why its first call was slow (its events).
+- **propose**: candidate recipes (``recipe.Recipe``): warm-up calls for each shape (as many as
+  the slowest shape took to become steady, plus a margin), settings that remove warm-up work instead (the
+  profiling executor off; for compile ``dynamic=True``), a compile-cache artifact.
+- **verify**: each candidate's file runs as ``--recipe`` in fresh processes (a ``Sweep``,
+  interleaved), serving the shapes in an order its warm-up did not use; per shape the first
+  call against that shape's steady p50, a median with a 95% interval across processes.
+- **answer**: the cheapest verified recipe by start-up cost, and the table.
+
+A shape passes when its first call is within noise of its steady state (the interval of its
+first-call / steady-p50 ratio across processes reaches down into the shape's steady spread, its
+p90 over its p50) and its median ratio is at most ``MAX_RATIO``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import os
+import shutil
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from warmscope.core.child import outcome
+from warmscope.core.data.intervals import median_interval
+from warmscope.core.data.record import RecordError, record_dir
+from warmscope.core.data.run import RunData
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.targets import parse_dim
+from warmscope.core.output.recipe import (
+    ARTIFACT_SUFFIX,
+    Call,
+    Recipe,
+    dims_text,
+    dynamic_marks,
+    emit_python,
+)
+from warmscope.core.output.sweep_digest import stat_json
+from warmscope.core.output.units import ms as fmt_ms
+from warmscope.core.output.units import num3
+from warmscope.core.run.sweep import Cell, Sweep
+
+FORMAT = "warmscope-warmup"
+VERSION = 1
+DEFAULT_REPEAT = 6
+MAX_RATIO = 1.2
+MARGIN = 1
+"""Warm-up calls per shape beyond the calls the slowest shape took to become steady (the upper
+median across baseline processes)."""
+MAX_CALLS = 10
+SERVES = ("reverse", "cycle", "random")
+RECIPE_PHASE = "recipe"
+
+
+@dataclass
+class Progress:
+    """What a warm-up is doing, told to ``Warmup.on_progress`` from the thread that runs it: a
+    step begins (``cells``: its cells in order; ``propose``: every candidate), or a process of
+    ``cell`` started (``facts`` ``None``) or ended (``facts``: its cell's figures so far)."""
+
+    phase: str
+    """``observe``, ``propose``, ``artifact`` (a cache-artifact recipe's one process), ``verify``."""
+    cells: list[str] = field(default_factory=list)
+    cell: str = ""
+    repeat: int = -1
+    facts: dict[str, Any] | None = None
+
+
+class WarmupFailed(RuntimeError):
+    """No recipe can be verified: the baseline itself failed (exit code 1)."""
+
+
+@dataclass
+class Candidate:
+    recipe: Recipe
+    path: Path
+    note: str = ""
+    """Why the candidate was dropped before verification (empty: it was verified)."""
+
+
+@dataclass
+class Warmup:
+    """One ``warmscope warmup``: its settings, folder and each step's results."""
+
+    settings: RunSettings
+    serve: str = "reverse"
+    repeat: int = DEFAULT_REPEAT
+    folder: Path | None = None
+    command: list[str] = field(default_factory=list)
+    guard: bool = False
+    on_done: Any = None
+    on_progress: Callable[[Progress], None] | None = None
+    baseline: Sweep | None = None
+    verify: Sweep | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+    started: float = 0.0
+    wall_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.serve not in SERVES:
+            raise RecordError(f"--serve {self.serve}: one of {', '.join(SERVES)}")
+        self.target = self.settings.resolve()
+        self.mode = self.settings.effective_mode(self.target)
+        self.declared = self.settings.shape_plan(self.target)
+        self.served = serve_settings(self.settings, self.serve)
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._live: Any = None  # the process in progress: a PlannedRun or a RunSession
+
+    # -- stopping from another thread ------------------------------------------------------
+
+    def stop(self) -> None:
+        """From any thread: the process in progress ends quickly (a graceful stop), nothing
+        starts after it, and ``run`` raises ``KeyboardInterrupt`` as Ctrl-C makes it."""
+        from warmscope.core.run.run_plan import QUICK_GRACE_S
+
+        with self._lock:
+            self._stop.set()
+            live = self._live
+        if live is not None:
+            live.stop(QUICK_GRACE_S)
+
+    def _check(self) -> None:
+        if self._stop.is_set():
+            raise KeyboardInterrupt
+
+    def _tell(self, progress: Progress) -> None:
+        (self.on_progress or (lambda _p: None))(progress)
+
+    def _run_sweep(self, sweep: Sweep, phase: str) -> None:
+        """``sweep.run`` with the progress told and a stop honoured between polls."""
+        self._check()
+        self._tell(Progress(phase, cells=[c.label for c in sweep.cells]))
+        started: set[int] = set()
+
+        def update(s: Sweep, n: int, run: Any, _update: Any) -> None:
+            with self._lock:
+                self._live = run
+            self._check()  # ``drive`` stops the process, quickly since ``hung_up``
+            if n not in started:
+                started.add(n)
+                c, r = s.plan[n]
+                self._tell(Progress(phase, cell=s.cells[c].label, repeat=r))
+
+        def done(s: Sweep, process: Any) -> None:
+            if self.on_done is not None:
+                self.on_done(s, process)
+            facts = cell_facts(ok_runs(s, process.cell), s, process.cell)
+            label = s.cells[process.cell].label
+            self._tell(Progress(phase, cell=label, repeat=process.repeat, facts=facts))
+            self._check()  # the sweep ends ``stopped``
+
+        sweep.run(on_update=update, on_done=done, hung_up=self._stop.is_set)
+        with self._lock:
+            self._live = None
+        if sweep.stopped:
+            raise KeyboardInterrupt
+
+    def _run_alone(self, session: Any) -> None:
+        """One ``RunSession`` to its end, stoppable as the sweep's processes are."""
+        with self._lock:
+            self._check()
+            self._live = session
+            session.start()
+        try:
+            session.wait()
+        except KeyboardInterrupt:
+            session.kill()
+            session.wait()
+            raise
+        finally:
+            with self._lock:
+                self._live = None
+        self._check()
+
+    # -- the steps -----------------------------------------------------------------------
+
+    def prepare_folder(self) -> Path:
+        if self.folder is None:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            name = self.settings.target.rsplit("/", 1)[-1].replace(":", "-")[:40]
+            self.folder = record_dir() / f"warmup-{stamp}-{name}-{os.getpid()}"
+        try:
+            self.folder.mkdir(parents=True, exist_ok=False)
+        except FileExistsError:
+            raise RecordError(f"{self.folder} exists already: give another folder") from None
+        except OSError as exc:
+            raise RecordError(f"cannot create {self.folder}: {exc.strerror or exc}") from None
+        return self.folder
+
+    def run(self) -> dict[str, Any]:
+        if self.folder is None or not self.folder.exists():
+            self.prepare_folder()
+        assert self.folder is not None
+        t0 = time.monotonic()
+        self.baseline = Sweep(
+            target=self.settings.target,
+            cells=[Cell("no recipe", self.served)],
+            repeat=self.repeat,
+            command=self.command,
+            folder=self.folder / "observe",
+        )
+        self._run_sweep(self.baseline, "observe")
+        if self.baseline.aborted:
+            raise UsageAbort(self.baseline.aborted)
+        runs = ok_runs(self.baseline)
+        if not runs:
+            detail = (
+                self.baseline.processes[0].data.status_detail if self.baseline.processes else ""
+            )
+            raise WarmupFailed(
+                f"no recipe can be verified: every baseline process failed ({detail}); "
+                f"records in {self.folder}"
+            )
+        observed = observe(runs)
+        self._check()
+        self.candidates = self.propose(observed)
+        self._tell(Progress("propose", cells=[c.recipe.label for c in self.candidates]))
+        self.make_artifacts()
+        live = [c for c in self.candidates if not c.note]
+        if live:
+            self.verify = Sweep(
+                target=self.settings.target,
+                cells=[Cell(c.recipe.label, self.candidate_settings(c)) for c in live],
+                repeat=self.repeat,
+                command=self.command,
+                folder=self.folder / "verify",
+            )
+            self._run_sweep(self.verify, "verify")
+        self.wall_s = time.monotonic() - t0
+        return self.document(observed)
+
+    def propose(self, observed: list[dict[str, Any]]) -> list[Candidate]:
+        """The candidate recipes, written as files in the folder."""
+        assert self.folder is not None
+        order = [dict(d) for d in self.declared] or [{}]
+        if self.serve == "cycle":
+            order.reverse()  # never warm up in the order the verification serves
+        by_key = {o["key"]: o for o in observed}
+        base = self.base_recipe()
+        recipes: list[Recipe] = []
+        # The same count for every shape: whichever shape the warm-up meets first pays for the
+        # process's warm-up (the profiling run…), and that need not be the one served first.
+        slowest = max((o["calls_to_steady"] for o in observed), default=0)
+
+        def calls(count: int | None) -> list[Call]:
+            n = count if count is not None else slowest + MARGIN
+            return [
+                Call(
+                    dims, max(1, min(MAX_CALLS, n)), by_key.get(dims_text(dims), {}).get("why", "")
+                )
+                for dims in order
+            ]
+
+        if self.mode == "compile":
+            dynamic = len(order) > 1
+            options = dict(base.compile_options, **({"dynamic": True} if dynamic else {}))
+            twice = calls(2)
+            recipes.append(
+                self.variant(base, "compile dynamic" if dynamic else "compile", twice, options)
+            )
+            marks = dynamic_marks(base.specs, self.declared)
+            if dynamic and marks:
+                marked = self.variant(base, "compile mark_dynamic", twice)
+                marked.mark_dynamic = marks
+                recipes.append(marked)
+            art = self.variant(base, "compile + cache artifact", twice, options)
+            art.cache_artifact = True
+            recipes.append(art)
+        else:
+            recipes.append(self.variant(base, "warm-up calls", calls(None)))
+            if self.mode in ("script", "trace") and self.settings.knobs.get(
+                "profiling_executor"
+            ) in (None, True):
+                off = self.variant(base, "profiling off", calls(1))
+                off.profiling_executor = False
+                recipes.append(off)
+        folder = self.folder / "recipes"
+        folder.mkdir(exist_ok=True)
+        out = []
+        for n, recipe in enumerate(recipes):
+            recipe.guard_recompile = self.guard and self.mode == "compile"
+            recipe.notes = [o["note"] for o in observed if o.get("note")]
+            path = folder / f"recipe{n}.py"
+            path.write_text(
+                emit_python(
+                    recipe, target=self.settings.target, artifact_name=path.stem + ARTIFACT_SUFFIX
+                ),
+                encoding="utf-8",
+            )
+            out.append(Candidate(recipe, path))
+        return out
+
+    def base_recipe(self) -> Recipe:
+        knobs = self.settings.knobs
+        specs = [s.to_json() for s in self.settings.input_specs(self.target)]
+        options: dict[str, Any] = {}
+        if self.mode == "compile":
+            options["backend"] = knobs.get("compile_backend") or "inductor"
+            if knobs.get("compile_mode"):
+                options["mode"] = knobs["compile_mode"]
+            if knobs.get("compile_dynamic") is not None:
+                options["dynamic"] = knobs["compile_dynamic"]
+            if knobs.get("compile_fullgraph"):
+                options["fullgraph"] = True
+        return Recipe(
+            label="",
+            mode=self.mode,
+            specs=specs,
+            shapes=[dict(d) for d in self.declared],
+            calls=[],
+            device=knobs.get("device") or "cpu",
+            dtype=knobs.get("dtype"),
+            grad_mode=knobs.get("grad_mode") or "no_grad",
+            seed=self.settings.seed,
+            threads=knobs.get("intra_op_threads"),
+            compile_options=options,
+        )
+
+    @staticmethod
+    def variant(
+        base: Recipe, label: str, calls: list[Call], options: dict[str, Any] | None = None
+    ) -> Recipe:
+        recipe = Recipe.from_json(base.to_json())
+        recipe.label, recipe.calls = label, calls
+        if options is not None:
+            recipe.compile_options = options
+        return recipe
+
+    def candidate_settings(self, candidate: Candidate) -> RunSettings:
+        settings = self.served.copy()
+        settings.recipe = str(candidate.path)
+        return settings
+
+    def make_artifacts(self) -> None:
+        """Run each cache-artifact recipe once, unrecorded in the statistics: it compiles,
+        warms up and saves what it compiled beside itself for the verified processes."""
+        from warmscope.core.run.session import RunSession
+
+        assert self.folder is not None
+        for c in self.candidates:
+            if not c.recipe.cache_artifact:
+                continue
+            settings = self.candidate_settings(c)
+            settings.iters, settings.duration, settings.compile_cache = 1, None, "cold"
+            session = RunSession(
+                settings, record_path=self.folder / f"{c.path.stem}-artifact.jsonl"
+            )
+            self._tell(Progress("artifact", cell=c.recipe.label, repeat=0))
+            self._run_alone(session)
+            artifact = c.path.with_name(c.path.stem + ARTIFACT_SUFFIX)
+            if session.data.status != outcome.OK:
+                error = session.data.error
+                why = str(error["message"]) if error else session.data.status_detail
+                c.note = f"the process that writes its artifact {session.data.status}: {why}"
+            elif not artifact.exists():
+                c.note = "torch saved no cache artifact (nothing compiled, or no artifact support)"
+
+    # -- the document -----------------------------------------------------------------------
+
+    def document(self, observed: list[dict[str, Any]]) -> dict[str, Any]:
+        assert self.baseline is not None and self.folder is not None
+        base_runs = ok_runs(self.baseline)
+        baseline = cell_facts(base_runs, self.baseline, None)
+        cands = []
+        live = [c for c in self.candidates if not c.note]
+        for c in self.candidates:
+            entry: dict[str, Any] = {
+                "label": c.recipe.label,
+                "summary": c.recipe.summary(),
+                "file": str(c.path),
+                "recipe": c.recipe.to_json(),
+            }
+            if c.note:
+                entry.update(verdict="not verified", why=c.note, processes=[])
+            else:
+                assert self.verify is not None
+                index = live.index(c)
+                runs = [p.data for p in self.verify.processes if p.cell == index]
+                facts = cell_facts([r for r in runs if r.status == outcome.OK], self.verify, index)
+                entry.update(facts)
+                entry.update(judge(facts, baseline))
+            cands.append(entry)
+        chosen = choose(cands)
+        doc: dict[str, Any] = {
+            "format": FORMAT,
+            "version": VERSION,
+            "target": self.settings.target,
+            "command": self.command,
+            "mode": self.mode,
+            "serve": self.serve,
+            "served_order": [dims_text(d) for d in self.served.shape_plan(self.target)],
+            "repeat": self.repeat,
+            "iters": self.settings.iters,
+            "max_ratio": MAX_RATIO,
+            "wall_s": round(self.wall_s, 3),
+            "folder": str(self.folder),
+            "observed": observed,
+            "baseline": baseline,
+            "candidates": cands,
+            "chosen": None if chosen is None else chosen["label"],
+            "verdict": "verified" if chosen and chosen["verdict"] == "verified" else "not verified",
+        }
+        if chosen is not None:
+            doc["recipe"] = {
+                "label": chosen["label"],
+                "file": chosen["file"],
+                "text": Path(chosen["file"]).read_text(encoding="utf-8"),
+            }
+        doc["answer"] = answer(doc, chosen, baseline)
+        return doc
+
+
+class UsageAbort(RuntimeError):
+    """The child refused the target or its inputs (exit code 2)."""
+
+
+# -- reading the runs -----------------------------------------------------------------------
+
+
+def ok_runs(sweep: Sweep, cell: int = 0) -> list[RunData]:
+    return [p.data for p in sweep.processes if p.cell == cell and p.data.status == outcome.OK]
+
+
+def serve_settings(settings: RunSettings, serve: str) -> RunSettings:
+    """The settings that serve every declared shape in the ``serve`` order."""
+    served = settings.copy()
+    if serve == "random":
+        served.schedule = "random"
+    else:
+        served.schedule = "cycle"
+    if serve == "reverse":
+        dims = []
+        for text in settings.dims:
+            name, sizes = parse_dim(text)
+            dims.append(f"{name}={','.join(str(v) for v in reversed(sizes))}")
+        served.dims = dims
+    return served
+
+
+def calls_to_steady(idx: Any, steady_from: int | None) -> int:
+    """How many of a shape's calls came before it was steady (all of them if never)."""
+    if steady_from is None:
+        return len(idx)
+    return bisect.bisect_left(list(idx), steady_from)
+
+
+def observe(runs: list[RunData]) -> list[dict[str, Any]]:
+    """Per shape, across the baseline processes: its first call against its steady p50, how
+    many calls it took to become steady, and why its first call was slow (its events)."""
+    per: dict[str, dict[str, Any]] = {}
+    for data in runs:
+        rows = data.shape_rows() if data.shape_keys else [whole_row(data)]
+        summaries = data.shape_summaries() if data.shape_keys else None
+        for k, row in enumerate(rows):
+            entry = per.setdefault(
+                row["key"],
+                {
+                    "key": row["key"],
+                    "dims": row["dims"],
+                    "ratios": [],
+                    "firsts": [],
+                    "calls": [],
+                    "labels": Counter(),
+                    "events": Counter(),
+                },
+            )
+            entry["ratios"].append(row["first_vs_p50"])
+            entry["firsts"].append(row["first_ms"])
+            if summaries is not None:
+                idx, s = summaries[k]
+                entry["calls"].append(calls_to_steady(idx, s.steady_from))
+            else:
+                entry["calls"].append(data.summary().steady_from or 0)
+            entry["labels"][row.get("label") or ""] += 1
+            for e in row.get("events", []):
+                entry["events"][e["title"]] += 1
+    out = []
+    for key, e in per.items():
+        ratio = median_interval([r for r in e["ratios"] if r is not None])
+        first = median_interval([f for f in e["firsts"] if f is not None])
+        label = next((lab for lab, _ in e["labels"].most_common() if lab), "")
+        events = [t for t, _ in e["events"].most_common(2)]
+        why = label or ("; ".join(events) if events else "")
+        item = {
+            "key": key,
+            "dims": e["dims"],
+            # The upper median across processes: one noisy process does not set the count.
+            "calls_to_steady": sorted(e["calls"])[len(e["calls"]) // 2] if e["calls"] else 0,
+            "ratio": stat_json(e["ratios"]),
+            "why": "",
+        }
+        if ratio is not None and first is not None and ratio.median > MAX_RATIO:
+            reason = f"the {why}" if label else (why or "no event: allocation and caches")
+            item["why"] = (
+                f"first call {fmt_ms(first.median)}, {num3(ratio.median)}× its steady p50 "
+                f"({reason})"
+            )
+            item["note"] = f"{key or 'the input'}: {item['why']}"
+        out.append(item)
+    return out
+
+
+def whole_row(data: RunData) -> dict[str, Any]:
+    s = data.summary()
+    first = data.latency(0) if data.count else None
+    return {
+        "key": "",
+        "dims": {},
+        "first_ms": first,
+        "p50_ms": s.p50_ms,
+        "p90_ms": s.p90_ms,
+        "first_vs_p50": first / s.p50_ms if first is not None and s.p50_ms else None,
+        "label": data.label(0) if data.count else None,
+        "events": [],
+    }
+
+
+def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str, Any]:
+    """A cell's figures per shape and its start-up cost, across its finished processes."""
+    shapes: dict[str, dict[str, list[Any]]] = {}
+    labels: dict[str, Counter[str]] = {}
+    for data in runs:
+        rows = data.shape_rows() if data.shape_keys else [whole_row(data)]
+        for row in rows:
+            slot = shapes.setdefault(
+                row["key"], {"first_ms": [], "p50_ms": [], "p90_ms": [], "ratio": []}
+            )
+            slot["first_ms"].append(row["first_ms"])
+            slot["p50_ms"].append(row["p50_ms"])
+            slot["p90_ms"].append(row["p90_ms"])
+            slot["ratio"].append(row["first_vs_p50"])
+            labels.setdefault(row["key"], Counter())[row.get("label") or ""] += 1
+    index = 0 if cell is None else cell
+    processes = [p for p in sweep.processes if p.cell == index]
+    return {
+        "shapes": [
+            {
+                "key": key,
+                **{name: stat_json(values) for name, values in slot.items()},
+                "first_label": next((lab for lab, _ in labels[key].most_common() if lab), ""),
+            }
+            for key, slot in shapes.items()
+        ],
+        "startup_ms": stat_json([d.phases.get(RECIPE_PHASE, 0.0) for d in runs]),
+        "steady_p50_ms": stat_json([d.summary().p50_ms for d in runs]),
+        "warmup_excess_ms": stat_json([d.summary().warmup_excess_ms for d in runs]),
+        "processes": [
+            {
+                "record": p.data.record_path,
+                "status": p.data.status,
+                "detail": p.data.status_detail,
+                "repeat": p.repeat,
+            }
+            for p in processes
+        ],
+        "runs": [d.record_path for d in runs],
+    }
+
+
+def worst_shape(facts: dict[str, Any]) -> dict[str, Any] | None:
+    """The shape whose first call is furthest above its steady p50 (median across processes)."""
+    measured = [s for s in facts["shapes"] if s["ratio"]["median"] is not None]
+    return max(measured, key=lambda s: s["ratio"]["median"], default=None)
+
+
+def judge(facts: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
+    """``verified`` when every shape's first call is within noise of its steady state and at
+    most ``MAX_RATIO`` × its steady p50; else the worst shape and why."""
+    out: dict[str, Any] = {}
+    if not facts["runs"]:
+        failed = [p for p in facts["processes"] if p["status"] != outcome.OK]
+        detail = failed[0]["detail"] if failed else "no process finished"
+        return {"verdict": "not verified", "why": f"every process failed: {detail}", "worst": None}
+    worst: dict[str, Any] | None = None
+    failing = None
+    for shape in facts["shapes"]:
+        ratio = shape["ratio"]["median"]
+        p50, p90 = shape["p50_ms"]["median"], shape["p90_ms"]["median"]
+        if ratio is None:
+            continue
+        # Within noise: across processes, the first call's ratio reaches down into the
+        # shape's own steady spread (its p90 over its p50).
+        spread = max(1.0, p90 / p50) if p50 and p90 else 1.0
+        shape["within_noise"] = shape["ratio"]["lo"] <= spread
+        shape["passes"] = shape["within_noise"] and ratio <= MAX_RATIO
+        if worst is None or ratio > worst["ratio"]["median"]:
+            worst = shape
+        if not shape["passes"] and (failing is None or ratio > failing["ratio"]["median"]):
+            failing = shape
+    out["worst"] = (
+        None if worst is None else {"key": worst["key"], "ratio": worst["ratio"]["median"]}
+    )
+    failures = [p for p in facts["processes"] if p["status"] != outcome.OK]
+    if failing is not None:
+        name = failing["key"] or "the input"
+        ratio = failing["ratio"]["median"]
+        cause = failing["first_label"] or (
+            "beyond the steady spread in every process"
+            if ratio <= MAX_RATIO
+            else "no event: allocation or caches"
+        )
+        out.update(verdict="not verified", why=f"{name}'s first call is {num3(ratio)}×: {cause}")
+    elif failures:
+        out.update(
+            verdict="not verified",
+            why=f"{len(failures)} process(es) failed: {failures[0]['detail']}",
+        )
+    else:
+        out.update(verdict="verified", why="")
+    out["break_even"] = break_even(facts, baseline)
+    return out
+
+
+def break_even(facts: dict[str, Any], baseline: dict[str, Any]) -> str:
+    """Where the recipe's settings slow every later call: after how many calls the slowdown
+    outweighs the warm-up the baseline paid."""
+    a = median_interval([v for v in facts["steady_p50_ms"]["values"] if v is not None])
+    b = median_interval([v for v in baseline["steady_p50_ms"]["values"] if v is not None])
+    excess = baseline["warmup_excess_ms"]["median"]
+    if a is None or b is None or excess is None:
+        return ""
+    if a.lo > b.hi:
+        slower = a.median - b.median
+        calls = math.ceil(excess / slower) if slower > 0 else 0
+        return (
+            f"steady p50 {fmt_ms(slower)} above the baseline's: past ~{calls:,} calls the "
+            f"slowdown costs more than the baseline's warm-up ({fmt_ms(excess)})"
+        )
+    return ""
+
+
+def choose(cands: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The cheapest verified candidate by start-up; else the one whose worst shape is best."""
+    verified = [c for c in cands if c["verdict"] == "verified"]
+    if verified:
+        return min(verified, key=lambda c: c["startup_ms"]["median"] or 0.0)
+    measured = [c for c in cands if c.get("worst")]
+    if measured:
+        return min(measured, key=lambda c: c["worst"]["ratio"])
+    return None
+
+
+def answer(doc: dict[str, Any], chosen: dict[str, Any] | None, baseline: dict[str, Any]) -> str:
+    worst_base = max(
+        (s for s in baseline["shapes"] if s["ratio"]["median"] is not None),
+        key=lambda s: s["ratio"]["median"],
+        default=None,
+    )
+    without = (
+        f"without one, {worst_base['key'] or 'the first call'} is "
+        f"{num3(worst_base['ratio']['median'])}× its steady p50"
+        if worst_base
+        else "the baseline has no figures"
+    )
+    if chosen is None:
+        return f"not verified: no candidate could be measured; {without}"
+    start = chosen["startup_ms"]["median"]
+    worst = chosen.get("worst") or {}
+    if chosen["verdict"] == "verified":
+        return (
+            f"verified: {chosen['label']} ({chosen['summary']}), start-up {fmt_ms(start)}, "
+            f"worst first call {num3(worst.get('ratio', 0))}× its steady p50 "
+            f"({worst.get('key') or 'the input'}); "
+            f"{without}"
+        )
+    return f"not verified: best is {chosen['label']}: {chosen['why']}; {without}"
+
+
+def copy_recipe(doc: dict[str, Any], target: Path) -> Path | None:
+    """The chosen recipe's file at ``--emit`` (its cache artifact beside it, renamed to match)."""
+    chosen = next((c for c in doc["candidates"] if c["label"] == doc["chosen"]), None)
+    if chosen is None:
+        return None
+    source = Path(chosen["file"])
+    text = source.read_text(encoding="utf-8")
+    old = source.stem + ARTIFACT_SUFFIX
+    new = target.stem + ARTIFACT_SUFFIX
+    target.write_text(text.replace(json.dumps(old), json.dumps(new)), encoding="utf-8")
+    artifact = source.with_name(old)
+    if artifact.exists():
+        shutil.copyfile(artifact, target.with_name(new))
+    return target
