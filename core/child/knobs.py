@@ -375,3 +375,16 @@ def changed(values: dict[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any
 
 def default_values() -> dict[str, Any]:
     return {k.name: k.default for k in KNOBS}
+
+
+def compile_options(values: dict[str, Any]) -> dict[str, Any]:
+    """``torch.compile``'s keyword arguments from the compile knobs (the child's compile call
+    and a warm-up recipe's are the same call)."""
+    options: dict[str, Any] = {"backend": values.get("compile_backend") or "inductor"}
+    if values.get("compile_mode"):
+        options["mode"] = values["compile_mode"]
+    if values.get("compile_dynamic") is not None:
+        options["dynamic"] = values["compile_dynamic"]
+    if values.get("compile_fullgraph"):
+        options["fullgraph"] = True
+    return options

@@ -20,6 +20,7 @@ from typing import Any
 
 from .channel import Channel, Phases
 from .hooks import install_compile_hooks
+from .knobs import compile_options
 from .outcome import UsageError
 
 Feed = tuple[list[Any], dict[str, Any]]
@@ -286,13 +287,7 @@ def prepare(
         install_compile_hooks(torch, channel)  # the recipe makes the torch.compile call
     elif mode == "compile":
         install_compile_hooks(torch, channel)
-        options = {"backend": values.get("compile_backend") or "inductor"}
-        if values.get("compile_mode"):
-            options["mode"] = values["compile_mode"]
-        if values.get("compile_dynamic") is not None:
-            options["dynamic"] = values["compile_dynamic"]
-        if values.get("compile_fullgraph"):
-            options["fullgraph"] = True
+        options = compile_options(values)
         with phase("compile setup"):
             model = torch.compile(model, **options)
     return model

@@ -75,6 +75,22 @@ class RecordExistsError(RecordError):
 # -- where records go ---------------------------------------------------------------------------
 
 
+def new_folder(folder: Path | None, kind: str, target: str) -> Path:
+    """A new folder for a set of records (a sweep's, a warm-up's): ``folder`` as given, else
+    ``KIND-STAMP-TARGET-PID`` under ``record_dir()``; never one that exists already."""
+    if folder is None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        name = re.sub(r"[^A-Za-z0-9._=-]+", "-", target.rsplit("/", 1)[-1]).strip("-")[:40]
+        folder = record_dir() / f"{kind}-{stamp}-{name or 'target'}-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=False)
+    except FileExistsError:
+        raise RecordError(f"{folder} exists already: give another folder") from None
+    except OSError as exc:
+        raise RecordError(f"cannot create {folder}: {exc.strerror or exc}") from None
+    return folder
+
+
 def record_dir() -> Path:
     if os.environ.get("WARMSCOPE_RECORD_DIR"):
         return Path(os.environ["WARMSCOPE_RECORD_DIR"])

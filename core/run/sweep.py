@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 import shutil
 import time
@@ -26,7 +25,7 @@ from typing import Any
 from warmscope.core.child import outcome
 from warmscope.core.child.knobs import KnobError, knob
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.data.record import RecordError, record_dir
+from warmscope.core.data.record import RecordError, new_folder
 from warmscope.core.data.run import RunData, Update
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.export import atomic_write
@@ -155,17 +154,7 @@ class Sweep:
 
     def prepare_folder(self) -> Path:
         """A new folder for the sweep's records and document (never one that exists)."""
-        if self.folder is None:
-            base = record_dir()
-            stamp = time.strftime("%Y%m%d-%H%M%S")
-            name = _slug(self.target.rsplit("/", 1)[-1].replace(":", "-"))
-            self.folder = base / f"sweep-{stamp}-{name}-{os.getpid()}"
-        try:
-            self.folder.mkdir(parents=True, exist_ok=False)
-        except FileExistsError:
-            raise RecordError(f"{self.folder} exists already: give another folder") from None
-        except OSError as exc:
-            raise RecordError(f"cannot create {self.folder}: {exc.strerror or exc}") from None
+        self.folder = new_folder(self.folder, "sweep", self.target)
         return self.folder
 
     @property

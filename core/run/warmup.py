@@ -22,7 +22,6 @@ from __future__ import annotations
 import bisect
 import json
 import math
-import os
 import shutil
 import threading
 import time
@@ -33,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core.child import outcome
+from warmscope.core.child.knobs import compile_options
 from warmscope.core.data.intervals import median_interval
-from warmscope.core.data.record import RecordError, record_dir
+from warmscope.core.data.record import RecordError, new_folder
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.targets import parse_dim
@@ -187,16 +187,7 @@ class Warmup:
     # -- the steps -----------------------------------------------------------------------
 
     def prepare_folder(self) -> Path:
-        if self.folder is None:
-            stamp = time.strftime("%Y%m%d-%H%M%S")
-            name = self.settings.target.rsplit("/", 1)[-1].replace(":", "-")[:40]
-            self.folder = record_dir() / f"warmup-{stamp}-{name}-{os.getpid()}"
-        try:
-            self.folder.mkdir(parents=True, exist_ok=False)
-        except FileExistsError:
-            raise RecordError(f"{self.folder} exists already: give another folder") from None
-        except OSError as exc:
-            raise RecordError(f"cannot create {self.folder}: {exc.strerror or exc}") from None
+        self.folder = new_folder(self.folder, "warmup", self.settings.target)
         return self.folder
 
     def run(self) -> dict[str, Any]:
@@ -305,15 +296,7 @@ class Warmup:
     def base_recipe(self) -> Recipe:
         knobs = self.settings.knobs
         specs = [s.to_json() for s in self.settings.input_specs(self.target)]
-        options: dict[str, Any] = {}
-        if self.mode == "compile":
-            options["backend"] = knobs.get("compile_backend") or "inductor"
-            if knobs.get("compile_mode"):
-                options["mode"] = knobs["compile_mode"]
-            if knobs.get("compile_dynamic") is not None:
-                options["dynamic"] = knobs["compile_dynamic"]
-            if knobs.get("compile_fullgraph"):
-                options["fullgraph"] = True
+        options = compile_options(knobs) if self.mode == "compile" else {}
         return Recipe(
             label="",
             mode=self.mode,
