@@ -98,7 +98,7 @@ def test_a_batch_declaring_more_than_a_batch_holds(tmp_path: Path) -> None:
 
 
 def test_a_batch_declaring_more_than_its_bytes_can_hold(tmp_path: Path) -> None:
-    z = zeros_stream(1_000)
+    z = zlib.compress(b"q" + bytes(200_000), 9)  # a couple of hundred bytes
     n = packing.MAX_BATCH
     assert n > packing.MAX_PER_BYTE * len(z)
     path = write(tmp_path / "dense.jsonl", HEADER, packed_line(n, z), END)
@@ -107,8 +107,8 @@ def test_a_batch_declaring_more_than_its_bytes_can_hold(tmp_path: Path) -> None:
 
 def test_a_batch_that_inflates_past_its_count_stops_there(tmp_path: Path) -> None:
     """A count its bytes could hold, with a stream that inflates far beyond it."""
-    z = zeros_stream(40_000)  # about 40 MB of zeros
-    n = packing.MAX_PER_BYTE * len(z) // 8
+    z = zeros_stream(200_000)  # about 200 MB of zeros
+    n = packing.MAX_BATCH
     path = write(tmp_path / "long.jsonl", HEADER, packed_line(n, z), END)
     assert_refused(path, 2, "longer than its count")
 

@@ -38,10 +38,11 @@ MAX_BATCH = 1 << 21
 """The most iterations a packed batch may declare. The agent sends a batch every 50 ms and the
 ring holds 65,536: two million is 24 ns an iteration. It bounds what one line inflates to."""
 
-MAX_PER_BYTE = 64
-"""The most iterations a packed batch may declare per byte of its compressed columns. Real
-timings cost about a byte an iteration (0.27 for a loop that varies by 3 ns); only a forged
-batch of equal values packs denser, and its count could make a reader inflate gigabytes."""
+MAX_PER_BYTE = 1024
+"""The most iterations a packed batch may declare per byte of its compressed columns. Deflate
+compresses at most about 1032 to 1, and an iteration packs into at least a byte before that, so
+no batch the agent wrote declares more; real timings cost about a byte an iteration compressed
+(0.27 for a loop that varies by 3 ns; equal values, as a coarse clock gives, far less)."""
 
 MAX_LATENCY_NS = 10**18
 """No clock gives a latency beyond this (about 32 years)."""
