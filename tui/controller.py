@@ -16,9 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from warmscope.core.child import outcome
-from warmscope.core.data.follow import follow
 from warmscope.core.data.intervals import RunWarning
-from warmscope.core.data.reading import RecordError
 from warmscope.core.data.run import LiveRun, RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.stats import Summary
@@ -104,6 +102,9 @@ class RunController:
     def open_record(self, data: RunData) -> RunEntry:
         if data.status == outcome.RUNNING and data.record_path:
             # A live run is writing it: follow it as it grows (``follow``), as a live run.
+            from warmscope.core.data.follow import follow  # a live record: rare, and not first
+            from warmscope.core.data.reading import RecordError
+
             with contextlib.suppress(RecordError):
                 entry = RunEntry.from_session(len(self.runs) + 1, follow(Path(data.record_path)))
                 entry.source = "record"
