@@ -149,3 +149,17 @@ def test_latencies_no_clock_gives_are_refused(
 ) -> None:
     path = write(tmp_path / "r.jsonl", HEADER, line, END)
     assert_refused(path, 2, why)
+
+
+def test_a_sparse_sweep_document_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """A 4 GB sweep.json (sparse: a few bytes on disk) that claims to be a sweep document."""
+    path = tmp_path / "sweep.json"
+    path.write_text('{"format": "warmscope-sweep", "version": 1, "cells": [')
+    os.truncate(path, 4 << 30)
+    for command in ("compare", "report"):
+        start = time.monotonic()
+        result = warmscope(command, str(path), preexec_fn=_capped, timeout=60)
+        lines = result.stderr.strip().splitlines()
+        assert result.code == 2 and len(lines) == 1, result.stderr[-2000:]
+        assert "more than a sweep document's" in lines[0]
+        assert time.monotonic() - start < FAST_S

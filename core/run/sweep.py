@@ -25,6 +25,7 @@ from typing import Any
 from warmscope.core.child import outcome
 from warmscope.core.child.knobs import KnobError, knob
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.reading import MAX_DOCUMENT_BYTES
 from warmscope.core.data.record import RecordError, new_folder
 from warmscope.core.data.run import RunData, Update
 from warmscope.core.data.settings import RunSettings
@@ -253,8 +254,15 @@ def is_sweep_document(path: Path) -> bool:
 
 
 def read_sweep(path: Path) -> dict[str, Any]:
-    """A sweep document; ``RecordError`` (one line) for anything else."""
+    """A sweep document; ``RecordError`` (one line) for anything else. It is read whole, so
+    one larger than any sweep writes (``MAX_DOCUMENT_BYTES``) is refused before it is read."""
     try:
+        size = path.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise RecordError(
+                f"{path} holds {size >> 20} MB: more than a sweep document's "
+                f"{MAX_DOCUMENT_BYTES >> 20} MB, not one warmscope wrote"
+            )
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RecordError(f"no such file: {path}") from None
