@@ -32,6 +32,8 @@ def test_timings_no_clock_gives_are_named() -> None:
 
 def test_the_ring_count_is_never_behind_nor_beyond_a_ring_ahead() -> None:
     assert check_ring_count(12, 10, 64) is None
+    assert check_ring_count(9, 10, 64) is None, "a stop between a batch and the count: one behind"
+    assert "were sent" in str(check_ring_count(8, 10, 64))
     assert "were sent" in str(check_ring_count(3, 10, 64))
     assert "beyond its 64 slots" in str(check_ring_count(100, 10, 64))
 

@@ -54,7 +54,7 @@ def test_reader_and_sampler_are_nicer_than_the_child_and_it_is_recorded(tmp_path
 UI_SCRIPT = """
 import os, sys, threading
 from pathlib import Path
-from warmscope.core import launcher
+from warmscope.core.run import launcher
 from warmscope.core.run.session import RunSession
 from warmscope.core.data.settings import RunSettings
 

@@ -152,8 +152,8 @@ def test_a_failure_reaches_the_header_and_the_stderr_pane() -> None:
 
 
 def test_the_record_path_is_shown_in_the_header_the_history_and_on_exit(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from warmscope.tui.app import record_lines
     from warmscope.tui.history_screen import HistoryScreen
+    from warmscope.tui.runs import record_lines
 
     record = tmp_path / "kept-here.jsonl"
     app = build_app(settings=SETTINGS, record_path=record, start=factory(script()))

@@ -42,7 +42,7 @@ from warmscope.tui.main_screen import MainScreen
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.repaint_all import repaint_all
 from warmscope.tui.run_header import RunHeader
-from warmscope.tui.runs import RunEntry, error_lines
+from warmscope.tui.runs import RunEntry, error_lines, record_lines
 from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
 
 if TYPE_CHECKING:
@@ -400,13 +400,16 @@ class WarmscopeApp(App[int]):
         again = self.controller.summary_done(
             entry, message.summary, message.count, message.cost, message.warnings
         )
+        if not self.screen_stack:  # it came back as the app closed: nothing left to draw on
+            return
         self.main.summary_changed(entry)
         if again:
             self._want_summary(entry, force=True)
 
     def on_summary_failed(self, message: SummaryFailed) -> None:
         self.controller.summary_failed(message.entry, message.error)
-        self.main.summary_changed(message.entry)
+        if self.screen_stack:
+            self.main.summary_changed(message.entry)
 
     # -- actions --------------------------------------------------------------------------
 
@@ -688,13 +691,3 @@ def run_app(*, mouse: bool = False, **options: Any) -> int:
     for line in record_lines(app.runs):
         print(line)
     return int(app.return_code or 0)
-
-
-def record_lines(runs: Iterable[RunEntry]) -> list[str]:
-    """Where this session's runs are kept, said once the screen is gone: to reopen them
-    (``warmscope open``), compare them or report them."""
-    return [
-        f"run #{e.number} {e.data.status}: {e.data.record_path}"
-        for e in runs
-        if e.source == "run" and e.data.record_path
-    ]

@@ -13,7 +13,7 @@ import textwrap
 import time
 from array import array
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
@@ -317,3 +317,13 @@ class RunEntry:
 def fmt_settings(settings: RunSettings) -> str:
     line = settings_line(settings)
     return "" if line == "defaults" else line
+
+
+def record_lines(runs: Iterable[RunEntry]) -> list[str]:
+    """Where this session's runs are kept, said once the screen is gone: to reopen them
+    (``warmscope open``), compare them or report them."""
+    return [
+        f"run #{e.number} {e.data.status}: {e.data.record_path}"
+        for e in runs
+        if e.source == "run" and e.data.record_path
+    ]
