@@ -49,6 +49,7 @@ SAMPLES: dict[str, Any] = {
     "profiled_in_stats": True,
     "recipe": "warmup.py",
     "memory_limit": "3G",
+    "fresh_inputs": True,
 }
 INTERNAL = {"sample_hz"}
 """Fields no option sets: the sampler's rate."""

@@ -306,6 +306,7 @@ def run_loop(
         send_profile(prof, i, (t1 - t0) / 1e6, cfg, channel)
         return t0, t1
 
+    fresh = loading.fresh_feed if cfg.get("fresh_inputs") else None
     status = "ok"
     State.phase = None
     sys.stderr.flush()
@@ -330,6 +331,8 @@ def run_loop(
                     args, kwargs = feeds[k]
                     shapes.append(k)
                     current = k
+                if fresh is not None:  # made before the clock starts
+                    args, kwargs = fresh(feeds[current if shape_at is not None else 0])
                 if gap:
                     sleep(gap)
                 State.iteration = i

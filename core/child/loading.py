@@ -373,3 +373,14 @@ def loaded_graphs(torch: Any, model: Any) -> dict[str, str]:
     with contextlib.suppress(Exception):
         graphs["graph"] = str(model.graph)
     return graphs
+
+
+def fresh_feed(feed: Feed) -> Feed:
+    """A new copy of every tensor of ``feed`` (``--fresh-inputs``): each call meets inputs the
+    model has not seen, as traffic brings."""
+    args, kwargs = feed
+
+    def copy(value: Any) -> Any:
+        return value.clone() if hasattr(value, "clone") else value
+
+    return [copy(a) for a in args], {k: copy(v) for k, v in kwargs.items()}

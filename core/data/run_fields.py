@@ -551,6 +551,23 @@ class RunFields:
         ),
     )
 
+    fresh_inputs: bool = field(
+        default=False,
+        metadata=setting(
+            "bool",
+            (
+                Option(
+                    ("--fresh-inputs",),
+                    dict(
+                        action="store_true",
+                        help="a new copy of the inputs for every call, made before its timing, "
+                        "as traffic brings new tensors (by default a shape's inputs are reused)",
+                    ),
+                ),
+            ),
+        ),
+    )
+
     profile_in_run: bool = field(
         default=False,
         metadata=setting(

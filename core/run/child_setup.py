@@ -45,6 +45,7 @@ def agent_config(
         "idle_probe": settings.idle_probe,
         "torch_config": settings.torch_config,
         "recipe": settings.recipe,
+        "fresh_inputs": settings.fresh_inputs,
         "mode": mode,
         "knobs": knobs,
         "iters": settings.iters,

@@ -419,6 +419,9 @@ def ok_runs(sweep: Sweep, cell: int = 0) -> list[RunData]:
 def serve_settings(settings: RunSettings, serve: str) -> RunSettings:
     """The settings that serve every declared shape in the ``serve`` order."""
     served = settings.copy()
+    # Traffic brings new tensors: a first call's input is new, so every call's is (else the
+    # steady p50 would be measured on inputs already in the caches, the first call not).
+    served.fresh_inputs = True
     if serve == "random":
         served.schedule = "random"
     else:
