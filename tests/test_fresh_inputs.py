@@ -14,8 +14,11 @@ FACTORIES = Path(__file__).parent / "targets" / "factories.py"
 def printed(tmp_path: Path, *extra: str) -> str:
     record = tmp_path / "r.jsonl"
     r = subprocess.run(
-        [sys.executable, "-m", "warmscope.core.cli", "run", f"{FACTORIES}:counts_inputs"]
-        + ["--input", "16:zeros", "--iters", "12", "--record", str(record), "--quiet", *extra],
+        [
+            *(sys.executable, "-m", "warmscope.core.cli", "run", f"{FACTORIES}:counts_inputs"),
+            *("--input", "16:zeros", "--iters", "12", "--record", str(record), "--quiet"),
+            *extra,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
