@@ -197,6 +197,21 @@ def test_eager_factory(tmp_path: Path) -> None:
     run_plain(emitted, MODELS, "tiny_gpt")
 
 
+def test_traced_factory(tmp_path: Path) -> None:
+    emitted = tmp_path / "conv_recipe.py"
+    result = warmscope(
+        "warmup", f"{MODELS}:conv", "--mode", "trace", "--input", "1xTx16",
+        "--dim", "T=16,32", "--iters", "16", "--repeat", "1",
+        "--emit", str(emitted), "--quiet",
+        json_path=tmp_path / "w.json", timeout=300,
+    )  # fmt: skip
+    doc = result.doc
+    assert doc is not None, result.stderr
+    check_document(doc, result.code, 1)
+    assert doc["baseline"]["shapes"] and doc["candidates"]
+    run_plain(emitted, MODELS, "conv")
+
+
 def test_compile_factory_dynamic_and_a_cache_artifact_that_torch_does_not_make(
     tmp_path: Path,
 ) -> None:
