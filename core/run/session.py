@@ -522,9 +522,8 @@ class RunSession:
                 self._flush_record()
 
     def _timings_hold(self, ns: Any, st: Any, where: str = "a batch") -> bool:
-        # The ring's few iterations are checked in full; a batch by its extremes (its pace).
         """Whether a batch of timings is one a clock gives (``integrity``); else the run fails."""
-        order = where != "a batch"
+        order = where != "a batch"  # the ring's few are checked in full; a batch by its extremes
         problem = self._witness.batch(ns, st, int(self.elapsed() * 1e9), order=order)
         self._integrity_fault(problem and f"{where}: {problem}")
         return problem is None
