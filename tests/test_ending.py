@@ -3,10 +3,13 @@ its cases, with no child at all (``test_hostile``/``test_reliability`` end real 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from tests.conftest import warmscope
 from warmscope.core.child import outcome
-from warmscope.core.run.ending import Ending, Seen, classify, one_line
+from warmscope.core.run.ending import Ending, Seen, cause_line, classify, one_line
 
 FAULT = Ending(outcome.FAILED, "the child broke the protocol: garbage", outcome.EXIT_FAILED)
 ERROR = {"iteration": 3, "message": "RuntimeError: shapes differ\n  at line 2"}
@@ -141,3 +144,42 @@ def test_running_out_of_memory_is_named_before_the_signal_it_shows_as() -> None:
         "failed", "out of memory: the OOM killer ended it at --memory-limit 3G", 1
     )
     assert classify(-9, Seen(hello=True)).detail == "the child died from SIGKILL"
+
+
+TORCHSCRIPT_ERROR = """RuntimeError: The following operation failed in the TorchScript interpreter.
+Traceback of TorchScript (most recent call last):
+  File "speech.py", line 12, in forward
+RuntimeError: Given groups=1, weight of size [64, 40, 5], expected input[1, 41, 300] to have 40 channels, but got 41 channels instead
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        pytest.param(
+            TORCHSCRIPT_ERROR,
+            "RuntimeError: Given groups=1, weight of size [64, 40, 5], expected input[1, 41, 300] "
+            "to have 40 channels, but got 41 channels instead",
+            id="the TorchScript interpreter's lead-in gives way to the exception inside it",
+        ),
+        pytest.param("ValueError: bad\n  detail line", "ValueError: bad …", id="a plain message"),
+        pytest.param(
+            "KeyError: 'a'\nsee also\ntorch.fx.TraceError: symbolic",
+            "torch.fx.TraceError: symbolic",
+            id="a dotted exception name",
+        ),
+        pytest.param("RuntimeError: one line", "RuntimeError: one line", id="one line"),
+    ],
+)
+def test_the_cause_line(message: str, expected: str) -> None:
+    assert cause_line(message) == expected
+
+
+def test_a_failed_runs_closing_line_names_the_cause(record_dir: Path) -> None:
+    """A real TorchScript archive fed the wrong channel count: torch's own cause closes the run."""
+
+    r = warmscope("run", "sample:speech", "--input", "1x300x41", "--iters", "3")
+    assert r.code == 1
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("warmscope: run failed: iteration 0: RuntimeError: Given groups=1")
+    assert "to have 40 channels, but got 41 channels instead" in last

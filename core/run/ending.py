@@ -5,6 +5,7 @@ Parent side only (``outcome`` holds the names both sides share).
 
 from __future__ import annotations
 
+import re
 import signal
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -53,6 +54,25 @@ def one_line(message: str, limit: int = MAX_DETAIL) -> str:
     return first if first == message.strip() else first + " …"
 
 
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit): \S")
+"""A line that starts as Python prints an exception: ``RuntimeError: Given groups=1, …``."""
+
+
+def cause_line(message: str, limit: int = MAX_DETAIL) -> str:
+    """The line of an error ``message`` that says what is wrong, cut at ``limit`` characters.
+
+    A TorchScript interpreter error opens with its lead-in ("The following operation failed in
+    the TorchScript interpreter.") and a traceback, and ends with the exception torch raised
+    inside it (``RuntimeError: … expected input[1, 41, 300] to have 40 channels …``): that last
+    line is the cause. Any other message keeps its first line.
+    """
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    if len(lines) > 1 and EXCEPTION_LINE.match(lines[-1]):
+        last = lines[-1]
+        return last if len(last) <= limit else last[: limit - 1] + "…"
+    return one_line(message, limit)
+
+
 def not_a_python(python: str | None, how: str) -> Ending:
     return Ending(
         outcome.FAILED,
@@ -81,7 +101,7 @@ def classify(returncode: int, seen: Seen) -> Ending:
         )
         # One line: a TorchScript error's message carries its whole traceback, a trace
         # failure may print a tensor. The full text stays in the record's error.
-        message = one_line(str(error.get("message")))
+        message = cause_line(str(error.get("message")))
         if error.get("usage"):
             return Ending(outcome.FAILED, message, outcome.EXIT_USAGE)
         return Ending(outcome.FAILED, f"{where}: {message}", outcome.EXIT_FAILED)
