@@ -84,9 +84,11 @@ def test_the_scale_holds_a_new_maximum_a_little_above_the_last() -> None:
     series.extend([53.0])
     after = [line.plain for line in latency_chart(series, 60, 12, hold=hold)]
     changed = {
-        x for x in range(60) if any(a[x] != b[x] for a, b in zip(before, after, strict=True))
+        x for x in range(60) if any(a[x] != b[x] for a, b in zip(before[:-1], after, strict=False))
     }
     assert changed == {AXIS_W + 21}, "only the new column is drawn: the labels stay"
+    axis_changed = {x for x in range(60) if before[-1][x] != after[-1][x]}
+    assert axis_changed == {AXIS_W + 21, AXIS_W + 22, AXIS_W + 23}, "and the end label, 21 → 22"
 
 
 def test_a_chart_widget_repaints_only_its_newest_columns() -> None:
@@ -110,7 +112,9 @@ def test_a_chart_widget_repaints_only_its_newest_columns() -> None:
                 chart.show_view(view)
                 assert chart.repainted, "the new columns are drawn"
                 assert all(r.x >= AXIS_W + newest for r in chart.repainted), chart.repainted
-                assert all(r.right <= AXIS_W + view.series.count for r in chart.repainted)
+                # and the end label just after them, which moves with the run
+                end = AXIS_W + view.series.count + len(str(view.series.count))
+                assert all(r.right <= end for r in chart.repainted), chart.repainted
                 await pilot.pause()
 
     asyncio.run(scenario())
@@ -253,3 +257,18 @@ def test_a_whole_run_at_once_draws_as_one_grown_in_batches(
         for a, b in zip(whole.columns(width), grown.columns(width), strict=True):
             assert (a.first, a.last, a.lo, a.hi) == (b.first, b.last, b.lo, b.hi)
             assert a.mean == pytest.approx(b.mean, rel=1e-9)
+
+
+@pytest.mark.parametrize("count", [60, 200, 37])
+def test_the_axis_ends_at_the_runs_last_iteration(count: int) -> None:
+    """A 200-iteration run drawn 4 iterations a column is labelled 200, not the 304 its
+    columns could reach."""
+    series = LatencySeries()
+    series.extend([5.0 + (i % 3) for i in range(count)])
+    width = 76 + AXIS_W
+    axis = latency_chart(series, width, 12)[-1].plain
+    size = series.bucket_size(76)
+    columns = -(-count // size)
+    labels = axis[AXIS_W:].replace("─", " ").replace("-", " ").split()
+    assert labels == ["0", str(count)], axis
+    assert axis.index(str(count), AXIS_W + 1) == AXIS_W + columns, "just after the last column"

@@ -200,7 +200,7 @@ def latency_chart(
     pw, ph = width - AXIS_W, height - 2
     if pw < 8 or ph < 2:
         return too_small(width, height)
-    size, cols = series.buckets(pw, stop)
+    _, cols = series.buckets(pw, stop)
     if not cols:
         return _message(f"waiting for the first iteration{g.ellipsis}", height)
     lo, hi = min(c.lo for c in cols), max(c.hi for c in cols)
@@ -269,27 +269,31 @@ def latency_chart(
             )
         lines.append(line.done())
 
-    lines.append(_x_axis(size, pw, warm, st))
+    lines.append(_x_axis(cols[-1].last + 1, len(cols), pw, warm, st))
     return lines
 
 
-def _x_axis(size: int, width: int, warm: list[bool], st: ChartStyles) -> Line:
-    """The iteration axis, fixed for a bucket size: 0 on the left, its extent on the right,
-    the warm-up as a heavy rule."""
+def _x_axis(end: int, end_col: int, width: int, warm: list[bool], st: ChartStyles) -> Line:
+    """The iteration axis: 0 on the left, the iterations drawn (``end``) just after the last
+    drawn column (``end_col`` columns), the warm-up as a heavy rule. The label says how far the
+    run has got, not how far the columns could reach."""
     g = current()
     chars = [g.warm if w else g.hline for w in warm] + [g.hline] * (width - len(warm))
     styles = [st.warmup if w else st.axis for w in warm] + [st.axis] * (width - len(warm))
-    first, last = "0", str(size * width)
+    first, last = "0", str(end)
     warm_cols = sum(warm)
     text = "warm-up"
     if warm_cols >= len(text) + 2:
         start = max(len(first) + 1, (warm_cols - len(text)) // 2)
         if start + len(text) < warm_cols:
             chars[start : start + len(text)] = list(text)
-    if width > len(first) + len(last) + 2:
-        chars[: len(first)] = list(first)
-        chars[width - len(last) :] = list(last)
-        for k in range(width - len(last), width):
+    chars[: len(first)] = list(first)
+    # The end label follows the last drawn column (so drawn columns keep their cells), or
+    # ends the axis once the columns fill it.
+    at = min(max(end_col, len(first) + 1), width - len(last))
+    if at >= len(first) + 1:
+        chars[at : at + len(last)] = list(last)
+        for k in range(at, at + len(last)):
             styles[k] = st.axis
     line = _Row()
     line.add(" " * (AXIS_W - 1) + g.corner, st.axis)
