@@ -42,7 +42,7 @@ from warmscope.tui.main_screen import MainScreen
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.repaint_all import repaint_all
 from warmscope.tui.run_header import RunHeader
-from warmscope.tui.runs import RunEntry, error_lines, record_lines
+from warmscope.tui.runs import RunEntry, error_lines, exit_code, record_lines
 from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
 
 if TYPE_CHECKING:
@@ -690,4 +690,4 @@ def run_app(*, mouse: bool = False, **options: Any) -> int:
         app.stop_all()
     for line in record_lines(app.runs):
         print(line)
-    return int(app.return_code or 0)
+    return int(app.return_code or 0) or exit_code(app.runs)

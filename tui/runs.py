@@ -319,6 +319,19 @@ def fmt_settings(settings: RunSettings) -> str:
     return "" if line == "defaults" else line
 
 
+def exit_code(runs: Iterable[RunEntry]) -> int:
+    """The app's exit code from its runs, as ``warmscope run`` would give for the last run it
+    started: 1 (2 for bad input) where that run failed, crashed or timed out; else 0. A run the
+    user stopped, records only opened, or no run at all: 0."""
+    started = [e for e in runs if e.source == "run"]
+    if not started:
+        return outcome.EXIT_OK
+    last = started[-1].data
+    if last.status in (outcome.FAILED, outcome.CRASHED, outcome.TIMEOUT):
+        return last.exit_code if last.exit_code else outcome.EXIT_FAILED
+    return outcome.EXIT_OK
+
+
 def record_lines(runs: Iterable[RunEntry]) -> list[str]:
     """Where this session's runs are kept, said once the screen is gone: to reopen them
     (``warmscope open``), compare them or report them."""
