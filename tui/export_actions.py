@@ -14,12 +14,12 @@ from warmscope.tui.runs import RunEntry
 
 
 def export_run(app: App[Any], entry: RunEntry) -> None:
-    """Ask where, then write ``entry``'s JSON, CSV, Markdown and report; a record's files go
-    beside it by default, a live run's in the current folder."""
+    """Ask where, then write ``entry``'s JSON, CSV, Markdown and report; beside its record by
+    default (the folder the user's runs are kept in, not wherever the app was started)."""
     from warmscope.tui.export_screen import ExportScreen
 
     record = Path(entry.data.record_path) if entry.data.record_path else None
-    directory = record.parent if entry.source == "record" and record else Path.cwd()
+    directory = record_folder([entry])
     stem = record.stem if record else f"warmscope-run-{entry.number}"
 
     def write(folder: Path) -> list[Path]:
@@ -56,7 +56,15 @@ def export_comparison(app: App[Any], entries: list[RunEntry]) -> None:
             _write_in_worker(app, lambda: write(folder))
 
     what = "the comparison document, and its table in Markdown"
-    app.push_screen(ExportScreen(Path.cwd(), stem, title, ("json", "md"), what), done)
+    app.push_screen(ExportScreen(record_folder(entries), stem, title, ("json", "md"), what), done)
+
+
+def record_folder(entries: list[RunEntry]) -> Path:
+    """Where exports go by default: the first entry's record folder, else the current one."""
+    for entry in entries:
+        if entry.data.record_path:
+            return Path(entry.data.record_path).parent
+    return Path.cwd()
 
 
 def _write_in_worker(app: App[Any], write: Callable[[], list[Path]]) -> None:
