@@ -163,9 +163,11 @@ def test_a_failing_model_keeps_the_screen_with_its_error() -> None:
         log = app.screen.query_one("#stderr", Log)
         assert any("RuntimeError: mat1" in line for line in log.lines)
         assert app.screen.query_one("TabbedContent").active == "tab-stderr"  # type: ignore[attr-defined]
+        await pilot.pause(0.3)
+        assert not app.screen.query("Toast"), "nothing covers the traceback's last lines"
         assert app.is_running
 
-    run(app, scenario, SIZE, settled=False)
+    run(app, scenario, SIZE, settled=False, notifications=True)
 
 
 def test_bad_settings_are_shown_not_raised() -> None:

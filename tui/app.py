@@ -373,6 +373,10 @@ class WarmscopeApp(App[int]):
             return
         lines = entry.view.add_stderr(error_lines(data))
         self.main.show_failure(entry, lines)
+        if self.screen is self.main:
+            # The header says it failed and the stderr pane shows why; a toast would sit on
+            # the traceback's last lines, which name the cause.
+            return
         self.notify(
             f"run #{entry.number} {data.status}: {data.status_detail}",
             severity="error",
