@@ -237,8 +237,10 @@ def test_chart_keys_switch_scale_and_warmup_view() -> None:
         await pilot.press("z")
         assert chart.zoom and "warm-up view" in str(chart.border_title)
         lines = chart.build_lines(70, 12)
-        # a 60-iteration run fits the view, an iteration a column: the axis reaches 70 - 8
-        assert lines[-1].plain.rstrip().endswith("62")
+        # a 60-iteration run fits the view, an iteration a column: the axis ends at 60,
+        # just after the 60th column
+        assert lines[-1].plain.rstrip().endswith("60")
+        assert lines[-1].plain.index("60") == 8 + 60
         await pilot.press("z", "l")
         assert chart.log_scale and not chart.zoom
 
