@@ -132,7 +132,8 @@ def test_x_exports_the_comparison_as_json_and_markdown(tmp_path: Path) -> None:
 
 def test_compare_follows_a_third_live_run_to_its_end() -> None:
     quick = [Moment([iterations(0, [20.0] + [1.0] * 19)]), Moment([end(outcome.OK, "", 0)])]
-    slow = [Moment([iterations(0, [30.0] + [1.0] * 9)])] + [Moment() for _ in range(15)]
+    # Long enough to be still running when compare opens, even on a loaded machine.
+    slow = [Moment([iterations(0, [30.0] + [1.0] * 9)])] + [Moment() for _ in range(60)]
     slow.append(Moment([iterations(10, [1.0] * 30), end(outcome.OK, "", 0)]))
     scripts = iter([quick, quick, slow])
 
@@ -154,7 +155,7 @@ def test_compare_follows_a_third_live_run_to_its_end() -> None:
         await pilot.pause()
         assert screen.chosen == [app.runs[1], app.runs[2], app.runs[0]]
         assert "running" in screen_text(app)
-        await wait_for(pilot, lambda: app.runs[2].view.finished, timeout=10)
+        await wait_for(pilot, lambda: app.runs[2].view.finished, timeout=30)
         await pilot.pause(0.3)
         text = screen_text(app)
         assert "running" not in text and "40" in text, "followed to its end"

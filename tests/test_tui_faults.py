@@ -43,7 +43,7 @@ FAULTS = [
     # (factory, extra settings, status, a line the stderr pane must show, iterations kept)
     ("segfault", {}, "crashed", "Segmentation fault", K),
     ("exits", {}, "crashed", "exited with code 7", K),
-    ("hangs", {"timeout": 5.0}, "timeout", "--timeout 5", K),
+    ("hangs", {"timeout": 10.0}, "timeout", "--timeout 10", K),  # room to start on a busy machine
     ("allocates", {}, "failed", "can't allocate memory", K),
     ("raises_while_loading", {}, "failed", "planted failure while building the model", 0),
 ]
