@@ -88,7 +88,7 @@ class MainScreen(Screen[None]):
     """Draws one ``RunEntry``; the app tells it what changed, a batch per tick."""
 
     BINDINGS: ClassVar[list[BindingType]] = RUN_BINDINGS + MATCH_BINDINGS
-    AUTO_FOCUS = "#iterations"
+    AUTO_FOCUS = None  # the iterations table, once mounted (``_mount_panes``)
 
     class Ready(Message):
         """The screen's widgets exist: the app can show runs."""
@@ -106,20 +106,27 @@ class MainScreen(Screen[None]):
             summary_box.border_title = "summary"
             with summary_box:
                 yield SummaryPanel("", id="summary")
-        with Horizontal(id="bottom"):
-            table = IterationTable(id="iterations")
-            table.border_title = "iterations"
-            yield table
-            with TabbedContent(id="panes", initial="tab-events"):
-                with TabPane("Events", id="tab-events"):
-                    yield EventsPane(id="events")
-                with TabPane("Usage", id="tab-usage"):
-                    yield UtilizationPane(id="usage")
-                with TabPane("Stderr", id="tab-stderr"):
-                    yield StderrPane(id="stderr", max_lines=STDERR_LINES)
+        yield Horizontal(id="bottom")
         yield Footer(id="footer", compact=True)
 
     def on_mount(self) -> None:
+        # The first frame has the header, the chart and the summary; the panes below follow
+        # one refresh later, so the window is not blank while Textual styles and lays out
+        # a dozen more widgets. Runs and records are shown once they exist (``Ready``).
+        self.call_after_refresh(self._mount_panes)
+
+    async def _mount_panes(self) -> None:
+        table = IterationTable(id="iterations")
+        table.border_title = "iterations"
+        panes = TabbedContent(id="panes", initial="tab-events")
+        for pane in (
+            TabPane("Events", EventsPane(id="events"), id="tab-events"),
+            TabPane("Usage", UtilizationPane(id="usage"), id="tab-usage"),
+            TabPane("Stderr", StderrPane(id="stderr", max_lines=STDERR_LINES), id="tab-stderr"),
+        ):
+            panes.compose_add_child(pane)
+        await self.query_one("#bottom", Horizontal).mount(table, panes)
+        table.focus()
         self.app.post_message(self.Ready())
 
     def on_resize(self, event: Resize) -> None:
