@@ -160,3 +160,16 @@ def test_aa_tui_compare_calls_nothing_different(runs: tuple) -> None:  # type: i
     run(app, scenario, (120, 40))
     assert "can't tell" in seen[0]
     assert "better" not in seen[0] and "worse" not in seen[0]
+
+
+def test_report_format_json_holds_the_document_hints_and_comparison(runs: tuple) -> None:  # type: ignore[type-arg]
+    tmp, a, *_ = runs
+    r = warmscope("report", "a.jsonl", "--against", "b.jsonl", "--format", "json", cwd=tmp)
+    assert r.code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "warmscope-report"
+    assert doc["run"]["iterations"] == json.loads(a.stdout)["iterations"]
+    assert doc["comparison"]["format"] == "warmscope-comparison"
+    assert isinstance(doc["hints"], list)
+    md = warmscope("report", "a.jsonl", "--format", "md", cwd=tmp)
+    assert md.stdout == warmscope("report", "a.jsonl", cwd=tmp).stdout, "md: the default"
