@@ -195,7 +195,10 @@ def export_all(data: RunData, directory: Path, stem: str) -> list[Path]:
 
 
 def comparison_markdown(doc: dict[str, Any]) -> str:
-    """A ``warmscope-comparison`` document as a Markdown table, each run against the first."""
+    """A ``warmscope-comparison`` document as a Markdown table, each run against the first,
+    with the context that differs and what each untold verdict means."""
+    from warmscope.core.output.text_views import value_cell
+
     runs = doc["runs"]
     letters = [chr(ord("A") + i) if i < 26 else str(i + 1) for i in range(len(runs))]
     lines = ["### warmscope: a comparison", ""]
@@ -203,14 +206,16 @@ def comparison_markdown(doc: dict[str, Any]) -> str:
         lines.append(
             f"- **{letter}** `{r['name']}`: `{r['target']}` {r['mode']}, {_cell(r['settings'])}; "
             f"{r['status']}, {r['iterations']} iterations"
+            + (f", {r['processes']} processes" if r.get("processes", 1) > 1 else "")
         )
     head = ["metric", "A"] + [f"{x} (vs A)" for x in letters[1:]]
     lines += ["", "| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
     for m in doc["metrics"]:
-        cells = [units.metric(m["metric"], m["values"][0])]
-        columns = zip(m["values"], m["ratios"], m["verdicts"], strict=True)
-        for value, ratio, verdict in list(columns)[1:]:
-            cell = units.metric(m["metric"], value)
+        ivs = m.get("intervals") or [None] * len(runs)
+        cells = [value_cell(m["metric"], m["values"][0], ivs[0])]
+        columns = zip(m["values"], m["ratios"], m["verdicts"], ivs, strict=True)
+        for value, ratio, verdict, iv in list(columns)[1:]:
+            cell = value_cell(m["metric"], value, iv)
             if ratio is not None:
                 cell += f" ({ratio:.2f}×{', ' + verdict if verdict else ''})"
             cells.append(cell)
@@ -221,11 +226,19 @@ def comparison_markdown(doc: dict[str, Any]) -> str:
         for row in doc["settings"]:
             values = " | ".join(f"`{_cell(v)}`" for v in row["values"])
             lines.append(f"| {row['name']} | {values} |")
+    if doc.get("context"):
+        lines += ["", "Context that differs (it changes what is measured):", ""]
+        lines += ["| context | " + " | ".join(letters) + " | why |"]
+        lines.append("| --- |" + " --- |" * (len(letters) + 1))
+        for row in doc["context"]:
+            values = " | ".join(_cell(v) for v in row["values"])
+            lines.append(f"| {row['name']} | {values} | {_cell(row['why'])} |")
     lines += [
         "",
         "Ratios are each run's value over A's; *within noise*: smaller than the runs' "
-        "own spread (their CV), not a difference to call.",
+        "own spread (their CV, or their intervals across processes), not a difference to call.",
     ]
+    lines += [f"- {_cell(note)}" for note in doc.get("notes", [])]
     return "\n".join(lines) + "\n"
 
 
