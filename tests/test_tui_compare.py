@@ -274,3 +274,22 @@ def test_three_runs_in_ascii_are_ascii_glyphs() -> None:
         assert "x C" in text
 
     _three_runs_overlaid(app, check)
+
+
+def test_the_context_that_differs_is_shown_beside_the_figures() -> None:
+    """Two compile runs, one with a cold cache, one with the user's full one: the compare
+    screen says so in its settings pane, and calls no first iteration better."""
+    app = build_app(records=[SCRIPT, NO_PROFILING])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.pause()
+        app.runs[0].data.env["compile_cache"] = {"mode": "cold", "had_entries": False}
+        app.runs[1].data.env["compile_cache"] = {"mode": "user", "had_entries": True}
+        await pilot.press("c")
+        await pilot.pause()
+        pane = str(app.screen.query_one("#compare-settings-text").render())
+        assert "context that differs" in pane and "compile cache" in pane
+        assert "cold (empty) → user (had entries)" in pane
+        assert "1 process each" in pane, "what the untold verdicts mean"
+
+    run(app, scenario, (120, 40))
