@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import itertools
 import random
+import shutil
+from pathlib import Path
 
 import pytest
 
+from warmscope.core.cli import main
 from warmscope.core.data import intervals
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
@@ -165,3 +168,20 @@ def test_context_that_changes_what_is_measured_is_shown() -> None:
     rows = {r.name: r for r in verdicts.context_table([[a], [other]])}
     assert set(rows) == {"torch", "host"}
     assert verdicts.context_table([[a], [a_run(1.0, quiet(1.0), env=cold, samples=idle)]]) == []
+
+
+def test_a_side_is_repeats_of_one_setting(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    data = Path(__file__).parent / "data"
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for name in ("speech-script.jsonl", "speech-no-profiling.jsonl"):
+        shutil.copy(data / name, mixed / name)
+    assert main(["compare", str(mixed), str(data / "speech-script.jsonl")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "a side is repeats of one setting" in err
+    assert main(["compare", str(tmp_path / "none-*.jsonl"), str(mixed)]) == 2
+    assert "no record matches" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["compare", str(empty), str(mixed)]) == 2
+    assert "no run records" in capsys.readouterr().err
