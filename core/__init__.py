@@ -64,6 +64,8 @@ output/ — what is shown.
                 processes, the ranking, the break-even and the one-line answer
     sweep_columns  the columns of a sweep's table, declared once (CLI text and report)
     text_views  the plain text the CLI prints: a run's summary, a sweep, runs compared
+    verdicts    when a comparison may call a difference (one process each, repeated
+                processes, the same settings twice) and the context that differs
     report      ``warmscope report``; export: ``--json``, CSV, Markdown; hints; breakdown
     recipe      a warm-up recipe and its Python file; recipe_cpp: the libtorch C++ one
     units       latencies and rates as people read them, one unit picker for values and columns

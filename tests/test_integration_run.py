@@ -249,7 +249,8 @@ def test_compare_two_records(speech_defaults: Result, tmp_path: Path) -> None:
     assert r.code == 0, r.stderr
     lines = r.stdout.splitlines()
     first = next(line for line in lines if line.startswith("first_ms"))
-    assert re.search(r"\d\.\d\d× ?(better|worse|)$", first.rstrip()), first  # a ratio, in words
+    # A ratio, and no verdict: one process each cannot tell a first iteration apart.
+    assert re.search(r"\d\.\d\d× 1 process each$", first.rstrip()), first
     assert any(line.startswith("steady_from") for line in lines)
     assert any(line.strip().startswith("graph_optimizer") for line in lines)  # settings that differ
 

@@ -217,3 +217,26 @@ def test_a_separate_profile_process_leaves_the_headline_unchanged(tmp_path: Path
     assert "(separate process)" in r.stdout
     report = warmscope("report", str(tmp_path / "run.jsonl"))
     assert "come from a separate process" in report.stdout
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_the_profiling_hint_claims_only_what_the_records_support() -> None:
+    """The presets run without the profiling executor's warm-up by construction; what that
+    costs or saves is not claimed from one process each, nor from a run of the same
+    settings."""
+    script = read_run(DATA / "speech-script.jsonl")
+    no_profiling = read_run(DATA / "speech-no-profiling.jsonl")
+
+    def profiling_hint(compared: RunData | None) -> str:
+        return next(h for h in hints(script, compared) if "profiling executor's warm-up" in h)
+
+    alone = profiling_hint(None)
+    assert "trades" not in alone and "warmscope sweep sample:speech" in alone
+    against = profiling_hint(no_profiling)
+    assert "one process each cannot tell a first iteration apart" in against
+    assert "(within noise)" in against, "the steady p50 by the within-run rule"
+    assert not any(word in against for word in ("better", "worse", "sooner", "faster"))
+    same = profiling_hint(read_run(DATA / "speech-script.jsonl"))
+    assert "same settings, so it cannot tell" in same and "×" not in same

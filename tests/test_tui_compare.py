@@ -41,7 +41,9 @@ def test_a_difference_reads_in_words_and_noise_is_no_difference() -> None:
     slower = summarize([20.0] + [2.0, 2.02, 1.98] * 30)
     noisy = summarize([10.0] + [1.0, 1.3, 0.8, 1.1] * 25)
     rows = {r.metric: r for r in metric_rows(quiet, slower)}
-    assert rows["p50_ms"].verdict == "worse" and rows["first_ms"].verdict == "worse"
+    assert rows["p50_ms"].verdict == "worse"
+    assert rows["first_ms"].verdict == "1 process each", "one process each cannot tell it"
+    assert rows["first_ms"].better is None
     assert rows["throughput_per_s"].verdict == "worse", "fewer iterations a second"
     assert rows["cv"].verdict == "", "a spread is neither better nor worse"
     back = {r.metric: r for r in metric_rows(slower, quiet)}
@@ -170,7 +172,8 @@ def test_at_80x24_nothing_that_matters_is_cut() -> None:
         await pilot.press("c")
         text = screen_text(app)
         assert "#2 preset no-profiling" in text, "the settings that set B apart, not its target"
-        assert "within noise" in text and "0.26× better" in text and "Export" in text
+        assert "within noise" in text and "can't tell" in text and "Export" in text
+        assert "better" not in text, "one process each: no first-iteration verdict"
         await pilot.press("escape", "h")
         text = screen_text(app)
         for column in ("status", "iters", "first", "p50", "failed", "50.7 µs"):
@@ -200,7 +203,8 @@ def test_cli_compares_three_records_against_the_first(capsys) -> None:  # type: 
     assert all(p.name in out for p in (SCRIPT, NO_PROFILING, FAILED))
     assert "ratios: each run against the first" in out
     first = next(line for line in out.splitlines() if line.startswith("first_ms"))
-    assert "0.26× better" in first, "the ratio in words, as the TUI and the two-run view say it"
+    assert "0.26× 1 process each" in first, "a first iteration of one process each is untold"
+    assert "note: 1 process each" in out and "--repeat" in out, "and how to tell it"
 
 
 def _overlay_cells(app: WarmscopeApp) -> list[tuple[str, Style]]:
@@ -271,3 +275,22 @@ def test_three_runs_in_ascii_are_ascii_glyphs() -> None:
         assert "x C" in text
 
     _three_runs_overlaid(app, check)
+
+
+def test_the_context_that_differs_is_shown_beside_the_figures() -> None:
+    """Two compile runs, one with a cold cache, one with the user's full one: the compare
+    screen says so in its settings pane, and calls no first iteration better."""
+    app = build_app(records=[SCRIPT, NO_PROFILING])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.pause()
+        app.runs[0].data.env["compile_cache"] = {"mode": "cold", "had_entries": False}
+        app.runs[1].data.env["compile_cache"] = {"mode": "user", "had_entries": True}
+        await pilot.press("c")
+        await pilot.pause()
+        pane = str(app.screen.query_one("#compare-settings-text").render())
+        assert "context that differs" in pane and "compile cache" in pane
+        assert "cold (empty) → user (had entries)" in pane
+        assert "1 process each" in pane, "what the untold verdicts mean"
+
+    run(app, scenario, (120, 40))

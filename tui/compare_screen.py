@@ -17,7 +17,14 @@ from textual.widgets.data_table import ColumnKey
 
 from warmscope.core.data.stats import Summary
 from warmscope.core.output import units
-from warmscope.core.output.digest import MetricRow, metric_rows, settings_line, settings_table
+from warmscope.core.output.digest import (
+    MetricRow,
+    comparison_notes,
+    settings_line,
+    settings_table,
+    side_rows,
+)
+from warmscope.core.output.verdicts import SAME_SETTINGS, context_table
 from warmscope.tui import fmt
 from warmscope.tui.overlay_chart import RUN_COLOURS, OverlayChart
 from warmscope.tui.runs import RunEntry
@@ -33,11 +40,16 @@ def letter(index: int) -> str:
 
 def ratio_text(row: MetricRow) -> Text:
     """Against A, in words (they read without colour): ``0.26× better`` in green, ``1.80×
-    worse`` in red, ``within noise`` dim and uncoloured."""
+    worse`` in red, ``within noise`` dim and uncoloured; ``can't tell`` (one process each,
+    too few iterations) and ``same settings`` dim too."""
     if row.ratio is None:
         return Text("-", style="dim", justify="right")
     if row.within_noise:
         return Text("within noise", style="dim", justify="right")
+    if row.untold:
+        # The values stand beside it; the settings pane's notes say why it cannot be told.
+        word = "same settings" if row.untold == SAME_SETTINGS else "can't tell"
+        return Text(word, style="dim", justify="right")
     better = row.better
     style = "" if better is None else "green" if better else "red"
     return Text(row.ratio_text, style=style, justify="right")
@@ -84,6 +96,8 @@ class CompareScreen(Screen[None]):
         super().__init__(id="compare")
         self.runs = runs
         self.chosen = list(chosen)
+        self._notes: list[str] = []
+        """What the untold verdicts mean, from the last drawing of the metrics."""
 
     @property
     def a(self) -> RunEntry:
@@ -171,7 +185,12 @@ class CompareScreen(Screen[None]):
 
         row("status", [e.view.status for e in self.chosen])
         row("iterations", [fmt.count(e.view.count) for e in self.chosen])
-        columns = [metric_rows(summaries[0], s) for s in summaries]
+        a = self.chosen[0].data
+        columns = [
+            side_rows([a], [e.data], [summaries[0]], [s])
+            for e, s in zip(self.chosen, summaries, strict=True)
+        ]
+        self._notes = comparison_notes([c for col in columns[1:] for c in col], repeated=False)
         for n, first in enumerate(columns[0]):
             values: list[object] = [first.name, _value(first.metric, first.a)]
             for col in columns[1:]:
@@ -194,9 +213,15 @@ class CompareScreen(Screen[None]):
             lines.append(Content.assemble(*parts))
         # Content, not markup: setting values come from runs and records.
         same = Content.styled("the same settings", "$text-muted")
-        self.query_one("#compare-settings-text", Static).update(
-            Content("\n").join(lines) if lines else same
-        )
+        blocks = [Content("\n").join(lines) if lines else same]
+        context = context_table([[e.data] for e in self.chosen])
+        if context:
+            blocks.append(Content.styled("context that differs", "bold $warning"))
+        for row in context:
+            values = " → ".join(row.values) if len(row.values) == 2 else " · ".join(row.values)
+            blocks.append(Content.assemble((row.name, "b"), "\n  ", values))
+        blocks += [Content.styled(note, "$text-muted") for note in self._notes]
+        self.query_one("#compare-settings-text", Static).update(Content("\n\n").join(blocks))
         self.query_one("#compare-settings").border_title = "settings"
 
     async def _runs_changed(self) -> None:

@@ -1,4 +1,4 @@
-"""The command line: ``warmscope [run|sweep|open|compare|report|samples|knobs] ...``.
+"""The command line: ``warmscope [run|sweep|open|compare|report|export|samples|knobs] ...``.
 
 This package only parses and dispatches: each command is a module exposing ``COMMANDS``
 (``command.Command``: its name, its options, its ``run(args, argv) -> int``); what they print
@@ -26,6 +26,7 @@ MODULES = {
     "open": "view",
     "compare": "compare",
     "report": "report",
+    "export": "export",
     "samples": "lists",
     "knobs": "lists",
 }

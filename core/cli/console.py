@@ -33,10 +33,19 @@ def stdout_gone() -> None:
     os.close(devnull)
 
 
-def check_json_path(path: Path, record: Path | None) -> None:
+STDOUT = "-"
+"""``--json -``: the document on stdout."""
+
+
+def check_json_path(path: Path, record: Path | None, *, stdout_ok: bool = False) -> None:
     """``--json PATH`` before anything runs: an existing, writable folder, and not a folder
-    itself. ``UsageError`` names the problem (exit 2, nothing spawned)."""
+    itself; ``-`` (stdout) only where ``stdout_ok``, never a file of that name. ``UsageError``
+    names the problem (exit 2, nothing spawned)."""
     shown = clean_line(str(path))
+    if str(path) == STDOUT:
+        if stdout_ok:
+            return
+        raise UsageError("--json - (stdout) is for one run's document: give a file path")
     folder = path.parent
     if path.is_dir():
         raise UsageError(f"--json {shown} is a folder: give a file path")

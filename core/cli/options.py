@@ -67,7 +67,8 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool =
             "--json",
             type=Path,
             metavar="PATH",
-            help="also write one JSON document (written whatever the outcome); with --repeat "
+            help="also write one JSON document (written whatever the outcome; - for stdout, "
+            "the summary then on stderr); with --repeat "
             "or sweep, the warmscope-sweep document",
         )
         g.add_argument("--quiet", action="store_true", help="no live progress line")

@@ -1,10 +1,12 @@
-"""``warmscope report RECORD``: a Markdown report of a run or a sweep."""
+"""``warmscope report RECORD``: a Markdown report of a run or a sweep, or its facts as JSON."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from warmscope.core.child import outcome
 from warmscope.core.cli.command import Command
@@ -20,7 +22,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     from warmscope.core.run.sweep import is_sweep_document, read_sweep
 
     if is_sweep_document(record):
-        text = sweep_report(read_sweep(record))
+        sweep = read_sweep(record)
+        text = json.dumps(sweep, indent=1) + "\n" if args.format == "json" else sweep_report(sweep)
+    elif args.format == "json":
+        text = json.dumps(report_document(record, against), indent=1, default=str) + "\n"
     else:
         text = report(read_run(record, ms=False), read_run(against, ms=False) if against else None)
     if output is None:
@@ -31,6 +36,24 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     return outcome.EXIT_OK
 
 
+def report_document(record: Path, against: Path | None) -> dict[str, Any]:
+    """The report's facts for a program: the run's ``--json`` document, the hints, and the
+    comparison with ``against`` (the ``compare --json`` document) where one is given."""
+    from warmscope.core.data import document
+    from warmscope.core.output.digest import comparison
+    from warmscope.core.output.hints import hints
+
+    data = read_run(record)
+    other = read_run(against) if against else None
+    return {
+        "format": "warmscope-report",
+        "version": 1,
+        "run": document.to_document(data),
+        "hints": hints(data, other),
+        "comparison": comparison([data, other], [str(record), str(against)]) if other else None,
+    }
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("record", type=Path, metavar="RECORD")
     p.add_argument(
@@ -38,6 +61,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="RECORD",
         help="a run with other settings, for the hints",
+    )
+    p.add_argument(
+        "--format",
+        choices=("md", "json"),
+        default="md",
+        help="md: the report (default); json: the run's --json document with the hints (and "
+        "the comparison with --against); a sweep document: itself",
     )
     p.add_argument("-o", "--output", type=Path, metavar="PATH", help="write here instead of stdout")
     p.add_argument("--verbose", action="store_true")

@@ -1,4 +1,5 @@
-"""``warmscope run TARGET``: one headless run, live progress on stderr, its summary on stdout."""
+"""``warmscope run TARGET``: one headless run, live progress on stderr, its summary on stdout
+(on stderr with ``--json -``, whose document is then stdout's only text)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import sys
 
 from warmscope.core.child import outcome
 from warmscope.core.cli.command import Command
-from warmscope.core.cli.console import check_json_path, emit, reason, say
+from warmscope.core.cli.console import STDOUT, check_json_path, emit, reason, say
 from warmscope.core.cli.options import add_run_options, build_settings
 from warmscope.core.cli.progress import Progress
 from warmscope.core.cli.sweep import run_sweep
 from warmscope.core.data.run import RunData
-from warmscope.core.output.export import write_json
+from warmscope.core.output.export import dump_json, write_json
 from warmscope.core.output.safe_text import clean, clean_line
 from warmscope.core.output.text_views import render_summary
 from warmscope.core.run.hangup import HangupGuard
@@ -24,8 +25,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.repeat != 1:
         return run_sweep(args, argv, sweep=False)
     settings = build_settings(args)
+    to_stdout = args.json is not None and str(args.json) == STDOUT
     if args.json is not None:
-        check_json_path(args.json, args.record)
+        check_json_path(args.json, args.record, stdout_ok=True)
 
     def tell(line: str, warning: bool) -> None:
         if warning or not args.quiet:
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     data = session.data
     code = data.exit_code if data.exit_code is not None else outcome.EXIT_FAILED
     json_error = None
-    if args.json is not None:
+    if args.json is not None and not to_stdout:
         try:
             write_json(args.json, data, parents=False)
         except (OSError, ValueError) as exc:  # ValueError: text that cannot be encoded
@@ -66,10 +68,18 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         # message), an interpreter that is not a Python (the status detail). One line.
         message = data.error["message"] if data.error else data.status_detail
         say(str(message))
+    elif to_stdout:
+        # stdout holds the document alone: the summary goes where the progress went.
+        print(render_summary(data), file=sys.stderr)
+        if data.status != outcome.OK:
+            show_failure(data, verbose=args.verbose)
     else:
         emit(render_summary(data))
         if data.status != outcome.OK:
             show_failure(data, verbose=args.verbose)
+    if to_stdout:
+        dump_json(sys.stdout, data)
+        sys.stdout.flush()
     if json_error is not None:
         # The record and the summary stand; the document the caller asked for does not.
         say(json_error)

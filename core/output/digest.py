@@ -9,15 +9,20 @@ from ``RunData.summary()``: one rule set everywhere.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
 from warmscope.core.child.knobs import changed, knob, show_value
 from warmscope.core.data import stats
+from warmscope.core.data.intervals import WITHIN_NOISE, Interval, median_interval
 from warmscope.core.data.run import RunData
 from warmscope.core.data.run_fields import BY_NAME, FIELDS
 from warmscope.core.data.setting_fields import shown, shown_value
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.output import verdicts
 from warmscope.core.output.safe_text import clean_name
 
 WARMUP_ROWS = 15
@@ -28,6 +33,7 @@ METRIC_NAMES = {
     "first_ms": "first iteration",
     "steady_from": "steady from",
     "warmup_excess_ms": "warm-up excess",
+    "setup_ms": "set-up",
     "p50_ms": "p50",
     "p90_ms": "p90",
     "p99_ms": "p99",
@@ -123,7 +129,13 @@ class MetricRow:
     b: float | None
     ratio: float | None
     within_noise: bool = False
-    """The difference is smaller than either run's own spread: not a difference to call."""
+    """The difference is smaller than the runs' own spread: not a difference to call."""
+    untold: str = ""
+    """Why no verdict can be given (``verdicts.UNTOLD``: one process each, too few
+    iterations or processes); empty where the data carry one."""
+    a_iv: Interval | None = None
+    b_iv: Interval | None = None
+    """Each side's median and interval across its processes, where it has several."""
 
     @property
     def name(self) -> str:
@@ -132,15 +144,16 @@ class MetricRow:
     @property
     def ratio_text(self) -> str:
         """B against A, in words that read without colour: ``0.26× better``, ``1.80× worse``,
-        ``1.01× within noise``, ``1.00×``; empty where there is no ratio."""
+        ``1.01× within noise``, ``4.67× 1 process each``, ``1.00×``; empty where there is
+        no ratio."""
         return ratio_text(self.ratio, self.verdict)
 
     @property
     def better(self) -> bool | None:
         """Whether B is better than A here; ``None`` where there is no difference to call
-        (within noise, within ``SAME_WITHIN``, or a metric with no better side)."""
+        (within noise, untold, within ``SAME_WITHIN``, or a metric with no better side)."""
         r = self.ratio
-        if r is None or self.within_noise or self.metric in NO_BETTER_SIDE:
+        if r is None or self.within_noise or self.untold or self.metric in NO_BETTER_SIDE:
             return None
         if abs(r - 1.0) <= SAME_WITHIN:
             return None
@@ -149,9 +162,11 @@ class MetricRow:
     @property
     def verdict(self) -> str:
         """The difference in a word, so that it reads without colour: ``better``, ``worse``,
-        ``within noise`` or nothing."""
+        ``within noise``, why none can be told, or nothing."""
         if self.within_noise:
             return "within noise"
+        if self.untold:
+            return self.untold
         return {True: "better", False: "worse", None: ""}[self.better]
 
 
@@ -409,21 +424,125 @@ def _apart(ratio: float) -> float:
     return max(ratio, 1 / ratio) - 1.0
 
 
-def metric_rows(a: stats.Summary, b: stats.Summary) -> list[MetricRow]:
-    """Each compared metric. A steady-state difference smaller than the larger of the two
-    runs' CVs is within noise: one run of each cannot tell it from chance. (First iteration
-    and warm-up are one sample per process: only repeated processes give their noise.)"""
+def setup_ms(data: RunData) -> float | None:
+    """The time before the first iteration (every phase: import, load, script, …)."""
+    return math.fsum(data.phases.values()) if data.phases else None
+
+
+def _with_setup(
+    rows: list[tuple[str, float | None, float | None, float | None]],
+    setup: tuple[float | None, float | None] | None,
+) -> list[tuple[str, float | None, float | None, float | None]]:
+    if setup is None:
+        return rows
+    va, vb = setup
+    ratio = vb / va if va and vb is not None else None
+    at = next((n + 1 for n, r in enumerate(rows) if r[0] == "warmup_excess_ms"), len(rows))
+    return [*rows[:at], ("setup_ms", va, vb, ratio), *rows[at:]]
+
+
+def metric_rows(
+    a: stats.Summary,
+    b: stats.Summary,
+    setup: tuple[float | None, float | None] | None = None,
+) -> list[MetricRow]:
+    """Each compared metric of one process each (``verdicts``' module docstring). First
+    iteration, warm-up and set-up (``setup``: each run's, when known) are one value a
+    process: untold. A steady-state difference smaller than the larger of the two runs' CVs
+    is within noise; a tail percentile without ``TAIL_BEYOND`` iterations beyond it in each
+    run is untold."""
     noise = max(a.cv or 0.0, b.cv or 0.0)
+    counts = (a.steady_count, b.steady_count)
     return [
-        MetricRow(
-            m,
-            va,
-            vb,
-            r,
-            within_noise=m in STEADY_METRICS and r is not None and r > 0 and _apart(r) <= noise,
-        )
-        for m, va, vb, r in stats.compare(a, b).rows
+        _one_process_row(m, va, vb, r, noise, counts)
+        for m, va, vb, r in _with_setup(stats.compare(a, b).rows, setup)
     ]
+
+
+def _one_process_row(
+    m: str,
+    va: float | None,
+    vb: float | None,
+    r: float | None,
+    noise: float,
+    steady_counts: tuple[int, int],
+) -> MetricRow:
+    untold = ""
+    within = False
+    if r is None:
+        pass
+    elif m in verdicts.ONE_PROCESS_METRICS:
+        untold = verdicts.ONE_EACH
+    elif not all(verdicts.tail_known(m, n) for n in steady_counts):
+        untold = verdicts.FEW_ITERATIONS
+    elif m in STEADY_METRICS and r > 0 and _apart(r) <= noise:
+        within = True
+    return MetricRow(m, va, vb, r, within_noise=within, untold=untold)
+
+
+def _value(metric: str, data: RunData, summary: stats.Summary) -> float | None:
+    return setup_ms(data) if metric == "setup_ms" else getattr(summary, metric)
+
+
+def side_rows(
+    a: Sequence[RunData],
+    b: Sequence[RunData],
+    sa: Sequence[stats.Summary],
+    sb: Sequence[stats.Summary],
+) -> list[MetricRow]:
+    """Each compared metric of two sides, each one process or several. One process each:
+    ``metric_rows``. Several each: medians, and verdicts from their intervals
+    (``verdicts.interval_verdict``). One against several: one-process metrics are untold,
+    steady ones keep the within-run rule on the medians. The same settings on both sides:
+    nothing is better or worse (``verdicts.SAME_SETTINGS``)."""
+    rows = _side_rows(a, b, sa, sb)
+    if not same_settings(a[0], b[0]):
+        return rows
+    # The same settings twice: whatever differs is process-to-process noise, not an effect.
+    return [replace(r, untold=verdicts.SAME_SETTINGS) if r.better is not None else r for r in rows]
+
+
+def same_settings(a: RunData, b: RunData) -> bool:
+    """Whether two runs ran the same target in the same mode with the same settings."""
+    return a.settings.target == b.settings.target and not run_diff(a, b)
+
+
+def _side_rows(
+    a: Sequence[RunData],
+    b: Sequence[RunData],
+    sa: Sequence[stats.Summary],
+    sb: Sequence[stats.Summary],
+) -> list[MetricRow]:
+    if len(a) == 1 and len(b) == 1:
+        return metric_rows(sa[0], sb[0], (setup_ms(a[0]), setup_ms(b[0])))
+    names = [m for m, *_ in _with_setup(stats.compare(sa[0], sb[0]).rows, (None, None))]
+    noise = max(s.cv or 0.0 for s in [*sa, *sb])
+    counts = (min(s.steady_count for s in sa), min(s.steady_count for s in sb))
+    rows = []
+    for m in names:
+        ia = median_interval([_value(m, d, s) for d, s in zip(a, sa, strict=True)])
+        ib = median_interval([_value(m, d, s) for d, s in zip(b, sb, strict=True)])
+        va = ia.median if ia else None
+        vb = ib.median if ib else None
+        r = vb / va if va and vb is not None else None
+        if len(a) == 1 or len(b) == 1:
+            row = _one_process_row(m, va, vb, r, noise, counts)
+            if row.untold == verdicts.ONE_EACH:
+                row = replace(row, untold=verdicts.ONE_SIDE)
+        else:
+            row = MetricRow(m, va, vb, r)
+            if r is None or ia is None or ib is None or m in NO_BETTER_SIDE:
+                pass
+            elif not all(verdicts.tail_known(m, n) for n in counts):
+                row = replace(row, untold=verdicts.FEW_ITERATIONS)
+            else:
+                told = verdicts.interval_verdict(ia, ib)
+                if told == WITHIN_NOISE:
+                    row = replace(row, within_noise=True)
+                elif told in verdicts.UNTOLD:
+                    row = replace(row, untold=told)
+        rows.append(replace(row, a_iv=ia if len(a) > 1 else None, b_iv=ib if len(b) > 1 else None))
+    return rows
 
 
 def settings_table(runs: list[RunData]) -> list[tuple[str, list[str]]]:
@@ -442,26 +561,92 @@ def settings_table(runs: list[RunData]) -> list[tuple[str, list[str]]]:
     ]
 
 
+RunOrSide: TypeAlias = RunData | Sequence[RunData]
+"""One run, or the several processes of one side (repeats of the same settings)."""
+
+
+def _sides(runs: Sequence[RunOrSide]) -> list[list[RunData]]:
+    return [[r] if isinstance(r, RunData) else list(r) for r in runs]
+
+
+def _status_text(side: list[RunData]) -> str:
+    if len(side) == 1:
+        return side[0].status
+    counts = {s: sum(r.status == s for r in side) for s in dict.fromkeys(r.status for r in side)}
+    return ", ".join(f"{s} ×{n}" for s, n in counts.items())
+
+
+def comparison_notes(rows: Sequence[MetricRow], repeated: bool) -> list[str]:
+    """What the untold verdicts mean and how to get them, once each."""
+    said = {r.untold for r in rows}
+    notes = []
+    if repeated:
+        notes.append(
+            "values are medians across each side's processes with their intervals (order "
+            "statistics); a difference is called where the intervals do not overlap and "
+            f"identical settings would do that at most {verdicts.LEVEL:.0%} of the time"
+        )
+    if verdicts.SAME_SETTINGS in said:
+        notes.append(
+            "same settings: the runs compared ran the same settings, so what differs between "
+            "them is process-to-process noise (or the context above), not an effect: its size "
+            "is what noise looks like here"
+        )
+    if verdicts.ONE_EACH in said:
+        notes.append(
+            "1 process each: a first iteration, warm-up and set-up vary from process to "
+            "process, and one process each cannot tell them apart: " + verdicts.MORE_PROCESSES
+        )
+    if verdicts.ONE_SIDE in said:
+        notes.append(
+            "1 process a side: a side with one process gives its first iteration, warm-up and "
+            "set-up no interval: repeat it too"
+        )
+    if verdicts.FEW_PROCESSES in said:
+        notes.append(
+            "too few processes: with so few, identical settings give intervals that miss each "
+            f"other more than {verdicts.LEVEL:.0%} of the time; {verdicts.fewest_each()} "
+            "processes a side suffice"
+        )
+    if verdicts.FEW_ITERATIONS in said:
+        notes.append(
+            f"too few iterations: a tail percentile needs {verdicts.TAIL_BEYOND} steady "
+            "iterations beyond it in each run (p90: 100, p99: 1,000): run longer (--iters)"
+        )
+    return notes
+
+
 def comparison(
-    runs: list[RunData], names: list[str], summaries: list[stats.Summary] | None = None
+    runs: Sequence[RunOrSide],
+    names: list[str],
+    summaries: Sequence[stats.Summary | Sequence[stats.Summary]] | None = None,
 ) -> dict[str, Any]:
     """Runs side by side, each against the first (the baseline): the ``warmscope-comparison``
-    document that compare exports (JSON, and Markdown from it). ``summaries``: the runs' own
-    when the caller has them."""
-    sums = summaries if summaries is not None else [r.summary() for r in runs]
-    columns = [metric_rows(sums[0], s) for s in sums]
+    document that compare exports (JSON, and Markdown from it). Each entry of ``runs`` is one
+    run or a side of several processes with the same settings (``side_rows``).
+    ``summaries``: the runs' own (in the same shape) when the caller has them."""
+    sides = _sides(runs)
+    if summaries is None:
+        sums = [[r.summary() for r in side] for side in sides]
+    else:
+        sums = [[s] if isinstance(s, stats.Summary) else list(s) for s in summaries]
+    columns = [side_rows(sides[0], side, sums[0], s) for side, s in zip(sides, sums, strict=True)]
+    repeated = any(len(side) > 1 for side in sides)
     metrics = []
     for n, row in enumerate(columns[0]):
         cells = [col[n] for col in columns]
-        metrics.append(
-            {
-                "metric": row.metric,
-                "name": row.name,
-                "values": [row.a] + [c.b for c in cells[1:]],
-                "ratios": [None] + [c.ratio for c in cells[1:]],
-                "verdicts": [""] + [c.verdict for c in cells[1:]],
-            }
-        )
+        metric: dict[str, Any] = {
+            "metric": row.metric,
+            "name": row.name,
+            "values": [row.a] + [c.b for c in cells[1:]],
+            "ratios": [None] + [c.ratio for c in cells[1:]],
+            "verdicts": [""] + [c.verdict for c in cells[1:]],
+        }
+        if repeated:
+            ivs = [row.a_iv] + [c.b_iv for c in cells[1:]]
+            metric["intervals"] = [iv.to_json() if iv else None for iv in ivs]
+        metrics.append(metric)
+    firsts = [side[0] for side in sides]
     return {
         "format": "warmscope-comparison",
         "version": 1,
@@ -469,15 +654,19 @@ def comparison(
         "runs": [
             {
                 "name": name,
-                "target": r.settings.target,
-                "mode": r.mode,
-                "settings": settings_line(r.settings),
-                "status": r.status,
-                "iterations": r.count,
-                "record": r.record_path,
+                "target": side[0].settings.target,
+                "mode": side[0].mode,
+                "settings": settings_line(side[0].settings),
+                "status": _status_text(side),
+                "iterations": int(statistics.median(r.count for r in side)),
+                "processes": len(side),
+                "records": [r.record_path for r in side],
+                "record": side[0].record_path,
             }
-            for r, name in zip(runs, names, strict=True)
+            for side, name in zip(sides, names, strict=True)
         ],
         "metrics": metrics,
-        "settings": [{"name": k, "values": v} for k, v in settings_table(runs)],
+        "settings": [{"name": k, "values": v} for k, v in settings_table(firsts)],
+        "context": [row.to_json() for row in verdicts.context_table(sides)],
+        "notes": comparison_notes([c for col in columns[1:] for c in col], repeated),
     }

@@ -15,6 +15,7 @@ from warmscope.core.data import document
 from warmscope.core.data.run import RunData
 from warmscope.core.output import units
 from warmscope.core.output.digest import digest, event_list_text, memory_text, shape_cells
+from warmscope.core.output.safe_text import clean_line
 
 FORMATS = ("json", "csv", "md")
 REPORT_SUFFIX = "report.md"
@@ -51,38 +52,65 @@ def atomic_write(path: Path, text: str, *, parents: bool = True) -> None:
         f.write(text)
 
 
-def write_json(path: Path, data: RunData, *, parents: bool = True) -> Path:
-    """The ``--json`` document. Its iterations are streamed, a row a line: memory stays
-    proportional to a batch, not to a run of millions of iterations."""
+def dump_json(f: TextIO, data: RunData) -> None:
+    """The ``--json`` document onto ``f``. Its iterations are streamed, a row a line: memory
+    stays proportional to a batch, not to a run of millions of iterations."""
     doc = document.to_document(data, iterations=False)
     del doc["iterations"]  # written last, streamed
     head = json.dumps(doc, indent=1, default=str)  # ends with "\n}": reopened below
+    f.write(head[:-2] + ',\n "iterations": [')
+    batch: list[str] = []
+    for n, row in enumerate(document.iteration_rows(data)):
+        batch.append(("\n  " if n == 0 else ",\n  ") + json.dumps(row, separators=(",", ":")))
+        if len(batch) >= 10_000:
+            f.write("".join(batch))
+            batch.clear()
+    f.write("".join(batch) + "\n ]\n}\n")
+
+
+def write_json(path: Path, data: RunData, *, parents: bool = True) -> Path:
+    """The ``--json`` document at ``path`` (written beside, then renamed)."""
     with _beside(path, parents=parents) as f:
-        f.write(head[:-2] + ',\n "iterations": [')
-        batch: list[str] = []
-        for n, row in enumerate(document.iteration_rows(data)):
-            batch.append(("\n  " if n == 0 else ",\n  ") + json.dumps(row, separators=(",", ":")))
-            if len(batch) >= 10_000:
-                f.write("".join(batch))
-                batch.clear()
-        f.write("".join(batch) + "\n ]\n}\n")
+        dump_json(f, data)
     return path
 
 
+CSV_COLUMNS = ("iteration", "ms", "start_ms", "shape", "label", "profiled")
+"""One row per iteration, as the ``--json`` document's iterations hold it; a column per fact,
+so that ``pandas.read_csv`` reads each as one type (``shape`` and ``label`` empty where none
+applies, ``profiled`` ``true`` or ``false``). A shape is a name from the record: made safe to
+print, as every view shows it."""
+
+
+def csv_writer(f: TextIO, *, with_run: bool = False) -> Any:
+    """A CSV writer on ``f`` with the header written: ``run`` first where several runs share
+    the file."""
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow((["run"] if with_run else []) + list(CSV_COLUMNS))
+    return w
+
+
+def csv_rows(w: Any, data: RunData, run: str | None = None) -> None:
+    """``data``'s iterations onto a ``csv_writer`` (``run``: its ``run`` column)."""
+    lead = [] if run is None else [run]
+    for row in document.iteration_rows(data):
+        w.writerow(
+            [
+                *lead,
+                row["i"],
+                f"{row['ms']:.6f}",
+                f"{row['start_ms']:.6f}",
+                clean_line(row.get("shape", "")),
+                clean_line(row.get("label", "")),
+                "true" if row.get("profiled") else "false",
+            ]
+        )
+
+
 def write_csv(path: Path, data: RunData) -> Path:
-    """One row per iteration: index, latency, start offset, label, event count, and its
-    shape when the run's shapes vary."""
-    labels = data.labelled()
-    keys = data.shape_keys
+    """One row per iteration (``CSV_COLUMNS``)."""
     with _beside(path, newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["iteration", "ms", "start_ms", "label", "events"] + (["shape"] if keys else []))
-        for i, (ms, st) in enumerate(zip(data.ms, data.start_ms, strict=True)):
-            row = [i, f"{ms:.6f}", f"{st:.6f}", labels.get(i, ""), len(data.events_at(i))]
-            if keys:
-                k = data.shape_of[i] if i < len(data.shape_of) else -1
-                row.append(keys[k] if 0 <= k < len(keys) else "")
-            w.writerow(row)
+        csv_rows(csv_writer(f), data)
     return path
 
 
@@ -167,7 +195,10 @@ def export_all(data: RunData, directory: Path, stem: str) -> list[Path]:
 
 
 def comparison_markdown(doc: dict[str, Any]) -> str:
-    """A ``warmscope-comparison`` document as a Markdown table, each run against the first."""
+    """A ``warmscope-comparison`` document as a Markdown table, each run against the first,
+    with the context that differs and what each untold verdict means."""
+    from warmscope.core.output.text_views import value_cell
+
     runs = doc["runs"]
     letters = [chr(ord("A") + i) if i < 26 else str(i + 1) for i in range(len(runs))]
     lines = ["### warmscope: a comparison", ""]
@@ -175,14 +206,16 @@ def comparison_markdown(doc: dict[str, Any]) -> str:
         lines.append(
             f"- **{letter}** `{r['name']}`: `{r['target']}` {r['mode']}, {_cell(r['settings'])}; "
             f"{r['status']}, {r['iterations']} iterations"
+            + (f", {r['processes']} processes" if r.get("processes", 1) > 1 else "")
         )
     head = ["metric", "A"] + [f"{x} (vs A)" for x in letters[1:]]
     lines += ["", "| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
     for m in doc["metrics"]:
-        cells = [units.metric(m["metric"], m["values"][0])]
-        columns = zip(m["values"], m["ratios"], m["verdicts"], strict=True)
-        for value, ratio, verdict in list(columns)[1:]:
-            cell = units.metric(m["metric"], value)
+        ivs = m.get("intervals") or [None] * len(runs)
+        cells = [value_cell(m["metric"], m["values"][0], ivs[0])]
+        columns = zip(m["values"], m["ratios"], m["verdicts"], ivs, strict=True)
+        for value, ratio, verdict, iv in list(columns)[1:]:
+            cell = value_cell(m["metric"], value, iv)
             if ratio is not None:
                 cell += f" ({ratio:.2f}×{', ' + verdict if verdict else ''})"
             cells.append(cell)
@@ -193,11 +226,19 @@ def comparison_markdown(doc: dict[str, Any]) -> str:
         for row in doc["settings"]:
             values = " | ".join(f"`{_cell(v)}`" for v in row["values"])
             lines.append(f"| {row['name']} | {values} |")
+    if doc.get("context"):
+        lines += ["", "Context that differs (it changes what is measured):", ""]
+        lines += ["| context | " + " | ".join(letters) + " | why |"]
+        lines.append("| --- |" + " --- |" * (len(letters) + 1))
+        for row in doc["context"]:
+            values = " | ".join(_cell(v) for v in row["values"])
+            lines.append(f"| {row['name']} | {values} | {_cell(row['why'])} |")
     lines += [
         "",
         "Ratios are each run's value over A's; *within noise*: smaller than the runs' "
-        "own spread (their CV), not a difference to call.",
+        "own spread (their CV, or their intervals across processes), not a difference to call.",
     ]
+    lines += [f"- {_cell(note)}" for note in doc.get("notes", [])]
     return "\n".join(lines) + "\n"
 
 

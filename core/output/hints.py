@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from warmscope.core.data.run import RunData
 from warmscope.core.output.breakdown import UNACCOUNTED, diff, steady_reference
+from warmscope.core.output.digest import ratio_text, same_settings, side_rows
 from warmscope.core.output.units import ms
 
 UNACCOUNTED_SHARE = 0.5
@@ -18,29 +19,7 @@ def hints(data: RunData, compared: RunData | None = None) -> list[str]:
 
     profiling = [i for i, lab in labels.items() if lab in ("profiling run", "optimization")]
     if profiling and p50 is not None:
-        excess = sum(max(0.0, data.latency(i) - p50) for i in profiling if i < data.count)
-        which = ", ".join(f"{i} ({labels[i]})" for i in sorted(profiling))
-        text = (
-            f"Iterations {which} are the TorchScript profiling executor's warm-up: "
-            f"{ms(excess)} above the steady p50 of {ms(p50)}. `--preset no-profiling` "
-            "(profiling executor off) or `--preset no-optimizer` (graph optimizer off) trades them away"
-        )
-        if compared is not None and compared.count:
-            other = compared.summary()
-            ck = compared.settings.knobs
-            if (
-                ck.get("profiling_executor") is False or ck.get("graph_optimizer") is False
-            ) and other.p50_ms:
-                text += (
-                    f"; in the compared run ({_changed(ck)}) the first iteration took "
-                    f"{ms(other.first_ms)} and the steady p50 was {ms(other.p50_ms)} "
-                    f"({other.p50_ms / p50:.2f}× this run's)"
-                )
-            else:
-                text += "; compare with such a run to see what it costs in steady state"
-        else:
-            text += "; run with one of them and compare to see what it costs in steady state"
-        out.append(text + ".")
+        out.append(_profiling_hint(data, compared, profiling, p50))
 
     for ev in data.events:
         if ev.kind == "recompile":
@@ -89,6 +68,46 @@ def hints(data: RunData, compared: RunData | None = None) -> list[str]:
     ):
         out.append("cudnn_benchmark is on: each new input shape autotunes in its first passes.")
     return out
+
+
+def _profiling_hint(
+    data: RunData, compared: RunData | None, profiling: list[int], p50: float
+) -> str:
+    """The profiling executor's warm-up, and what the records say of running without it:
+    a preset removes these iterations by construction, but whether the first call comes
+    sooner or the steady state slows is for processes of each to tell (one process each
+    cannot: ``output.verdicts``)."""
+    labels = data.labelled()
+    excess = sum(max(0.0, data.latency(i) - p50) for i in profiling if i < data.count)
+    which = ", ".join(f"{i} ({labels[i]})" for i in sorted(profiling))
+    text = (
+        f"Iterations {which} are the TorchScript profiling executor's warm-up: "
+        f"{ms(excess)} above the steady p50 of {ms(p50)}. `--preset no-profiling` "
+        "(profiling executor off) or `--preset no-optimizer` (graph optimizer off) runs "
+        "without them"
+    )
+    sweep = (
+        f"`warmscope sweep {data.settings.target or 'TARGET'} --preset "
+        "torchscript,no-profiling,no-optimizer --repeat 5`"
+    )
+    if compared is None or not compared.count:
+        return text + f"; {sweep} tells what that does to the first call and the steady state."
+    ck = compared.settings.knobs
+    if same_settings(data, compared):
+        return text + "; the compared run has the same settings, so it cannot tell: " + sweep + "."
+    if not (ck.get("profiling_executor") is False or ck.get("graph_optimizer") is False):
+        return text + "; the compared run keeps both on: " + sweep + " tells what they cost."
+    rows = {
+        r.metric: r for r in side_rows([data], [compared], [data.summary()], [compared.summary()])
+    }
+    first, steady = rows["first_ms"], rows["p50_ms"]
+    told = f" ({steady.verdict})" if steady.verdict else ""
+    return (
+        text + f"; in the compared run ({_changed(ck)}) the first iteration took "
+        f"{ms(first.b)} against {ms(first.a)} here (one process each cannot tell a first "
+        f"iteration apart) and the steady p50 was {ms(steady.b)}, "
+        f"{ratio_text(steady.ratio, '')} this run's{told}. For the first call, {sweep}."
+    )
 
 
 def _changed(knobs: dict[str, object]) -> str:

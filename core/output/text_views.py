@@ -17,7 +17,7 @@ from warmscope.core.output.units import ms as fmt_ms
 from warmscope.core.output.units import rate
 
 SUMMARY_WARMUP_ROWS = 12
-RATIO_WIDTH = len("1.80× within noise")
+RATIO_WIDTH = len("1.80× too few iterations")
 
 
 def render_summary(data: RunData) -> str:
@@ -138,12 +138,38 @@ def render_sweep(doc: dict[str, Any]) -> str:
     return clean("\n".join(out))
 
 
+def value_cell(metric: str, value: float | None, interval: dict[str, Any] | None = None) -> str:
+    """A compared value, with its interval across processes where it has one:
+    ``4.62 ms (4.55–4.70)``; the bounds in the median's unit."""
+    text = metric_cell(metric, value)
+    if not interval or interval.get("median") is None or value is None:
+        return text
+    lo, hi = metric_cell(metric, interval["lo"]), metric_cell(metric, interval["hi"])
+    unit = text.rpartition(" ")[2] if " " in text else ""
+    if unit and lo.endswith(" " + unit) and hi.endswith(" " + unit):
+        lo, hi = lo[: -len(unit) - 1], hi[: -len(unit) - 1]
+    return f"{text} ({lo}–{hi})"
+
+
 def render_comparison(doc: dict[str, Any]) -> str:
     """A ``digest.comparison`` document as text: a column of values a run, then a column of
-    ratios for each run against the first (the baseline), then the settings that differ."""
-    names = [Path(str(r["name"])).name for r in doc["runs"]]
+    ratios for each run against the first (the baseline), then the settings and the context
+    that differ, then what the untold verdicts mean."""
+    runs = doc["runs"]
+    names = [Path(str(r["name"])).name for r in runs]
+    names = [
+        n + (f" ×{r['processes']}" if r.get("processes", 1) > 1 else "")
+        for n, r in zip(names, runs, strict=True)
+    ]
     letters = [chr(ord("A") + n) if n < 26 else f"#{n + 1}" for n in range(len(names))]
-    width = max(14, *(len(n) for n in names))
+    cells = {
+        m["metric"]: [
+            value_cell(m["metric"], v, iv)
+            for v, iv in zip(m["values"], m.get("intervals") or [None] * len(runs), strict=True)
+        ]
+        for m in doc["metrics"]
+    }
+    width = max(14, *(len(n) for n in names), *(len(c) for row in cells.values() for c in row))
     ratio_headers = [f"ratio {letter}/A" for letter in letters[1:]]
     ratio_width = max(RATIO_WIDTH, *(len(h) for h in ratio_headers))
 
@@ -154,18 +180,24 @@ def render_comparison(doc: dict[str, Any]) -> str:
         return text.rstrip()
 
     lines = [line("", names, ratio_headers)]
-    lines.append(line("status", [str(r["status"]) for r in doc["runs"]]))
-    lines.append(line("iterations", [str(r["iterations"]) for r in doc["runs"]]))
+    lines.append(line("status", [str(r["status"]) for r in runs]))
+    lines.append(line("iterations", [str(r["iterations"]) for r in runs]))
     for m in doc["metrics"]:
-        values = [metric_cell(m["metric"], v) for v in m["values"]]
         ratios = [ratio_text(r, v) for r, v in zip(m["ratios"][1:], m["verdicts"][1:], strict=True)]
-        lines.append(line(m["metric"], values, ratios))
+        lines.append(line(m["metric"], cells[m["metric"]], ratios))
     if len(names) > 2:
         lines.append("ratios: each run against the first")
     if doc["settings"]:
         lines.append("settings that differ:")
         for row in doc["settings"]:
             lines.append(f"  {row['name']:<16} " + " ".join(f"{v:>{width}}" for v in row["values"]))
+    if doc.get("context"):
+        lines.append("context that differs (it changes what is measured):")
+        for row in doc["context"]:
+            values = " ".join(f"{v:>{width}}" for v in row["values"])
+            lines.append(f"  {row['name']:<16} {values}  ({row['why']})")
+    for note in doc.get("notes", []):
+        lines.append(f"note: {note}")
     return clean("\n".join(lines))
 
 

@@ -1,0 +1,122 @@
+"""``warmscope export RECORD... --format json|csv|md [-o PATH]``: a record's data, as a program
+or a post wants it, on stdout (or into PATH).
+
+- ``json``: the run's ``--json`` document, exactly; several records: a JSON list of them.
+- ``csv``: one row per iteration (``export.CSV_COLUMNS``); several records: one header, and a
+  ``run`` column first naming each row's record as given.
+- ``md``: the report ``warmscope report`` writes; several: one after the other, split by ``---``.
+
+Records are read one at a time and written as they are read: memory holds one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+from warmscope.core.child import outcome
+from warmscope.core.child.outcome import UsageError
+from warmscope.core.cli.command import Command
+from warmscope.core.cli.console import reason
+from warmscope.core.output.safe_text import clean, clean_line
+
+FORMATS = ("json", "csv", "md")
+
+
+@contextmanager
+def _out(path: Path | None) -> Iterator[TextIO]:
+    """stdout, or a file written beside ``path`` and renamed onto it once whole."""
+    if path is None:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    from warmscope.core.output.export import _beside
+
+    try:
+        with _beside(path, newline="") as f:
+            yield f
+    except OSError as exc:
+        raise UsageError(f"cannot write {clean_line(str(path))}: {reason(exc)}") from None
+
+
+def _check(records: list[Path], output: Path | None) -> None:
+    """Every record before anything is written: a file, not a sweep document, not the output."""
+    from warmscope.core.run.sweep import is_sweep_document
+
+    for record in records:
+        shown = clean_line(str(record))
+        if record.is_dir():
+            raise UsageError(f"{shown} is a folder: name its records (FOLDER/*.jsonl)")
+        if is_sweep_document(record):
+            raise UsageError(
+                f"{shown} is a sweep document: it is its own JSON, and "
+                f"`warmscope report {shown}` writes it in Markdown"
+            )
+        if output is not None and record.resolve() == output.resolve():
+            raise UsageError(
+                f"-o {clean_line(str(output))} is also a record read: give another path"
+            )
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    from warmscope.core.data.record import read_run
+    from warmscope.core.output import export
+    from warmscope.core.output.report import report
+
+    records: list[Path] = args.records
+    output: Path | None = args.output
+    _check(records, output)
+    several = len(records) > 1
+    # The first record is read before the output is opened: a bad one leaves no file behind.
+    first = read_run(records[0])
+    with _out(output) as f:
+        writer = export.csv_writer(f, with_run=several) if args.format == "csv" else None
+        if args.format == "json" and several:
+            f.write("[\n")
+        for n, path in enumerate(records):
+            data = first if n == 0 else read_run(path)
+            if args.format == "json":
+                if n:
+                    f.write(",\n")
+                export.dump_json(f, data)
+            elif args.format == "csv":
+                export.csv_rows(writer, data, str(path) if several else None)
+            else:
+                text = report(data)
+                # On a terminal as `warmscope report` prints it: nothing from the record
+                # (a target, an event's title) can drive the terminal.
+                f.write(("\n---\n\n" if n else "") + (clean(text) if output is None else text))
+        if args.format == "json" and several:
+            f.write("]\n")
+    if output is not None:
+        print(f"{args.format} of {len(records)} record(s) written to {output}", file=sys.stderr)
+    return outcome.EXIT_OK
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("records", nargs="+", type=Path, metavar="RECORD")
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=FORMATS,
+        help="json: the run's --json document (a list for several records); csv: a row an "
+        "iteration (iteration, ms, start_ms, shape, label, profiled; run first for several); "
+        "md: the report",
+    )
+    p.add_argument("-o", "--output", type=Path, metavar="PATH", help="write here instead of stdout")
+    p.add_argument("--verbose", action="store_true")
+
+
+COMMANDS = (
+    Command(
+        "export",
+        add_arguments,
+        run,
+        description="Write records as JSON (the --json document), CSV (a row an iteration) or "
+        "Markdown (the report), to stdout or -o PATH.",
+    ),
+)

@@ -1,0 +1,175 @@
+"""Exports from the command line and the A/A check, on real children: ``run --json -``,
+``export`` in each format, bad input in one line, and runs of the same settings never
+called different by ``compare``, ``report`` or the TUI's compare."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Result, warmscope
+
+ITERS = 30
+TRIVIAL = ("sample:trivial", "--iters", str(ITERS))
+CALLED = ("better", "worse")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Result, Result, Path]:
+    """Two single runs of the same settings (one through ``--json -``, one with ``--json
+    PATH``) and a folder of four more."""
+    tmp = tmp_path_factory.mktemp("aa")
+    a = warmscope("run", *TRIVIAL, "--record", str(tmp / "a.jsonl"), "--json", "-", cwd=tmp)
+    b = warmscope("run", *TRIVIAL, "--record", str(tmp / "b.jsonl"), json_path=tmp / "b.json")
+    assert a.code == 0 and b.code == 0, a.stderr + b.stderr
+    repeated = warmscope("run", *TRIVIAL, "--repeat", "4", "--record", str(tmp / "rep"), "--quiet")
+    assert repeated.code == 0, repeated.stderr
+    return tmp, a, b, tmp / "rep"
+
+
+def test_run_json_dash_writes_the_document_to_stdout_alone(runs: tuple) -> None:  # type: ignore[type-arg]
+    tmp, a, _b, _rep = runs
+    doc = json.loads(a.stdout)  # stdout is the document and nothing else
+    assert doc["format"] == "warmscope-run" and len(doc["iterations"]) == ITERS
+    assert "warmscope  sample:trivial" in a.stderr, "the summary went to stderr"
+    assert not (tmp / "-").exists(), "no file named -"
+
+
+def test_export_json_is_the_runs_json_document(runs: tuple) -> None:  # type: ignore[type-arg]
+    tmp, a, _b, _rep = runs
+    # Nothing normalised: the same document, byte for byte, from the record named as the
+    # run named it.
+    exported = warmscope("export", str(tmp / "a.jsonl"), "--format", "json")
+    assert exported.code == 0, exported.stderr
+    assert exported.stdout == a.stdout
+    from_path = warmscope("export", str(tmp / "b.jsonl"), "--format", "json")
+    assert from_path.stdout == (tmp / "b.json").read_text()
+    # Named otherwise, only "record" differs: the path the record was read from.
+    relative = json.loads(warmscope("export", "a.jsonl", "--format", "json", cwd=tmp).stdout)
+    original = json.loads(a.stdout)
+    assert relative["record"] == "a.jsonl"
+    assert {k for k in original if original[k] != relative[k]} == {"record"}
+    both = json.loads(warmscope("export", "a.jsonl", "b.jsonl", "--format", "json", cwd=tmp).stdout)
+    assert [d["record"] for d in both] == ["a.jsonl", "b.jsonl"], "several: a list"
+
+
+def test_export_csv_has_a_header_and_a_row_an_iteration(runs: tuple) -> None:  # type: ignore[type-arg]
+    tmp, a, _b, _rep = runs
+    out = warmscope("export", "a.jsonl", "--format", "csv", cwd=tmp)
+    assert out.code == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "iteration,ms,start_ms,shape,label,profiled" and len(lines) == 1 + ITERS
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    doc = json.loads(a.stdout)
+    assert [int(r["iteration"]) for r in rows] == list(range(ITERS))
+    assert [float(r["ms"]) for r in rows] == [it["ms"] for it in doc["iterations"]]
+    assert {r["profiled"] for r in rows} == {"false"}
+    assert [r["label"] for r in rows] == [it.get("label", "") for it in doc["iterations"]]
+    many = warmscope("export", "a.jsonl", "b.jsonl", "--format", "csv", "-o", "ab.csv", cwd=tmp)
+    assert many.code == 0 and many.stdout == "", many.stderr
+    with (tmp / "ab.csv").open(newline="") as f:
+        both = list(csv.DictReader(f))
+    assert len(both) == 2 * ITERS and {r["run"] for r in both} == {"a.jsonl", "b.jsonl"}
+
+
+def test_export_md_is_the_report(runs: tuple) -> None:  # type: ignore[type-arg]
+    tmp, *_ = runs
+    md = warmscope("export", "a.jsonl", "--format", "md", cwd=tmp)
+    assert md.code == 0 and md.stdout == warmscope("report", "a.jsonl", cwd=tmp).stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["missing.jsonl", "--format", "json"], "no such file"),
+        (["a.stderr.txt", "--format", "csv"], "a.stderr.txt"),
+        (["a.jsonl", "--format", "xml"], "invalid choice"),
+        (["a.jsonl"], "--format"),
+        (["rep", "--format", "json"], "is a folder"),
+        (["rep/sweep.json", "--format", "csv"], "sweep document"),
+        (["a.jsonl", "--format", "csv", "-o", "a.jsonl"], "also a record"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(runs: tuple, args: list[str], says: str) -> None:  # type: ignore[type-arg]
+    tmp, *_ = runs
+    r = warmscope("export", *args, cwd=tmp)
+    assert r.code == 2 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and says in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_json_dash_where_a_sweep_writes_is_refused(runs: tuple) -> None:  # type: ignore[type-arg]
+    tmp, *_ = runs
+    r = warmscope("run", *TRIVIAL, "--repeat", "2", "--json", "-", cwd=tmp)
+    assert r.code == 2 and "--json -" in r.stderr and not (tmp / "-").exists()
+
+
+def test_aa_compare_calls_nothing_different(runs: tuple) -> None:  # type: ignore[type-arg]
+    tmp, *_ = runs
+    one_each = warmscope("compare", "a.jsonl", "b.jsonl", cwd=tmp)
+    assert one_each.code == 0, one_each.stderr
+    for line in one_each.stdout.splitlines():
+        assert not line.rstrip().endswith(CALLED), line
+    first = next(x for x in one_each.stdout.splitlines() if x.startswith("first_ms"))
+    assert first.rstrip().endswith("1 process each")
+    # Machine-readable, and repeated sides (two halves of one folder; a folder against one).
+    for sides in (
+        ["a.jsonl", "b.jsonl"],
+        ["rep/*-r[01].jsonl", "rep/*-r[23].jsonl"],
+        ["a.jsonl", "rep"],
+        ["rep/sweep.json", "b.jsonl"],
+    ):
+        r = warmscope("compare", *sides, "--json", cwd=tmp)
+        assert r.code == 0, r.stderr
+        doc = json.loads(r.stdout)
+        assert doc["format"] == "warmscope-comparison"
+        verdicts = [v for m in doc["metrics"] for v in m["verdicts"]]
+        assert not [v for v in verdicts if v in CALLED], (sides, verdicts)
+    assert [run["processes"] for run in doc["runs"]] == [4, 1]
+
+
+def test_aa_report_hint_claims_no_difference(runs: tuple) -> None:  # type: ignore[type-arg]
+    tmp, *_ = runs
+    r = warmscope("report", "a.jsonl", "--against", "b.jsonl", cwd=tmp)
+    assert r.code == 0, r.stderr
+    hints = r.stdout.split("## Hints")[-1].split("## Reproduce")[0]
+    assert not any(word in hints for word in CALLED)
+    if "profiling executor's warm-up" in hints:  # the executor's warm-up was seen
+        assert "same settings, so it cannot tell" in hints
+
+
+def test_aa_tui_compare_calls_nothing_different(runs: tuple) -> None:  # type: ignore[type-arg]
+    from textual.pilot import Pilot
+
+    from tests.tui_support import run, screen_text
+    from warmscope.tui.app import build_app
+
+    tmp, *_ = runs
+    app = build_app(records=[tmp / "a.jsonl", tmp / "b.jsonl"])
+    seen: list[str] = []
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("c")
+        await pilot.pause()
+        seen.append(screen_text(app))
+
+    run(app, scenario, (120, 40))
+    assert "can't tell" in seen[0]
+    assert "better" not in seen[0] and "worse" not in seen[0]
+
+
+def test_report_format_json_holds_the_document_hints_and_comparison(runs: tuple) -> None:  # type: ignore[type-arg]
+    tmp, a, *_ = runs
+    r = warmscope("report", "a.jsonl", "--against", "b.jsonl", "--format", "json", cwd=tmp)
+    assert r.code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "warmscope-report"
+    assert doc["run"]["iterations"] == json.loads(a.stdout)["iterations"]
+    assert doc["comparison"]["format"] == "warmscope-comparison"
+    assert isinstance(doc["hints"], list)
+    md = warmscope("report", "a.jsonl", "--format", "md", cwd=tmp)
+    assert md.stdout == warmscope("report", "a.jsonl", cwd=tmp).stdout, "md: the default"
