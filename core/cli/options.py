@@ -47,6 +47,13 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool =
                     help="fresh processes per setting; with N > 1 the output is medians with 95%% "
                     f"intervals across processes (default {DEFAULT_REPEAT if sweep else 1})",
                 )
+                g.add_argument(
+                    "--adaptive",
+                    action="store_true",
+                    help="--repeat N is the cap: rounds stop once the best setting is beyond "
+                    "noise better than every other (exact rank tests, 95%% however often they "
+                    "look); a setting beyond noise worse than the best drops out",
+                )
     g = groups[CAPTURE_GROUP]
     g.add_argument(
         "--record",
