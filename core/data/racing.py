@@ -53,10 +53,7 @@ MIN_PROCESSES = 3
 """Processes per cell before an adaptive sweep's first look."""
 EXACT_LIMIT = 4096
 """Exact null distribution up to this many pairs of values (n·m); normal beyond."""
-METHOD = (
-    "exact Mann–Whitney tests, α = 5% split over pairs of cells and looks (Bonferroni); "
-    "ratios: Hodges–Lehmann with Moses' interval"
-)
+METHOD = "exact Mann–Whitney tests, α split by Bonferroni; ratios: Hodges–Lehmann, Moses' interval"
 
 
 @functools.lru_cache(maxsize=512)

@@ -604,7 +604,14 @@ def header_lines(doc: dict[str, Any]) -> list[str]:
         out.append(
             f"intervals  median (interval) across processes; {method}: {coverage_text(cells)}"
         )
-        out.append(f"verdicts   at {float(doc.get('confidence') or 0.95):.0%}: {doc['method']}")
+        pairs = len(cells) * (len(cells) - 1) // 2
+        split = f"{pairs} pair{'s' if pairs != 1 else ''} of settings" + (
+            " × the looks" if doc.get("adaptive") else ""
+        )
+        out.append(
+            f"verdicts   at {float(doc.get('confidence') or 0.95):.0%} over {split}: "
+            f"{doc['method']}"
+        )
     else:  # a document from before verdicts were tests: its intervals, as it says them
         out.append(f"intervals  median (95% interval) across processes; {doc.get('interval', '')}")
     for d in doc.get("dropped", []):
