@@ -328,8 +328,9 @@ def fmt_ratio(x: float) -> str:
 
 
 def fmt_coverage(cov: float) -> str:
-    """``98.4%``, never rounded up to 100%."""
-    return f"{math.floor(cov * 1000) / 10:.1f}%"
+    """``98.4%``; never 100% short of certainty."""
+    shown = round(cov * 100, 1)
+    return f"{min(shown, 99.9) if cov < 1 else shown:.1f}%"
 
 
 def ratio_text(cmp: dict[str, Any] | None) -> str:
