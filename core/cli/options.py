@@ -44,8 +44,9 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool =
                     type=int,
                     default=DEFAULT_REPEAT if sweep else 1,
                     metavar="N",
-                    help="fresh processes per setting; with N > 1 the output is medians with 95%% "
-                    f"intervals across processes (default {DEFAULT_REPEAT if sweep else 1})",
+                    help="fresh processes per setting; with N > 1 the output is medians with "
+                    "intervals across processes, at the coverage N reaches (95%% from 6; default "
+                    f"{DEFAULT_REPEAT if sweep else 1}); with --adaptive, the cap",
                 )
                 g.add_argument(
                     "--adaptive",
