@@ -56,6 +56,8 @@ data/ — the data model.
     stats       latency statistics and when a run is steady
     intervals   medians with order-statistic 95% intervals, "within noise", a process's shape,
                 a noisy run's warnings
+    racing      exact rank tests between a sweep's cells, valid under repeated looks;
+                racing (dropping cells) for adaptive sweeps; ratios with their intervals
 
 output/ — what is shown.
     digest      the facts every view shows, computed once (status, warm-up rows, settings

@@ -275,3 +275,69 @@ def test_a_killed_sweep_says_how_many_of_its_processes_ran(tmp_path: Path) -> No
     assert compared.code == 0, compared.stderr
     assert said in compared.stdout
     assert said in warmscope("report", str(document)).stdout
+
+
+def test_a_sweep_of_identical_settings_names_no_winner(tmp_path: Path) -> None:
+    """A/A: two cells that differ only in an environment variable nothing reads. No best,
+    no cell worse, and the header says what 3 processes' intervals cover."""
+    r = warmscope(
+        "sweep",
+        "sample:trivial",
+        *("--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "3", "--iters", "10"),
+        *ONE_THREAD,
+        "--quiet",
+        json_path=tmp_path / "aa.json",
+        env={"WARMSCOPE_RECORD_DIR": str(tmp_path / "records")},
+        timeout=240,
+    )
+    assert r.code == 0, r.stderr
+    doc: dict[str, Any] = r.doc  # type: ignore[assignment]
+    assert [x["vs_best"] for x in doc["ranking"]] == ["best", "within noise"]
+    assert doc["decided"] is False and not doc["adaptive"]
+    assert "no setting is best beyond noise" in doc["answer"]
+    assert "cannot tell 2 settings apart at 95%: --repeat 4 or more" in doc["answer"]
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"answer     {doc['answer']}"
+    assert any(line.endswith("75.0% intervals (3 processes; 6 reach 95%)") for line in lines)
+    assert not any("95% interval" in line for line in lines)
+
+
+def test_an_adaptive_sweep_drops_the_slower_cell_and_stops_early(tmp_path: Path) -> None:
+    """A first call 300 ms slower in one cell: with a cap of 5 rounds, the adaptive sweep
+    drops it after round 4 (two cells can first be told apart there) and stops, decided."""
+    from tests.conftest import TARGETS
+
+    r = warmscope(
+        "sweep",
+        f"{TARGETS / 'first_call.py'}:slow_first_call",
+        *("--vary", "env.WARMSCOPE_FIRST_SLEEP_MS=300,0", "--adaptive"),
+        *("--repeat", "5", "--iters", "5"),
+        *ONE_THREAD,
+        "--quiet",
+        json_path=tmp_path / "adaptive.json",
+        env={"WARMSCOPE_RECORD_DIR": str(tmp_path / "records")},
+        timeout=300,
+    )
+    assert r.code == 0, r.stderr
+    doc: dict[str, Any] = r.doc  # type: ignore[assignment]
+    assert doc["adaptive"] is True and doc["cap"] == 5
+    assert doc["decided"] is True and doc["decided_round"] == 4 == doc["rounds"]
+    assert doc["schedule"] == [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2], [1, 2], [0, 3], [1, 3]]
+    assert doc["finished"] == doc["planned"] == 8
+    assert doc["processes_fixed"] == 10 and doc["processes_saved"] == 2
+    assert doc["looks"] == [4]
+    [drop] = doc["dropped"]
+    assert drop["cell"] == 0 and drop["round"] == 4 and drop["against"] == 1
+    assert drop["comparison"]["beyond_noise"] and drop["comparison"]["lo"] > 1
+    assert doc["ranking"][0]["label"] == "env.WARMSCOPE_FIRST_SLEEP_MS=0"
+    assert doc["answer"].startswith(
+        "by first iteration, env.WARMSCOPE_FIRST_SLEEP_MS=0 is best beyond noise: its first "
+        "call is "
+    )
+    assert (
+        "decided after round 4" in r.stdout
+        and "dropped    env.WARMSCOPE_FIRST_SLEEP_MS=300" in (r.stdout)
+    )
+    # The document reads back as it was written.
+    shown = warmscope("compare", str(tmp_path / "adaptive.json"))
+    assert shown.code == 0 and shown.stdout.splitlines()[0] == f"answer     {doc['answer']}"

@@ -7,7 +7,14 @@ import statistics
 from typing import Any
 
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.output.sweep_digest import answer, break_even, rank, stat_json, sweep_warnings
+from warmscope.core.output.sweep_digest import (
+    answer,
+    break_even,
+    header_lines,
+    rank,
+    stat_json,
+    sweep_warnings,
+)
 from warmscope.core.run.sweep import grid, parse_rank_by, schedule
 
 
@@ -27,17 +34,19 @@ def cell(
     }
 
 
+FAST_START_FIRST = [9.0, 9.5, 10, 8.8, 9.2, 9.9]
+FAST_RUN_FIRST = [43.0, 41, 45, 44, 42, 43.5]
 FAST_START = cell(
     0,
     "no-profiling",
-    [9.0, 9.5, 10, 8.8, 9.2, 9.9],
+    FAST_START_FIRST,
     [200, 201, 199, 202, 198, 200],
     [3.0, 3.01, 2.99, 3.02, 2.98, 3.0],
 )
 FAST_RUN = cell(
     1,
     "torchscript",
-    [43.0, 41, 45, 44, 42, 43.5],
+    FAST_RUN_FIRST,
     [234, 236, 233, 235, 237, 234],
     [2.8, 2.81, 2.79, 2.8, 2.82, 2.78],
 )
@@ -62,7 +71,7 @@ def test_break_even_where_one_starts_sooner_and_the_other_runs_faster() -> None:
 
 def test_no_break_even_claimed_within_noise() -> None:
     text = break_even([FAST_START, SAME_AS_FAST])
-    assert "pays off" not in text and "within noise" in text
+    assert text == "start and steady p50: no-profiling is lowest on both, within noise of frozen"
 
 
 def test_ranking_calls_a_difference_only_beyond_noise() -> None:
@@ -71,10 +80,22 @@ def test_ranking_calls_a_difference_only_beyond_noise() -> None:
     assert [r["vs_best"] for r in ranking] == ["best", "within noise", "worse"]
     doc = {"stopped": False, "finished": 18, "planned": 18}
     line = answer(doc, [FAST_RUN, FAST_START, SAME_AS_FAST], ranking, "first", None)
+    # frozen is within noise of no-profiling: no best is named.
     assert line.startswith(
-        "by first iteration, no-profiling is best (9.35 ms); frozen within noise"
+        "by first iteration, no setting is best beyond noise: no-profiling is lowest (9.35 ms), "
+        "frozen within noise of it (1.0×, "
     )
-    assert "torchscript 33.9 ms slower" in line and "\n" not in line
+    ratio = statistics.median(b / a for a in FAST_START_FIRST for b in FAST_RUN_FIRST)
+    assert f"torchscript's first call is {ratio:.1f}× higher than no-profiling's (" in line
+    assert "\n" not in line
+    two = rank([FAST_RUN, FAST_START], "first")
+    line = answer(doc, [FAST_RUN, FAST_START], two, "first", None)
+    assert line.startswith(
+        f"by first iteration, no-profiling is best beyond noise: its first call is {ratio:.1f}× "
+        "lower than torchscript's ("
+    )
+    cmp = two[1]["comparison"]
+    assert cmp["beyond_noise"] and cmp["lo"] > 1 and cmp["coverage"] >= 0.95
     stopped = answer(
         {**doc, "stopped": True, "finished": 7},
         [FAST_RUN],
@@ -110,3 +131,75 @@ def test_schedule_interleaves_and_grid_crosses() -> None:
     assert cells[-1].settings.knobs["profiling_executor"] is False
     assert cells[-1].settings.knobs["intra_op_threads"] == 2
     assert parse_rank_by("total@20", 50) == ("total", 20)
+
+
+def test_identical_cells_name_no_best_and_few_processes_say_so() -> None:
+    """Three processes each of two identical settings: no best, no difference, and the answer
+    says why none could be told (3 processes each reach at best p = 10%)."""
+    same = [40.0, 55.0, 47.0]
+    a = cell(0, "torchscript", same, same, [2.0, 2.1, 2.2])
+    b = cell(1, "torchscript again", [41.0, 54.0, 46.0], same, [2.05, 2.15, 2.1])
+    ranking = rank([a, b], "first")
+    assert [r["vs_best"] for r in ranking] == ["best", "within noise"]
+    line = answer({"finished": 6, "planned": 6}, [a, b], ranking, "first", None)
+    assert "no setting is best beyond noise" in line and line.count("is best") == 1
+    assert "3 processes each cannot tell 2 settings apart at 95%: --repeat 4 or more" in line
+    assert "higher" not in line and "lower" not in line and "pays off" not in line
+
+
+def test_the_header_states_the_coverage_reached() -> None:
+    three = cell(0, "a", [1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [1.0, 2.0, 3.0])
+    six = cell(1, "b", [1.0] * 6, [1.0] * 6, [1.0] * 6)
+    doc = {
+        "target": "sample:trivial",
+        "repeat": 3,
+        "method": "exact tests",
+        "confidence": 0.95,
+        "interval": "order statistics (distribution-free)",
+        "cells": [three, three],
+    }
+    lines = header_lines(doc)
+    assert lines[1].endswith("75.0% intervals (3 processes; 6 reach 95%)")
+    assert lines[2] == "verdicts   at 95% over 1 pair of settings: exact tests"
+    mixed = header_lines({**doc, "cells": [three, six]})
+    assert mixed[1].endswith("75.0%–96.9% intervals (3–6 processes; 6 reach 95%)")
+    adaptive = header_lines(
+        {
+            **doc,
+            "adaptive": True,
+            "cap": 10,
+            "finished": 10,
+            "processes_fixed": 20,
+            "decided": True,
+            "decided_round": 5,
+            "dropped": [
+                {"label": "a", "round": 5, "why": "first iteration beyond noise above b's"}
+            ],
+        }
+    )
+    assert (
+        "× up to 10 processes, interleaved, adaptive: 10 of 20 ran, decided after round 5"
+        in (adaptive[0])
+    )
+    assert adaptive[-1] == "dropped    a after round 5: first iteration beyond noise above b's"
+
+
+def test_a_document_from_before_verdicts_were_tests_still_renders() -> None:
+    from warmscope.core.output.text_views import render_sweep
+
+    old = {
+        "format": "warmscope-sweep",
+        "version": 1,
+        "target": "sample:speech",
+        "repeat": 5,
+        "answer": "by first iteration, no-optimizer is best (9.45 ms)",
+        "interval": "order statistics (distribution-free), 95%",
+        "ranking": [],
+        "cells": [FAST_START, FAST_RUN],
+        "wall_s": 47.2,
+        "per_process_s": 2.4,
+    }
+    text = render_sweep(old)
+    assert text.splitlines()[0] == "answer     by first iteration, no-optimizer is best (9.45 ms)"
+    assert "intervals  median (95% interval) across processes; order statistics" in text
+    assert "no-profiling" in text and "verdicts" not in text

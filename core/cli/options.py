@@ -44,8 +44,16 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool =
                     type=int,
                     default=DEFAULT_REPEAT if sweep else 1,
                     metavar="N",
-                    help="fresh processes per setting; with N > 1 the output is medians with 95%% "
-                    f"intervals across processes (default {DEFAULT_REPEAT if sweep else 1})",
+                    help="fresh processes per setting; with N > 1 the output is medians with "
+                    "intervals across processes, at the coverage N reaches (95%% from 6; default "
+                    f"{DEFAULT_REPEAT if sweep else 1}); with --adaptive, the cap",
+                )
+                g.add_argument(
+                    "--adaptive",
+                    action="store_true",
+                    help="--repeat N is the cap: rounds stop once the best setting is beyond "
+                    "noise better than every other (exact rank tests, 95%% however often they "
+                    "look); a setting beyond noise worse than the best drops out",
                 )
     g = groups[CAPTURE_GROUP]
     g.add_argument(

@@ -70,6 +70,7 @@ def run_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool) -> int:
         cells=cells,
         repeat=args.repeat,
         rank_by=getattr(args, "rank_by", "first"),
+        adaptive=bool(getattr(args, "adaptive", False)),
         command=["warmscope", *argv],
         folder=args.record,
         json_path=args.json,
@@ -109,8 +110,10 @@ COMMANDS = (
         add_arguments,
         lambda args, argv: run_sweep(args, argv, sweep=True),
         description="Run TARGET under several settings (--preset A,B and/or --vary "
-        "KNOB=V1,V2), each in --repeat fresh processes, interleaved (A B A B …). Prints "
-        "the answer first, then each setting's medians with 95%% intervals across processes.",
+        "KNOB=V1,V2), each in --repeat fresh processes, interleaved (A B A B …); with "
+        "--adaptive, until the answer is decided. Prints the answer first (a best only where it "
+        "is beyond noise better than every other), then each setting's medians with intervals "
+        "across processes, at the coverage they reach.",
         epilog=True,
     ),
 )

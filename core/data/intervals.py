@@ -34,7 +34,7 @@ from typing import Any
 from warmscope.core.data import stats
 
 CONFIDENCE = 0.95
-METHOD = "order statistics (distribution-free), 95%"
+METHOD = "order statistics (distribution-free)"
 """How every interval is computed, said in the output."""
 
 FLAT = "flat"

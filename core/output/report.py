@@ -268,6 +268,7 @@ def sweep_report(doc: dict[str, Any]) -> str:
     """A sweep document as Markdown: the answer first, then each cell with its intervals, the
     ranking, every process, and what to distrust."""
     from warmscope.core.output.sweep_columns import sweep_rows
+    from warmscope.core.output.sweep_digest import sweep_method_text
 
     cells = doc.get("cells", [])
     out = [f"# warmscope sweep: `{doc.get('target', '?')}`", ""]
@@ -280,9 +281,7 @@ def sweep_report(doc: dict[str, Any]) -> str:
         + f"), {doc.get('iters')} iterations each; {float(doc.get('wall_s') or 0):.1f} s"
         + (f", {per:.1f} s per process." if per else ".")
     )
-    out.append(
-        f"Each figure: the median across processes (95% interval; {doc.get('interval', '')})."
-    )
+    out.append(sweep_method_text(doc))
     columns, rows = sweep_rows(cells)
     out += [
         "",

@@ -4,8 +4,15 @@ Computed once, into the sweep document (``format: warmscope-sweep``); the CLI, `
 ``report`` and ``open`` lay out that document and never compute a figure of their own.
 
 Every cell statistic is the median over the cell's finished processes (status ``ok``) with a
-distribution-free 95% interval (``intervals``: order statistics, not a bootstrap) and all the
-values, in the order of ``runs``. A difference is called only where intervals do not overlap.
+distribution-free interval (``intervals``: order statistics, not a bootstrap; its coverage as
+reached, 75% with 3 processes, 95% from 6) and all the values, in the order of ``runs``.
+
+A difference is called only by an exact rank test (``racing``): on the ranking objective with
+α = 5% split over the pairs of cells (and, in an adaptive sweep, over its looks); the start and
+steady p50 of the break-even each the same way. A best is named only where it is beyond noise
+better than every other cell, so a sweep of identical cells names none (but with a chance
+below 5%). Each difference is said as a ratio (Hodges–Lehmann) with the interval of the same
+test, at the coverage that test reached.
 
 The break-even compares a cell that starts sooner with one that runs faster. A process's
 *start* is what its settings add before steady state: the setup phases after ``import torch``
@@ -18,10 +25,11 @@ about start + n × steady p50, so the faster-running cell pays off after
 from __future__ import annotations
 
 import math
+import statistics
 from typing import TYPE_CHECKING, Any
 
 from warmscope.core.child import outcome
-from warmscope.core.data import intervals
+from warmscope.core.data import intervals, racing
 from warmscope.core.data.intervals import Interval, median_interval
 from warmscope.core.data.run import RunData
 from warmscope.core.output import units
@@ -43,6 +51,12 @@ OBJECTIVES = {
     "warmup": ("warmup_excess_ms", "warm-up excess"),
     "steady": ("steady_p50_ms", "steady p50"),
     "total": ("total_ms", "time to serve {k} calls"),
+}
+NOUNS = {
+    "first": "first call",
+    "warmup": "warm-up excess",
+    "steady": "steady p50",
+    "total": "time to serve {k} calls",
 }
 IMPORT_PHASE = "import torch"
 
@@ -164,6 +178,8 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
         one["by_iteration"] = by_iteration(ok, min(cell.settings.iters, MAX_BY_ITERATION))
         cells.append(one)
     done = len(sweep.processes)
+    race = sweep.race
+    fixed = len(sweep.cells) * sweep.repeat
     doc: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -174,17 +190,43 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
         "iters": sweep.cells[0].settings.iters if sweep.cells else None,
         "rank_by": sweep.rank_by,
         "interval": intervals.METHOD,
+        "method": racing.METHOD,
+        "confidence": round(1 - race.alpha, 6),
+        "adaptive": sweep.adaptive,
+        "cap": sweep.repeat,
+        "rounds": sweep.rounds,
+        "looks": list(race.looks),
+        "first_look": racing.first_decisive_round(race.shares),
         "stopped": sweep.stopped,
         "planned": len(sweep.plan),
         "finished": done,
+        "processes_fixed": fixed,
+        "processes_saved": fixed - done if sweep.adaptive and not sweep.stopped else 0,
         "wall_s": round(sweep.wall_s, 3),
         "warming_s": round(sweep.warming_s, 3),
         "per_process_s": round((sweep.wall_s - sweep.warming_s) / done, 3) if done else None,
         "schedule": [[p.cell, p.repeat] for p in sweep.processes],
         "folder": str(sweep.folder) if sweep.folder else None,
     }
-    ranking = rank(cells, sweep.objective)
+    dropped = {d.cell: d for d in race.drops}
+    ranking = rank(
+        cells, sweep.objective, level=race.level(sweep.rounds), dropped=dropped, live=race.live
+    )
     doc["ranking"] = ranking
+    doc["decided"] = is_decided(ranking)
+    doc["decided_round"] = (
+        (race.drops[-1].round if race.decided else sweep.rounds) if doc["decided"] else None
+    )
+    doc["dropped"] = [
+        {
+            **d.to_json(),
+            "label": sweep.cells[d.cell].label,
+            "against_label": sweep.cells[d.best].label,
+            "why": f"{objective_name(sweep.objective, sweep.k)} beyond noise above "
+            f"{sweep.cells[d.best].label}'s ({ratio_text(d.comparison.to_json())})",
+        }
+        for d in race.drops
+    ]
     doc["answer"] = answer(doc, cells, ranking, sweep.objective, sweep.k)
     doc["warnings"] = sweep_warnings(doc, cells)
     doc["cells"] = cells
@@ -199,34 +241,116 @@ def objective_name(objective: str, k: int | None) -> str:
     return OBJECTIVES[objective][1].format(k=k)
 
 
-def rank(cells: list[dict[str, Any]], objective: str) -> list[dict[str, Any]]:
-    """Cells by the objective's median, lowest first; each against the best: ``best``,
-    ``within noise`` (intervals overlap) or ``worse`` (they do not)."""
+def objective_noun(objective: str, k: int | None) -> str:
+    return NOUNS[objective].format(k=k)
+
+
+def figures(stat: dict[str, Any] | None) -> list[float]:
+    """A document statistic's values (``None`` ones left out)."""
+    if not isinstance(stat, dict):
+        return []
+    return [float(v) for v in stat.get("values", []) if v is not None]
+
+
+def pair_level(cells: int) -> float:
+    """One look's share of the error budget for each pair of ``cells`` (a fixed sweep)."""
+    return racing.spending(cells, 1, adaptive=False)[1]
+
+
+def rank(
+    cells: list[dict[str, Any]],
+    objective: str,
+    *,
+    level: float | None = None,
+    dropped: dict[int, racing.Drop] | None = None,
+    live: list[int] | None = None,
+) -> list[dict[str, Any]]:
+    """Live cells by the objective's median, lowest first, then the dropped ones. Each against
+    the best (the first): ``worse`` where the exact rank test at ``level`` (by default a
+    fixed sweep's: α over the pairs) calls it beyond noise higher, or it was dropped for
+    that; ``within noise`` otherwise. ``comparison``: the test and the ratio to the best."""
     metric = objective_metric(objective)
-    measured = [(c, interval_of(c.get(metric))) for c in cells]
-    order = sorted(
-        measured, key=lambda ci: (ci[1] is None, ci[1].median if ci[1] else 0.0, ci[0]["index"])
-    )
-    best = order[0][1] if order else None
+    dropped = dropped or {}
+    if level is None:
+        level = pair_level(len(cells))
+    values = {c["index"]: figures(c.get(metric)) for c in cells}
+
+    def key(c: dict[str, Any]) -> tuple[bool, float, int]:
+        v = values[c["index"]]
+        return (not v, statistics.median(v) if v else 0.0, c["index"])
+
+    running = [
+        c for c in cells if c["index"] not in dropped and (live is None or c["index"] in live)
+    ]
+    order = sorted(running, key=key) + sorted((c for c in cells if c not in running), key=key)
+    best = order[0] if order and values[order[0]["index"]] else None
     out = []
-    for n, (c, iv) in enumerate(order, 1):
+    for n, c in enumerate(order, 1):
+        iv = interval_of(c.get(metric))
         entry: dict[str, Any] = {"rank": n, "cell": c["index"], "label": c["label"]}
-        if iv is None:
+        if iv is None or best is None:
             entry.update(median=None, lo=None, hi=None, vs_best="not measured")
+            out.append(entry)
+            continue
+        entry.update(median=iv.median, lo=iv.lo, hi=iv.hi)
+        best_iv = interval_of(best.get(metric))
+        assert best_iv is not None
+        if c is best:
+            entry["vs_best"] = "best"
+        elif c["index"] in dropped:
+            d = dropped[c["index"]]
+            entry.update(
+                vs_best="worse",
+                dropped_round=d.round,
+                against=d.best,
+                comparison=d.comparison.to_json(),
+            )
         else:
-            assert best is not None
-            entry.update(median=iv.median, lo=iv.lo, hi=iv.hi)
-            if n == 1:
-                entry["vs_best"] = "best"
-            else:
-                entry["vs_best"] = (
-                    intervals.WITHIN_NOISE
-                    if intervals.verdict(iv, best) == intervals.WITHIN_NOISE
-                    else "worse"
-                )
-                entry["delta"] = round(iv.median - best.median, 6)
+            cmp = racing.compare(values[best["index"]], values[c["index"]], level)
+            assert cmp is not None
+            entry["comparison"] = cmp.to_json()
+            entry["vs_best"] = (
+                "worse" if cmp.beyond_noise and cmp.b_higher else intervals.WITHIN_NOISE
+            )
+        if c is not best:
+            entry["delta"] = round(iv.median - best_iv.median, 6)
         out.append(entry)
     return out
+
+
+def is_decided(ranking: list[dict[str, Any]]) -> bool:
+    """The best is beyond noise better than every other cell."""
+    return len(ranking) > 1 and all(r["vs_best"] == "worse" for r in ranking[1:])
+
+
+def fmt_ratio(x: float) -> str:
+    return f"{x:.0f}" if x >= 10 else f"{x:.1f}" if x >= 1 else f"{x:.2f}"
+
+
+def fmt_coverage(cov: float) -> str:
+    """``98.4%``; never 100% short of certainty."""
+    shown = round(cov * 100, 1)
+    return f"{min(shown, 99.9) if cov < 1 else shown:.1f}%"
+
+
+def ratio_text(cmp: dict[str, Any] | None) -> str:
+    """``5.3×, 98.4%: 4.1–6.8×`` (a shift: ``12.3 ms, 95.2%: 4.10–20.5 ms``)."""
+    if not isinstance(cmp, dict) or cmp.get("estimate") is None:
+        return "-"
+    est, lo, hi = (float(cmp[k]) for k in ("estimate", "lo", "hi"))
+    cov = fmt_coverage(float(cmp.get("coverage") or 0.0))
+    if cmp.get("ratio"):
+        return f"{fmt_ratio(est)}×, {cov}: {fmt_ratio(lo)}–{fmt_ratio(hi)}×"
+    return f"{fmt_ms(est)}, {cov}: {fmt_ms(lo)} to {fmt_ms(hi)}"
+
+
+def size_text(cmp: dict[str, Any], word: str) -> str:
+    """``4.6× lower (98.4%: 4.2–4.9×)``: a beyond-noise difference in plain words."""
+    est, lo, hi = (float(cmp[k]) for k in ("estimate", "lo", "hi"))
+    cov = fmt_coverage(float(cmp.get("coverage") or 0.0))
+    if cmp.get("ratio"):
+        return f"{fmt_ratio(est)}× {word} ({cov}: {fmt_ratio(lo)}–{fmt_ratio(hi)}×)"
+    return f"{fmt_ms(abs(est))} {word} ({cov}: {fmt_ms(lo)} to {fmt_ms(hi)})"
 
 
 def answer(
@@ -236,7 +360,8 @@ def answer(
     objective: str,
     k: int | None,
 ) -> str:
-    """The sweep in one line: what is best by the objective, what is within noise, the
+    """The sweep in one line: a best only where it is beyond noise better than every other
+    cell, each difference with its ratio and interval, what is within noise, and the
     break-even where one cell starts sooner and another runs faster."""
     short = short_of_plan(doc)
     prefix = f"{short}; " if short else ""
@@ -252,55 +377,119 @@ def answer(
             f"warm-up excess {iv_text(c['warmup_excess_ms'])}, steady p50 {iv_text(c['steady_p50_ms'])}; "
             f"{c['shapes']}"
         )
+    labels = {r["cell"]: r["label"] for r in ranking}
+    noun = objective_noun(objective, k)
     best = measured[0]
-    parts = [f"by {name}, {best['label']} is best ({fmt_ms(best['median'])})"]
-    tied = [r["label"] for r in measured[1:] if r["vs_best"] == intervals.WITHIN_NOISE]
     worse = [r for r in measured[1:] if r["vs_best"] == "worse"]
-    if tied:
-        parts.append(f"{', '.join(tied)} within noise of it")
-    if worse:
+    tied = [r for r in measured[1:] if r["vs_best"] == intervals.WITHIN_NOISE]
+    direct = [r for r in worse if r.get("against", best["cell"]) == best["cell"]]
+    via = [r for r in worse if r not in direct]
+    parts = []
+    if is_decided(ranking):
+        lead = f"by {name}, {best['label']} is best beyond noise"
+        if direct:
+            lead += f": its {noun} is " + " and ".join(
+                size_text(r["comparison"], f"lower than {r['label']}'s") for r in direct
+            )
+        parts.append(lead)
+    else:
+        lead = (
+            f"by {name}, no setting is best beyond noise: {best['label']} is lowest "
+            f"({fmt_ms(best['median'])})"
+        )
+        if tied:
+            lead += ", " + ", ".join(
+                f"{r['label']} within noise of it ({ratio_text(r.get('comparison'))})" for r in tied
+            )
+        parts.append(lead)
+        parts += [
+            f"{r['label']}'s {noun} is "
+            + size_text(r["comparison"], f"higher than {best['label']}'s")
+            for r in direct
+        ]
+    for r in via:
         parts.append(
-            ", ".join(f"{r['label']} {fmt_ms(r['delta'])} {_more(objective)}" for r in worse)
+            f"{r['label']} dropped after round {r['dropped_round']}, beyond noise above "
+            f"{labels.get(r['against'], '?')}'s ({ratio_text(r['comparison'])})"
         )
     unmeasured = [r["label"] for r in ranking if r["median"] is None]
     if unmeasured:
         parts.append(f"{', '.join(unmeasured)} not measured")
+    too_few = too_few_text(cells, ranking, doc)
+    if too_few:
+        parts.append(too_few)
     text = prefix + "; ".join(parts)
     tradeoff = break_even(cells)
     return text + (f". {tradeoff}" if tradeoff else "")
 
 
-def _more(objective: str) -> str:
-    return "more" if objective in ("warmup", "total") else "slower"
+def needed_processes(cells: int, level: float | None = None) -> int | None:
+    """The fewest processes per cell that could tell two of ``cells`` apart at ``level``
+    (by default a fixed sweep's share per pair)."""
+    level = pair_level(cells) if level is None else level
+    for n in range(1, 200):
+        if racing.smallest_p(n, n) <= level:
+            return n
+    return None
+
+
+def too_few_text(
+    cells: list[dict[str, Any]], ranking: list[dict[str, Any]], doc: dict[str, Any]
+) -> str:
+    """``3 processes each cannot tell 2 settings apart at 95%: --repeat 4 or more``, where no
+    comparison of this sweep could have been beyond noise."""
+    compared = [r["comparison"] for r in ranking[1:] if isinstance(r.get("comparison"), dict)]
+    if not compared or any(
+        racing.smallest_p(*c["n"]) <= c["level"] for c in compared if c.get("level")
+    ):
+        return ""
+    counts = sorted({len(c["runs"]) for c in cells if c["runs"]})
+    need = needed_processes(len(cells))
+    if not counts or need is None:
+        return ""
+    few = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    process = "process" if counts[-1] == 1 else "processes"
+    how = "a larger --repeat cap" if doc.get("adaptive") else f"--repeat {need} or more"
+    return f"{few} {process} each cannot tell {len(cells)} settings apart at 95%: {how}"
+
+
+def _lower(a: list[float], b: list[float], level: float) -> bool:
+    """a beyond noise lower than b."""
+    cmp = racing.compare(a, b, level)
+    return cmp is not None and cmp.beyond_noise and cmp.b_higher
 
 
 def break_even(cells: list[dict[str, Any]]) -> str:
     """``A starts 34 ms sooner; B's steady p50 is 0.2 ms lower; B pays off after ~170 calls``,
     where the cell that starts soonest is not the one that runs fastest and both differences
-    are beyond noise; a plainer sentence otherwise; empty with fewer than two measured cells."""
-    measured: list[tuple[dict[str, Any], Interval, Interval]] = []
+    are beyond noise (the exact rank test, α over the pairs, for each figure); a plainer
+    sentence otherwise; empty with fewer than two measured cells."""
+    level = pair_level(len(cells))
+    measured: list[tuple[dict[str, Any], list[float], list[float]]] = []
     for c in cells:
-        start, p50 = interval_of(c["start_ms"]), interval_of(c["steady_p50_ms"])
-        if start is not None and p50 is not None:
+        start, p50 = figures(c["start_ms"]), figures(c["steady_p50_ms"])
+        if start and p50:
             measured.append((c, start, p50))
     if len(measured) < 2:
         return ""
-    a, a_start, a_p50 = min(measured, key=lambda m: m[1].median)
-    b, b_start, b_p50 = min(measured, key=lambda m: m[2].median)
+    a, a_start, a_p50 = min(measured, key=lambda m: statistics.median(m[1]))
+    b, b_start, b_p50 = min(measured, key=lambda m: statistics.median(m[2]))
     if a is b:
-        others = [m for m in measured if m[0] is not a]
-        clear = all(
-            intervals.verdict(a_start, s) == intervals.LOWER
-            and intervals.verdict(a_p50, p) == intervals.LOWER
-            for _, s, p in others
+        tied = [
+            o["label"]
+            for o, s, p in measured
+            if o is not a and not (_lower(a_start, s, level) and _lower(a_p50, p, level))
+        ]
+        if not tied:
+            return f"{a['label']} also starts soonest and runs fastest, beyond noise"
+        return (
+            f"start and steady p50: {a['label']} is lowest on both, within noise of "
+            + ", ".join(tied)
         )
-        return f"{a['label']} both starts soonest and runs fastest" + (
-            "" if clear else " (some differences within noise)"
-        )
-    sooner = b_start.median - a_start.median
-    lower = a_p50.median - b_p50.median
-    start_clear = intervals.verdict(a_start, b_start) == intervals.LOWER
-    p50_clear = intervals.verdict(b_p50, a_p50) == intervals.LOWER
+    sooner = statistics.median(b_start) - statistics.median(a_start)
+    lower = statistics.median(a_p50) - statistics.median(b_p50)
+    start_clear = _lower(a_start, b_start, level)
+    p50_clear = _lower(b_p50, a_p50, level)
     la, lb = a["label"], b["label"]
     if start_clear and p50_clear and lower > 0:
         calls = math.ceil(sooner / lower)
@@ -310,12 +499,12 @@ def break_even(cells: list[dict[str, Any]]) -> str:
         )
     if p50_clear:
         return (
-            f"{lb} runs fastest (steady p50 {fmt_ms(lower)} below {la}'s) and starts within "
-            f"noise of the soonest, {la}"
+            f"{lb}'s steady p50 is {fmt_ms(lower)} below {la}'s, beyond noise; their starts "
+            "within noise"
         )
     if start_clear:
-        return f"{la} starts {fmt_ms(sooner)} sooner than {lb}; their steady p50s are within noise"
-    return f"{la} starts soonest and {lb} runs fastest, both within noise"
+        return f"{la} starts {fmt_ms(sooner)} sooner than {lb}; steady p50 within noise"
+    return "start and steady p50 within noise"
 
 
 def short_of_plan(doc: dict[str, Any]) -> str | None:
@@ -340,20 +529,8 @@ def sweep_warnings(doc: dict[str, Any], cells: list[dict[str, Any]]) -> list[str
                 out.append(
                     f"{c['label']} repeat {p['repeat']}: {p['status']} ({p['detail']}); left out"
                 )
-        n = len(c["runs"])
-        cov = c["first_ms"].get("coverage")
-        if n == 1:
-            out.append(
-                f"{c['label']}: one process gives no interval: no difference is called "
-                "(--repeat 3 or more; 6 reach 95%)"
-            )
-            break
-        if n and cov is not None and cov < intervals.CONFIDENCE:
-            out.append(
-                f"{c['label']}: {n} process{'es' if n != 1 else ''} give intervals of "
-                f"{cov:.1%} coverage, not 95% (6 or more reach 95%)"
-            )
-            break  # said once: every cell has the same count unless some failed
+    if any(len(c["runs"]) == 1 for c in cells):
+        out.append("one process gives no interval: no difference is called (--repeat 3 or more)")
     return out
 
 
@@ -377,3 +554,92 @@ def count_text(stat: dict[str, Any] | None) -> str:
     if iv is None:
         return "-"
     return f"#{iv.median:g} ({iv.lo:g}–{iv.hi:g})"
+
+
+def coverage_text(cells: list[dict[str, Any]]) -> str:
+    """What the cells' intervals reach: ``75.0% intervals (3 processes; 6 reach 95%)``."""
+    pairs = [
+        (len(c.get("runs", [])), c["first_ms"].get("coverage"))
+        for c in cells
+        if isinstance(c.get("first_ms"), dict) and c["first_ms"].get("coverage") is not None
+    ]
+    if not pairs:
+        return "coverage not recorded"
+    counts = sorted({n for n, _ in pairs})
+    covs = sorted({float(cov) for _, cov in pairs})
+    cov = (
+        fmt_coverage(covs[0])
+        if len(covs) == 1
+        else f"{fmt_coverage(covs[0])}–{fmt_coverage(covs[-1])}"
+    )
+    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    short = "" if covs[0] >= intervals.CONFIDENCE else "; 6 reach 95%"
+    return f"{cov} intervals ({n} process{'' if n == '1' else 'es'}{short})"
+
+
+def header_lines(doc: dict[str, Any]) -> list[str]:
+    """The lines under the answer: the sweep's size (and an adaptive sweep's course), the
+    coverage its intervals reach, how its verdicts are reached."""
+    cells = doc.get("cells", [])
+    wall = float(doc.get("wall_s") or 0.0)
+    per = doc.get("per_process_s")
+    if doc.get("adaptive"):
+        size = (
+            f"{len(cells)} cell(s) × up to {doc.get('cap', doc.get('repeat', '?'))} processes, "
+            f"interleaved, adaptive: {doc.get('finished')} of {doc.get('processes_fixed')} ran"
+        )
+        if doc.get("decided") and doc.get("decided_round"):
+            size += f", decided after round {doc['decided_round']}"
+        elif not doc.get("stopped"):
+            size += f", not decided in {doc.get('rounds')} rounds"
+    else:
+        size = f"{len(cells)} cell(s) × {doc.get('repeat', '?')} processes, interleaved"
+    head = f"sweep      {doc.get('target', '?')} · {size} · {wall:.1f} s" + (
+        f" ({per:.1f} s per process)" if per else ""
+    )
+    if doc.get("warming_s"):
+        head += f" · {doc['warming_s']:.1f} s warming compile caches"
+    out = [head]
+    if "method" in doc:
+        method = str(doc.get("interval", "")).removesuffix(", 95%")
+        out.append(
+            f"intervals  median (interval) across processes; {method}: {coverage_text(cells)}"
+        )
+        pairs = len(cells) * (len(cells) - 1) // 2
+        split = f"{pairs} pair{'s' if pairs != 1 else ''} of settings" + (
+            " × the looks" if doc.get("adaptive") else ""
+        )
+        out.append(
+            f"verdicts   at {float(doc.get('confidence') or 0.95):.0%} over {split}: "
+            f"{doc['method']}"
+        )
+    else:  # a document from before verdicts were tests: its intervals, as it says them
+        out.append(f"intervals  median (95% interval) across processes; {doc.get('interval', '')}")
+    for d in doc.get("dropped", []):
+        if isinstance(d, dict):
+            out.append(f"dropped    {d.get('label')} after round {d.get('round')}: {d.get('why')}")
+    return out
+
+
+def sweep_method_text(doc: dict[str, Any]) -> str:
+    """One sentence for a report: what each figure is, the coverage reached, the verdicts."""
+    if "method" not in doc:
+        return (
+            f"Each figure: the median across processes (95% interval; {doc.get('interval', '')})."
+        )
+    text = (
+        "Each figure: the median across processes with its distribution-free interval, "
+        f"{coverage_text(doc.get('cells', []))}. Verdicts at "
+        f"{float(doc.get('confidence') or 0.95):.0%}: {doc['method']}."
+    )
+    if doc.get("adaptive"):
+        text += (
+            f" Adaptive: {doc.get('finished')} of the fixed design's "
+            f"{doc.get('processes_fixed')} processes ran"
+            + (
+                f", decided after round {doc['decided_round']}."
+                if doc.get("decided")
+                else ", not decided."
+            )
+        )
+    return text

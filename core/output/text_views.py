@@ -99,19 +99,10 @@ def render_summary(data: RunData) -> str:
 def render_sweep(doc: dict[str, Any]) -> str:
     """A sweep document as text: the answer first, then one row per cell."""
     from warmscope.core.output.sweep_columns import sweep_rows
+    from warmscope.core.output.sweep_digest import header_lines
 
     cells = doc.get("cells", [])
-    out = [f"answer     {doc.get('answer', '')}"]
-    wall = doc.get("wall_s") or 0.0
-    per = doc.get("per_process_s")
-    head = (
-        f"sweep      {doc.get('target', '?')} · {len(cells)} cell(s) × {doc.get('repeat', '?')} "
-        f"processes, interleaved · {wall:.1f} s" + (f" ({per:.1f} s per process)" if per else "")
-    )
-    if doc.get("warming_s"):
-        head += f" · {doc['warming_s']:.1f} s warming compile caches"
-    out.append(head)
-    out.append(f"intervals  median (95% interval) across processes; {doc.get('interval', '')}")
+    out = [f"answer     {doc.get('answer', '')}", *header_lines(doc)]
     columns, rows = sweep_rows(cells)
     table = [[col.header for col in columns], *rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(columns))]

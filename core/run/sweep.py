@@ -6,6 +6,11 @@ are interleaved (A B A B …, not A A B B) so that drift on a shared machine spr
 cell. After every process the sweep document is written again: a sweep stopped half way (or
 killed) keeps every finished process, and its document says ``"stopped": true``.
 
+An *adaptive* sweep (``--adaptive``; ``repeat`` is then the cap per cell) looks after each
+round from the third on: a cell beyond noise worse than the best is dropped from further
+rounds, and the sweep stops once one cell is left, beyond noise better than every other
+(``racing``: exact rank tests whose error budget is split over the looks).
+
 The statistics across processes and the answer are computed in ``sweep_digest`` (the digest
 of a sweep); the CLI, ``compare`` and ``report`` only lay them out.
 """
@@ -25,6 +30,7 @@ from typing import Any
 from warmscope.core.child import outcome
 from warmscope.core.child.knobs import KnobError, knob
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.racing import MIN_PROCESSES, Race
 from warmscope.core.data.reading import MAX_DOCUMENT_BYTES
 from warmscope.core.data.record import RecordError, new_folder
 from warmscope.core.data.run import RunData, Update
@@ -122,6 +128,8 @@ class Process:
     cell: int
     repeat: int
     data: RunData
+    value: float | None = None
+    """The ranking objective's figure (``None``: failed, or none to give)."""
 
 
 @dataclass
@@ -143,15 +151,56 @@ class Sweep:
     """Why the sweep ended early on a usage error (a bad target found by the child)."""
     warming_s: float = 0.0
     """Time spent in unrecorded processes that fill ``warm`` compile caches."""
+    adaptive: bool = False
+    """Rounds stop once the answer is decided; ``repeat`` is the cap per cell."""
+    min_processes: int = MIN_PROCESSES
+    """Processes per cell before an adaptive sweep's first look."""
 
     def __post_init__(self) -> None:
         if self.repeat < 1:
             raise UsageError(f"--repeat must be at least 1, got {self.repeat}")
+        if self.min_processes < 1:
+            raise UsageError(f"the first look needs at least 1 process, got {self.min_processes}")
         iters = self.cells[0].settings.iters if self.cells else None
         self.objective, self.k = parse_rank_by(self.rank_by, iters)
         for cell in self.cells:
             cell.settings.resolve()  # every cell is checked before any process runs
+        # (cell, repeat) in execution order: the processes that ran, then those still
+        # planned (an adaptive sweep shortens it as cells drop out).
         self.plan = schedule(len(self.cells), self.repeat)
+        self.race = Race(
+            len(self.cells), self.repeat, adaptive=self.adaptive, first=self.min_processes
+        )
+
+    def values(self) -> list[list[float]]:
+        """Each cell's objective figures so far (its finished processes that have one)."""
+        out: list[list[float]] = [[] for _ in self.cells]
+        for p in self.processes:
+            if p.value is not None:
+                out[p.cell].append(p.value)
+        return out
+
+    @property
+    def rounds(self) -> int:
+        """Rounds begun: the most processes any cell ran."""
+        counts = [0] * len(self.cells)
+        for p in self.processes:
+            counts[p.cell] += 1
+        return max(counts, default=0)
+
+    def _look(self, n: int) -> bool:
+        """After process ``n`` of the plan: at the end of a round, an adaptive sweep's look.
+        True when the answer is decided (the sweep stops)."""
+        r = self.plan[n][1]
+        if not self.adaptive or (n + 1 < len(self.plan) and self.plan[n + 1][1] == r):
+            return False
+        dropped = self.race.look(r + 1, self.values())
+        if self.race.decided:
+            self.plan = self.plan[: n + 1]
+        elif dropped:
+            later = [(cell, rr) for rr in range(r + 1, self.repeat) for cell in self.race.live]
+            self.plan = self.plan[: n + 1] + later
+        return self.race.decided
 
     def prepare_folder(self) -> Path:
         """A new folder for the sweep's records and document (never one that exists)."""
@@ -169,9 +218,11 @@ class Sweep:
         on_done: Callable[[Sweep, Process], None] | None = None,
         hung_up: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
-        """Every process of the plan, interleaved. Ctrl-C (``KeyboardInterrupt``) stops the
-        process in progress (quickly once ``hung_up()``), keeps what finished, and ends the
-        sweep ``stopped``."""
+        """Every process of the plan, interleaved (an adaptive sweep: until decided or at its
+        cap). Ctrl-C (``KeyboardInterrupt``) stops the process in progress (quickly once
+        ``hung_up()``), keeps what finished, and ends the sweep ``stopped``. ``on_update(sweep,
+        n, run, update)``: the n-th process of ``plan`` goes on; ``on_done(sweep, process)``:
+        it finished (an adaptive sweep's look, if its round ended, is already taken)."""
         from warmscope.core.run.run_plan import PlannedRun, compiles, drive, start_run, warm_cache
 
         if self.folder is None or not self.folder.exists():
@@ -181,7 +232,10 @@ class Sweep:
         t0 = time.monotonic()
         warm: dict[int, Path] = {}
         try:
-            for n, (c, r) in enumerate(self.plan):
+            n = -1
+            while n + 1 < len(self.plan):  # an adaptive sweep shortens the plan as it goes
+                n += 1
+                c, r = self.plan[n]
                 cell = self.cells[c]
                 if (
                     cell.settings.compile_cache == "warm"
@@ -205,9 +259,10 @@ class Sweep:
 
                 if drive(session, on_update=show if on_update else None, hung_up=hung_up):
                     self.stopped = True
-                process = Process(c, r, session.data)
+                process = Process(c, r, session.data, objective_value(session.data, self))
                 self.processes.append(process)
                 self.wall_s = time.monotonic() - t0
+                decided = not self.stopped and self._look(n)
                 self.save()
                 if on_done is not None:
                     on_done(self, process)
@@ -216,7 +271,7 @@ class Sweep:
                     error = session.data.error
                     self.aborted = str(error["message"] if error else session.data.status_detail)
                     break
-                if self.stopped:
+                if self.stopped or decided:
                     break
         except KeyboardInterrupt:  # between two processes
             self.stopped = True
@@ -239,6 +294,16 @@ class Sweep:
             atomic_write(self.document_path, text, parents=False)
         if self.json_path is not None:
             atomic_write(self.json_path, text, parents=False)
+
+
+def objective_value(data: RunData, sweep: Sweep) -> float | None:
+    """A finished process's figure on the sweep's ranking objective."""
+    from warmscope.core.output.sweep_digest import objective_metric, process_facts
+
+    if data.status != outcome.OK:
+        return None
+    value = process_facts(data, sweep.k).get(objective_metric(sweep.objective))
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def is_sweep_document(path: Path) -> bool:
