@@ -198,6 +198,13 @@ def _full_repaint(out: bytes) -> bool:
     return all(t in text for t in ("latency", "summary", "╭", "╰")) and text.count("│") > 40
 
 
+def _wait_stopped(pid: int) -> None:
+    deadline = time.monotonic() + 5
+    while _state(pid) != "T" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _state(pid) == "T", "stopped, as a shell's Ctrl+Z stops a program"
+
+
 def test_ctrl_z_suspends_and_a_resume_draws_the_whole_screen() -> None:
     proc, master = _pty(["open", str(SCRIPT)])
     try:
@@ -205,10 +212,7 @@ def test_ctrl_z_suspends_and_a_resume_draws_the_whole_screen() -> None:
         os.write(master, b"\x1a")  # Ctrl+Z
         out = _read(master, 5, until=ALT_OFF)
         assert ALT_OFF in out, "the terminal is handed back: the alternate screen is left"
-        deadline = time.monotonic() + 5
-        while _state(proc.pid) != "T" and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _state(proc.pid) == "T", "stopped, as a shell's Ctrl+Z stops a program"
+        _wait_stopped(proc.pid)
         os.kill(proc.pid, signal.SIGCONT)  # what `fg` sends
         back = _read(master, 5)
         assert ALT_ON in back and _full_repaint(back), back[-500:]
@@ -217,6 +221,7 @@ def test_ctrl_z_suspends_and_a_resume_draws_the_whole_screen() -> None:
         _read(master, 1)
         os.kill(proc.pid, signal.SIGTSTP)
         assert ALT_OFF in _read(master, 5, until=ALT_OFF)
+        _wait_stopped(proc.pid)  # a SIGCONT before it stops would leave it stopped
         os.kill(proc.pid, signal.SIGCONT)
         back = _read(master, 5)
         assert ALT_ON in back and _full_repaint(back), back[-500:]

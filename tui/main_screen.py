@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual.actions import SkipAction
 from textual.app import ComposeResult
@@ -16,16 +16,17 @@ from textual.screen import Screen
 from textual.widgets import Footer, Log, TabbedContent, TabPane
 
 from warmscope.core.child import outcome
-from warmscope.tui.events_pane import EventsPane
-from warmscope.tui.iteration_table import IterationTable
 from warmscope.tui.latency_chart import LatencyChart
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ, PANE_HZ, RepaintBudget
-from warmscope.tui.row_list import RowList
 from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import Delta, RunEntry
-from warmscope.tui.stderr_pane import StderrPane
 from warmscope.tui.summary_panel import SummaryPanel
-from warmscope.tui.utilization import UtilizationPane
+
+if TYPE_CHECKING:  # the panes below the chart are imported when mounted, after the first frame
+    from warmscope.tui.events_pane import EventsPane
+    from warmscope.tui.iteration_table import IterationTable
+    from warmscope.tui.row_list import RowList
+    from warmscope.tui.utilization import UtilizationPane
 
 STDERR_LINES = 1000
 PALETTE_MIN_W = 90  # narrower, the footer keeps to the run keys (ctrl+p still works)
@@ -116,6 +117,11 @@ class MainScreen(Screen[None]):
         self.call_after_refresh(self._mount_panes)
 
     async def _mount_panes(self) -> None:
+        from warmscope.tui.events_pane import EventsPane
+        from warmscope.tui.iteration_table import IterationTable
+        from warmscope.tui.stderr_pane import StderrPane
+        from warmscope.tui.utilization import UtilizationPane
+
         table = IterationTable(id="iterations")
         table.border_title = "iterations"
         panes = TabbedContent(id="panes", initial="tab-events")
@@ -149,8 +155,8 @@ class MainScreen(Screen[None]):
         self.query_one(RunHeader).show_entry(entry, next_note)
         self.query_one(LatencyChart).show_view(view)
         self.query_one(SummaryPanel).show_view(view)
-        self.query_one(IterationTable).show_view(view)
-        self.query_one(EventsPane).show_view(view)
+        self._table.show_view(view)
+        self._events.show_view(view)
         self._show_usage()
         log = self.query_one("#stderr", Log)
         log.clear()
@@ -196,9 +202,9 @@ class MainScreen(Screen[None]):
         if "summary" in due:
             self.query_one(SummaryPanel).show_view(view)
         if "table" in due:
-            self.query_one(IterationTable).sync()
+            self._table.sync()
         if "events" in due:
-            self.query_one(EventsPane).sync(view.events_total - len(view.events))
+            self._events.sync(view.events_total - len(view.events))
         if "usage" in due:
             self._show_usage()
         if "stderr" in due and self.budget.stderr:
@@ -235,7 +241,7 @@ class MainScreen(Screen[None]):
         if entry is None:
             return
         device = str(entry.data.settings.knobs.get("device") or "cpu")
-        self.query_one(UtilizationPane).show_view(entry.view, entry.data.env, device)
+        self._usage.show_view(entry.view, entry.data.env, device)
 
     # -- keys ---------------------------------------------------------------------------
 
@@ -254,7 +260,7 @@ class MainScreen(Screen[None]):
         entry = self.entry
         if entry is None or not entry.view.count:
             return
-        table = self.query_one(IterationTable)
+        table = self._table
 
         def go(index: int | None) -> None:
             if index is not None:
@@ -264,12 +270,12 @@ class MainScreen(Screen[None]):
         self.app.push_screen(GotoScreen(entry.view.count), go)
 
     def action_search_events(self) -> None:
-        if self.query_one(EventsPane).draft is not None:
+        if self._events.draft is not None:
             raise SkipAction()  # a `/` in the search itself
         self._events_pane().start_search()
 
     def action_search_next(self, direction: int) -> None:
-        pane = self.query_one(EventsPane)
+        pane = self._events
         if pane.term and not pane.search_next(direction):
             self.notify(f"no event matches {pane.term!r}", timeout=2, markup=False)
 
@@ -278,15 +284,27 @@ class MainScreen(Screen[None]):
         if pane.filter_next() is None:
             self.notify("every kind of event", timeout=2)
 
+    @property
+    def _table(self) -> IterationTable:
+        return cast("IterationTable", self.query_one("#iterations"))
+
+    @property
+    def _events(self) -> EventsPane:
+        return cast("EventsPane", self.query_one("#events"))
+
+    @property
+    def _usage(self) -> UtilizationPane:
+        return cast("UtilizationPane", self.query_one("#usage"))
+
     def _events_pane(self) -> EventsPane:
         """The events pane, in view and focused now (not after the queued keys)."""
         self.action_pane("tab-events")
-        pane = self.query_one(EventsPane)
+        pane = self._events
         self.set_focus(pane, scroll_visible=False)
         return pane
 
     def action_order(self) -> None:
-        self.query_one(IterationTable).toggle_order()
+        self._table.toggle_order()
 
     def action_pane(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane
@@ -297,7 +315,7 @@ class MainScreen(Screen[None]):
         entry = self.entry
         if entry is None:
             return
-        if isinstance(message.row_list, EventsPane):
+        if message.row_list.id == "events":
             self.app.push_screen(EventDetailScreen([message.row]))
             return
         from warmscope.tui.iteration_screen import IterationScreen

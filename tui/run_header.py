@@ -6,7 +6,6 @@ from typing import ClassVar
 
 from rich.style import Style
 
-from warmscope.core.output.digest import settings_line
 from warmscope.tui import fmt
 from warmscope.tui.chart import Line
 from warmscope.tui.runs import RunEntry
@@ -26,6 +25,8 @@ PARTS = ("accent", "muted", "success", "warning", "error", "bold")
 
 def header_lines(entry: RunEntry, styles: dict[str, Style], next_note: str = "") -> list[Line]:
     """Two lines: what runs, and how it is going."""
+    from warmscope.core.output.digest import settings_line  # a run is shown: after the first frame
+
     view, data = entry.view, entry.data
     bold, muted = styles["bold"], styles["muted"]
     line1 = Line(

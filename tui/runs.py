@@ -23,7 +23,6 @@ from warmscope.core.data.intervals import RunWarning
 from warmscope.core.data.run import NS_PER_MS, Cursor, Event, LiveRun, RunData, Update
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.stats import Summary
-from warmscope.core.output.digest import settings_line
 from warmscope.core.output.safe_text import clean_name
 from warmscope.core.run.jitlog import label_for
 from warmscope.tui.series import LatencySeries, mark_priority
@@ -315,6 +314,8 @@ class RunEntry:
 
 
 def fmt_settings(settings: RunSettings) -> str:
+    from warmscope.core.output.digest import settings_line  # the digest: after the first frame
+
     line = settings_line(settings)
     return "" if line == "defaults" else line
 

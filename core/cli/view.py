@@ -40,12 +40,15 @@ def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
     TUI shows its answer and table first. Each file is read here, to fail early in one line
     (a long record's header only: the TUI reads the rest with its progress on screen)."""
     from warmscope.core.data.record import QUICK_READ_BYTES, check_header, read_run
-    from warmscope.core.run.sweep import is_sweep_document, read_sweep, sweep_runs
 
     records: list[Path] = []
     sweeps: list[dict[str, Any]] = []
     for path in paths:
-        if is_sweep_document(path):
+        # A sweep document is .json: only then the sweep machinery, which the TUI's first
+        # frame does not need for a run record.
+        if path.suffix == ".json" and _is_sweep(path):
+            from warmscope.core.run.sweep import read_sweep, sweep_runs
+
             doc = read_sweep(path)
             runs = sweep_runs(doc, path)
             if not runs:
@@ -57,6 +60,12 @@ def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
                 read_run(path)  # a long one is read by the TUI, behind its first frame
             records.append(path)
     return records, sweeps
+
+
+def _is_sweep(path: Path) -> bool:
+    from warmscope.core.run.sweep import is_sweep_document
+
+    return is_sweep_document(path)
 
 
 def run_tui(

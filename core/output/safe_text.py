@@ -54,6 +54,7 @@ lines a second.  Text that does hold one goes through a single ``re.sub``.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -105,8 +106,15 @@ _FOLLOW = (
     f"|(?<=[{_TAGS}])[{_TAGS}]*"
     r"|"
 )
-_SLOW_KEEP_NL = re.compile(f"[{_STARTS}](?:{_FOLLOW})")
-_SLOW_ONE_LINE = re.compile(f"[{_STARTS}\\n](?:{_FOLLOW})")
+
+
+@functools.cache
+def _slow(keep_newlines: bool) -> re.Pattern[str]:
+    """The slow pattern, compiled when text first needs it: most text never does, and
+    compiling it cost every start several milliseconds."""
+    starts = _STARTS if keep_newlines else _STARTS + "\\n"
+    return re.compile(f"[{starts}](?:{_FOLLOW})")
+
 
 _FLAG = "\U0001f3f4"
 _FLAG_TAGS = re.compile(r"[\U000e0020-\U000e007e]+\U000e007f")
@@ -157,11 +165,11 @@ def clean(text: str, *, keep_newlines: bool = True) -> str:
     if keep_newlines:
         if _UNSAFE_KEEP_NL.search(text) is None:
             return text
-        out = _SLOW_KEEP_NL.sub(_replace_keep_nl, text)
+        out = _slow(True).sub(_replace_keep_nl, text)
     else:
         if _UNSAFE_ONE_LINE.search(text) is None:
             return text
-        out = _SLOW_ONE_LINE.sub(_replace_one_line, text)
+        out = _slow(False).sub(_replace_one_line, text)
     # After the pass: escape sequences take no columns, so stops count what is shown.
     return out.expandtabs(4) if "\t" in out else out
 
