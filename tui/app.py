@@ -44,6 +44,7 @@ from warmscope.tui.repaint_all import repaint_all
 from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import RunEntry, error_lines, exit_code, record_lines
 from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
+from warmscope.tui.sweep_actions import start_sweep
 
 if TYPE_CHECKING:
     from warmscope.core.data.record import RecordError
@@ -75,6 +76,7 @@ class WarmscopeApp(App[int]):
         # Ctrl+Z is job control as in any program (raw mode reads it as a key); Ctrl+L redraws.
         Binding("ctrl+z", "suspend_process", "Suspend", id="suspend", show=False, priority=True),
         Binding("ctrl+l", "repaint", "Redraw", id="repaint", show=False, priority=True),
+        Binding("w", "sweep", "Sweep", id="sweep", show=False, tooltip="the last sweep's screen"),
     ]
 
     def __init__(
@@ -252,6 +254,7 @@ class WarmscopeApp(App[int]):
                     self.next_settings = self.runs[0].data.settings.copy()
                     self.next_source = self.runs[0].record_name or "a record"
         if self.sweeps:
+            self.controller.tag_sweeps(self.sweeps)
             self.action_sweep()
         if self.live is not None and self._timer is not None:
             self._timer.resume()  # a record a live run is writing: followed as it grows
@@ -276,10 +279,13 @@ class WarmscopeApp(App[int]):
             self.notify(str(exc), title="Cannot run", severity="error", timeout=8, markup=False)
             return None
         self.view_entry(entry)
+        self.follow_live()
+        return entry
+
+    def follow_live(self) -> None:  # a run just started, here or by a sweep: poll it
         if self._timer is not None:
             self._timer.resume()
         self._bindings_may_change()
-        return entry
 
     def run_next(self, settings: RunSettings) -> None:
         """Start a run the user asked for; settings from a file that choose what runs (an
@@ -470,11 +476,7 @@ class WarmscopeApp(App[int]):
     def action_settings(self) -> None:
         from warmscope.tui.settings_screen import SettingsResult, SettingsScreen
 
-        base = self.next_settings
-        if base is None:
-            from warmscope.sample_models import DEFAULT_SAMPLE
-
-            base = RunSettings(target=f"sample:{DEFAULT_SAMPLE}")
+        base = self._next_base()
 
         def done(result: SettingsResult | None) -> None:
             if result is None:
@@ -482,7 +484,9 @@ class WarmscopeApp(App[int]):
             self.next_settings = result.settings
             if self.viewed is not None:
                 self.main.query_one(RunHeader).show_entry(self.viewed, self.next_note())
-            if result.run_now:
+            if result.run_now and result.plan.many:  # N processes, or several settings
+                start_sweep(self, result.settings, result.plan)
+            elif result.run_now:
                 self.run_next(result.settings)
             else:
                 self.notify("applies to the next run: press r", timeout=3)
@@ -580,11 +584,11 @@ class WarmscopeApp(App[int]):
             open_warmup(self, self.viewed)
 
     def action_sweep(self) -> None:
-        """The opened sweep's answer and table, over its runs."""
+        """The last sweep's answer and table (opened, or run here), over its runs."""
         from warmscope.tui.sweep_screen import SweepScreen
 
         if self.sweeps and not isinstance(self.screen, SweepScreen):
-            self.push_screen(SweepScreen(self.sweeps[0]))
+            self.push_screen(SweepScreen(self.sweeps[-1]))
 
     def action_help(self) -> None:
         from warmscope.tui.help_screen import HelpScreen
@@ -620,6 +624,8 @@ class WarmscopeApp(App[int]):
             self.workers.cancel_group(self, "load")
             self.exit(0)
             return
+        if getattr(self.screen, "stop_instead_of_closing", lambda: False)():
+            return  # a running sweep stops first, its screen stays
         if self.screen is not self.main:
             self.screen.dismiss(None)
             return

@@ -1,0 +1,139 @@
+"""Repeats and sweeps started from the TUI's settings screen: real child processes, real torch.
+
+The sweep screen fills in live (each process's first iteration as a point of its cell, the
+intervals as processes finish), ends with the sweep digest's answer, and is the screen
+``warmscope open sweep.json`` shows. Each process is a run of the session, tagged with its cell.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Button, Input
+
+from tests.tui_support import run, screen_text, wait_for
+from warmscope.core.data.record import read_run
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.sweep_digest import iv_text
+from warmscope.core.run.sweep import read_sweep
+from warmscope.tui.app import WarmscopeApp, build_app
+from warmscope.tui.settings_screen import SettingsScreen
+from warmscope.tui.sweep_chart import draw
+from warmscope.tui.sweep_screen import SweepChart, SweepScreen
+
+SIZE = (110, 40)
+ITERS = 5
+
+
+@pytest.fixture(autouse=True)
+def records_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
+
+
+def ready_app() -> WarmscopeApp:
+    """An app with nothing run yet; its next run: ``sample:trivial``, a few iterations."""
+    app = build_app()
+    app.next_settings = RunSettings(target="sample:trivial", iters=ITERS)
+    app.next_settings.knobs["intra_op_threads"] = 1
+    return app
+
+
+async def fill(pilot: Pilot, **fields: str) -> SettingsScreen:
+    """Open the settings screen and type into its repeat and sweep fields."""
+    await pilot.press("e")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SettingsScreen))
+    screen = pilot.app.screen
+    assert isinstance(screen, SettingsScreen)
+    for name, text in fields.items():
+        screen.query_one(f"#field-{name}", Input).value = text
+    await pilot.pause()
+    return screen
+
+
+def chart_text(screen: SweepScreen) -> str:
+    return "\n".join(line.plain for line in draw(screen.query_one(SweepChart).rows, 90))
+
+
+def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer() -> None:
+    app = ready_app()
+    seen: dict[str, object] = {}
+
+    async def scenario(pilot: Pilot) -> None:
+        settings = await fill(pilot, processes="2", sweep_presets="torchscript no-profiling")
+        assert "sweep ×2" in str(settings.query_one("#apply-run", Button).label)
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen))
+        screen = app.screen
+        assert isinstance(screen, SweepScreen) and screen.running
+        # Live: a point for the process in progress before any process has finished.
+        await wait_for(
+            pilot,
+            lambda: any(s.running for s in screen.query_one(SweepChart).rows),
+            timeout=60,
+        )
+        seen["live"] = chart_text(screen)
+        seen["finished while live"] = screen.state.finished if screen.state else None
+        assert "so far" in screen_text(app) or "waiting" in screen_text(app)
+        # The processes became runs of the session, followed live by the main screen.
+        assert app.runs and app.runs[-1].sweep is not None
+        # Two processes of each cell: the intervals appear, then the answer.
+        await wait_for(pilot, lambda: not screen.running, timeout=180)
+        seen["end"] = chart_text(screen)
+        seen["rows"] = list(screen.query_one(SweepChart).rows)
+        seen["answer"] = str(screen.query_one("#sweep-answer").render())
+        seen["screen"] = screen_text(app)
+        await pilot.press("escape")  # ended: Esc shows the runs
+        await pilot.pause()
+        assert not isinstance(app.screen, SweepScreen)
+        await pilot.press("w")  # and w shows the sweep again
+        await pilot.pause()
+        assert isinstance(app.screen, SweepScreen)
+        await pilot.press("escape")
+
+    run(app, scenario, size=SIZE, settled=False)
+    assert seen["finished while live"] == 0
+    assert "○" in str(seen["live"])  # the process in progress
+    # The document on disk is the one the screen shows.
+    assert len(app.sweeps) == 1
+    doc = app.sweeps[0]
+    path = Path(doc["folder"]) / "sweep.json"
+    on_disk = read_sweep(path)
+    assert on_disk["answer"] == doc["answer"] == seen["answer"]
+    assert doc["finished"] == 4 and not doc["stopped"]
+    assert [c["label"] for c in doc["cells"]] == ["torchscript", "no-profiling"]
+    assert doc["answer"].startswith("by first iteration")
+    # Each cell: two points and its median with its interval, on the screen.
+    end = str(seen["end"])
+    rows = seen["rows"]
+    assert isinstance(rows, list)
+    for cell in doc["cells"]:
+        assert len(cell["first_ms"]["values"]) == 2
+        line = next(ln for ln in end.splitlines() if ln.startswith(cell["label"]))
+        assert line.endswith(iv_text(cell["first_ms"]))
+        strip = next(s for s in rows if s.label == cell["label"])
+        assert strip.done == cell["first_ms"]["values"] and not strip.running
+        iv = cell["first_ms"]
+        assert strip.interval == (iv["median"], iv["lo"], iv["hi"])
+        plot = line[len(strip.label) : -len(strip.figure)]
+        assert plot.count("●") == 2 or "2" in plot  # two processes (or both in one column)
+    assert "torchscript" in str(seen["screen"]) and "no-profiling" in str(seen["screen"])
+    # Every process is a run of the session, tagged with its sweep and cell.
+    tagged = [e for e in app.runs if e.sweep is not None]
+    assert len(tagged) == 4
+    assert {(e.sweep.cell, e.sweep.repeat) for e in tagged if e.sweep} == {
+        (0, 0),
+        (1, 0),
+        (0, 1),
+        (1, 1),
+    }
+    first = tagged[0]
+    same = app.controller.cell_runs(first)
+    assert len(same) == 2 and all(e.data.settings.preset == "torchscript" for e in same)
+    records = {str(e.data.record_path) for e in tagged}
+    in_doc = {p["record"] for c in doc["cells"] for p in c["processes"]}
+    assert records == in_doc
+    for e in tagged:
+        assert e.data.status == "ok"
+        assert read_run(Path(e.data.record_path)).count == ITERS
