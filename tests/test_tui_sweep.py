@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Input
 
 from tests.tui_support import run, screen_text, wait_for
+from warmscope.core.cli.view import open_records
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_digest import iv_text
@@ -137,3 +138,94 @@ def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer() -> None:
     for e in tagged:
         assert e.data.status == "ok"
         assert read_run(Path(e.data.record_path)).count == ITERS
+    opened_shows_the_same(path, seen)
+
+
+def opened_shows_the_same(path: Path, seen: dict[str, object]) -> None:
+    """``warmscope open sweep.json``: the same screen, the same answer and strips, and the
+    opened runs tagged with their cells."""
+    records, sweeps = open_records([path])
+    app = build_app(records=records, sweeps=sweeps)
+
+    async def scenario(pilot: Pilot) -> None:
+        screen = app.screen
+        assert isinstance(screen, SweepScreen) and not screen.running
+        assert str(screen.query_one("#sweep-answer").render()) == seen["answer"]
+        assert chart_text(screen) == seen["end"]
+        assert screen.query_one(SweepChart).rows == seen["rows"]
+
+    run(app, scenario, size=SIZE)
+    assert len(app.runs) == 4
+    tags = sorted((e.sweep.cell, e.sweep.repeat, e.sweep.of) for e in app.runs if e.sweep)
+    assert tags == [(0, 0, 2), (0, 1, 2), (1, 0, 2), (1, 1, 2)]
+    assert len(app.controller.cell_runs(app.runs[0])) == 2
+
+
+def test_esc_stops_a_repeat_cleanly_and_keeps_the_finished_process() -> None:
+    app = ready_app()
+    assert app.next_settings is not None
+    app.next_settings.gap = 0.4  # each process takes a few seconds: the stop lands in one
+    seen: dict[str, object] = {}
+
+    async def scenario(pilot: Pilot) -> None:
+        settings = await fill(pilot, processes="3")
+        assert "run ×3" in str(settings.query_one("#apply-run", Button).label)
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen))
+        screen = app.screen
+        assert isinstance(screen, SweepScreen)
+        # The second process has measured its first iteration: it is mid-run.
+        await wait_for(
+            pilot,
+            lambda: (
+                screen.state is not None
+                and screen.state.finished == 1
+                and any(s.running for s in screen.query_one(SweepChart).rows)
+            ),
+            timeout=120,
+        )
+        await pilot.press("escape")
+        assert isinstance(app.screen, SweepScreen)  # Esc stops; the screen stays
+        await wait_for(pilot, lambda: not screen.running, timeout=30)
+        seen["screen"] = screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, SweepScreen)
+
+    run(app, scenario, size=SIZE, settled=False)
+    doc = read_sweep(Path(app.sweeps[0]["folder"]) / "sweep.json")
+    assert doc["stopped"] is True
+    assert doc["planned"] == 3 and doc["finished"] == 2
+    (cell,) = doc["cells"]
+    assert [p["status"] for p in cell["processes"]] == ["ok", "stopped"]
+    assert len(cell["runs"]) == 1  # the finished one is kept, the stopped one left out
+    assert doc["answer"].startswith("stopped after 2 of 3 processes")
+    assert "stopped" in str(seen["screen"])
+    assert all(e.session is not None and e.session.is_finished() for e in app.runs)
+    stopped = read_run(Path(cell["processes"][1]["record"]))
+    assert stopped.status == "stopped" and stopped.count >= 1
+
+
+def test_ctrl_c_stops_a_sweep_before_it_closes_anything() -> None:
+    app = ready_app()
+    assert app.next_settings is not None
+    app.next_settings.gap = 0.4
+
+    async def scenario(pilot: Pilot) -> None:
+        await fill(pilot, processes="1", vary="grad_mode=no_grad,inference_mode")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen))
+        screen = app.screen
+        assert isinstance(screen, SweepScreen)
+        await wait_for(pilot, lambda: bool(app.runs), timeout=60)
+        await pilot.press("ctrl+c")
+        assert isinstance(app.screen, SweepScreen)
+        await wait_for(pilot, lambda: not screen.running, timeout=30)
+        await pilot.press("ctrl+c")  # ended: Ctrl+C closes the screen as q does
+        await pilot.pause()
+        assert not isinstance(app.screen, SweepScreen)
+
+    run(app, scenario, size=SIZE, settled=False)
+    doc = app.sweeps[0] if app.sweeps else None
+    assert doc is not None and doc["stopped"] is True and doc["finished"] == 1
+    assert [c["label"] for c in doc["cells"]] == ["grad_mode=no_grad", "grad_mode=inference_mode"]

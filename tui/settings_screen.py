@@ -230,18 +230,6 @@ class SettingsScreen(Screen[SettingsResult | None]):
                 ChoiceField([NO_PRESET, *PRESETS], b.preset or NO_PRESET, id="preset"),
                 self._preset_help(b.preset),
             )
-            yield Static("repeats and sweeps", classes="group-title")
-            for name, help_text in SWEEP_FIELDS.items():
-                yield from self._row(
-                    name,
-                    Input(
-                        "1" if name == "processes" else "",
-                        placeholder="none" if name != "processes" else "",
-                        compact=True,
-                        id=f"field-{name}",
-                    ),
-                    help_text,
-                )
             yield Static("what to run", classes="group-title")
             yield from self._row(
                 "target",
@@ -279,6 +267,18 @@ class SettingsScreen(Screen[SettingsResult | None]):
                     Input(
                         feed_text(b, name),
                         placeholder=FEED_PLACEHOLDERS.get(name, ""),
+                        compact=True,
+                        id=f"field-{name}",
+                    ),
+                    help_text,
+                )
+            yield Static("repeats and sweeps", classes="group-title")
+            for name, help_text in SWEEP_FIELDS.items():
+                yield from self._row(
+                    name,
+                    Input(
+                        "1" if name == "processes" else "",
+                        placeholder="none" if name != "processes" else "",
                         compact=True,
                         id=f"field-{name}",
                     ),
