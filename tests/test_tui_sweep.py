@@ -63,7 +63,7 @@ def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer() -> None:
 
     async def scenario(pilot: Pilot) -> None:
         settings = await fill(pilot, processes="2", sweep_presets="torchscript no-profiling")
-        assert "sweep ×2" in str(settings.query_one("#apply-run", Button).label)
+        assert "Sweep ×2" in str(settings.query_one("#apply-run", Button).label)
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen))
         screen = app.screen
@@ -169,7 +169,7 @@ def test_esc_stops_a_repeat_cleanly_and_keeps_the_finished_process() -> None:
 
     async def scenario(pilot: Pilot) -> None:
         settings = await fill(pilot, processes="3")
-        assert "run ×3" in str(settings.query_one("#apply-run", Button).label)
+        assert "Run ×3" in str(settings.query_one("#apply-run", Button).label)
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen))
         screen = app.screen

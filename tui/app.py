@@ -278,14 +278,13 @@ class WarmscopeApp(App[int]):
         except (WarmscopeError, OSError) as exc:
             self.notify(str(exc), title="Cannot run", severity="error", timeout=8, markup=False)
             return None
-        self.view_entry(entry)
-        self.follow_live()
-        return entry
+        return self.follow_live(entry)
 
-    def follow_live(self) -> None:  # a run just started, here or by a sweep: poll it
+    def follow_live(self, entry: RunEntry) -> RunEntry:  # just started, here or by a sweep
+        self.view_entry(entry)
         if self._timer is not None:
             self._timer.resume()
-        self._bindings_may_change()
+        return entry
 
     def run_next(self, settings: RunSettings) -> None:
         """Start a run the user asked for; settings from a file that choose what runs (an
@@ -367,8 +366,9 @@ class WarmscopeApp(App[int]):
     def _run_ended(self, entry: RunEntry) -> None:
         data = entry.data
         self._bindings_may_change()
-        if data.status == outcome.OK:
-            self.notify(f"run #{entry.number} done: {fmt.count(entry.view.count)} iterations")
+        if data.status == outcome.OK:  # a sweep's process: its screen says so
+            if entry.sweep is None:
+                self.notify(f"run #{entry.number} done: {fmt.count(entry.view.count)} iterations")
             return
         if data.status == outcome.STOPPED:
             self.notify(

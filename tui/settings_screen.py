@@ -396,9 +396,9 @@ class SettingsScreen(Screen[SettingsResult | None]):
         plan = self.plan()
         label = "Apply & run"
         if plan.sweeps:
-            label = f"Apply & sweep ×{plan.repeat}"
+            label = f"Sweep ×{plan.repeat}"
         elif plan.many:
-            label = f"Apply & run ×{plan.repeat}"
+            label = f"Run ×{plan.repeat}"
         self.query_one("#apply-run", Button).label = label + " ^r"
 
     def _check(self, field: str, text: str) -> str:

@@ -62,10 +62,7 @@ def adopt(app: WarmscopeApp, started: Started, runner: SweepRunner) -> RunEntry:
     tag = SweepTag(
         str(runner.folder), started.cell, started.label, started.repeat, runner.plan.repeat
     )
-    entry = app.controller.adopt(started.session, tag)
-    app.view_entry(entry)
-    app.follow_live()
-    return entry
+    return app.follow_live(app.controller.adopt(started.session, tag))
 
 
 def ended(app: WarmscopeApp, runner: SweepRunner, doc: dict[str, Any]) -> None:

@@ -4,7 +4,7 @@ Pure functions from a sweep document (and the processes still running) to lines 
 ``Text``. All cells share one axis, so strips can be compared by eye; on it each cell's median
 and 95% interval (the sweep digest's, never computed here) are drawn under its points, and
 narrow as processes finish. Meaning never rests on colour: a finished process is ``●``, one
-in progress ``○``, several in one column a digit; the interval ``├─┼─┤``.
+in progress ``○``, several in one column a digit; the interval ``├─┼─┤`` on the line below.
 """
 
 from __future__ import annotations
@@ -100,7 +100,8 @@ def point_glyphs() -> tuple[str, str, str, str, str, str]:
 
 
 def draw(rows: Sequence[Strip], width: int) -> list[Text]:
-    """The legend, a line per strip and the axis, each at most ``width`` cells wide."""
+    """The legend, a line per strip (its points), under it its interval where it has one, and
+    the axis; each line at most ``width`` cells wide."""
     done_g, run_g, line_g, left_g, right_g, mid_g = point_glyphs()
     label_w = min(LABEL_MAX, max((len(s.label) for s in rows), default=5))
     plot_w = max(PLOT_MIN, width - label_w - FIGURE_W - 2)
@@ -117,13 +118,15 @@ def draw(rows: Sequence[Strip], width: int) -> list[Text]:
         label = s.label if len(s.label) <= label_w else s.label[: label_w - 1] + "…"
         line = Text(label.ljust(label_w) + " ", style=s.style, no_wrap=True)
         cells: list[tuple[str, str]] = [(" ", "")] * plot_w
+        bar = Text(" " * (label_w + 1), no_wrap=True)
         if axis is not None:
             if s.interval is not None:
                 median, lo, hi = (axis.position(v, plot_w) for v in s.interval)
+                under = [" "] * plot_w
                 for x in range(lo, hi + 1):
-                    cells[x] = (line_g, "cyan")
-                cells[lo], cells[hi] = (left_g, "cyan"), (right_g, "cyan")
-                cells[median] = (mid_g, "bold cyan")
+                    under[x] = line_g
+                under[lo], under[hi], under[median] = left_g, right_g, mid_g
+                bar.append("".join(under).rstrip(), style="cyan")
             counts: dict[int, int] = {}
             for v in s.done:
                 x = axis.position(v, plot_w)
@@ -136,6 +139,8 @@ def draw(rows: Sequence[Strip], width: int) -> list[Text]:
             line.append(char, style=style)
         line.append(" " + s.figure[:FIGURE_W], style=s.style)
         lines.append(line)
+        if s.interval is not None and axis is not None:
+            lines.append(bar)
     if axis is not None:
         left, right = fmt.ms(axis.lo), fmt.ms(axis.hi)
         scale = " log scale" if axis.log else ""

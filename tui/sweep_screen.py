@@ -25,7 +25,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Sparkline, Static
 
 from warmscope.core.output.safe_text import clean_line
-from warmscope.core.output.sweep_digest import count_text, iv_text
+from warmscope.core.output.sweep_digest import count_text, iv_text, short_of_plan
 from warmscope.tui import fmt
 from warmscope.tui.sweep_chart import Strip, draw, strips
 
@@ -42,7 +42,10 @@ def sweep_table(doc: dict[str, Any]) -> Table:
     """One row per setting, every figure a median with its 95% interval (the digest's)."""
     table = Table(box=None, padding=(0, 1), header_style="bold")
     for name in ("setting", "runs", "first", "warm-up excess", "steady from", "steady p50"):
-        table.add_column(name, no_wrap=True, justify="left" if name == "setting" else "right")
+        # Figures wrap at their space (median, then interval) rather than lose digits.
+        table.add_column(
+            name, no_wrap=name == "runs", justify="left" if name == "setting" else "right"
+        )
     table.add_column("shapes")
     ranks = {r.get("cell"): r for r in doc.get("ranking", [])}
     for c in doc.get("cells", []):
@@ -209,7 +212,11 @@ class SweepScreen(ModalScreen[None]):
             return  # nothing new but the clock
         self._drawn = key
         answer = clean_line(str(doc.get("answer", "")))
-        if self.running:
+        short = short_of_plan(doc)
+        warnings = [clean_line(str(w)) for w in doc.get("warnings", [])]
+        if self.running:  # how far it got is the progress line's to say
+            answer = answer.removeprefix(f"{short}; ") if short else answer
+            warnings = [w for w in warnings if not (short and w.startswith(short))]
             answer = f"so far: {answer}" if doc.get("finished") else "waiting for the first process"
         self.query_one("#sweep-answer", Static).update(
             Text(answer, style="dim" if self.running else "bold")
@@ -220,7 +227,6 @@ class SweepScreen(ModalScreen[None]):
         for i, c in enumerate(doc.get("cells", [])):
             medians = [row.get("median") or 0.0 for row in c.get("by_iteration", [])]
             self.query_one(f"#sweep-curve-{i}", Sparkline).data = medians[:CURVE_POINTS]
-        warnings = [clean_line(str(w)) for w in doc.get("warnings", [])]
         box = self.query_one("#sweep-warnings", Static)
         box.update(Text("\n".join(warnings), style="yellow"))
         box.display = bool(warnings)
