@@ -229,3 +229,73 @@ def test_ctrl_c_stops_a_sweep_before_it_closes_anything() -> None:
     doc = app.sweeps[0] if app.sweeps else None
     assert doc is not None and doc["stopped"] is True and doc["finished"] == 1
     assert [c["label"] for c in doc["cells"]] == ["grad_mode=no_grad", "grad_mode=inference_mode"]
+
+
+# -- without processes: the plan, the form's fields, the strips --------------------------------
+
+
+def test_the_plan_builds_cells_as_warmscope_sweep_does() -> None:
+    from warmscope.core.child.outcome import UsageError
+    from warmscope.tui.sweep_runner import SweepPlan, parse_presets, parse_repeat, parse_varies
+
+    base = RunSettings(target="sample:trivial", iters=ITERS)
+    base.knobs["intra_op_threads"] = 1
+    base.knobs["profiling_executor"] = False  # a preset resets the executor knobs
+    plan = SweepPlan(
+        3, parse_presets("torchscript, no-profiling"), parse_varies("grad_mode=no_grad,enabled")
+    )
+    cells = plan.cells(base)
+    assert [c.label for c in cells] == [
+        "torchscript grad_mode=no_grad",
+        "torchscript grad_mode=enabled",
+        "no-profiling grad_mode=no_grad",
+        "no-profiling grad_mode=enabled",
+    ]
+    assert all(c.settings.knobs["intra_op_threads"] == 1 for c in cells)  # how it runs: kept
+    assert cells[0].settings.knobs["profiling_executor"] is None
+    assert cells[2].settings.knobs["profiling_executor"] is False
+    assert plan.describe(len(cells)) == "4 settings × 3 processes"
+    (one,) = SweepPlan(4).cells(base)
+    assert one.settings.knobs == base.knobs and not SweepPlan(1).many and SweepPlan(2).many
+    for bad, parse in (
+        ("0", parse_repeat),
+        ("x", parse_repeat),
+        ("101", parse_repeat),
+        ("frozen frozen", parse_presets),
+        ("nonesuch", parse_presets),
+        ("grad_mode=sideways", parse_varies),
+        ("grad_mode", parse_varies),
+    ):
+        with pytest.raises(UsageError):
+            parse(bad)  # type: ignore[operator]
+
+
+def test_strips_share_one_axis_and_show_each_interval_under_its_points() -> None:
+    from warmscope.core.output.sweep_digest import stat_json
+    from warmscope.tui import glyphs
+    from warmscope.tui.sweep_chart import strips
+
+    doc = {
+        "cells": [
+            {"index": 0, "label": "a", "first_ms": stat_json([10.0, 11.0, 12.0])},
+            {"index": 1, "label": "bb", "first_ms": stat_json([100.0])},
+        ],
+        "ranking": [{"cell": 0, "vs_best": "best"}, {"cell": 1, "vs_best": "not measured"}],
+    }
+    rows = strips(doc, running=[(1, 120.0)])
+    assert rows[0].interval == (11.0, 10.0, 12.0) and rows[1].interval is None
+    assert rows[1].running == [120.0] and rows[1].figure == "100 ms"
+    lines = [t.plain for t in draw(rows, 80)]
+    assert len(lines) == 5  # legend, a and its interval, bb (one process: no interval), axis
+    assert all(len(line) <= 80 for line in lines)
+    a, bar, bb, axis = lines[1:]
+    assert a.startswith("a  ") and "├" in bar and "┼" in bar and "┤" in bar
+    assert bb.index("○") > bb.index("●") > a.rindex("●")  # one axis: 120 > 100 > 12
+    assert axis.strip().startswith("10.0 ms") and axis.endswith("log scale")
+    glyphs.set_ascii(True)
+    try:
+        plain = [t.plain for t in draw(rows, 80)]
+    finally:
+        glyphs.set_ascii(False)
+    assert plain[1].startswith("a  o o o") and plain[2].strip() == "[-|-]"
+    assert "o   * 100 ms" in plain[3]  # ASCII points; the rest the app's ASCII filter takes

@@ -150,4 +150,6 @@ def draw(rows: Sequence[Strip], width: int) -> list[Text]:
         )
     else:
         lines.append(Text(" " * (label_w + 1) + "no first iteration yet", style="dim"))
+    for line in lines:
+        line.truncate(width, overflow="ellipsis")
     return lines

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Footer, Sparkline, Static
 
 from warmscope.core.output.safe_text import clean_line
@@ -95,23 +96,22 @@ def progress_text(state: RunnerState, elapsed: float) -> str:
     return clean_line(" · ".join(parts))
 
 
-class SweepChart(Static):
-    """The strips of ``sweep_chart``, drawn again at the widget's width."""
+class SweepChart(Widget):
+    """The strips of ``sweep_chart``, drawn at the widget's width whenever it renders."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__("", **kwargs)
+        super().__init__(**kwargs)
         self.rows: list[Strip] = []
 
     def show(self, rows: list[Strip]) -> None:
         self.rows = rows
-        self._draw()
+        self.refresh(layout=True)
 
-    def on_resize(self, event: events.Resize) -> None:
-        self._draw()
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(draw(self.rows, width))
 
-    def _draw(self) -> None:
-        width = self.content_size.width or 80
-        self.update(Text("\n").join(draw(self.rows, width)))
+    def render(self) -> Text:
+        return Text("\n").join(draw(self.rows, self.content_size.width or 80))
 
 
 class SweepScreen(ModalScreen[None]):
