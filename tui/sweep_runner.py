@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from warmscope.core.child import outcome
 from warmscope.core.child.knobs import KNOBS
 from warmscope.core.child.outcome import UsageError, WarmscopeError
 from warmscope.core.data.settings import PRESETS, RunSettings
@@ -222,6 +223,8 @@ class SweepRunner:
             point.done, point.status = True, data.status
             self._live, self._current = None, None
             self._doc = doc
+        if data.status == outcome.STOPPED:
+            self._stop.set()  # stopped from outside (the app quitting, a hang-up): none after it
         if self._stop.is_set():
             raise KeyboardInterrupt  # between two processes: ``Sweep.run`` ends ``stopped``
 
