@@ -278,12 +278,7 @@ class WarmscopeApp(App[int]):
         except (WarmscopeError, OSError) as exc:
             self.notify(str(exc), title="Cannot run", severity="error", timeout=8, markup=False)
             return None
-        return self.follow_live(entry)
-
-    def follow_live(self, entry: RunEntry) -> RunEntry:  # just started, here or by a sweep
         self.view_entry(entry)
-        if self._timer is not None:
-            self._timer.resume()
         return entry
 
     def run_next(self, settings: RunSettings) -> None:
@@ -308,6 +303,8 @@ class WarmscopeApp(App[int]):
 
     def view_entry(self, entry: RunEntry) -> None:
         self.viewed = entry
+        if entry.live and self._timer is not None:  # just started, here or by a sweep
+            self._timer.resume()
         self.main.show_entry(entry, self.next_note())
         if entry.view.summary_count != entry.view.count:
             self._want_summary(entry, force=True)
@@ -624,10 +621,8 @@ class WarmscopeApp(App[int]):
             self.workers.cancel_group(self, "load")
             self.exit(0)
             return
-        if getattr(self.screen, "stop_instead_of_closing", lambda: False)():
-            return  # a running sweep stops first, its screen stays
-        if self.screen is not self.main:
-            self.screen.dismiss(None)
+        if self.screen is not self.main:  # a running sweep's screen stops it instead
+            getattr(self.screen, "close_or_stop", self.screen.dismiss)()
             return
         live = [e for e in self.runs if e.live and e.session is not None]
         if live and not self._quitting:

@@ -62,7 +62,9 @@ def adopt(app: WarmscopeApp, started: Started, runner: SweepRunner) -> RunEntry:
     tag = SweepTag(
         str(runner.folder), started.cell, started.label, started.repeat, runner.plan.repeat
     )
-    return app.follow_live(app.controller.adopt(started.session, tag))
+    entry = app.controller.adopt(started.session, tag)
+    app.view_entry(entry)  # the main screen follows it, under the sweep screen
+    return entry
 
 
 def ended(app: WarmscopeApp, runner: SweepRunner, doc: dict[str, Any]) -> None:

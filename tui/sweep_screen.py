@@ -246,10 +246,10 @@ class SweepScreen(ModalScreen[None]):
             self.notify("stopping the sweep: the finished processes are kept", timeout=3)
             self.poll()
 
-    def stop_instead_of_closing(self) -> bool:
-        """``q`` and Ctrl+C while the sweep runs stop it (the screen stays, to show what was
-        kept); ``True`` when they did."""
+    def close_or_stop(self) -> None:
+        """``q`` and Ctrl+C: while the sweep runs they stop it (the screen stays, to show what
+        was kept); after, they close the screen."""
         if self.running:
             self.action_stop_sweep()
-            return True
-        return False
+        else:
+            self.dismiss(None)
