@@ -67,9 +67,10 @@ def sweep_table(doc: dict[str, Any]) -> Table:
 
 def head_text(doc: dict[str, Any]) -> str:
     """``sample:speech · 2 settings × 5 processes, interleaved · median (95% interval), …``"""
+    cells, repeat = len(doc.get("cells", [])), doc.get("repeat")
     return (
-        f"{clean_line(str(doc.get('target', '?')))} · {len(doc.get('cells', []))} settings × "
-        f"{doc.get('repeat')} processes, interleaved"
+        f"{clean_line(str(doc.get('target', '?')))} · {cells} setting{'s' if cells != 1 else ''}"
+        f" × {repeat} process{'es' if repeat != 1 else ''}, interleaved"
         + (" · stopped" if doc.get("stopped") else "")
         + f" · median (95% interval), {doc.get('interval', '')}"
     )
