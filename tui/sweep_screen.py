@@ -137,7 +137,8 @@ class SweepScreen(ModalScreen[None]):
         self.t0 = time.monotonic()
         self.t_end: float | None = None
         self._timer: Timer | None = None
-        self._drawn: tuple[int, int, bool, bool, int] | None = None
+        self._drawn: tuple[Any, int, bool, bool] | None = None
+        """What the last drawing showed: processes finished, points running, running, stopping."""
 
     @property
     def running(self) -> bool:
@@ -208,7 +209,7 @@ class SweepScreen(ModalScreen[None]):
                 Text(progress_text(state, elapsed), style="dim")
             )
         running = self._running_points()
-        key = (id(doc), len(running), self.running, state.stopping if state else False, 0)
+        key = (doc.get("finished"), len(running), self.running, state.stopping if state else False)
         if key == self._drawn:
             return  # nothing new but the clock
         self._drawn = key
