@@ -17,7 +17,7 @@ from typing import Any
 from rich.text import Text
 
 from warmscope.core.output.safe_text import clean_line
-from warmscope.core.output.sweep_digest import interval_of, iv_text
+from warmscope.core.output.sweep_digest import interval_of, is_decided, iv_text
 from warmscope.tui import fmt, glyphs
 
 LABEL_MAX = 22
@@ -45,13 +45,16 @@ class Strip:
 def strips(doc: dict[str, Any], running: Sequence[tuple[int, float]] = ()) -> list[Strip]:
     """A strip per cell of ``doc``; ``running``: ``(cell, first ms)`` of processes in progress."""
     out = []
-    ranks = {r.get("cell"): r.get("vs_best") for r in doc.get("ranking", [])}
+    ranking = doc.get("ranking", [])
+    ranks = {r.get("cell"): r for r in ranking}
+    decided = is_decided(ranking)  # a best only where it is beyond noise better than the rest
     for c in doc.get("cells", []):
         stat = c.get("first_ms")
         values = [float(v) for v in (stat or {}).get("values", []) if isinstance(v, (int, float))]
         iv = interval_of(stat)
         many = iv is not None and len(values) >= 2
-        verdict = ranks.get(c.get("index"))
+        rank = ranks.get(c.get("index"), {})
+        style = "bold" if decided and rank.get("vs_best") == "best" else ""
         out.append(
             Strip(
                 label=clean_line(str(c.get("label", "?"))),
@@ -59,7 +62,7 @@ def strips(doc: dict[str, Any], running: Sequence[tuple[int, float]] = ()) -> li
                 running=[ms for cell, ms in running if cell == c.get("index")],
                 interval=(iv.median, iv.lo, iv.hi) if many and iv is not None else None,
                 figure=iv_text(stat) if many else (fmt.ms(values[0]) if values else "-"),
-                style="bold" if verdict == "best" and len(values) >= 2 else "",
+                style="dim" if rank.get("dropped_round") else style,
             )
         )
     return out

@@ -26,7 +26,13 @@ from textual.widget import Widget
 from textual.widgets import Footer, Sparkline, Static
 
 from warmscope.core.output.safe_text import clean_line
-from warmscope.core.output.sweep_digest import count_text, iv_text, short_of_plan
+from warmscope.core.output.sweep_digest import (
+    count_text,
+    header_lines,
+    is_decided,
+    iv_text,
+    short_of_plan,
+)
 from warmscope.tui import fmt
 from warmscope.tui.sweep_chart import Strip, draw, strips
 
@@ -48,11 +54,12 @@ def sweep_table(doc: dict[str, Any]) -> Table:
             name, no_wrap=name == "runs", justify="left" if name == "setting" else "right"
         )
     table.add_column("shapes")
-    ranks = {r.get("cell"): r for r in doc.get("ranking", [])}
+    ranking = doc.get("ranking", [])
+    ranks = {r.get("cell"): r for r in ranking}
+    decided = is_decided(ranking)  # a best only where it is beyond noise better than the rest
     for c in doc.get("cells", []):
-        rank = ranks.get(c.get("index"), {})
-        verdict = rank.get("vs_best", "")
-        style = "bold" if verdict == "best" else ("dim" if verdict == "worse" else "")
+        verdict = ranks.get(c.get("index"), {}).get("vs_best", "")
+        style = "bold" if decided and verdict == "best" else ("dim" if verdict == "worse" else "")
         table.add_row(
             Text(clean_line(str(c.get("label", "?"))), style=style),
             str(len(c.get("runs", []))),
@@ -66,14 +73,9 @@ def sweep_table(doc: dict[str, Any]) -> Table:
 
 
 def head_text(doc: dict[str, Any]) -> str:
-    """``sample:speech · 2 settings × 5 processes, interleaved · median (95% interval), …``"""
-    cells, repeat = len(doc.get("cells", [])), doc.get("repeat")
-    return (
-        f"{clean_line(str(doc.get('target', '?')))} · {cells} setting{'s' if cells != 1 else ''}"
-        f" × {repeat} process{'es' if repeat != 1 else ''}, interleaved"
-        + (" · stopped" if doc.get("stopped") else "")
-        + f" · median (95% interval), {doc.get('interval', '')}"
-    )
+    """The digest's lines under the answer: the sweep's size, the coverage its intervals
+    reach, how its verdicts are reached (as ``warmscope sweep`` prints them)."""
+    return "\n".join(clean_line(line) for line in header_lines(doc))
 
 
 def progress_text(state: RunnerState, elapsed: float) -> str:
