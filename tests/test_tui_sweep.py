@@ -239,7 +239,13 @@ def test_ctrl_c_stops_a_sweep_before_it_closes_anything() -> None:
 
 def test_the_plan_builds_cells_as_warmscope_sweep_does() -> None:
     from warmscope.core.child.outcome import UsageError
-    from warmscope.tui.sweep_runner import SweepPlan, parse_presets, parse_repeat, parse_varies
+    from warmscope.tui.sweep_runner import (
+        SweepPlan,
+        make_runner,
+        parse_presets,
+        parse_repeat,
+        parse_varies,
+    )
 
     base = RunSettings(target="sample:trivial", iters=ITERS)
     base.knobs["intra_op_threads"] = 1
@@ -258,6 +264,12 @@ def test_the_plan_builds_cells_as_warmscope_sweep_does() -> None:
     assert cells[0].settings.knobs["profiling_executor"] is None
     assert cells[2].settings.knobs["profiling_executor"] is False
     assert plan.describe(len(cells)) == "4 settings × 3 processes"
+    runner = make_runner(base, SweepPlan(4, ("torchscript", "frozen"), adaptive=True))
+    assert runner.sweep.adaptive and runner.sweep.repeat == 4
+    command = runner.sweep.command
+    assert command[:3] == ["warmscope", "sweep", "sample:trivial"] and "--adaptive" in command
+    assert "profiling_executor=off" not in " ".join(command)  # each preset sets its own
+    assert runner.folder is not None and runner.folder.is_dir()
     (one,) = SweepPlan(4).cells(base)
     assert one.settings.knobs == base.knobs and not SweepPlan(1).many and SweepPlan(2).many
     for bad, parse in (
@@ -286,6 +298,7 @@ def test_strips_share_one_axis_and_show_each_interval_under_its_points() -> None
         "ranking": [{"cell": 0, "vs_best": "best"}, {"cell": 1, "vs_best": "not measured"}],
     }
     rows = strips(doc, running=[(1, 120.0)])
+    assert rows[0].style == ""  # lowest, but not beyond noise better than the rest: no best
     assert rows[0].interval == (11.0, 10.0, 12.0) and rows[1].interval is None
     assert rows[1].running == [120.0] and rows[1].figure == "100 ms"
     lines = [t.plain for t in draw(rows, 80)]

@@ -86,6 +86,10 @@ SWEEP_FIELDS = {
     "profiling_executor=on,off",
 }
 """How many processes, and which settings a sweep compares; kept between visits."""
+ADAPTIVE_HELP = (
+    "as --adaptive: rounds stop once the answer is decided, a setting beyond noise worse than "
+    "the best drops out; processes is then the cap per setting"
+)
 FEED_PLACEHOLDERS = {"inputs_file": "none", "dims": "none", "gap": "none", "idle_probe": "none"}
 MARK = "▶ "
 
@@ -284,6 +288,9 @@ class SettingsScreen(Screen[SettingsResult | None]):
                     ),
                     help_text,
                 )
+            yield from self._row(
+                "adaptive", ChoiceField(["off", "on"], "off", id="field-adaptive"), ADAPTIVE_HELP
+            )
             for group in dict.fromkeys(k.group for k in KNOBS):
                 yield Static(GROUP_TITLES.get(group, group), classes="group-title")
                 for k in KNOBS:
@@ -371,6 +378,10 @@ class SettingsScreen(Screen[SettingsResult | None]):
             elif isinstance(widget, Input):
                 widget.value = "" if value is None else show_value(value)
 
+    @on(ChoiceField.Changed, "#field-adaptive")
+    def adaptive_changed(self, event: ChoiceField.Changed) -> None:
+        self._show_plan()
+
     @on(Input.Changed, "#form Input")
     def input_changed(self, event: Input.Changed) -> None:
         field = (event.input.id or "").partition("-")[2]
@@ -387,6 +398,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
                 parse_repeat(text["processes"]),
                 parse_presets(text["sweep_presets"]),
                 parse_varies(text["vary"]),
+                adaptive=self.query_one("#field-adaptive", ChoiceField).value == "on",
             )
         except ValueError:
             return SweepPlan()
@@ -396,7 +408,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
         plan = self.plan()
         label = "Apply & run"
         if plan.sweeps:
-            label = f"Sweep ×{plan.repeat}"
+            label = f"Sweep {'≤' if plan.adaptive else '×'}{plan.repeat}"
         elif plan.many:
             label = f"Run ×{plan.repeat}"
         self.query_one("#apply-run", Button).label = label + " ^r"

@@ -41,6 +41,8 @@ class SweepPlan:
     repeat: int = 1
     presets: tuple[str, ...] = ()
     varies: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    adaptive: bool = False
+    """Rounds stop once the answer is decided (``--adaptive``); ``repeat`` is then the cap."""
 
     @property
     def sweeps(self) -> bool:
@@ -287,9 +289,14 @@ def make_runner(settings: RunSettings, plan: SweepPlan, folder: Path | None = No
         command += ["--preset", ",".join(plan.presets)]
     for key, values in plan.varies:
         command += ["--vary", f"{key}={','.join(values)}"]
-    command += ["--repeat", str(plan.repeat)]
+    command += ["--repeat", str(plan.repeat)] + (["--adaptive"] if plan.adaptive else [])
     sweep = Sweep(
-        target=settings.target, cells=cells, repeat=plan.repeat, command=command, folder=folder
+        target=settings.target,
+        cells=cells,
+        repeat=plan.repeat,
+        command=command,
+        folder=folder,
+        adaptive=plan.adaptive,
     )
     sweep.prepare_folder()
     return SweepRunner(sweep, plan)
