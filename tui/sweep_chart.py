@@ -2,9 +2,10 @@
 
 Pure functions from a sweep document (and the processes still running) to lines of rich
 ``Text``. All cells share one axis, so strips can be compared by eye; on it each cell's median
-and 95% interval (the sweep digest's, never computed here) are drawn under its points, and
-narrow as processes finish. Meaning never rests on colour: a finished process is ``●``, one
-in progress ``○``, several in one column a digit; the interval ``├─┼─┤`` on the line below.
+and interval (the sweep digest's, never computed here; the header says the coverage it
+reaches, 95% from 6 processes) are drawn under its points, and narrow as processes finish.
+Meaning never rests on colour: a finished process is ``●``, one in progress ``○``, several in
+one column a digit; the interval ``├─┼─┤`` on the line below.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def draw(rows: Sequence[Strip], width: int) -> list[Text]:
     plot_w = max(PLOT_MIN, width - label_w - FIGURE_W - 2)
     legend = Text(
         f"first iteration of each process: {done_g} finished  {run_g} running  "
-        f"{left_g}{line_g}{mid_g}{line_g}{right_g} median and its 95% interval",
+        f"{left_g}{line_g}{mid_g}{line_g}{right_g} median and its interval",
         style="dim",
         no_wrap=True,
         overflow="ellipsis",

@@ -46,7 +46,8 @@ POLL_S = 0.25
 
 
 def sweep_table(doc: dict[str, Any]) -> Table:
-    """One row per setting, every figure a median with its 95% interval (the digest's)."""
+    """One row per setting, every figure a median with its interval (the digest's; the header
+    says the coverage they reach)."""
     table = Table(box=None, padding=(0, 1), header_style="bold")
     for name in ("setting", "runs", "first", "warm-up excess", "steady from", "steady p50"):
         # Figures wrap at their space (median, then interval) rather than lose digits.
