@@ -44,6 +44,7 @@ from warmscope.tui.repaint_all import repaint_all
 from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import RunEntry, error_lines, exit_code, record_lines
 from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
+from warmscope.tui.sweep_actions import start_sweep
 
 if TYPE_CHECKING:
     from warmscope.core.data.record import RecordError
@@ -75,6 +76,7 @@ class WarmscopeApp(App[int]):
         # Ctrl+Z is job control as in any program (raw mode reads it as a key); Ctrl+L redraws.
         Binding("ctrl+z", "suspend_process", "Suspend", id="suspend", show=False, priority=True),
         Binding("ctrl+l", "repaint", "Redraw", id="repaint", show=False, priority=True),
+        Binding("w", "sweep", "Sweep", id="sweep", show=False, tooltip="the last sweep's screen"),
     ]
 
     def __init__(
@@ -252,6 +254,7 @@ class WarmscopeApp(App[int]):
                     self.next_settings = self.runs[0].data.settings.copy()
                     self.next_source = self.runs[0].record_name or "a record"
         if self.sweeps:
+            self.controller.tag_sweeps(self.sweeps)
             self.action_sweep()
         if self.live is not None and self._timer is not None:
             self._timer.resume()  # a record a live run is writing: followed as it grows
@@ -276,9 +279,6 @@ class WarmscopeApp(App[int]):
             self.notify(str(exc), title="Cannot run", severity="error", timeout=8, markup=False)
             return None
         self.view_entry(entry)
-        if self._timer is not None:
-            self._timer.resume()
-        self._bindings_may_change()
         return entry
 
     def run_next(self, settings: RunSettings) -> None:
@@ -303,6 +303,8 @@ class WarmscopeApp(App[int]):
 
     def view_entry(self, entry: RunEntry) -> None:
         self.viewed = entry
+        if entry.live and self._timer is not None:  # just started, here or by a sweep
+            self._timer.resume()
         self.main.show_entry(entry, self.next_note())
         if entry.view.summary_count != entry.view.count:
             self._want_summary(entry, force=True)
@@ -361,8 +363,9 @@ class WarmscopeApp(App[int]):
     def _run_ended(self, entry: RunEntry) -> None:
         data = entry.data
         self._bindings_may_change()
-        if data.status == outcome.OK:
-            self.notify(f"run #{entry.number} done: {fmt.count(entry.view.count)} iterations")
+        if data.status == outcome.OK:  # a sweep's process: its screen says so
+            if entry.sweep is None:
+                self.notify(f"run #{entry.number} done: {fmt.count(entry.view.count)} iterations")
             return
         if data.status == outcome.STOPPED:
             self.notify(
@@ -470,11 +473,7 @@ class WarmscopeApp(App[int]):
     def action_settings(self) -> None:
         from warmscope.tui.settings_screen import SettingsResult, SettingsScreen
 
-        base = self.next_settings
-        if base is None:
-            from warmscope.sample_models import DEFAULT_SAMPLE
-
-            base = RunSettings(target=f"sample:{DEFAULT_SAMPLE}")
+        base = self._next_base()
 
         def done(result: SettingsResult | None) -> None:
             if result is None:
@@ -482,7 +481,9 @@ class WarmscopeApp(App[int]):
             self.next_settings = result.settings
             if self.viewed is not None:
                 self.main.query_one(RunHeader).show_entry(self.viewed, self.next_note())
-            if result.run_now:
+            if result.run_now and result.plan.many:  # N processes, or several settings
+                start_sweep(self, result.settings, result.plan)
+            elif result.run_now:
                 self.run_next(result.settings)
             else:
                 self.notify("applies to the next run: press r", timeout=3)
@@ -580,11 +581,11 @@ class WarmscopeApp(App[int]):
             open_warmup(self, self.viewed)
 
     def action_sweep(self) -> None:
-        """The opened sweep's answer and table, over its runs."""
+        """The last sweep's answer and table (opened, or run here), over its runs."""
         from warmscope.tui.sweep_screen import SweepScreen
 
         if self.sweeps and not isinstance(self.screen, SweepScreen):
-            self.push_screen(SweepScreen(self.sweeps[0]))
+            self.push_screen(SweepScreen(self.sweeps[-1]))
 
     def action_help(self) -> None:
         from warmscope.tui.help_screen import HelpScreen
@@ -620,8 +621,8 @@ class WarmscopeApp(App[int]):
             self.workers.cancel_group(self, "load")
             self.exit(0)
             return
-        if self.screen is not self.main:
-            self.screen.dismiss(None)
+        if self.screen is not self.main:  # a running sweep's screen stops it instead
+            getattr(self.screen, "close_or_stop", self.screen.dismiss)()
             return
         live = [e for e in self.runs if e.live and e.session is not None]
         if live and not self._quitting:

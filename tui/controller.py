@@ -13,14 +13,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from warmscope.core.child import outcome
+from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.intervals import RunWarning
 from warmscope.core.data.run import LiveRun, RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.stats import Summary
-from warmscope.tui.runs import Delta, RunEntry
+from warmscope.tui.runs import Delta, RunEntry, SweepTag
+
+if TYPE_CHECKING:
+    from warmscope.tui.sweep_runner import SweepRunner
 
 
 class SessionFactory(Protocol):
@@ -90,8 +94,9 @@ class RunController:
         self._summary_busy: set[int] = set()
         self._rows: dict[int, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
         """Per-shape rows and idle-probe rows, computed with a summary, for its view."""
-        """Per-shape rows a summary job computed, taken into the view with its summary."""
         self._summary_due: dict[int, float] = {}
+        self.sweeping: SweepRunner | None = None
+        """The sweep running now (``sweep_actions``): no other run starts while it does."""
 
     @property
     def live(self) -> RunEntry | None:
@@ -119,6 +124,8 @@ class RunController:
 
     def start(self, settings: RunSettings) -> RunEntry:
         """Start a run now; raises ``WarmscopeError`` or ``OSError`` when it cannot start."""
+        if self.sweeping is not None:
+            raise UsageError("a sweep is running: Esc on its screen stops it")
         path, command = self._next_record_path(), settings.command_line()
         if self.overwrite and path is not None and self._started == 0:
             session = self._start(settings, path, command, overwrite=True)
@@ -128,6 +135,51 @@ class RunController:
         entry = RunEntry.from_session(len(self.runs) + 1, session)
         self.runs.append(entry)
         return entry
+
+    def adopt(self, session: LiveRun, tag: SweepTag) -> RunEntry:
+        """A process a sweep started, as a run of the app: live, tagged with its cell."""
+        entry = RunEntry.from_session(len(self.runs) + 1, session)
+        entry.sweep = tag
+        self.runs.append(entry)
+        return entry
+
+    def tag_sweeps(self, docs: list[dict[str, Any]]) -> None:
+        """Tag the opened records that are processes of an opened sweep document with their
+        cell; a record is known by its file name in its sweep's folder (the document may name
+        it by a relative or an absolute path)."""
+        tags: dict[tuple[str, str], SweepTag] = {}
+        for doc in docs:
+            folder, repeat = str(doc.get("folder") or ""), doc.get("repeat")
+            for cell in doc.get("cells", []):
+                for p in cell.get("processes", []):
+                    record = p.get("record") if isinstance(p, dict) else None
+                    if not isinstance(record, str) or not isinstance(p.get("repeat"), int):
+                        continue
+                    path = Path(record)
+                    tag = SweepTag(
+                        folder or str(path.parent),
+                        int(cell.get("index", 0)),
+                        str(cell.get("label", "?")),
+                        p["repeat"],
+                        repeat if isinstance(repeat, int) else 0,
+                    )
+                    tags[(path.parent.name, path.name)] = tag
+        for entry in self.runs:
+            if entry.sweep is None and entry.data.record_path:
+                path = Path(entry.data.record_path)
+                entry.sweep = tags.get((path.parent.name, path.name))
+
+    def cell_runs(self, entry: RunEntry) -> list[RunEntry]:
+        """Every run of ``entry``'s sweep cell (its fresh processes of the same settings);
+        only ``entry`` for a run of no sweep."""
+        tag = entry.sweep
+        if tag is None:
+            return [entry]
+        return [
+            e
+            for e in self.runs
+            if e.sweep is not None and (e.sweep.sweep, e.sweep.cell) == (tag.sweep, tag.cell)
+        ]
 
     def _next_record_path(self) -> Path | None:
         """``--record PATH`` names the first run; later ones get ``PATH-2``, ``PATH-3``…"""

@@ -218,6 +218,20 @@ def error_lines(data: RunData) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class SweepTag:
+    """The sweep a run is one process of: runs with the same ``sweep`` and ``cell`` are fresh
+    processes of the same settings, to be compared by their intervals, not one by one."""
+
+    sweep: str
+    """The sweep's folder (where its ``sweep.json`` is): it names the sweep."""
+    cell: int
+    label: str
+    repeat: int
+    """This process's place in its cell, from 0; ``of`` in all."""
+    of: int
+
+
 @dataclass(eq=False)
 class RunEntry:
     """One run in the app's history: live (it has a session) or read from a record."""
@@ -229,6 +243,8 @@ class RunEntry:
     view: RunView = field(default_factory=RunView)
     cursor: Cursor | None = None
     ended_elapsed: float | None = None
+    sweep: SweepTag | None = None
+    """Set for a process of a sweep (run from the TUI, or opened with its ``sweep.json``)."""
 
     def __post_init__(self) -> None:
         self.view.attach(self.data.ms_view, self.data.shape_of)
@@ -270,7 +286,13 @@ class RunEntry:
     def title(self) -> str:
         """``#2 sample:speech script (no-profiling)``: how lists and pickers name it."""
         extra = fmt_settings(self.data.settings)
-        return f"#{self.number} {self.short_target} {self.mode}" + (f" ({extra})" if extra else "")
+        tag = self.sweep
+        of = f" · sweep process {tag.repeat + 1} of {tag.of}" if tag else ""
+        return (
+            f"#{self.number} {self.short_target} {self.mode}"
+            + (f" ({extra})" if extra else "")
+            + of
+        )
 
     @property
     def record_name(self) -> str:

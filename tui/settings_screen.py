@@ -8,6 +8,7 @@ marked ``▶``; ``/`` jumps to a field by (part of) its name.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -32,6 +33,7 @@ from warmscope.core.data.settings import (
 )
 from warmscope.core.data.targets import TargetError, parse_dim, parse_input
 from warmscope.tui.choice_field import ChoiceField
+from warmscope.tui.sweep_runner import SweepPlan, parse_presets, parse_repeat, parse_varies
 
 NOTE = (
     "These apply to the next run: each run is a fresh process, because JIT and compiler "
@@ -50,6 +52,8 @@ GROUP_TITLES = {
 class SettingsResult:
     settings: RunSettings
     run_now: bool
+    plan: SweepPlan = dataclasses.field(default_factory=SweepPlan)
+    """With ``run_now``: N fresh processes, or the chosen cells, as a sweep (``plan.many``)."""
 
 
 def knob_options(k: Knob) -> list[str]:
@@ -73,6 +77,19 @@ FEED_FIELDS = {
     "times",
 }
 """How the model is fed: one text field each, as on the command line."""
+SWEEP_FIELDS = {
+    "processes": "fresh processes per setting, interleaved; ^r runs them as a sweep: medians "
+    "with 95% intervals (3 or more give intervals, 6 reach 95%)",
+    "sweep_presets": "presets to compare, each a setting of the sweep (space-separated): "
+    + " ".join(PRESETS),
+    "vary": "knob values to compare, as --vary: KNOB=V1,V2 (several: a grid), e.g. "
+    "profiling_executor=on,off",
+}
+"""How many processes, and which settings a sweep compares; kept between visits."""
+ADAPTIVE_HELP = (
+    "as --adaptive: rounds stop once the answer is decided, a setting beyond noise worse than "
+    "the best drops out; processes is then the cap per setting"
+)
 FEED_PLACEHOLDERS = {"inputs_file": "none", "dims": "none", "gap": "none", "idle_probe": "none"}
 MARK = "▶ "
 
@@ -259,6 +276,21 @@ class SettingsScreen(Screen[SettingsResult | None]):
                     ),
                     help_text,
                 )
+            yield Static("repeats and sweeps", classes="group-title")
+            for name, help_text in SWEEP_FIELDS.items():
+                yield from self._row(
+                    name,
+                    Input(
+                        "1" if name == "processes" else "",
+                        placeholder="none" if name != "processes" else "",
+                        compact=True,
+                        id=f"field-{name}",
+                    ),
+                    help_text,
+                )
+            yield from self._row(
+                "adaptive", ChoiceField(["off", "on"], "off", id="field-adaptive"), ADAPTIVE_HELP
+            )
             for group in dict.fromkeys(k.group for k in KNOBS):
                 yield Static(GROUP_TITLES.get(group, group), classes="group-title")
                 for k in KNOBS:
@@ -346,10 +378,40 @@ class SettingsScreen(Screen[SettingsResult | None]):
             elif isinstance(widget, Input):
                 widget.value = "" if value is None else show_value(value)
 
+    @on(ChoiceField.Changed, "#field-adaptive")
+    def adaptive_changed(self, event: ChoiceField.Changed) -> None:
+        self._show_plan()
+
     @on(Input.Changed, "#form Input")
     def input_changed(self, event: Input.Changed) -> None:
         field = (event.input.id or "").partition("-")[2]
         self._set_error(field, self._check(field, event.value))
+        if field in SWEEP_FIELDS:
+            self._show_plan()
+
+    def plan(self) -> SweepPlan:
+        """The repeats and sweep the form asks for (``SweepPlan()``, one process, where a field
+        is refused: ``build`` says why)."""
+        text = {n: self.query_one(f"#field-{n}", Input).value for n in SWEEP_FIELDS}
+        try:
+            return SweepPlan(
+                parse_repeat(text["processes"]),
+                parse_presets(text["sweep_presets"]),
+                parse_varies(text["vary"]),
+                adaptive=self.query_one("#field-adaptive", ChoiceField).value == "on",
+            )
+        except ValueError:
+            return SweepPlan()
+
+    def _show_plan(self) -> None:
+        """The run button says what ^r starts: one run, N processes, or a sweep."""
+        plan = self.plan()
+        label = "Apply & run"
+        if plan.sweeps:
+            label = f"Sweep {'≤' if plan.adaptive else '×'}{plan.repeat}"
+        elif plan.many:
+            label = f"Run ×{plan.repeat}"
+        self.query_one("#apply-run", Button).label = label + " ^r"
 
     def _check(self, field: str, text: str) -> str:
         """The reason ``text`` is refused for ``field``, or an empty string."""
@@ -387,6 +449,12 @@ class SettingsScreen(Screen[SettingsResult | None]):
             return specs
         if field in FEED_FIELDS:
             return parse_feed(field, text)
+        if field == "processes":
+            return parse_repeat(text)
+        if field == "sweep_presets":
+            return parse_presets(text)
+        if field == "vary":
+            return parse_varies(text)
         if field == "target":
             if not text.strip():
                 raise SettingsError("target: what to run (e.g. sample:speech)")
@@ -483,7 +551,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
 
     def build(self) -> RunSettings:
         """The form as ``RunSettings``; raises ``SettingsError`` naming the first problem."""
-        for field in ("target", "inputs", "iters", "duration", *FEED_FIELDS):
+        for field in ("target", "inputs", "iters", "duration", *FEED_FIELDS, *SWEEP_FIELDS):
             self._set_error(
                 field, self._check(field, self.query_one(f"#field-{field}", Input).value)
             )
@@ -520,7 +588,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
             error.display = True
             self.notify(str(exc), title="Not applied", severity="error", markup=False)
             return
-        self.dismiss(SettingsResult(settings, run_now))
+        self.dismiss(SettingsResult(settings, run_now, self.plan()))
 
     def action_cancel(self) -> None:
         if self.query_one("#settings-find-line").display:

@@ -1,35 +1,66 @@
-"""``SweepScreen``: a sweep document's answer, each setting's medians with intervals, warnings."""
+"""``SweepScreen``: a sweep's answer, each process's first iteration, each setting's medians.
+
+The same screen shows a sweep document opened (``warmscope open sweep.json``) and a sweep
+running from the settings screen (a ``SweepRunner``), which it fills in live on a timer: each
+process's first iteration as a point on its cell's strip as soon as it is measured, the
+intervals as processes finish, the table, and the answer once the sweep ends. While it runs,
+Esc (or ``q``, Ctrl+C) stops it: the process in progress ends, the finished ones are kept and
+the document says ``stopped``. Each process becomes a run of the session (history, compare),
+tagged with its sweep and cell.
+"""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import time
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.screen import ModalScreen
+from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Footer, Sparkline, Static
 
 from warmscope.core.output.safe_text import clean_line
-from warmscope.core.output.sweep_digest import count_text, iv_text
+from warmscope.core.output.sweep_digest import (
+    count_text,
+    header_lines,
+    is_decided,
+    iv_text,
+    short_of_plan,
+)
+from warmscope.tui import fmt
+from warmscope.tui.sweep_chart import Strip, draw, strips
+
+if TYPE_CHECKING:
+    from warmscope.tui.sweep_runner import RunnerState, SweepRunner
 
 CURVE_POINTS = 60
 """The first iterations whose median latency each setting's curve shows."""
+POLL_S = 0.25
+"""How often a running sweep's screen takes the runner's news: points, a finished process."""
 
 
 def sweep_table(doc: dict[str, Any]) -> Table:
-    """One row per setting, every figure a median with its 95% interval (the digest's)."""
+    """One row per setting, every figure a median with its interval (the digest's; the header
+    says the coverage they reach)."""
     table = Table(box=None, padding=(0, 1), header_style="bold")
     for name in ("setting", "runs", "first", "warm-up excess", "steady from", "steady p50"):
-        table.add_column(name, no_wrap=True, justify="left" if name == "setting" else "right")
+        # Figures wrap at their space (median, then interval) rather than lose digits.
+        table.add_column(
+            name, no_wrap=name == "runs", justify="left" if name == "setting" else "right"
+        )
     table.add_column("shapes")
-    ranks = {r.get("cell"): r for r in doc.get("ranking", [])}
+    ranking = doc.get("ranking", [])
+    ranks = {r.get("cell"): r for r in ranking}
+    decided = is_decided(ranking)  # a best only where it is beyond noise better than the rest
     for c in doc.get("cells", []):
-        rank = ranks.get(c.get("index"), {})
-        verdict = rank.get("vs_best", "")
-        style = "bold" if verdict == "best" else ("dim" if verdict == "worse" else "")
+        verdict = ranks.get(c.get("index"), {}).get("vs_best", "")
+        style = "bold" if decided and verdict == "best" else ("dim" if verdict == "worse" else "")
         table.add_row(
             Text(clean_line(str(c.get("label", "?"))), style=style),
             str(len(c.get("runs", []))),
@@ -42,45 +73,188 @@ def sweep_table(doc: dict[str, Any]) -> Table:
     return table
 
 
+def head_text(doc: dict[str, Any]) -> str:
+    """The digest's lines under the answer: the sweep's size, the coverage its intervals
+    reach, how its verdicts are reached (as ``warmscope sweep`` prints them)."""
+    return "\n".join(clean_line(line) for line in header_lines(doc))
+
+
+def progress_text(state: RunnerState, elapsed: float) -> str:
+    """What a running sweep is doing: processes done, the one in progress, the time."""
+    doc = state.doc
+    parts = [f"{state.finished} of {state.planned} processes done"]
+    if state.error:
+        parts.append(f"ended: {state.error}")
+    elif state.ended:
+        parts.append(("stopped" if doc.get("stopped") else "done") + f" in {fmt.seconds(elapsed)}")
+    else:
+        if state.current is not None:
+            c, r = state.current
+            cells = doc.get("cells", [])
+            label = cells[c].get("label", "?") if c < len(cells) else "?"
+            parts.append(f"running {label}, process {r + 1} of {doc.get('repeat')}")
+        parts.append(fmt.seconds(elapsed))
+        parts.append("stopping…" if state.stopping else "Esc stops it")
+    if state.ended and doc.get("folder"):
+        parts.append(f"records {doc['folder']}")
+    return clean_line(" · ".join(parts))
+
+
+class SweepChart(Widget):
+    """The strips of ``sweep_chart``, drawn at the widget's width whenever it renders."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rows: list[Strip] = []
+
+    def show(self, rows: list[Strip]) -> None:
+        self.rows = rows
+        self.refresh(layout=True)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(draw(self.rows, width))
+
+    def render(self) -> Text:
+        return Text("\n").join(draw(self.rows, self.content_size.width or 80))
+
+
 class SweepScreen(ModalScreen[None]):
-    """Opened over the runs of a sweep (``warmscope open sweep.json``); Esc shows the runs."""
+    """A sweep document (``warmscope open sweep.json``), or a sweep running now (``runner``);
+    Esc stops a running one, and shows the runs once it has ended."""
 
     CSS_PATH = "sweep_screen.tcss"  # loaded when the screen first opens
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "stop_sweep", "Stop the sweep", id="stop-sweep"),
         Binding("escape,w", "dismiss", "Runs", id="close-sweep"),
         Binding("q", "app.quit", "Quit", id="quit-from-sweep"),
     ]
 
-    def __init__(self, doc: dict[str, Any]) -> None:
+    def __init__(
+        self, doc: dict[str, Any] | None = None, runner: SweepRunner | None = None
+    ) -> None:
         super().__init__()
-        self.doc = doc
+        self.runner = runner
+        self.state: RunnerState | None = runner.state() if runner is not None else None
+        self.doc: dict[str, Any] = self.state.doc if self.state is not None else (doc or {})
+        self.t0 = time.monotonic()
+        self.t_end: float | None = None
+        self._timer: Timer | None = None
+        self._drawn: tuple[Any, int, bool, bool] | None = None
+        """What the last drawing showed: processes finished, points running, running, stopping."""
+
+    @property
+    def running(self) -> bool:
+        return self.state is not None and not self.state.ended
 
     def compose(self) -> ComposeResult:
         doc = self.doc
         with VerticalScroll(id="sweep-box"):
-            yield Static(
-                Text(clean_line(str(doc.get("answer", ""))), style="bold"), id="sweep-answer"
-            )
-            yield Static(
-                Text(
-                    f"{clean_line(str(doc.get('target', '?')))} · {len(doc.get('cells', []))} settings × "
-                    f"{doc.get('repeat')} processes, interleaved"
-                    + (" · stopped" if doc.get("stopped") else "")
-                    + f" · median (95% interval), {doc.get('interval', '')}",
-                    style="dim",
-                ),
-                id="sweep-head",
-            )
+            yield Static("", id="sweep-answer")
+            yield Static(Text(head_text(doc), style="dim"), id="sweep-head")
+            if self.runner is not None:
+                yield Static("", id="sweep-progress")
+            yield SweepChart(id="sweep-chart")
             yield Static(sweep_table(doc), id="sweep-table")
             yield Static(
                 Text("median latency of the first iterations (each on its own scale)", style="dim")
             )
-            for c in doc.get("cells", []):
-                medians = [row.get("median") or 0.0 for row in c.get("by_iteration", [])]
+            for i, c in enumerate(doc.get("cells", [])):
                 yield Static(Text(clean_line(str(c.get("label", "?"))), style="bold"))
-                yield Sparkline(medians[:CURVE_POINTS], classes="sweep-curve")
-            warnings = [clean_line(str(w)) for w in doc.get("warnings", [])]
-            if warnings:
-                yield Static(Text("\n".join(warnings), style="yellow"), id="sweep-warnings")
+                yield Sparkline([], classes="sweep-curve", id=f"sweep-curve-{i}")
+            yield Static("", id="sweep-warnings")
         yield Footer()
+
+    def on_mount(self) -> None:
+        self._show()
+        if self.running:
+            self._timer = self.set_interval(POLL_S, self.poll)
+
+    def on_unmount(self) -> None:
+        if self.runner is not None and self.running:
+            self.runner.stop()  # the app is closing: no process of the sweep is left behind
+
+    # -- live ---------------------------------------------------------------------------------
+
+    def poll(self) -> None:
+        """Take the runner's news: new processes into the app's runs, then redraw what moved."""
+        runner = self.runner
+        if runner is None:
+            return
+        from warmscope.tui import sweep_actions  # the app's side: its runs, its sweeps
+
+        app: Any = self.app
+        for started in runner.take_started():
+            sweep_actions.adopt(app, started, runner)
+        self.state = runner.state()
+        self.doc = self.state.doc
+        if self.state.ended:
+            if self._timer is not None:
+                self._timer.stop()
+            self.t_end = time.monotonic()
+            sweep_actions.ended(app, runner, self.doc)
+            self.refresh_bindings()
+        self._show()
+
+    def _running_points(self) -> list[tuple[int, float]]:
+        if self.state is None:
+            return []
+        return [
+            (p.cell, p.first_ms) for p in self.state.points if not p.done and p.first_ms is not None
+        ]
+
+    def _show(self) -> None:
+        doc = self.doc
+        state = self.state
+        if state is not None:
+            elapsed = (self.t_end or time.monotonic()) - self.t0
+            self.query_one("#sweep-progress", Static).update(
+                Text(progress_text(state, elapsed), style="dim")
+            )
+        running = self._running_points()
+        key = (doc.get("finished"), len(running), self.running, state.stopping if state else False)
+        if key == self._drawn:
+            return  # nothing new but the clock
+        self._drawn = key
+        answer = clean_line(str(doc.get("answer", "")))
+        short = short_of_plan(doc)
+        warnings = [clean_line(str(w)) for w in doc.get("warnings", [])]
+        if self.running:  # how far it got is the progress line's to say
+            answer = answer.removeprefix(f"{short}; ") if short else answer
+            warnings = [w for w in warnings if not (short and w.startswith(short))]
+            answer = f"so far: {answer}" if doc.get("finished") else "waiting for the first process"
+        self.query_one("#sweep-answer", Static).update(
+            Text(answer, style="dim" if self.running else "bold")
+        )
+        self.query_one("#sweep-head", Static).update(Text(head_text(doc), style="dim"))
+        self.query_one("#sweep-chart", SweepChart).show(strips(doc, running))
+        self.query_one("#sweep-table", Static).update(sweep_table(doc))
+        for i, c in enumerate(doc.get("cells", [])):
+            medians = [row.get("median") or 0.0 for row in c.get("by_iteration", [])]
+            self.query_one(f"#sweep-curve-{i}", Sparkline).data = medians[:CURVE_POINTS]
+        box = self.query_one("#sweep-warnings", Static)
+        box.update(Text("\n".join(warnings), style="yellow"))
+        box.display = bool(warnings)
+
+    # -- keys ---------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop_sweep":
+            return self.running
+        if action == "dismiss":
+            return not self.running
+        return True
+
+    def action_stop_sweep(self) -> None:
+        if self.runner is not None and self.running and not self.runner.stopping:
+            self.runner.stop()
+            self.notify("stopping the sweep: the finished processes are kept", timeout=3)
+            self.poll()
+
+    def close_or_stop(self) -> None:
+        """``q`` and Ctrl+C: while the sweep runs they stop it (the screen stays, to show what
+        was kept); after, they close the screen."""
+        if self.running:
+            self.action_stop_sweep()
+        else:
+            self.dismiss(None)

@@ -1,0 +1,317 @@
+"""Repeats and sweeps started from the TUI's settings screen: real child processes, real torch.
+
+The sweep screen fills in live (each process's first iteration as a point of its cell, the
+intervals as processes finish), ends with the sweep digest's answer, and is the screen
+``warmscope open sweep.json`` shows. Each process is a run of the session, tagged with its cell.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Button, Input
+
+from tests.tui_support import run, screen_text, wait_for
+from warmscope.core.cli.view import open_records
+from warmscope.core.data.record import read_run
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.sweep_digest import iv_text
+from warmscope.core.run.sweep import read_sweep
+from warmscope.tui.app import WarmscopeApp, build_app
+from warmscope.tui.settings_screen import SettingsScreen
+from warmscope.tui.sweep_chart import draw
+from warmscope.tui.sweep_screen import SweepChart, SweepScreen
+
+SIZE = (110, 40)
+ITERS = 5
+
+
+@pytest.fixture(autouse=True)
+def records_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
+
+
+def ready_app() -> WarmscopeApp:
+    """An app with nothing run yet; its next run: ``sample:trivial``, a few iterations."""
+    app = build_app()
+    app.next_settings = RunSettings(target="sample:trivial", iters=ITERS)
+    app.next_settings.knobs["intra_op_threads"] = 1
+    return app
+
+
+async def fill(pilot: Pilot, **fields: str) -> SettingsScreen:
+    """Open the settings screen and type into its repeat and sweep fields."""
+    await pilot.press("e")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SettingsScreen))
+    screen = pilot.app.screen
+    assert isinstance(screen, SettingsScreen)
+    for name, text in fields.items():
+        screen.query_one(f"#field-{name}", Input).value = text
+    await pilot.pause()
+    return screen
+
+
+def chart_text(screen: SweepScreen) -> str:
+    return "\n".join(line.plain for line in draw(screen.query_one(SweepChart).rows, 90))
+
+
+def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer() -> None:
+    app = ready_app()
+    seen: dict[str, object] = {}
+
+    async def scenario(pilot: Pilot) -> None:
+        settings = await fill(pilot, processes="2", sweep_presets="torchscript no-profiling")
+        assert "Sweep ×2" in str(settings.query_one("#apply-run", Button).label)
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen))
+        screen = app.screen
+        assert isinstance(screen, SweepScreen) and screen.running
+        # Live: a point for the process in progress before any process has finished.
+        await wait_for(
+            pilot,
+            lambda: any(s.running for s in screen.query_one(SweepChart).rows),
+            timeout=60,
+        )
+        seen["live"] = chart_text(screen)
+        seen["live intervals"] = [s.interval for s in screen.query_one(SweepChart).rows]
+        seen["finished while live"] = screen.state.finished if screen.state else None
+        assert "so far" in screen_text(app) or "waiting" in screen_text(app)
+        # The processes became runs of the session, followed live by the main screen.
+        assert app.runs and app.runs[-1].sweep is not None
+        # Two processes of each cell: the intervals appear, then the answer.
+        await wait_for(pilot, lambda: not screen.running, timeout=180)
+        seen["end"] = chart_text(screen)
+        seen["rows"] = list(screen.query_one(SweepChart).rows)
+        seen["answer"] = str(screen.query_one("#sweep-answer").render())
+        seen["screen"] = screen_text(app)
+        await pilot.press("escape")  # ended: Esc shows the runs
+        await pilot.pause()
+        assert not isinstance(app.screen, SweepScreen)
+        await pilot.press("w")  # and w shows the sweep again
+        await pilot.pause()
+        assert isinstance(app.screen, SweepScreen)
+        await pilot.press("escape")
+
+    run(app, scenario, size=SIZE, settled=False)
+    assert seen["finished while live"] == 0
+    live_strips = str(seen["live"]).splitlines()[1:]  # the legend names the glyphs too
+    assert any("○" in line for line in live_strips)  # the process in progress, on its strip
+    assert seen["live intervals"] == [None, None]  # none yet: they come as processes finish
+    # The document on disk is the one the screen shows.
+    assert len(app.sweeps) == 1
+    doc = app.sweeps[0]
+    path = Path(doc["folder"]) / "sweep.json"
+    on_disk = read_sweep(path)
+    assert on_disk["answer"] == doc["answer"] == seen["answer"]
+    assert doc["finished"] == 4 and not doc["stopped"]
+    assert [c["label"] for c in doc["cells"]] == ["torchscript", "no-profiling"]
+    assert doc["answer"].startswith("by first iteration")
+    # Each cell: two points and its median with its interval, on the screen.
+    end = str(seen["end"])
+    rows = seen["rows"]
+    assert isinstance(rows, list)
+    for cell in doc["cells"]:
+        assert len(cell["first_ms"]["values"]) == 2
+        line = next(ln for ln in end.splitlines() if ln.startswith(cell["label"]))
+        assert line.endswith(iv_text(cell["first_ms"]))
+        strip = next(s for s in rows if s.label == cell["label"])
+        assert strip.done == cell["first_ms"]["values"] and not strip.running
+        iv = cell["first_ms"]
+        assert strip.interval == (iv["median"], iv["lo"], iv["hi"])
+        plot = line[len(strip.label) : -len(strip.figure)]
+        assert plot.count("●") == 2 or "2" in plot  # two processes (or both in one column)
+    assert "torchscript" in str(seen["screen"]) and "no-profiling" in str(seen["screen"])
+    # Every process is a run of the session, tagged with its sweep and cell.
+    tagged = [e for e in app.runs if e.sweep is not None]
+    assert len(tagged) == 4
+    assert {(e.sweep.cell, e.sweep.repeat) for e in tagged if e.sweep} == {
+        (0, 0),
+        (1, 0),
+        (0, 1),
+        (1, 1),
+    }
+    first = tagged[0]
+    same = app.controller.cell_runs(first)
+    assert len(same) == 2 and all(e.data.settings.preset == "torchscript" for e in same)
+    records = {str(e.data.record_path) for e in tagged}
+    in_doc = {p["record"] for c in doc["cells"] for p in c["processes"]}
+    assert records == in_doc
+    for e in tagged:
+        assert e.data.status == "ok"
+        assert read_run(Path(e.data.record_path)).count == ITERS
+    opened_shows_the_same(path, seen)
+
+
+def opened_shows_the_same(path: Path, seen: dict[str, object]) -> None:
+    """``warmscope open sweep.json``: the same screen, the same answer and strips, and the
+    opened runs tagged with their cells."""
+    records, sweeps = open_records([path])
+    app = build_app(records=records, sweeps=sweeps)
+
+    async def scenario(pilot: Pilot) -> None:
+        screen = app.screen
+        assert isinstance(screen, SweepScreen) and not screen.running
+        assert str(screen.query_one("#sweep-answer").render()) == seen["answer"]
+        assert chart_text(screen) == seen["end"]
+        assert screen.query_one(SweepChart).rows == seen["rows"]
+
+    run(app, scenario, size=SIZE)
+    assert len(app.runs) == 4
+    tags = sorted((e.sweep.cell, e.sweep.repeat, e.sweep.of) for e in app.runs if e.sweep)
+    assert tags == [(0, 0, 2), (0, 1, 2), (1, 0, 2), (1, 1, 2)]
+    assert len(app.controller.cell_runs(app.runs[0])) == 2
+
+
+def test_esc_stops_a_repeat_cleanly_and_keeps_the_finished_process() -> None:
+    app = ready_app()
+    assert app.next_settings is not None
+    app.next_settings.gap = 0.4  # each process takes a few seconds: the stop lands in one
+    seen: dict[str, object] = {}
+
+    async def scenario(pilot: Pilot) -> None:
+        settings = await fill(pilot, processes="3")
+        assert "Run ×3" in str(settings.query_one("#apply-run", Button).label)
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen))
+        screen = app.screen
+        assert isinstance(screen, SweepScreen)
+        # The second process has measured its first iteration: it is mid-run.
+        await wait_for(
+            pilot,
+            lambda: (
+                screen.state is not None
+                and screen.state.finished == 1
+                and any(s.running for s in screen.query_one(SweepChart).rows)
+            ),
+            timeout=120,
+        )
+        await pilot.press("escape")
+        assert isinstance(app.screen, SweepScreen)  # Esc stops; the screen stays
+        await wait_for(pilot, lambda: not screen.running, timeout=30)
+        seen["screen"] = screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, SweepScreen)
+
+    run(app, scenario, size=SIZE, settled=False)
+    doc = read_sweep(Path(app.sweeps[0]["folder"]) / "sweep.json")
+    assert doc["stopped"] is True
+    assert doc["planned"] == 3 and doc["finished"] == 2
+    (cell,) = doc["cells"]
+    assert [p["status"] for p in cell["processes"]] == ["ok", "stopped"]
+    assert len(cell["runs"]) == 1  # the finished one is kept, the stopped one left out
+    assert doc["answer"].startswith("stopped after 2 of 3 processes")
+    assert "stopped" in str(seen["screen"])
+    assert all(e.session is not None and e.session.is_finished() for e in app.runs)
+    stopped = read_run(Path(cell["processes"][1]["record"]))
+    assert stopped.status == "stopped" and stopped.count >= 1
+
+
+def test_ctrl_c_stops_a_sweep_before_it_closes_anything() -> None:
+    app = ready_app()
+    assert app.next_settings is not None
+    app.next_settings.gap = 0.4
+
+    async def scenario(pilot: Pilot) -> None:
+        await fill(pilot, processes="1", vary="grad_mode=no_grad,inference_mode")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen))
+        screen = app.screen
+        assert isinstance(screen, SweepScreen)
+        await wait_for(pilot, lambda: bool(app.runs), timeout=60)
+        await pilot.press("ctrl+c")
+        assert isinstance(app.screen, SweepScreen)
+        await wait_for(pilot, lambda: not screen.running, timeout=30)
+        await pilot.press("ctrl+c")  # ended: Ctrl+C closes the screen as q does
+        await pilot.pause()
+        assert not isinstance(app.screen, SweepScreen)
+
+    run(app, scenario, size=SIZE, settled=False)
+    doc = app.sweeps[0] if app.sweeps else None
+    assert doc is not None and doc["stopped"] is True and doc["finished"] == 1
+    assert [c["label"] for c in doc["cells"]] == ["grad_mode=no_grad", "grad_mode=inference_mode"]
+
+
+# -- without processes: the plan, the form's fields, the strips --------------------------------
+
+
+def test_the_plan_builds_cells_as_warmscope_sweep_does() -> None:
+    from warmscope.core.child.outcome import UsageError
+    from warmscope.tui.sweep_runner import (
+        SweepPlan,
+        make_runner,
+        parse_presets,
+        parse_repeat,
+        parse_varies,
+    )
+
+    base = RunSettings(target="sample:trivial", iters=ITERS)
+    base.knobs["intra_op_threads"] = 1
+    base.knobs["profiling_executor"] = False  # a preset resets the executor knobs
+    plan = SweepPlan(
+        3, parse_presets("torchscript, no-profiling"), parse_varies("grad_mode=no_grad,enabled")
+    )
+    cells = plan.cells(base)
+    assert [c.label for c in cells] == [
+        "torchscript grad_mode=no_grad",
+        "torchscript grad_mode=enabled",
+        "no-profiling grad_mode=no_grad",
+        "no-profiling grad_mode=enabled",
+    ]
+    assert all(c.settings.knobs["intra_op_threads"] == 1 for c in cells)  # how it runs: kept
+    assert cells[0].settings.knobs["profiling_executor"] is None
+    assert cells[2].settings.knobs["profiling_executor"] is False
+    assert plan.describe(len(cells)) == "4 settings × 3 processes"
+    runner = make_runner(base, SweepPlan(4, ("torchscript", "frozen"), adaptive=True))
+    assert runner.sweep.adaptive and runner.sweep.repeat == 4
+    command = runner.sweep.command
+    assert command[:3] == ["warmscope", "sweep", "sample:trivial"] and "--adaptive" in command
+    assert "profiling_executor=off" not in " ".join(command)  # each preset sets its own
+    assert runner.folder is not None and runner.folder.is_dir()
+    (one,) = SweepPlan(4).cells(base)
+    assert one.settings.knobs == base.knobs and not SweepPlan(1).many and SweepPlan(2).many
+    for bad, parse in (
+        ("0", parse_repeat),
+        ("x", parse_repeat),
+        ("101", parse_repeat),
+        ("frozen frozen", parse_presets),
+        ("nonesuch", parse_presets),
+        ("grad_mode=sideways", parse_varies),
+        ("grad_mode", parse_varies),
+    ):
+        with pytest.raises(UsageError):
+            parse(bad)  # type: ignore[operator]
+
+
+def test_strips_share_one_axis_and_show_each_interval_under_its_points() -> None:
+    from warmscope.core.output.sweep_digest import stat_json
+    from warmscope.tui import glyphs
+    from warmscope.tui.sweep_chart import strips
+
+    doc = {
+        "cells": [
+            {"index": 0, "label": "a", "first_ms": stat_json([10.0, 11.0, 12.0])},
+            {"index": 1, "label": "bb", "first_ms": stat_json([100.0])},
+        ],
+        "ranking": [{"cell": 0, "vs_best": "best"}, {"cell": 1, "vs_best": "not measured"}],
+    }
+    rows = strips(doc, running=[(1, 120.0)])
+    assert rows[0].style == ""  # lowest, but not beyond noise better than the rest: no best
+    assert rows[0].interval == (11.0, 10.0, 12.0) and rows[1].interval is None
+    assert rows[1].running == [120.0] and rows[1].figure == "100 ms"
+    lines = [t.plain for t in draw(rows, 80)]
+    assert len(lines) == 5  # legend, a and its interval, bb (one process: no interval), axis
+    assert all(len(line) <= 80 for line in lines)
+    a, bar, bb, axis = lines[1:]
+    assert a.startswith("a  ") and "├" in bar and "┼" in bar and "┤" in bar
+    assert bb.index("○") > bb.index("●") > a.rindex("●")  # one axis: 120 > 100 > 12
+    assert axis.strip().startswith("10.0 ms") and axis.endswith("log scale")
+    glyphs.set_ascii(True)
+    try:
+        plain = [t.plain for t in draw(rows, 80)]
+    finally:
+        glyphs.set_ascii(False)
+    assert plain[1].startswith("a  o o o") and plain[2].strip() == "[-|-]"
+    assert "o   * 100 ms" in plain[3]  # ASCII points; the rest the app's ASCII filter takes

@@ -1,0 +1,80 @@
+"""Starting a sweep from the TUI and taking its processes in as runs of the session.
+
+The settings screen's Ctrl+R with more than one process (or presets and knob values to
+compare) comes here: the sweep is built (its cells checked, its folder made), run on a thread
+worker, and shown on a ``SweepScreen`` that fills in live. Each process, once started, becomes
+a run of the app (the main screen follows it under the sweep screen; history and compare list
+it), tagged with its sweep and cell (``RunEntry.sweep``). When the sweep ends its document
+joins the app's sweeps: ``w`` shows it again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from warmscope.core.child.outcome import WarmscopeError
+from warmscope.core.data.settings import RunSettings
+from warmscope.tui.runs import RunEntry, SweepTag
+from warmscope.tui.sweep_runner import Started, SweepPlan, SweepRunner, make_runner
+
+if TYPE_CHECKING:
+    from warmscope.tui.app import WarmscopeApp
+
+
+def start_sweep(app: WarmscopeApp, settings: RunSettings, plan: SweepPlan) -> None:
+    """Run ``plan`` over ``settings`` now; settings from a file that choose what runs are shown
+    to the user first, as for one run."""
+    if app.live is not None or app.controller.sweeping is not None:
+        app.notify("a run is going: s stops it, k kills it", severity="warning")
+        return
+    untrusted = settings.untrusted() if app.next_source is not None else {}
+    if not untrusted:
+        _start(app, settings, plan)
+        return
+    from warmscope.tui.trust_screen import TrustChoice, TrustScreen
+
+    def done(choice: TrustChoice | None) -> None:
+        if choice is None:
+            app.notify("nothing started", timeout=2)
+            return
+        chosen = settings if choice == "use" else settings.without_untrusted()
+        app.next_settings, app.next_source = chosen, None
+        _start(app, chosen, plan)
+
+    app.push_screen(TrustScreen(untrusted, app.next_source or "a file"), done)
+
+
+def _start(app: WarmscopeApp, settings: RunSettings, plan: SweepPlan) -> None:
+    from warmscope.tui.sweep_screen import SweepScreen
+
+    try:
+        runner = make_runner(settings, plan)
+    except (WarmscopeError, OSError) as exc:
+        app.notify(str(exc), title="No sweep", severity="error", timeout=8, markup=False)
+        return
+    app.controller.sweeping = runner
+    app.run_worker(runner.run, name="sweep", thread=True, group="sweep", exit_on_error=False)
+    app.push_screen(SweepScreen(runner=runner))
+
+
+def adopt(app: WarmscopeApp, started: Started, runner: SweepRunner) -> RunEntry:
+    """A process of the sweep, now a run of the app, followed live by the main screen."""
+    tag = SweepTag(
+        str(runner.folder), started.cell, started.label, started.repeat, runner.plan.repeat
+    )
+    entry = app.controller.adopt(started.session, tag)
+    app.view_entry(entry)  # the main screen follows it, under the sweep screen
+    return entry
+
+
+def ended(app: WarmscopeApp, runner: SweepRunner, doc: dict[str, Any]) -> None:
+    """The sweep ended (done, stopped or failed): its document joins the app's sweeps."""
+    if app.controller.sweeping is runner:
+        app.controller.sweeping = None
+    if doc.get("finished"):
+        app.sweeps.append(doc)
+    what = "stopped" if doc.get("stopped") else "done"
+    if runner.error:
+        app.notify(runner.error, title="Sweep ended", severity="error", timeout=8, markup=False)
+    else:
+        app.notify(f"sweep {what}: {doc.get('finished')} processes; w shows it again", timeout=4)
