@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from . import pt2
 from .channel import Channel, Phases
 from .hooks import install_compile_hooks
 from .knobs import compile_options
@@ -25,6 +26,8 @@ from .outcome import UsageError
 
 Feed = tuple[list[Any], dict[str, Any]]
 """One call's arguments: positional, keyword."""
+Examples = Feed | Callable[[], Feed | None] | None
+"""A target's own inputs: none, a call's arguments, or how to build them when needed."""
 
 
 def load_factory_module(target: dict[str, Any]) -> ModuleType:
@@ -53,8 +56,11 @@ def load_factory_module(target: dict[str, Any]) -> ModuleType:
         raise
 
 
-def load_model(torch: Any, target: dict[str, Any], device: str) -> tuple[Any, Any]:
-    """The module to run, and the factory's own example inputs if it has any."""
+def load_model(
+    torch: Any, target: dict[str, Any], device: str, channel: Channel
+) -> tuple[Any, Examples]:
+    """The module to run, and the target's own example inputs if it has any (an AOTInductor
+    package's are read only where the run needs them)."""
     kind = target["kind"]
     if kind == "archive":
         try:
@@ -66,18 +72,11 @@ def load_model(torch: Any, target: dict[str, Any], device: str) -> tuple[Any, An
     if kind == "pickle":
         return torch.load(target["path"], map_location=device, weights_only=False), None
     if kind == "export":
-        try:
-            program = torch.export.load(target["path"])
-        except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UsageError(
-                f"{target['path']}: not a loadable torch.export archive: {first[:300]}"
-            ) from None
-        exported: Feed | None = None
-        with contextlib.suppress(Exception):
-            if program.example_inputs is not None:
-                exported = as_feed(torch, program.example_inputs)
-        return program.module(), exported
+        program = pt2.load_exported(torch, target["path"], channel)
+        return program.module(), pt2.example_inputs(torch, program)
+    if kind == "aoti":
+        package = pt2.load_aoti(torch, target["path"], device)
+        return package, pt2.aoti_inputs(torch, target["path"], package)
     module = load_factory_module(target)
     factory_name = target["factory"]
     factory = getattr(module, factory_name, None)
@@ -159,7 +158,7 @@ def describe(torch: Any, feed: Feed) -> list[str]:
     return [one(a) for a in args] + [f"{k}={one(v)}" for k, v in kwargs.items()]
 
 
-def make_feeds(torch: Any, cfg: dict[str, Any], examples: Feed | None, device: str) -> list[Feed]:
+def make_feeds(torch: Any, cfg: dict[str, Any], examples: Examples, device: str) -> list[Feed]:
     """The arguments of every shape the run uses (one when no dimension is symbolic)."""
     dtype = cfg["knobs"].get("dtype")
     seed = int(cfg.get("seed") or 0)
@@ -168,8 +167,15 @@ def make_feeds(torch: Any, cfg: dict[str, Any], examples: Feed | None, device: s
     if cfg["inputs"]:
         shapes = cfg.get("shapes") or [{}]
         return [build_inputs(torch, cfg["inputs"], device, dtype, dims, seed) for dims in shapes]
+    if callable(examples):
+        examples = examples()
     if examples is not None:
         return [to_device(examples, device)]
+    if cfg["target"]["kind"] == "aoti":
+        raise UsageError(
+            f"{cfg['target']['spec']}: the AOTInductor package records no fixed input shapes "
+            "(no sample inputs, or a dynamic dimension): pass --input SPEC"
+        )
     raise UsageError(f"{cfg['target']['spec']} has no example inputs: pass --input SPEC")
 
 
@@ -245,6 +251,13 @@ def prepare(
     values = cfg["knobs"]
     mode = cfg["mode"]
     device = values["device"]
+    if cfg["target"]["kind"] == "aoti":
+        if mode != "eager":
+            raise UsageError(
+                f"{cfg['target']['spec']} is an AOTInductor package, already compiled: "
+                f"--mode {mode} does not apply"
+            )
+        return model  # compiled for its device and dtypes: nothing to put in a mode
     is_script = isinstance(model, torch.jit.ScriptModule)
     if values.get("eval", True):
         # An exported program's module has no eval(): it was exported in its own mode.
