@@ -284,7 +284,17 @@ def prepare(
         if kwargs:
             options["example_kwarg_inputs"] = kwargs
         with phase("trace"), grad_context(torch, values["grad_mode"]):
-            model = torch.jit.trace(model, tuple(args) if args else None, **options)
+            try:
+                model = torch.jit.trace(model, tuple(args) if args else None, **options)
+            except RuntimeError as exc:
+                if "strict=False" not in str(exc) or values.get("trace_strict") is False:
+                    raise
+                # torch's own advice ("pass strict=False to trace()") as warmscope's knob.
+                raise UsageError(
+                    f"--mode trace: torch.jit.trace (strict) refuses this model: "
+                    f"{_first_sentence(str(exc))}; --set trace_strict=off traces it with "
+                    "strict=False"
+                ) from exc
     if values.get("freeze") or values.get("optimize_for_inference"):
         if not isinstance(model, torch.jit.ScriptModule):
             raise UsageError(
@@ -304,6 +314,11 @@ def prepare(
         with phase("compile setup"):
             model = torch.compile(model, **options)
     return model
+
+
+def _first_sentence(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first.split(". ")[0].rstrip(".")[:200]
 
 
 def run_recipe(
