@@ -158,3 +158,43 @@ def test_a_damaged_exported_program_shows_torchs_own_error(
     assert r.code == 2
     assert "torch.export.load: TypeError:" in r.stderr
     assert "check the warnings above" not in r.stderr
+
+
+def repack(package: Path, out: Path, *, program: Path | None = None) -> Path:
+    """The package without its generated C++ (its compiled library stays), and with an
+    exported program's members under its root where one is given: how a package made with
+    ``package_pt2(exported_programs=..., aoti_files=...)`` holds both."""
+    with zipfile.ZipFile(package) as src, zipfile.ZipFile(out, "w") as dst:
+        root = src.namelist()[0].split("/")[0]
+        kept = [n for n in src.namelist() if not n.endswith(".cpp")]
+        for name in kept:
+            dst.writestr(name, src.read(name))
+        if program is not None:
+            with zipfile.ZipFile(program) as ep:
+                for name in ep.namelist():
+                    moved = f"{root}/{name.split('/', 1)[1]}"
+                    if moved not in kept:
+                        dst.writestr(moved, ep.read(name))
+    return out
+
+
+def test_an_aoti_package_takes_the_inputs_of_the_program_packaged_with_it(
+    aoti_package: Path, tmp_path: Path, record_dir: Path
+) -> None:
+    program = tmp_path / "tiny.pt2"
+    script = (
+        "import sys, torch; sys.path.insert(0, sys.argv[2]); from factories import Tiny; "
+        "torch.export.save(torch.export.export(Tiny(), (torch.randn(2, 8),)), sys.argv[1])"
+    )
+    subprocess.run([sys.executable, "-c", script, str(program), str(TARGETS)], check=True)
+    both = repack(aoti_package, tmp_path / "both.pt2", program=program)
+    r = warmscope("run", str(both), "--iters", "2", json_path=tmp_path / "r.json")
+    assert r.code == 0, r.stderr
+    assert r.doc is not None and r.doc["target"]["kind"] == "aoti"
+    assert r.doc["inputs"] == ["float32[2,8]"]
+
+    bare = repack(aoti_package, tmp_path / "bare.pt2")
+    asked = warmscope("run", str(bare), "--iters", "2")
+    assert asked.code == 2
+    assert "records no fixed input shapes" in asked.stderr and "--input" in asked.stderr
+    assert warmscope("run", str(bare), "--input", "2x8", "--iters", "2").code == 0
