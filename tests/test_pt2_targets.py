@@ -136,6 +136,8 @@ def test_an_exported_program_without_its_module_names_torchs_error_and_import(
     missing = warmscope("run", str(path), "--import", "no_such_module_here", cwd=tmp_path)
     assert missing.code == 2
     assert "--import no_such_module_here: no module named 'no_such_module_here'" in missing.stderr
+    bad = warmscope("run", str(path), "--import", "not a module", cwd=tmp_path)
+    assert bad.code == 2 and "bad --import 'not a module'" in bad.stderr
 
 
 def test_a_damaged_exported_program_shows_torchs_own_error(
