@@ -73,10 +73,11 @@ def load_model(
         return torch.load(target["path"], map_location=device, weights_only=False), None
     if kind == "export":
         program = pt2.load_exported(torch, target["path"], channel)
-        return program.module(), pt2.example_inputs(torch, program)
+        return program.module(), brought_inputs(torch, lambda: program.example_inputs)
     if kind == "aoti":
         package = pt2.load_aoti(torch, target["path"], device)
-        return package, pt2.aoti_inputs(torch, target["path"], package)
+        build = pt2.aoti_inputs(torch, target["path"], package)
+        return package, lambda: brought_inputs(torch, build)
     module = load_factory_module(target)
     factory_name = target["factory"]
     factory = getattr(module, factory_name, None)
@@ -101,6 +102,15 @@ def load_model(
             f"{where}:{factory_name} returned {type(model).__name__}, not a torch.nn.Module"
         )
     return model, examples
+
+
+def brought_inputs(torch: Any, get: Callable[[], Any]) -> Feed | None:
+    """Inputs a target records, as a call's arguments; ``None`` where it records none, or
+    none this torch can read back."""
+    with contextlib.suppress(Exception):
+        value = get()
+        return None if value is None else as_feed(torch, value)
+    return None
 
 
 def as_feed(torch: Any, value: Any) -> Feed:

@@ -21,6 +21,7 @@ from .channel import Channel, event
 from .outcome import UsageError
 
 Feed = tuple[list[Any], dict[str, Any]]
+"""One call's arguments: positional, keyword."""
 
 UNREGISTERED = re.compile(r"Deserializing ([A-Za-z_][\w.]*) in pytree is not registered")
 """torch's error for an output type (a ``ModelOutput``, a dataclass) no import has registered."""
@@ -130,15 +131,6 @@ def _import_owner(type_name: str, tried: set[str]) -> str | None:
     return None
 
 
-def example_inputs(torch: Any, program: Any) -> Feed | None:
-    from .loading import as_feed
-
-    try:
-        return None if program.example_inputs is None else as_feed(torch, program.example_inputs)
-    except Exception:
-        return None
-
-
 # -- AOTInductor packages ---------------------------------------------------------------------
 
 
@@ -183,18 +175,18 @@ _DIM = re.compile(r"unmatched dim value at (\d+), \"\s*<< \"expected: (\d+), \""
 _ANY_DIM = re.compile(r"dim value (?:is too (?:small|large) )?at (\d+)")
 
 
-def aoti_inputs(torch: Any, path: str, package: Any) -> Callable[[], Feed | None]:
+def aoti_inputs(torch: Any, path: str, package: Any) -> Callable[[], Any]:
     """The inputs the package records, built when the run needs them: the sample inputs of
     an exported program packaged beside the compiled one, else the compiled wrapper's own
     input checks (dtype and every size of each input). ``None`` where a size is dynamic."""
 
-    def build() -> Feed | None:
+    def build() -> Any:
         with zipfile.ZipFile(path) as zf:
             names = zf.namelist()
             if any(re.match(r"^[^/]+/models/[^/]+\.json$", n) for n in names):
                 program, _ = _export_load(torch, path)
-                if program is not None:
-                    return example_inputs(torch, program)
+                if program is not None and program.example_inputs is not None:
+                    return program.example_inputs
             wrapper = next(
                 (n for n in names if AOTI_DIR.match(n) and n.endswith("wrapper.cpp")), None
             )
