@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from tests.conftest import FACTORIES, warmscope
+from warmscope.core.run.jitlog import StderrParser, stderr_title
 
 RESIZED = (
     "--input", "2xNx8", "--dim", "N=24,48,96", "--mode", "compile",
@@ -61,3 +62,23 @@ def test_a_strict_trace_refusal_names_warmscopes_knob(tmp_path: Path, record_dir
     assert "Encountering a dict at the output of the tracer" in line
     assert line.endswith("--set trace_strict=off traces it with strict=False")
     assert warmscope("run", *args, "--set", "trace_strict=off").code == 0
+
+
+def test_a_torch_log_line_titles_its_event_by_its_message_then_its_place() -> None:
+    warning = (
+        "W1124 03:36:02.817000 18395 torch/export/__init__.py:348] Ran into the following "
+        "error when deserializing"
+    )
+    assert stderr_title(warning) == (
+        "Ran into the following error when deserializing (__init__.py:348)"
+    )
+    tagged = (
+        "V1124 03:36:37.268000 18711 torch/_dynamo/guards.py:5396] [0/1] [__recompiles] "
+        "triggered by the following guard failure(s):"
+    )
+    assert stderr_title(tagged).startswith("triggered by the following guard failure(s):")
+    assert stderr_title("  a model's own print  ") == "a model's own print"
+    parser = StderrParser()
+    parser.feed(warning, "load")
+    (ev,) = parser.flush()
+    assert ev.title.startswith("Ran into the following error") and ev.text == warning
