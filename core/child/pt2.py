@@ -172,7 +172,9 @@ def load_aoti(torch: Any, path: str, device: str) -> Any:
 _CHECK = re.compile(r"static void check_input_(\d+)\(")
 _DTYPE = re.compile(r"_expected_dtype = aoti_torch_dtype_(\w+)\(\)")
 _DIM = re.compile(r"unmatched dim value at (\d+), \"\s*<< \"expected: (\d+), \"")
-_ANY_DIM = re.compile(r"dim value (?:is too (?:small|large) )?at (\d+)")
+_CHECKED_AT = re.compile(r"(?:dim|stride) value (?:is too (?:small|large) )?at (\d+)")
+"""Every dimension an input check names: exact sizes, bounds of a dynamic one, strides (the
+last stride of a dense tensor is always checked, so the highest index gives the rank)."""
 
 
 def aoti_inputs(torch: Any, path: str, package: Any) -> Callable[[], Any]:
@@ -191,7 +193,7 @@ def aoti_inputs(torch: Any, path: str, package: Any) -> Callable[[], Any]:
                 (n for n in names if AOTI_DIR.match(n) and n.endswith("wrapper.cpp")), None
             )
             code = zf.read(wrapper).decode("utf-8", "replace") if wrapper else ""
-        flat = _checked_inputs(torch, code)
+        flat = checked_inputs(torch, code)
         if flat is None:
             return None
         return _as_call(torch, package, flat)
@@ -199,26 +201,28 @@ def aoti_inputs(torch: Any, path: str, package: Any) -> Callable[[], Any]:
     return build
 
 
-def _checked_inputs(torch: Any, code: str) -> list[Any] | None:
+def checked_inputs(torch: Any, code: str) -> list[Any] | None:
+    """One tensor per input of the compiled wrapper's ``check_input_N``: its dtype and its
+    sizes, where every size is fixed; ``None`` otherwise (a dynamic size, unknown checks)."""
     blocks = _CHECK.split(code)[1:]
     if not blocks:
         return None
     tensors: list[Any] = []
-    for index, body in zip(blocks[::2], blocks[1::2], strict=True):
-        body = body.split("static void check_input_", 1)[0]
+    for index, rest in zip(blocks[::2], blocks[1::2], strict=True):
+        body = rest.split("\n}", 1)[0]  # the function's own lines
         dtype = _DTYPE.search(body)
         sizes = {int(at): int(v) for at, v in _DIM.findall(body)}
-        ranks = {int(at) for at in _ANY_DIM.findall(body)}
-        if dtype is None or set(sizes) != ranks or sorted(sizes) != list(range(len(sizes))):
-            return None  # a dynamic dimension, or checks this reader does not know
-        tdtype = getattr(torch, dtype.group(1), None)
-        if tdtype is None or int(index) != len(tensors):
+        named = {int(at) for at in _CHECKED_AT.findall(body)}
+        rank = max(named, default=-1) + 1
+        if dtype is None or int(index) != len(tensors) or set(sizes) != set(range(rank)):
             return None
-        shape = [sizes[k] for k in range(len(sizes))]
+        tdtype = getattr(torch, dtype.group(1), None)
+        if not isinstance(tdtype, torch.dtype):
+            return None
+        shape = [sizes[k] for k in range(rank)]
         if tdtype.is_floating_point:
-            tensors.append(
-                torch.randn(shape, generator=torch.Generator().manual_seed(0)).to(tdtype)
-            )
+            seeded = torch.Generator().manual_seed(0)
+            tensors.append(torch.randn(shape, generator=seeded).to(tdtype))
         else:
             tensors.append(torch.zeros(shape, dtype=tdtype))
     return tensors
