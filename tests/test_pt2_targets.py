@@ -4,6 +4,7 @@ compiler is) and exported programs whose output types are registered pytree node
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -11,8 +12,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import torch
 
 from tests.conftest import TARGETS, warmscope
+from warmscope.core.child.pt2 import aoti_metadata, built_elsewhere
 
 COMPILER = shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++")
 
@@ -98,6 +101,13 @@ def test_an_aoti_package_for_another_device_says_so(
     assert r.code == 2
     assert "AOTInductor package built for cuda; this run's device is cpu" in r.stderr
     assert "--device cuda" in r.stderr
+    meta = aoti_metadata(str(aoti_package))
+    assert built_elsewhere(torch, meta, "cpu") is None
+    machine = platform.machine()
+    other = {**meta, "AOTI_MACHINE": f"not-{machine}"}
+    assert built_elsewhere(torch, other, "cpu") == (
+        f"not-{machine}; this machine is {machine}: build the package here"
+    )
 
 
 def export_with_registered_output(path: Path) -> None:

@@ -11,6 +11,7 @@ import importlib
 import json
 import logging
 import os
+import platform
 import re
 import sys
 import zipfile
@@ -149,13 +150,9 @@ def aoti_metadata(path: str) -> dict[str, Any]:
 def load_aoti(torch: Any, path: str, device: str) -> Any:
     """``torch._inductor.aoti_load_package`` on the run's device; one clear line where the
     package was built for another device, or this torch cannot load it."""
-    built_for = str(aoti_metadata(path).get("AOTI_DEVICE_KEY") or "")
-    wanted = device.partition(":")[0]
-    if built_for and built_for != wanted:
-        raise UsageError(
-            f"{path} is an AOTInductor package built for {built_for}; this run's device is "
-            f"{device}: pass --device {built_for}"
-        )
+    elsewhere = built_elsewhere(torch, aoti_metadata(path), device)
+    if elsewhere:
+        raise UsageError(f"{path} is an AOTInductor package built for {elsewhere}")
     index = device.partition(":")[2]
     try:
         return torch._inductor.aoti_load_package(
@@ -167,6 +164,28 @@ def load_aoti(torch: Any, path: str, device: str) -> Any:
             f"{last_line(exc)} (a package loads only with the torch, and on the kind of "
             "device, it was built for)"
         ) from exc
+
+
+def built_elsewhere(torch: Any, meta: dict[str, Any], device: str) -> str | None:
+    """What the package was built for that this run is not (``cuda; this run's device is
+    cpu: pass --device cuda``), from the metadata its build wrote; ``None`` where it fits."""
+    built_for = str(meta.get("AOTI_DEVICE_KEY") or "")
+    if built_for and built_for != device.partition(":")[0]:
+        return f"{built_for}; this run's device is {device}: pass --device {built_for}"
+    here = {"AOTI_PLATFORM": sys.platform, "AOTI_MACHINE": platform.machine()}
+    for key, value in here.items():
+        if meta.get(key) and str(meta[key]) != value:
+            return f"{meta[key]}; this machine is {value}: build the package here"
+    capability = str(meta.get("AOTI_COMPUTE_CAPABILITY") or "")
+    if built_for == "cuda" and capability.isdigit() and torch.cuda.is_available():
+        index = device.partition(":")[2]
+        major, minor = torch.cuda.get_device_capability(int(index) if index.isdigit() else 0)
+        if int(capability) != major * 10 + minor:
+            return (
+                f"CUDA compute capability {capability}; {device} has {major * 10 + minor}: "
+                "build the package for this GPU"
+            )
+    return None
 
 
 _CHECK = re.compile(r"static void check_input_(\d+)\(")
