@@ -86,7 +86,6 @@ def load_exported(torch: Any, path: str, channel: Channel) -> Any:
     """``torch.export.load``; where a pytree type is not registered and a module that can
     register it is importable (``transformers.modeling_outputs`` for its outputs), that
     module is imported and the load tried again, with a note saying so."""
-    tried: set[str] = set()
     error: BaseException | None = None
     for _ in range(MAX_AUTO_IMPORTS + 1):
         program, error = _export_load(torch, path)
@@ -96,7 +95,7 @@ def load_exported(torch: Any, path: str, channel: Channel) -> Any:
         if not match:
             break
         type_name = match.group(1)
-        module = _import_owner(type_name, tried)
+        module = _import_owner(type_name)
         if module is None:
             owner = type_name.rpartition(".")[0] or type_name
             raise UsageError(
@@ -114,20 +113,19 @@ def load_exported(torch: Any, path: str, channel: Channel) -> Any:
     raise UsageError(f"{path}: torch.export.load: {last_line(error or Exception())}") from error
 
 
-def _import_owner(type_name: str, tried: set[str]) -> str | None:
-    """The longest importable prefix of ``type_name`` not imported yet: the module that
-    defines (and so registers) the type."""
+def _import_owner(type_name: str) -> str | None:
+    """The longest importable prefix of ``type_name``, imported here: the module that
+    defines (and so registers) the type. ``None`` where that module was imported already."""
     _current_folder_on_path()
     parts = type_name.split(".")
     for k in range(len(parts) - 1, 0, -1):
         name = ".".join(parts[:k])
-        if name in tried:
+        if name in sys.modules:
             return None  # imported already and still not registered
         try:
             importlib.import_module(name)
-        except ImportError:
+        except Exception:  # not importable here (missing, or failing as it imports)
             continue
-        tried.add(name)
         return name
     return None
 
