@@ -7,6 +7,8 @@ child/ — what runs in the child. The agent loads this folder whole, by path, a
 module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and ``outcome`` too.
     agent       the child's ``main`` and the timed forward loop
     loading     the target's module, its inputs, the module put in its mode; a recipe's prepare
+    pt2         exported programs and AOTInductor packages: loaded as torch loads them, with
+                torch's own error, and the inputs each records
     hooks       warnings and torch.compile's compiles, recompiles and graph breaks, as events
     channel     the agent's side of the protocol: batched sends, iteration markers, its state
     protocol    the message format between agent and parent; markers and their per-run secret

@@ -6,7 +6,7 @@ The texts are torch 2.13's graph-break log records (``torch._logging`` artifact
 
 from __future__ import annotations
 
-from warmscope.core.child.hooks import _log_title
+from warmscope.core.child.hooks import _log_title, _source_name, _with_dynamic
 
 CALL = """Graph break in user code at /tmp/gb/model.py:5
 Graph Break Reason: Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):
@@ -43,3 +43,40 @@ def test_a_lead_in_alone_still_says_what_follows_it() -> None:
     assert _log_title("graph_break", "Graph Break Reason: Graph break encountered:") == (
         "graph break: Graph break encountered"
     )
+
+
+# torch 2.13's recompile log record (``torch._logging`` artifact ``recompiles``) of a
+# transformers model called with longer input_ids.
+RECOMPILE = """Recompiling function wrapper in /venv/lib/python3.11/site-packages/transformers/utils/generic.py:969
+    triggered by the following guard failure(s):
+    - 0/0: tensor 'kwargs['input_ids']' size mismatch at index 1. expected 24, actual 48
+"""
+
+TWO_FAILURES = """Recompiling function forward in /tmp/m.py:5
+    triggered by the following guard failure(s):
+    - 0/1: tensor 'x' size mismatch at index 0. expected 4, actual 8
+    - 0/0: tensor 'x' size mismatch at index 0. expected 2, actual 8
+"""
+
+
+def test_a_recompile_title_leads_with_the_guard_failure_and_ends_with_the_place() -> None:
+    title = _log_title("recompile", RECOMPILE)
+    assert title == (
+        "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 24, actual 48 "
+        "(wrapper, generic.py:969)"
+    )
+
+
+def test_further_guard_failures_are_counted_not_listed() -> None:
+    assert _log_title("recompile", TWO_FAILURES) == (
+        "tensor 'x' size mismatch at index 0. expected 4, actual 8 (+1 more) (forward, m.py:5)"
+    )
+
+
+def test_a_dimension_made_dynamic_is_said_before_the_place() -> None:
+    title = _log_title("recompile", RECOMPILE)
+    made = _with_dynamic(title, [(_source_name("L['kwargs']['input_ids']"), 1)])
+    assert made.endswith("expected 24, actual 48 — dim 1 now dynamic (wrapper, generic.py:969)")
+    other = _with_dynamic(title, [("attention_mask", 1), ("attention_mask", 2)])
+    assert "— attention_mask dim 1, attention_mask dim 2 now dynamic (wrapper" in other
+    assert _with_dynamic(title, []) == title

@@ -27,6 +27,7 @@ SAMPLES: dict[str, Any] = {
     "target": "sample:speech",
     "inputs": ["1x3x4", "mask=int64[2,3]:zeros"],
     "inputs_file": "in.pt",
+    "imports": ["my_registrations", "other.pkg"],
     "dims": ["T=2,3"],
     "schedule": "ramp",
     "seed": 7,

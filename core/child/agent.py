@@ -66,9 +66,19 @@ if __name__ == "__main__":
         sys.path.pop(0)
 
 child_package()
-outcome, protocol, knobs, ring_layout, channel_mod, hooks, loading, opprofile = (
+outcome, protocol, knobs, ring_layout, channel_mod, hooks, loading, opprofile, pt2 = (
     importlib.import_module(f"{CHILD_PACKAGE}.{name}")
-    for name in ("outcome", "protocol", "knobs", "ring", "channel", "hooks", "loading", "opprofile")
+    for name in (
+        "outcome",
+        "protocol",
+        "knobs",
+        "ring",
+        "channel",
+        "hooks",
+        "loading",
+        "opprofile",
+        "pt2",
+    )
 )
 State = channel_mod.State
 Channel = channel_mod.Channel
@@ -556,8 +566,12 @@ def main() -> int:
                 torch.empty(1, device=device)
                 torch.cuda.synchronize()
         channel.send({"t": "env", **loading.environment(torch, device)}, now=True)
-        with phase("load"):
-            model, examples = loading.load_model(torch, cfg["target"], device)
+        if cfg.get("imports"):
+            with phase("imports"):
+                pt2.import_modules(cfg["imports"])
+        # An AOTInductor package's load (its compiled library, its weights) is its own phase.
+        with phase("load package" if cfg["target"]["kind"] == "aoti" else "load"):
+            model, examples = loading.load_model(torch, cfg["target"], device, channel)
         if "torch._dynamo" in sys.modules:  # the factory compiled by other means
             hooks.install_compile_hooks(torch, channel)
         with phase("inputs"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import time
 import warnings
 from typing import Any
@@ -59,6 +60,18 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
         channel.send(event("info", f"compile events unavailable: {exc}"))
         return
     started: dict[str, int] = {}
+    # A recompile (logged just before its compile starts) is sent once that compile ends: by
+    # then automatic dynamic shapes has said which dimensions the new graph takes as dynamic.
+    pending: list[tuple[str, str]] = []
+    dynamic: list[tuple[str, int]] = []
+
+    def flush_recompiles() -> None:
+        made = list(dict.fromkeys(dynamic))
+        dynamic.clear()
+        while pending:
+            title, text = pending.pop(0)
+            channel.send(event("recompile", _with_dynamic(title, made), text + _advice(made)))
+            made = []
 
     def compile_id(args: Any) -> str:
         return str(getattr(args, "compile_id", "") or "?")
@@ -71,6 +84,7 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
 
     @callback.on_compile_end
     def on_end(args: Any = None) -> None:
+        flush_recompiles()
         cid = compile_id(args)
         begin = started.pop(cid, None)
         ms = (time.perf_counter_ns() - begin) / 1e6 if begin else None
@@ -87,6 +101,9 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
         def emit(self, record: logging.LogRecord) -> None:
             with contextlib.suppress(Exception):
                 text = record.getMessage()
+                if self.kind == "recompile":
+                    pending.append((_log_title(self.kind, text), text))
+                    return
                 channel.send(event(self.kind, _log_title(self.kind, text), text))
 
     def limit_hit(record: logging.LogRecord) -> bool:
@@ -94,6 +111,7 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
         with contextlib.suppress(Exception):
             text = record.getMessage()
             if record.levelno >= logging.WARNING and "hit config." in text:
+                flush_recompiles()
                 head = text.strip().splitlines()[0].removeprefix("torch._dynamo ")
                 channel.send(event("warning", f"{head}: falls back to eager from here", text))
                 return False
@@ -103,6 +121,24 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
 
     with contextlib.suppress(Exception):
         torch._logging.set_logs(recompiles=True, graph_breaks=True)
+
+    pgo = logging.getLogger("torch._dynamo.pgo")
+    before = pgo.getEffectiveLevel()  # what TORCH_LOGS asked for is printed as ever
+
+    def automatic_dynamic(record: logging.LogRecord) -> bool:
+        """torch's "automatic dynamic size L['x'] size(1) 48 != 24": dimension 1 of x is
+        dynamic in the graph now compiling."""
+        with contextlib.suppress(Exception):
+            if record.levelno == logging.DEBUG and str(record.msg).startswith("automatic dynamic"):
+                kind, name, which = (str(a) for a in record.args[:3])  # type: ignore[index,union-attr]
+                at = re.fullmatch(r"size\((\d+)\)", which)
+                if kind == "size" and at:
+                    dynamic.append((_source_name(name), int(at.group(1))))
+        return record.levelno >= before
+
+    pgo.setLevel(logging.DEBUG)
+    pgo.addFilter(automatic_dynamic)
+
     from torch._logging._internal import log_registry
 
     for qname in sorted(log_registry.artifact_log_qnames):
@@ -118,10 +154,64 @@ def _log_title(kind: str, text: str) -> str:
     if not lines:
         return kind
     if kind == "recompile":
-        reasons = [ln.lstrip("- ") for ln in lines if ln.startswith("- ")]
-        head = lines[0]
-        return (f"{head}: {reasons[0]}" if reasons else head)[:300]
+        return _recompile_title(lines)[:300]
     return _graph_break_title(lines)[:300]
+
+
+RECOMPILING = re.compile(r"^Recompiling function (\S+) in (.+):(\d+)$")
+
+
+def _recompile_title(lines: list[str]) -> str:
+    """``REASON (function, file.py:LINE)``: torch's guard failure first (what changed), the
+    place last, shortened to the file's name; further failures counted."""
+    reasons = [
+        re.sub(r"^\d+/\d+: ", "", ln.removeprefix("- ")) for ln in lines if ln.startswith("- ")
+    ]
+    head = RECOMPILING.match(lines[0])
+    place = f"{head.group(1)}, {_short_path(head.group(2))}:{head.group(3)}" if head else lines[0]
+    if not reasons:
+        return f"recompiled {place}" if head else place
+    more = f" (+{len(reasons) - 1} more)" if len(reasons) > 1 else ""
+    return f"{reasons[0]}{more} ({place})"
+
+
+def _short_path(path: str) -> str:
+    return path.replace("\\", "/").rpartition("/")[2]
+
+
+def _source_name(source: str) -> str:
+    """dynamo's source ``L['x']`` or ``L['kwargs']['input_ids']`` as its guard messages name
+    the tensor: ``x``, ``kwargs['input_ids']``."""
+    match = re.fullmatch(r"L\['([^']+)'\](.*)", source)
+    return match.group(1) + match.group(2) if match else source
+
+
+def _with_dynamic(title: str, made: list[tuple[str, int]]) -> str:
+    """``REASON — dim 1 now dynamic (place)``: what the recompile changed, before its place.
+    The tensor is named only where the reason does not already name it."""
+    if not made:
+        return title
+    reason, paren, place = title.rpartition(" (")
+    if not paren:
+        reason, place = title, ""
+    named = {name for name, _ in made}
+    dims = ", ".join(str(d) for _, d in made)
+    if len(named) == 1 and f"'{next(iter(named))}'" in reason:
+        what = f"dim{'s' if len(made) > 1 else ''} {dims} now dynamic"
+    else:
+        what = ", ".join(f"{name} dim {d}" for name, d in made) + " now dynamic"
+    return f"{reason} — {what}" + (f" ({place}" if paren else "")
+
+
+def _advice(made: list[tuple[str, int]]) -> str:
+    """warmscope's own knob for what torch did (the event's text; hints repeat it)."""
+    if made:
+        return (
+            "\nwarmscope: automatic dynamic shapes made these dimensions dynamic after a size "
+            "change; --set compile_dynamic=true compiles them dynamic from the first call (no "
+            "recompile), --set compile_dynamic=false keeps every size static"
+        )
+    return ""
 
 
 def _graph_break_title(lines: list[str]) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from . import pt2
 from .channel import Channel, Phases
 from .hooks import install_compile_hooks
 from .knobs import compile_options
@@ -25,6 +26,8 @@ from .outcome import UsageError
 
 Feed = tuple[list[Any], dict[str, Any]]
 """One call's arguments: positional, keyword."""
+Examples = Feed | Callable[[], Feed | None] | None
+"""A target's own inputs: none, a call's arguments, or how to build them when needed."""
 
 
 def load_factory_module(target: dict[str, Any]) -> ModuleType:
@@ -53,8 +56,11 @@ def load_factory_module(target: dict[str, Any]) -> ModuleType:
         raise
 
 
-def load_model(torch: Any, target: dict[str, Any], device: str) -> tuple[Any, Any]:
-    """The module to run, and the factory's own example inputs if it has any."""
+def load_model(
+    torch: Any, target: dict[str, Any], device: str, channel: Channel
+) -> tuple[Any, Examples]:
+    """The module to run, and the target's own example inputs if it has any (an AOTInductor
+    package's are read only where the run needs them)."""
     kind = target["kind"]
     if kind == "archive":
         try:
@@ -66,18 +72,12 @@ def load_model(torch: Any, target: dict[str, Any], device: str) -> tuple[Any, An
     if kind == "pickle":
         return torch.load(target["path"], map_location=device, weights_only=False), None
     if kind == "export":
-        try:
-            program = torch.export.load(target["path"])
-        except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UsageError(
-                f"{target['path']}: not a loadable torch.export archive: {first[:300]}"
-            ) from None
-        exported: Feed | None = None
-        with contextlib.suppress(Exception):
-            if program.example_inputs is not None:
-                exported = as_feed(torch, program.example_inputs)
-        return program.module(), exported
+        program = pt2.load_exported(torch, target["path"], channel)
+        return program.module(), brought_inputs(torch, lambda: program.example_inputs)
+    if kind == "aoti":
+        package = pt2.load_aoti(torch, target["path"], device)
+        build = pt2.aoti_inputs(torch, target["path"], package)
+        return package, lambda: brought_inputs(torch, build)
     module = load_factory_module(target)
     factory_name = target["factory"]
     factory = getattr(module, factory_name, None)
@@ -102,6 +102,15 @@ def load_model(torch: Any, target: dict[str, Any], device: str) -> tuple[Any, An
             f"{where}:{factory_name} returned {type(model).__name__}, not a torch.nn.Module"
         )
     return model, examples
+
+
+def brought_inputs(torch: Any, get: Callable[[], Any]) -> Feed | None:
+    """Inputs a target records, as a call's arguments; ``None`` where it records none, or
+    none this torch can read back."""
+    with contextlib.suppress(Exception):
+        value = get()
+        return None if value is None else as_feed(torch, value)
+    return None
 
 
 def as_feed(torch: Any, value: Any) -> Feed:
@@ -159,7 +168,7 @@ def describe(torch: Any, feed: Feed) -> list[str]:
     return [one(a) for a in args] + [f"{k}={one(v)}" for k, v in kwargs.items()]
 
 
-def make_feeds(torch: Any, cfg: dict[str, Any], examples: Feed | None, device: str) -> list[Feed]:
+def make_feeds(torch: Any, cfg: dict[str, Any], examples: Examples, device: str) -> list[Feed]:
     """The arguments of every shape the run uses (one when no dimension is symbolic)."""
     dtype = cfg["knobs"].get("dtype")
     seed = int(cfg.get("seed") or 0)
@@ -168,8 +177,15 @@ def make_feeds(torch: Any, cfg: dict[str, Any], examples: Feed | None, device: s
     if cfg["inputs"]:
         shapes = cfg.get("shapes") or [{}]
         return [build_inputs(torch, cfg["inputs"], device, dtype, dims, seed) for dims in shapes]
+    if callable(examples):
+        examples = examples()
     if examples is not None:
         return [to_device(examples, device)]
+    if cfg["target"]["kind"] == "aoti":
+        raise UsageError(
+            f"{cfg['target']['spec']}: the AOTInductor package records no fixed input shapes "
+            "(no sample inputs, or a dynamic dimension): pass --input SPEC"
+        )
     raise UsageError(f"{cfg['target']['spec']} has no example inputs: pass --input SPEC")
 
 
@@ -245,6 +261,13 @@ def prepare(
     values = cfg["knobs"]
     mode = cfg["mode"]
     device = values["device"]
+    if cfg["target"]["kind"] == "aoti":
+        if mode != "eager":
+            raise UsageError(
+                f"{cfg['target']['spec']} is an AOTInductor package, already compiled: "
+                f"--mode {mode} does not apply"
+            )
+        return model  # compiled for its device and dtypes: nothing to put in a mode
     is_script = isinstance(model, torch.jit.ScriptModule)
     if values.get("eval", True):
         # An exported program's module has no eval(): it was exported in its own mode.
@@ -271,7 +294,17 @@ def prepare(
         if kwargs:
             options["example_kwarg_inputs"] = kwargs
         with phase("trace"), grad_context(torch, values["grad_mode"]):
-            model = torch.jit.trace(model, tuple(args) if args else None, **options)
+            try:
+                model = torch.jit.trace(model, tuple(args) if args else None, **options)
+            except RuntimeError as exc:
+                if "strict=False" not in str(exc) or values.get("trace_strict") is False:
+                    raise
+                # torch's own advice ("pass strict=False to trace()") as warmscope's knob.
+                raise UsageError(
+                    f"--mode trace: torch.jit.trace (strict) refuses this model: "
+                    f"{_first_sentence(str(exc))}; --set trace_strict=off traces it with "
+                    "strict=False"
+                ) from exc
     if values.get("freeze") or values.get("optimize_for_inference"):
         if not isinstance(model, torch.jit.ScriptModule):
             raise UsageError(
@@ -291,6 +324,11 @@ def prepare(
         with phase("compile setup"):
             model = torch.compile(model, **options)
     return model
+
+
+def _first_sentence(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first.split(". ")[0].rstrip(".")[:200]
 
 
 def run_recipe(

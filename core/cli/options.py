@@ -13,6 +13,12 @@ from warmscope.core.data.setting_fields import read as read_setting
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.run.version import warmscope_version
 
+TARGET_HELP = (
+    "model.pt (TorchScript archive), model.pt2 (torch.export.save program or AOTInductor "
+    "package, told apart by content), path/file.py:factory, package.module:factory, sample:NAME"
+)
+"""What a TARGET may be, as every command that runs one says it."""
+
 
 def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool = False) -> None:
     """The run settings' options (``setting_fields.FIELDS``, in its order), with the options of

@@ -9,7 +9,7 @@ import sys
 from warmscope.core.child import outcome
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.console import STDOUT, check_json_path, emit, reason, say
-from warmscope.core.cli.options import add_run_options, build_settings
+from warmscope.core.cli.options import TARGET_HELP, add_run_options, build_settings
 from warmscope.core.cli.progress import Progress
 from warmscope.core.cli.sweep import run_sweep
 from warmscope.core.data.run import RunData
@@ -121,7 +121,7 @@ def model_frames(tb: str) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("target", metavar="TARGET")
+    p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     add_run_options(p, headless=True)
 
 

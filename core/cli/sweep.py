@@ -10,7 +10,7 @@ from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.console import check_json_path, emit, say
-from warmscope.core.cli.options import add_run_options, build_settings
+from warmscope.core.cli.options import TARGET_HELP, add_run_options, build_settings
 from warmscope.core.cli.progress import SweepProgress, done_line
 from warmscope.core.data.settings import PRESETS, RunSettings
 from warmscope.core.output.digest import settings_line
@@ -100,7 +100,7 @@ def run_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool) -> int:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("target", metavar="TARGET")
+    p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     add_run_options(p, headless=True, sweep=True)
 
 

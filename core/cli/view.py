@@ -29,9 +29,10 @@ setting changes that. Each run is a fresh child process: JIT state is process-wi
   warmscope samples                  list the bundled sample models
   warmscope knobs                    list every --set knob and --preset
 
-TARGET: model.pt (TorchScript archive), path/file.py:factory, package.module:factory,
-sample:NAME. A factory returns an nn.Module (optionally with example inputs: a module-level
-example_inputs() or a (module, inputs) tuple).
+TARGET: model.pt (TorchScript archive), model.pt2 (a torch.export.save program or an
+AOTInductor package), path/file.py:factory, package.module:factory, sample:NAME. A factory
+returns an nn.Module (optionally with example inputs: a module-level example_inputs() or a
+(module, inputs) tuple).
 """
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
-from warmscope.core.cli.options import add_run_options, build_settings
+from warmscope.core.cli.options import TARGET_HELP, add_run_options, build_settings
 from warmscope.core.output.export import atomic_write
 from warmscope.core.output.safe_text import clean_line
 from warmscope.core.output.sweep_digest import iv_text
@@ -50,7 +50,7 @@ exit codes: 0 a verified recipe, 1 none verified (or processes failed: their rec
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``warmup`` options: those of ``run``, and its own."""
-    p.add_argument("target", metavar="TARGET")
+    p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     add_run_options(p, headless=True)
     g = p.add_argument_group("the warm-up")
     g.add_argument(

@@ -182,6 +182,28 @@ class RunFields:
     )
     """``--inputs FILE.pt``: a tensor, tuple/list (positional) or dict (keywords)."""
 
+    imports: list[str] = field(
+        default_factory=list,
+        metadata=setting(
+            "strs",
+            (
+                Option(
+                    ("--import",),
+                    dict(
+                        action="append",
+                        default=[],
+                        metavar="MODULE",
+                        dest="imports",
+                        help="import MODULE in the child before the target loads (repeatable): "
+                        "its pytree registrations, custom ops or classes an exported program needs",
+                    ),
+                ),
+            ),
+            trusted=False,  # importing a module runs its code
+        ),
+    )
+    """``--import MODULE``: modules the child imports before it loads the target."""
+
     dims: list[str] = field(
         default_factory=list,
         metadata=setting(

@@ -157,6 +157,13 @@ class RunSettings(RunFields):
             raise SettingsError(
                 f"{clean_line(self.target)} is a TorchScript archive, already scripted: --mode {mode} does not apply"
             )
+        if target.kind == "aoti" and mode not in (None, "eager"):
+            raise SettingsError(
+                f"{clean_line(self.target)} is an AOTInductor package, already compiled: --mode {mode} does not apply"
+            )
+        for name in self.imports:
+            if not all(part.isidentifier() for part in name.split(".")):
+                raise SettingsError(f"bad --import {clean_line(name)!r}: expected a module name")
         return target
 
     def profile_plan(self) -> tuple[list[int], bool]:

@@ -1,7 +1,8 @@
 """Target and input specs, checked in the parent so a bad one fails before any child starts.
 
-Targets: ``model.pt`` (a TorchScript archive), ``model.pt2`` (torch.export), ``path/file.py:factory``, ``package.module:factory``,
-``sample:NAME``. Inputs: ``1x300x40`` (float32), ``int64[1,128]``, ``bfloat16[2,3]``.
+Targets: ``model.pt`` (a TorchScript archive), ``model.pt2`` (an exported program or an
+AOTInductor package, told apart by their contents), ``path/file.py:factory``,
+``package.module:factory``, ``sample:NAME``. Inputs: ``1x300x40`` (float32), ``int64[1,128]``, ``bfloat16[2,3]``.
 Nothing here imports torch: archives are recognised by their zip layout.
 """
 
@@ -37,6 +38,8 @@ DTYPE_ALIASES = {
     "int": "int32",
 }
 PICKLE_PROTOCOL_BYTE = 0x80
+AOTI_MEMBER = re.compile(r"^[^/]+/data/aotinductor/[^/]+/")
+EXPORT_MEMBER = re.compile(r"^[^/]+/models/[^/]+\.json$")
 
 
 class TargetError(UsageError):
@@ -228,7 +231,7 @@ class Target:
     """A resolved target: what the agent loads, and how."""
 
     spec: str
-    kind: str  # "archive" | "pickle" | "export" | "file" | "module" | "sample"
+    kind: str  # "archive" | "pickle" | "export" | "aoti" | "file" | "module" | "sample"
     path: str | None = None
     module: str | None = None
     factory: str | None = None
@@ -314,7 +317,10 @@ def _archive(spec: str, path: Path, trust_pickle: bool) -> Target:
     if not path.is_file():
         raise TargetError(f"not a file: {path}")
     kind = archive_kind(path)
-    if path.suffix == ".pt2" and kind in ("unknown", "pickle", "torchscript"):
+    if kind == "aoti":
+        # aoti_compile_and_package: run as torch._inductor.aoti_load_package loads it.
+        return Target(spec, "aoti", str(path.resolve()))
+    if kind == "export" or (path.suffix == ".pt2" and kind in ("unknown", "pickle")):
         # torch.export.save: run as the exported program's module (torch.export.load).
         return Target(spec, "export", str(path.resolve()))
     if kind == "torchscript":
@@ -335,7 +341,13 @@ def _archive(spec: str, path: Path, trust_pickle: bool) -> Target:
 
 
 def archive_kind(path: Path) -> str:
-    """``torchscript``, ``pickle`` (torch.save of a module), ``corrupt`` or ``unknown``."""
+    """``torchscript``, ``aoti`` (an AOTInductor package), ``export`` (torch.export.save),
+    ``pickle`` (torch.save of a module), ``corrupt`` or ``unknown``.
+
+    Both ``.pt2`` kinds are torch's PT2 archive (``ROOT/archive_format`` reads ``pt2``): an
+    AOTInductor package holds ``ROOT/data/aotinductor/MODEL/`` (the compiled library), an
+    exported program ``ROOT/models/MODEL.json``; a package may hold both, and runs compiled.
+    """
     with path.open("rb") as f:
         head = f.read(4)
     if head.startswith(b"PK"):
@@ -345,6 +357,13 @@ def archive_kind(path: Path) -> str:
                 names = zf.namelist()
         except (zipfile.BadZipFile, OSError, EOFError):
             return "corrupt"
+        if any(AOTI_MEMBER.match(n) for n in names):
+            return "aoti"
+        if (
+            any(EXPORT_MEMBER.match(n) for n in names)
+            or "serialized_exported_program.json" in names
+        ):
+            return "export"
         if any("/code/" in n for n in names) or any(n.endswith("constants.pkl") for n in names):
             return "torchscript"
         if any(n.endswith("data.pkl") for n in names):

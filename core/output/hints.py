@@ -24,6 +24,14 @@ def hints(data: RunData, compared: RunData | None = None) -> list[str]:
     for ev in data.events:
         if ev.kind == "recompile":
             out.append(f"Iteration {ev.iteration} recompiled: {ev.title}.")
+    resized = [e for e in data.events if e.kind == "recompile" and "size mismatch" in e.title]
+    if resized and knobs.get("compile_dynamic") is None:
+        out.append(
+            "A new input size recompiled"
+            + (" and made its dimension dynamic" if "now dynamic" in resized[0].title else "")
+            + ": `--set compile_dynamic=true` compiles for dynamic sizes from the first call "
+            "(no recompile per size); `--set compile_dynamic=false` keeps every size static."
+        )
     compiles = [e for e in data.events if e.kind == "compile" and e.ms]
     if compiles:
         total = sum(e.ms or 0.0 for e in compiles)

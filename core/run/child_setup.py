@@ -38,6 +38,7 @@ def agent_config(
         "target": target.to_json(),
         "inputs": [s.to_json() for s in settings.input_specs(target)],
         "inputs_file": settings.inputs_file,
+        "imports": settings.imports,
         "shapes": settings.shape_plan(target),
         "schedule": settings.schedule,
         "seed": settings.seed,

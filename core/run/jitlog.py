@@ -117,7 +117,25 @@ def _to_event(block: _Block) -> ParsedEvent:
     if block.dropped:
         data["dropped_lines"] = block.dropped
         text += f"\n… {block.dropped} more lines (full text in the run's stderr file)"
-    return ParsedEvent("stderr", first.strip()[:MAX_TITLE], text, block.context, data)
+    return ParsedEvent("stderr", stderr_title(first)[:MAX_TITLE], text, block.context, data)
+
+
+TORCH_LOG_LINE = re.compile(
+    r"^[IWEVD]\d{4} [\d:.]+ \d+ (?P<place>[^\s\]]+:\d+)\] (?:\[[^\]]*\] )*(?P<message>.*)$"
+)
+"""torch's logging prefix (``W1124 03:36:02.817000 18395 torch/export/__init__.py:348]``,
+then compile id and artifact tags such as ``[0/1] [__recompiles]``)."""
+
+
+def stderr_title(line: str) -> str:
+    """A stderr line as a title: torch's log lines lead with their message, not with the
+    level, time, pid and place of their prefix; the place (shortened) ends the title."""
+    text = line.strip()
+    match = TORCH_LOG_LINE.match(text)
+    if not match or not match.group("message").strip():
+        return text
+    place = match.group("place").rpartition("/")[2]
+    return f"{match.group('message').strip()} ({place})"
 
 
 def label_for(kinds_and_titles: list[tuple[str, str]]) -> str | None:

@@ -104,3 +104,18 @@ class CountsInputs(torch.nn.Module):
 
 def counts_inputs() -> torch.nn.Module:
     return CountsInputs()
+
+
+class DictOutput(torch.nn.Module):
+    """Returns a dict, as transformers models do: strict torch.jit.trace refuses it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"logits": self.linear(x)}
+
+
+def dict_output() -> torch.nn.Module:
+    return DictOutput()

@@ -1,0 +1,212 @@
+"""``.pt2`` targets with real children: AOTInductor packages (built here, where a C++
+compiler is) and exported programs whose output types are registered pytree nodes."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.conftest import TARGETS, warmscope
+from warmscope.core.child.pt2 import aoti_metadata, built_elsewhere
+
+COMPILER = shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++")
+
+BUILD_AOTI = """
+import sys, time, torch
+sys.path.insert(0, sys.argv[2])
+from factories import Tiny
+program = torch.export.export(Tiny().eval(), (torch.randn(2, 8),))
+start = time.perf_counter()
+torch._inductor.aoti_compile_and_package(program, package_path=sys.argv[1])
+print(f"{time.perf_counter() - start:.1f}")
+"""
+
+
+@pytest.fixture(scope="module")
+def aoti_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny model's AOTInductor package, compiled by torch here (tens of seconds)."""
+    if COMPILER is None:
+        pytest.skip("no C++ compiler (g++ or c++): AOTInductor cannot build a package")
+    path = tmp_path_factory.mktemp("aoti") / "tiny_aoti.pt2"
+    cache = tmp_path_factory.mktemp("inductor_cache")
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache))
+    subprocess.run(
+        [sys.executable, "-c", BUILD_AOTI, str(path), str(TARGETS)],
+        check=True,
+        env=env,
+        capture_output=True,
+        timeout=600,
+    )
+    return path
+
+
+def phases(doc: dict) -> dict[str, float]:
+    return {p["name"]: p["ms"] for p in doc["phases"]}
+
+
+def test_an_aoti_package_runs_with_the_inputs_it_records(
+    aoti_package: Path, tmp_path: Path, record_dir: Path
+) -> None:
+    r = warmscope("run", str(aoti_package), "--iters", "4", json_path=tmp_path / "r.json")
+    assert r.code == 0, r.stderr
+    assert r.doc is not None
+    assert r.doc["target"]["kind"] == "aoti"
+    assert r.doc["inputs"] == ["float32[2,8]"]
+    loaded = phases(r.doc)
+    assert "load" not in loaded and loaded["load package"] > 0
+    assert "load package" in r.stdout
+    assert len(r.doc["iterations"]) == 4
+
+
+def test_an_aoti_package_takes_inputs_given_and_refuses_a_mode(
+    aoti_package: Path, tmp_path: Path, record_dir: Path
+) -> None:
+    r = warmscope(
+        "run",
+        str(aoti_package),
+        "--input",
+        "2x8:ones",
+        "--iters",
+        "2",
+        json_path=tmp_path / "r.json",
+    )
+    assert r.code == 0, r.stderr
+    assert r.doc is not None and r.doc["inputs_source"] == "spec"
+    compiled = warmscope("run", str(aoti_package), "--mode", "compile", "--iters", "2")
+    assert compiled.code == 2
+    assert "already compiled: --mode compile does not apply" in compiled.stderr
+
+
+def test_an_aoti_package_for_another_device_says_so(
+    aoti_package: Path, tmp_path: Path, record_dir: Path
+) -> None:
+    """The package's metadata as a CUDA build writes it: refused before torch loads it."""
+    moved = tmp_path / "cuda_aoti.pt2"
+    with zipfile.ZipFile(aoti_package) as src, zipfile.ZipFile(moved, "w") as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name.endswith("wrapper_metadata.json"):
+                assert b'"AOTI_DEVICE_KEY": "cpu"' in data
+                data = data.replace(b'"AOTI_DEVICE_KEY": "cpu"', b'"AOTI_DEVICE_KEY": "cuda"')
+            dst.writestr(name, data)
+    r = warmscope("run", str(moved), "--iters", "2")
+    assert r.code == 2
+    assert "AOTInductor package built for cuda; this run's device is cpu" in r.stderr
+    assert "--device cuda" in r.stderr
+    meta = aoti_metadata(str(aoti_package))
+    assert built_elsewhere(torch, meta, "cpu") is None
+    machine = platform.machine()
+    other = {**meta, "AOTI_MACHINE": f"not-{machine}"}
+    assert built_elsewhere(torch, other, "cpu") == (
+        f"not-{machine}; this machine is {machine}: build the package here"
+    )
+
+
+def export_with_registered_output(path: Path) -> None:
+    script = "import sys, pytree_outputs; pytree_outputs.export_to(sys.argv[1])"
+    env = dict(os.environ, PYTHONPATH=str(TARGETS))
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, env=env)
+
+
+def test_an_exported_program_needing_an_importable_module_imports_it(
+    tmp_path: Path, record_dir: Path
+) -> None:
+    path = tmp_path / "encoder.pt2"
+    export_with_registered_output(path)
+    env = {"PYTHONPATH": str(TARGETS)}
+    r = warmscope("run", str(path), "--iters", "3", json_path=tmp_path / "r.json", env=env)
+    assert r.code == 0, r.stderr
+    assert "imported pytree_outputs to load the exported program" in r.stdout
+    assert r.doc is not None and r.doc["inputs"] == ["float32[2,8]"]
+    notes = [e for e in r.events("knob") if "pytree_outputs.EncoderOutput" in e["title"]]
+    assert notes and notes[0].get("phase") == "load"
+
+
+def test_an_exported_program_without_its_module_names_torchs_error_and_import(
+    tmp_path: Path, record_dir: Path
+) -> None:
+    path = tmp_path / "encoder.pt2"
+    export_with_registered_output(path)
+    r = warmscope("run", str(path), "--iters", "3", cwd=tmp_path)
+    assert r.code == 2
+    line = r.stderr.strip().splitlines()[-1]
+    assert "Deserializing pytree_outputs.EncoderOutput in pytree is not registered" in line
+    assert "--import" in line and "check the warnings above" not in r.stderr
+    given = warmscope("run", str(path), "--import", "pytree_outputs", "--iters", "3", cwd=TARGETS)
+    assert given.code == 0, given.stderr
+    assert "imported pytree_outputs to load" not in given.stdout
+    missing = warmscope("run", str(path), "--import", "no_such_module_here", cwd=tmp_path)
+    assert missing.code == 2
+    assert "--import no_such_module_here: no module named 'no_such_module_here'" in missing.stderr
+    bad = warmscope("run", str(path), "--import", "not a module", cwd=tmp_path)
+    assert bad.code == 2 and "bad --import 'not a module'" in bad.stderr
+
+
+def test_a_damaged_exported_program_shows_torchs_own_error(
+    tmp_path: Path, record_dir: Path
+) -> None:
+    good = tmp_path / "tiny.pt2"
+    script = (
+        "import sys, torch; sys.path.insert(0, sys.argv[2]); from factories import Tiny; "
+        "torch.export.save(torch.export.export(Tiny(), (torch.randn(2, 8),)), sys.argv[1])"
+    )
+    subprocess.run([sys.executable, "-c", script, str(good), str(TARGETS)], check=True)
+    bad = tmp_path / "damaged.pt2"
+    with zipfile.ZipFile(good) as src, zipfile.ZipFile(bad, "w") as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            dst.writestr(
+                name, b'{"graph_module": 1}' if name.endswith("models/model.json") else data
+            )
+    r = warmscope("run", str(bad), "--iters", "2")
+    assert r.code == 2
+    assert "torch.export.load: TypeError:" in r.stderr
+    assert "check the warnings above" not in r.stderr
+
+
+def repack(package: Path, out: Path, *, program: Path | None = None) -> Path:
+    """The package without its generated C++ (its compiled library stays), and with an
+    exported program's members under its root where one is given: how a package made with
+    ``package_pt2(exported_programs=..., aoti_files=...)`` holds both."""
+    with zipfile.ZipFile(package) as src, zipfile.ZipFile(out, "w") as dst:
+        root = src.namelist()[0].split("/")[0]
+        kept = [n for n in src.namelist() if not n.endswith(".cpp")]
+        for name in kept:
+            dst.writestr(name, src.read(name))
+        if program is not None:
+            with zipfile.ZipFile(program) as ep:
+                for name in ep.namelist():
+                    moved = f"{root}/{name.split('/', 1)[1]}"
+                    if moved not in kept:
+                        dst.writestr(moved, ep.read(name))
+    return out
+
+
+def test_an_aoti_package_takes_the_inputs_of_the_program_packaged_with_it(
+    aoti_package: Path, tmp_path: Path, record_dir: Path
+) -> None:
+    program = tmp_path / "tiny.pt2"
+    script = (
+        "import sys, torch; sys.path.insert(0, sys.argv[2]); from factories import Tiny; "
+        "torch.export.save(torch.export.export(Tiny(), (torch.randn(2, 8),)), sys.argv[1])"
+    )
+    subprocess.run([sys.executable, "-c", script, str(program), str(TARGETS)], check=True)
+    both = repack(aoti_package, tmp_path / "both.pt2", program=program)
+    r = warmscope("run", str(both), "--iters", "2", json_path=tmp_path / "r.json")
+    assert r.code == 0, r.stderr
+    assert r.doc is not None and r.doc["target"]["kind"] == "aoti"
+    assert r.doc["inputs"] == ["float32[2,8]"]
+
+    bare = repack(aoti_package, tmp_path / "bare.pt2")
+    asked = warmscope("run", str(bare), "--iters", "2")
+    assert asked.code == 2
+    assert "records no fixed input shapes" in asked.stderr and "--input" in asked.stderr
+    assert warmscope("run", str(bare), "--input", "2x8", "--iters", "2").code == 0
