@@ -78,6 +78,7 @@ def assert_usage(args: list[str] | tuple[str, ...], message: str) -> str:
         (["--set", "compile_mode=a\tb"], "compile_mode: control character"),
         (["--bogus", f"x{ESC}]0;pwned\x07"], "unrecognized arguments: --bogus x"),
         (["--set", f"nosuch{ESC}[31m=1"], "unknown knob"),
+        (["--adaptive"], "--adaptive needs --repeat N"),
     ],
 )
 def test_bad_values_are_one_line(extra: list[str], message: str) -> None:

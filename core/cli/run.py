@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from warmscope.core.child import outcome
+from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.console import STDOUT, check_json_path, emit, reason, say
 from warmscope.core.cli.options import TARGET_HELP, add_run_options, build_settings
@@ -24,6 +25,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
     if args.repeat != 1:
         return run_sweep(args, argv, sweep=False)
+    if getattr(args, "adaptive", False):
+        raise UsageError(
+            "--adaptive needs --repeat N (the cap on processes): one run has nothing to stop early"
+        )
     settings = build_settings(args)
     to_stdout = args.json is not None and str(args.json) == STDOUT
     if args.json is not None:
