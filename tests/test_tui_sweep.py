@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Button, Input
+from textual.widgets import Button, DataTable, Input
 
 from tests.tui_support import run, screen_text, wait_for
 from warmscope.core.cli.view import open_records
@@ -20,6 +20,7 @@ from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_digest import iv_text
 from warmscope.core.run.sweep import read_sweep
 from warmscope.tui.app import WarmscopeApp, build_app
+from warmscope.tui.compare_screen import CompareScreen
 from warmscope.tui.settings_screen import SettingsScreen
 from warmscope.tui.sweep_chart import draw
 from warmscope.tui.sweep_screen import SweepChart, SweepScreen
@@ -156,6 +157,17 @@ def opened_shows_the_same(path: Path, seen: dict[str, object]) -> None:
         assert str(screen.query_one("#sweep-answer").render()) == seen["answer"]
         assert chart_text(screen) == seen["end"]
         assert screen.query_one(SweepChart).rows == seen["rows"]
+        # Compare two of its processes: each stands for its cell's processes, with intervals.
+        await pilot.press("escape")
+        one = next(e for e in app.runs if e.sweep and e.sweep.cell == 0)
+        other = next(e for e in app.runs if e.sweep and e.sweep.cell == 1)
+        compare = CompareScreen(app.runs, [one, other])
+        app.push_screen(compare)
+        await pilot.pause(0.3)
+        table = compare.query_one("#compare-metrics", DataTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert f"A #{one.number} ×2" in labels and f"B #{other.number} ×2" in labels, labels
+        assert any("medians across each side's processes" in n for n in compare._notes)
 
     run(app, scenario, size=SIZE)
     assert len(app.runs) == 4

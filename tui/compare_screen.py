@@ -167,12 +167,29 @@ class CompareScreen(Screen[None]):
         self._fill_metrics(summaries)
         self._fill_settings()
 
+    def _sides(self, summaries: list[Summary]) -> list[tuple[list[RunEntry], list[Summary]]]:
+        """Each chosen run as a side: a sweep process stands for every finished process of
+        its cell (same settings, fresh processes), so the comparison has their intervals."""
+        cell_runs = getattr(self.app, "controller", None)
+        sides = []
+        for e, summary in zip(self.chosen, summaries, strict=True):
+            runs = cell_runs.cell_runs(e) if cell_runs is not None else [e]
+            others = [r for r in runs if r is not e and r.view.finished and r.view.count]
+            if e.sweep is None or not others:
+                sides.append(([e], [summary]))
+            else:
+                sides.append(([e, *others], [summary, *(r.summary() for r in others)]))
+        return sides
+
     def _fill_metrics(self, summaries: list[Summary]) -> None:
         table = self.query_one("#compare-metrics", DataTable)
         table.clear()
-        for i, e in enumerate(self.chosen):  # picks and swaps rename them
+        sides = self._sides(summaries)
+        for i, (e, (runs, _)) in enumerate(zip(self.chosen, sides, strict=True)):
+            # picks and swaps rename them; a side of a sweep's processes says how many
+            many = f" ×{len(runs)}" if len(runs) > 1 else ""
             table.columns[ColumnKey(f"v{i}")].label = Text(
-                f"{letter(i)} #{e.number}", justify="right"
+                f"{letter(i)} #{e.number}{many}", justify="right"
             )
 
         def row(name: str, cells: list[str]) -> None:
@@ -185,12 +202,13 @@ class CompareScreen(Screen[None]):
 
         row("status", [e.view.status for e in self.chosen])
         row("iterations", [fmt.count(e.view.count) for e in self.chosen])
-        a = self.chosen[0].data
+        base, base_sums = sides[0]
         columns = [
-            side_rows([a], [e.data], [summaries[0]], [s])
-            for e, s in zip(self.chosen, summaries, strict=True)
+            side_rows([r.data for r in base], [r.data for r in runs], base_sums, sums)
+            for runs, sums in sides
         ]
-        self._notes = comparison_notes([c for col in columns[1:] for c in col], repeated=False)
+        repeated = any(len(runs) > 1 for runs, _ in sides)
+        self._notes = comparison_notes([c for col in columns[1:] for c in col], repeated=repeated)
         for n, first in enumerate(columns[0]):
             values: list[object] = [first.name, _value(first.metric, first.a)]
             for col in columns[1:]:
