@@ -182,9 +182,9 @@ class RunData:
         default=None, compare=False
     )
     _state: stats.SteadyState | None = field(default=None, compare=False)
-    _shapes: tuple[tuple[int, int, int, bool], list[tuple[Sequence[int], stats.Summary]]] | None = (
-        field(default=None, compare=False)
-    )
+    _shapes: (
+        tuple[tuple[int, int, int, bool], list[tuple[Sequence[int], stats.SteadyState]]] | None
+    ) = field(default=None, compare=False)
 
     @property
     def finished(self) -> bool:
@@ -369,10 +369,10 @@ class RunData:
             exclude, busy = self.stats_inputs()
             values, per_ms = self._latencies()
             if self.shape_keys:
-                overall, per_shape = stats.summarize_shapes(
+                overall, states = stats.shape_states(
                     values, self.shape_of, len(self.shape_keys), exclude, busy, per_ms=per_ms
                 )
-                self._shapes = (key, per_shape)
+                self._shapes = (key, states)
                 self._summary = (key, overall)
             else:
                 self._state = stats.steady_state(
@@ -403,6 +403,10 @@ class RunData:
 
     def shape_summaries(self) -> list[tuple[Sequence[int], stats.Summary]]:
         """Each shape's iterations and statistics, in the order of ``shape_keys``."""
+        return [(idx, state.summary) for idx, state in self.shape_states()]
+
+    def shape_states(self) -> list[tuple[Sequence[int], stats.SteadyState]]:
+        """Each shape's iterations and what its statistics were counted from."""
         if not self.shape_keys:
             return []
         self.summary()
@@ -495,6 +499,39 @@ class RunData:
         (``intervals.run_warnings``, over the iterations the statistics count)."""
         exclude, _ = self.stats_inputs()
         summary = self.summary()
-        state = None if self.shape_keys else self._state  # counted with this summary
+        if self.shape_keys:
+            return self._shape_warnings(exclude)
+        state = self._state  # counted with this summary
         values = self._latencies()[0] if state is not None else self.ms  # only its length read
         return intervals.run_warnings(values, summary.steady_from, exclude, state)
+
+    def _shape_warnings(self, exclude: list[int]) -> list[intervals.RunWarning]:
+        """Each shape's warnings, named by its key: a mix of shapes is not noise, each shape's
+        own spread is. A warning every shape gives is said once, for all of them."""
+        left_out = set(exclude)
+        per_shape: list[tuple[str, list[intervals.RunWarning]]] = []
+        for k, (idx, state) in enumerate(self.shape_states()):
+            kept = [i for i in idx if i not in left_out] if left_out else idx
+            sf = state.summary.steady_from
+            local_sf = None if sf is None else sum(1 for i in kept if i < sf)
+            # Only the length of what is passed is read where the state is given.
+            warns = intervals.run_warnings(range(len(kept)), local_sf, (), state)
+            per_shape.append((self.shape_keys[k], warns))
+        out: list[intervals.RunWarning] = []
+        seen: set[str] = set()
+        for key, warns in per_shape:
+            for w in warns:
+                if w.code == "not_steady":
+                    if w.code not in seen:
+                        seen.add(w.code)
+                        shapes = [k for k, ws in per_shape if any(x.code == w.code for x in ws)]
+                        out.append(
+                            intervals.RunWarning(
+                                w.code, f"{', '.join(shapes)}: {w.text}" if shapes else w.text
+                            )
+                        )
+                    continue
+                out.append(intervals.RunWarning(w.code, f"{key}: {w.text}"))
+        if "not_steady" not in seen and self.summary().steady_from is None:
+            out.insert(0, intervals.RunWarning("not_steady", "not steady within the run"))
+        return out
