@@ -17,7 +17,9 @@ called steady; single spikes after the run has settled (noise, a later recompile
 outliers to report elsewhere, not warm-up. Where the run's events show warm-up work in an
 iteration (a profiling run, an optimization, a compile), steady state never begins on it:
 ``summarize`` moves ``steady_from`` past such iterations, because a noisy run can hide a
-slow second iteration inside its own noise band.
+slow second iteration inside its own noise band. A first call that ``first_call_slow`` calls
+slow (five times the steady median, say) is warm-up too, even where a busy machine's noise
+band is wider than its cost.
 """
 
 from __future__ import annotations
@@ -249,16 +251,21 @@ def band(median: float, sigma: float) -> float:
 
 
 FIRST_CALL_SLOW = 2.0
-"""A first call is slow at this many times its steady p50 or more, and beyond the noise band."""
+"""A first call is slow at this many times its steady p50 where that is beyond the noise band,"""
+FIRST_CALL_SLOW_ANYWAY = 5.0
+"""and at this many times whatever the noise band: a busy machine's band can be wider than a
+first call's whole cost, and then the band alone would call nothing slow."""
 
 
 def first_call_slow(first_ms: float | None, p50_ms: float | None, sigma: float = 0.0) -> bool:
-    """Whether a first call cost more than steady state can explain: at least
-    ``FIRST_CALL_SLOW`` × the steady p50, and above the p50 by more than the noise band
-    (``band``: a call within it could be noise). ``sigma``: the spread of the reference it
-    is judged against (its shape's, where shapes vary)."""
+    """Whether a first call cost more than steady state can explain: ``FIRST_CALL_SLOW`` ×
+    the steady p50 and above it by more than the noise band (``band``: a call within it
+    could be noise), or ``FIRST_CALL_SLOW_ANYWAY`` × the p50. ``sigma``: the spread of the
+    reference it is judged against (its shape's, where shapes vary)."""
     if first_ms is None or not p50_ms or p50_ms <= 0:
         return False
+    if first_ms >= FIRST_CALL_SLOW_ANYWAY * p50_ms:
+        return True
     return first_ms >= FIRST_CALL_SLOW * p50_ms and first_ms > p50_ms + band(p50_ms, sigma)
 
 
@@ -416,6 +423,9 @@ def steady_state(
     index = kept.index if isinstance(kept, _Without) else int
 
     pos, tail, ref = _steady(kept, per_ms)
+    if pos == 0 and ref is not None and first_call_slow(_to_ms(kept[0], per_ms), *ref):
+        # A first call many times the steady speed is warm-up, however wide the noise band.
+        pos = 1 if len(kept) > 1 else None
     if pos is not None and known_warmup:
         # The events say these iterations did warm-up work: steady state begins after them.
         busy = set(known_warmup)
@@ -554,7 +564,13 @@ def shape_states(
     thresholds = [
         _at_most(float(r[0] + band(*r)), per_ms) if r is not None else math.inf for r in refs
     ]
-    start = _run_steady_from(latencies, shape_of, n, thresholds, excluded, busy)
+    # A shape's first call many times its speed is warm-up, however wide its noise band.
+    slow_first = {
+        int(km[0])
+        for (km, kv), r in zip(kept, refs, strict=True)
+        if r is not None and len(km) and first_call_slow(_to_ms(kv[0], per_ms), *r)
+    }
+    start = _run_steady_from(latencies, shape_of, n, thresholds, excluded, busy | slow_first)
 
     states: list[tuple[Sequence[int], SteadyState]] = []
     pooled: Counter[float] = Counter()
