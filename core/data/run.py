@@ -381,6 +381,14 @@ class RunData:
                 self._summary = (key, self._state.summary)
         return self._summary[1]
 
+    def steady_state(self) -> stats.SteadyState | None:
+        """What the statistics of a run of one shape were counted from; ``None`` where the
+        shapes vary (``shape_states``)."""
+        if self.shape_keys:
+            return None
+        self.summary()
+        return self._state
+
     def counted(self) -> tuple[Any, ...]:
         """The summary and what it was counted from (small: no latency in it), for
         ``take_counted`` on the same run in another process."""
@@ -483,6 +491,12 @@ class RunData:
             out["shapes"] = self.shape_rows()
         if self.idle_probe:
             out["idle_probe"] = self.idle_probe_rows()
+        if self.profiles:
+            from warmscope.core.data.first_call import notes  # it reads this module
+
+            explained = notes(self)
+            if explained:
+                out["first_calls"] = explained
         out.update(self.memory)
         return out
 
