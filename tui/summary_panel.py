@@ -1,5 +1,6 @@
-"""``SummaryPanel``: first iteration, warm-up, percentiles, CV, throughput, the first call of
-each shape against its steady p50 (when the shapes vary) and setup phases."""
+"""``SummaryPanel``: first iteration, warm-up, percentiles, CV, throughput, a slow first call's
+explanation, the first call of each shape against its steady p50 (when the shapes vary) and
+setup phases."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from textual.content import Content
 from textual.geometry import Region
 from textual.widgets import Static
 
+from warmscope.core.data.first_call import EXPLAINED
 from warmscope.tui import fmt
 from warmscope.tui.runs import RunView
 
@@ -59,6 +61,10 @@ def summary_content(view: RunView) -> Content:
     if view.warnings:
         said = dict.fromkeys(NOISE_WORDS.get(w.code, w.code) for w in view.warnings)
         rows.append(("noise", [(" · ".join(said), "$warning")]))
+    for ev in view.events:
+        if ev.kind == EXPLAINED:  # a slow first call, explained by its profile
+            cause = ev.title.removeprefix("first call: ")
+            rows.append(("1st call", [f"#{ev.iteration} ", (cause, "$warning")]))
     shape_lines: list[list[Part]] = []
     if view.shapes:
         shape_lines.append([(f"{'shapes':<{LABEL_W}} 1st÷p50      p50", MUTED)])

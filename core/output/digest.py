@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from warmscope.core.child.knobs import changed, knob, show_value
-from warmscope.core.data import stats
+from warmscope.core.data import first_call, stats
 from warmscope.core.data.run import RunData
 from warmscope.core.data.run_fields import BY_NAME, FIELDS
 from warmscope.core.data.setting_fields import shown, shown_value
@@ -185,6 +185,9 @@ class RunDigest:
     """The child's peak memory: ``peak_rss_mb``, ``cuda_max_allocated_mb``."""
     inputs_given: str = ""
     """Where the inputs came from, in words: ``--input``, ``--inputs FILE``, the target."""
+    first_calls: list[dict[str, Any]] = field(default_factory=list)
+    """Slow first calls explained by their profiles against steady state
+    (``first_call.notes``)."""
 
     @property
     def status_text(self) -> str:
@@ -219,6 +222,7 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
         idle_probe=data.idle_probe_rows(),
         memory=dict(data.memory),
         inputs_given=inputs_source(data),
+        first_calls=first_call.notes(data),
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from warmscope.core.data import first_call
 from warmscope.core.data.run import RunData
 from warmscope.core.output.breakdown import diff, steady_reference
 from warmscope.core.output.digest import (
@@ -163,6 +164,13 @@ def report(data: RunData, compared: RunData | None = None) -> str:
     slow = [i for i in sorted(data.profiles) if i != ref]
     if data.profiles:
         out += ["## Where the time went", ""]
+        for note in d.first_calls:
+            shape = f" (`{note['shape']}`)" if note.get("shape") else ""
+            out += [
+                f"**Iteration {note['iteration']}{shape}, {note['label']}** against steady "
+                f"iteration {note['against']}: {first_call.detail(note)}.",
+                "",
+            ]
         sources = sorted({str(p["source"]) for p in data.profiles.values() if p.get("separate")})
         if sources:
             out += [

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core.child import outcome
+from warmscope.core.data import first_call
 from warmscope.core.data.run import RunData
 from warmscope.core.output.digest import digest, event_list_text, memory_text, ratio_text
 from warmscope.core.output.safe_text import clean
@@ -59,6 +60,10 @@ def render_summary(data: RunData) -> str:
                 f"  #{row.iteration:<5} {fmt_ms(row.ms):>11}  {row.label_text:<25} "
                 f"{row.titles_text(100)}".rstrip()
             )
+    for note in d.first_calls:
+        shape = f" ({note['shape']})" if note.get("shape") else ""
+        out.append(f"explained  #{note['iteration']}{shape} {note['label']}")
+        out.append(f"           {first_call.detail(note)}")
     if d.shapes:
         out.append("shapes     first call of each shape against its own steady p50")
         width = max(len(r["key"]) for r in d.shapes)
