@@ -14,7 +14,9 @@ later says the same.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from warmscope.core.child import outcome
@@ -64,16 +66,24 @@ def _first_calls(data: RunData) -> list[tuple[int, str | None, stats.SteadyState
     return [(0, None, state)] if state is not None and data.count else []
 
 
+SETTLE = 2
+"""A steady call to hold a first call to is this many of its shape's calls into steady state
+(where the run has them): the very first steady call may still be settling."""
+
+
 def _steady_call(data: RunData, first: int, state: stats.SteadyState) -> int | None:
-    """The first call of ``first``'s shape from its steady state on, after ``first``."""
+    """A call of ``first``'s shape in its steady state, after ``first``."""
     sf = state.summary.steady_from
     if sf is None:
         return None
     start = max(sf, first + 1)
     if not data.shape_keys:
-        return start if start < data.count else None
-    shape = data.shape_of[first]
-    return next((i for i in range(start, data.count) if data.shape_of[i] == shape), None)
+        calls: Iterable[int] = range(start, data.count)
+    else:
+        shape = data.shape_of[first]
+        calls = (i for i in range(start, data.count) if data.shape_of[i] == shape)
+    found = list(islice(calls, SETTLE + 1))
+    return found[-1] if found else None
 
 
 def unexplained(data: RunData) -> list[Unexplained]:
@@ -187,5 +197,5 @@ def detail(note: dict[str, Any]) -> str:
         else:
             parts.append(row["text"])
     if note.get("explain_s") is not None:
-        parts.append(f"one more process, {note['explain_s']:.2f} s")
+        parts.append(f"one more process, {note['explain_s']:.1f} s")
     return " · ".join(parts)

@@ -374,8 +374,9 @@ class PlannedRun:
                 apply_line(self.data, line)
             # Each label as an event of its first call: every view of the run's events and
             # warm-up rows (the TUI's too) shows it, live and read back.
+            at = self.session.elapsed()
             events = [
-                {"type": "event", **_explained_event(note).to_json()}
+                {"type": "event", **_explained_event(note, at).to_json()}
                 for note in first_call.notes(self.data)
                 if note.get("explain_s") is not None
             ]
@@ -469,7 +470,7 @@ class PlannedRun:
         elif update.finished and self._thread is not None and not self._done.is_set():
             # Measured, and explaining its first call: the run is not over until that is.
             update.finished = False
-            update.phase = self.note or EXPLAINING
+            update.phase = self.note
         return update
 
     def snapshot(self) -> RunData:
@@ -515,12 +516,14 @@ def start_run(
     return run
 
 
-def _explained_event(note: dict[str, Any]) -> Event:
+def _explained_event(note: dict[str, Any], t: float) -> Event:
+    """A first call's label as an event of that call (``t``: when it came, as events say)."""
     return Event(
         first_call.EXPLAINED,
         note["label"],
         f"against steady iteration {note['against']}: {first_call.detail(note)}",
         iteration=note["iteration"],
+        t=t,
         data={"against": note["against"], "source": note["source"]},
     )
 
