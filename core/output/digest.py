@@ -22,8 +22,9 @@ from warmscope.core.output.safe_text import clean_name
 
 WARMUP_ROWS = 15
 """At most this many warm-up rows: a run that never settles would list every iteration."""
-QUIET_KINDS = ("stderr", "info")
-"""Events a warm-up row does not title: raw output and warmscope's own notes."""
+QUIET_KINDS = ("stderr", "info", first_call.EXPLAINED)
+"""Events a warm-up row does not title: raw output and warmscope's own notes (a first call's
+explanation has its own lines)."""
 METRIC_NAMES = {
     "first_ms": "first iteration",
     "steady_from": "steady from",
