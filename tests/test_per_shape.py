@@ -52,6 +52,15 @@ def test_each_shapes_first_call_is_warm_up_and_nothing_else() -> None:
     assert overall.warmup_excess_ms < sum(max(0.0, v - pooled_p50) for v in ms[:3])
 
 
+def test_a_shape_whose_first_call_was_fine_is_steady_from_it() -> None:
+    # The first calls of shapes 0 and 2 are slow; shape 1's, between them, is not.
+    ms = cycling(60, seed=6)
+    ms[1] = SPEEDS[1]
+    overall, states = stats.shape_states(ms, [i % 3 for i in range(60)], 3)
+    assert overall.steady_from == 3
+    assert [s.summary.steady_from for _, s in states] == [3, 1, 5]
+
+
 @pytest.mark.parametrize(
     "spikes",
     [{4: 3.0}, {9: 3.0}, {3: 2.5, 12: 2.5}, {6: 4.0, 7: 4.0}, {20: 5.0, 25: 5.0}],

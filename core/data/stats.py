@@ -526,8 +526,8 @@ def shape_states(
     does not push the start a whole turn of every shape later. A shape whose first call
     comes after that point (a later block of a ramp) is then judged on its own calls
     (``steady_state``), and the run is steady only past its warm-up too: warm-up is the
-    calls before every shape is steady. A shape seen before that point is steady from its
-    first call at or after it. ``None`` while any shape is not steady.
+    calls before every shape is steady. A shape seen before that point is steady from just
+    past its last slow call before it. ``None`` while any shape is not steady.
 
     The run's warm-up excess is the sum of each shape's excess over that shape's own p50;
     its steady statistics pool each shape's steady iterations (pooled: a mix of shapes).
@@ -579,8 +579,15 @@ def shape_states(
     for k, (idx, (km, kv)) in enumerate(zip(members, kept, strict=True)):
         pos: int | None
         if start is not None and len(km) and km[0] < start:
-            pos = bisect_left(km, start)
-            pos = pos if pos < len(km) else None
+            # Seen before the run settled: steady from just past its last slow call before.
+            before = bisect_left(km, start)
+            slow = [
+                p
+                for p in range(before)
+                if km[p] in busy or km[p] in slow_first or kv[p] > thresholds[k]
+            ]
+            pos = slow[-1] + 1 if slow else 0
+            pos = pos if pos < len(km) else None  # it ended slow, before the run settled
         else:
             local_busy = [p for p, i in enumerate(km) if i in busy] if busy else []
             pos = steady_state(kv, (), local_busy, per_ms).summary.steady_from
