@@ -349,7 +349,10 @@ class PlannedRun:
             return
         self.explaining = explaining
         which = ", ".join(f"#{c.iteration}" + (f" ({c.shape})" if c.shape else "") for c in calls)
-        self._tell(f"explaining the slow first call {which} in a separate process ({path})", False)
+        calls_text = "first call" if len(calls) == 1 else "first calls"
+        self._tell(
+            f"explaining the slow {calls_text} {which} in a separate process ({path})", False
+        )
         t0 = time.monotonic()
         try:
             self._step(explaining, EXPLAINING)
