@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 from array import array
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -527,7 +528,7 @@ class RunData:
         for k, (idx, state) in enumerate(self.shape_states()):
             kept = [i for i in idx if i not in left_out] if left_out else idx
             sf = state.summary.steady_from
-            local_sf = None if sf is None else sum(1 for i in kept if i < sf)
+            local_sf = None if sf is None else bisect_left(kept, sf)  # both in run order
             # Only the length of what is passed is read where the state is given.
             warns = intervals.run_warnings(range(len(kept)), local_sf, (), state)
             per_shape.append((self.shape_keys[k], warns))

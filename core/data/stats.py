@@ -551,12 +551,16 @@ def shape_states(
     busy = set(known_warmup)
     kept: list[tuple[array, array]] = []  # each shape's kept iterations and their latencies
     for idx, vals in zip(members, values, strict=True):
-        cut = [p for p, i in enumerate(idx) if i in excluded] if excluded else []
+        # The few left out, found by bisection; the rest copied in slices (in C).
+        cut = sorted(bisect_left(idx, i) for i in excluded if _member(idx, i))
         if cut:
-            gone = set(cut)
-            keep = [p for p in range(len(idx)) if p not in gone]
+            bounds = [0, *chain.from_iterable((p, p + 1) for p in cut), len(idx)]
+            spans = list(zip(bounds[::2], bounds[1::2], strict=True))
             kept.append(
-                (array("q", (idx[p] for p in keep)), array(typecode, (vals[p] for p in keep)))
+                (
+                    array("q", chain.from_iterable(idx[a:b] for a, b in spans)),
+                    array(typecode, chain.from_iterable(vals[a:b] for a, b in spans)),
+                )
             )
         else:
             kept.append((idx, vals))
