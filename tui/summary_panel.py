@@ -52,7 +52,8 @@ def summary_content(view: RunView) -> Content:
             )
         )
     if s is not None and s.p50_ms is not None:
-        rows.append(("p50", [(fmt.ms(s.p50_ms), "b")]))
+        # Several shapes: a p50 of them all, so labelled; each shape's own is below.
+        rows.append(("pooled p50" if view.shapes else "p50", [(fmt.ms(s.p50_ms), "b")]))
         rows.append(("p90 · p99", [f"{fmt.ms(s.p90_ms)} · {fmt.ms(s.p99_ms)}"]))
         rows.append(("CV", ["-" if s.cv is None else f"{s.cv * 100:.1f}%"]))
         rows.append(("steady", [fmt.rate(s.throughput_per_s)]))

@@ -489,6 +489,8 @@ class RunData:
         and the per-shape rows, idle probe and peak memory where the run has them."""
         out: dict[str, Any] = dict(self.summary().to_dict())
         if self.shape_keys:
+            # The percentiles, mean and CV above mix the shapes; each shape's own are its row's.
+            out["pooled_over_shapes"] = len(self.shape_keys)
             out["shapes"] = self.shape_rows()
         if self.idle_probe:
             out["idle_probe"] = self.idle_probe_rows()

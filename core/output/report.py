@@ -89,6 +89,13 @@ def report(data: RunData, compared: RunData | None = None) -> str:
         f"| {ms(s.p99_ms)} | {ms(s.mean_ms)} | {cv} |"
     )
     out.append("")
+    if d.shapes:
+        out += [
+            f"Pooled over {len(d.shapes)} shapes: the percentiles, mean and CV mix every shape's "
+            "steady calls (each shape's own p50 is under Shapes); steady from the call after "
+            "which every shape is steady; the warm-up excess is each shape's over its own p50.",
+            "",
+        ]
     for warning in d.warnings:
         out.append(f"> **Warning:** {warning}.")
     if d.warnings:
