@@ -12,6 +12,7 @@ from warmscope.core.data import stats
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.digest import digest
+from warmscope.core.output.report import report
 from warmscope.core.output.text_views import render_summary
 
 from .conftest import warmscope
@@ -93,6 +94,8 @@ def test_no_pooled_slow_list_and_no_noise_blamed_for_the_mix() -> None:
     text = render_summary(data)
     assert "steady     pooled over 3 shapes: p50" in text
     assert "until every shape is steady, steady from #3" in text
+    assert "Pooled over 3 shapes" in report(data)
+    assert data.summary_dict()["pooled_over_shapes"] == 3
 
 
 def test_a_noisy_shape_is_named_in_its_warning() -> None:
