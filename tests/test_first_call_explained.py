@@ -97,9 +97,13 @@ def test_a_slow_first_call_is_explained_in_one_more_process(
     record_dir: Path, tmp_path: Path
 ) -> None:
     record = tmp_path / "lazy.jsonl"
-    r = warmscope("run", f"{MODELS}:lazy_table", "--iters", "30", "--record", str(record))
+    args = ("run", f"{MODELS}:lazy_table", "--iters", "30", "--record", str(record))
+    r = warmscope(*args, json_path=tmp_path / "lazy.json")
     assert r.code == 0, r.stderr
     assert "explaining the slow first call #0 in a separate process" in r.stderr
+    assert r.doc is not None
+    (documented,) = r.doc["summary"]["first_calls"]
+    assert documented["iteration"] == 0 and documented["label"].startswith("first call: ")
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("explained  #0 "))
     assert "first call: aten::mm only in the first call" in line, r.stdout
     assert "one more process, " in r.stdout
