@@ -54,6 +54,7 @@ def test_which_first_calls_need_explaining() -> None:
     (call,) = first_call.unexplained(slow)
     assert call.iteration == 0 and call.against >= 1 and call.shape is None
     assert first_call.unexplained(run_of(steady_ms(40))) == []  # not slow
+    assert first_call.unexplained(run_of([30.0, *steady_ms(3)])) == []  # no steady p50 to hold to
     labelled = run_of([30.0, *steady_ms(40)])
     labelled.add_event(Event("compile", "compile", iteration=0))
     assert first_call.unexplained(labelled) == []  # its events say why

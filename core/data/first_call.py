@@ -66,6 +66,8 @@ def _first_calls(data: RunData) -> list[tuple[int, str | None, stats.SteadyState
     return [(0, None, state)] if state is not None and data.count else []
 
 
+MIN_STEADY_CALLS = 5
+"""A shape with fewer steady calls has no steady p50 to hold its first call to."""
 SETTLE = 2
 """A steady call to hold a first call to is this many of its shape's calls into steady state
 (where the run has them): the very first steady call may still be settling."""
@@ -88,7 +90,8 @@ def _steady_call(data: RunData, first: int, state: stats.SteadyState) -> int | N
 
 def unexplained(data: RunData) -> list[Unexplained]:
     """The slow first calls of a run that ended well that neither an event nor a profile
-    explains, each with the steady call to profile against it."""
+    explains, each with the steady call to profile against it (a shape with at least
+    ``MIN_STEADY_CALLS`` steady calls)."""
     if data.status != outcome.OK:
         return []
     out = []
@@ -96,7 +99,9 @@ def unexplained(data: RunData) -> list[Unexplained]:
         p50 = state.summary.p50_ms
         sigma = state.reference[1] if state.reference is not None else 0.0
         first_ms = data.latency(first)
-        if not stats.first_call_slow(first_ms, p50, sigma) or p50 is None:
+        if state.summary.steady_count < MIN_STEADY_CALLS or p50 is None:
+            continue
+        if not stats.first_call_slow(first_ms, p50, sigma):
             continue
         if data.label(first) is not None or first in data.profiles:
             continue  # its events say why, or it was profiled already
