@@ -55,7 +55,9 @@ data/ — the data model.
     setting_fields  how such a declaration is read, written and shown; the presets
     settings    ``RunSettings``: building, checking, copying and reading them
     targets     what a target string names
-    stats       latency statistics and when a run is steady
+    stats       latency statistics and when a run is steady (each shape against its own speed)
+    first_call  a slow first call no event explains: which, the process that profiles it, its
+                label
     intervals   medians with order-statistic 95% intervals, "within noise", a process's shape,
                 a noisy run's warnings
     racing      exact rank tests between a sweep's cells, valid under repeated looks;

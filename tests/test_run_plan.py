@@ -8,13 +8,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.conftest import FACTORIES, run_id_of, survivors, wait_gone, warmscope
+from tests.conftest import FACTORIES, TARGETS, run_id_of, survivors, wait_gone, warmscope
 from warmscope.core.child import outcome
 from warmscope.core.data.record import read_run
 from warmscope.core.data.run import Cursor
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.report import reproduce
-from warmscope.core.run.run_plan import PROFILING, WARMING, PlannedRun, start_run
+from warmscope.core.run.run_plan import EXPLAINING, PROFILING, WARMING, PlannedRun, start_run
 from warmscope.tui.controller import RunController
 
 RUN_S = 90.0
@@ -146,3 +146,39 @@ def test_stop_while_profiling_ends_it_and_starts_nothing_after(tmp_path: Path) -
     cursor = Cursor()
     update = plan.poll(cursor)
     assert update.finished and cursor.iterations == 0 and update.phase is None
+
+
+def test_stop_while_explaining_a_first_call_keeps_the_measured_run(tmp_path: Path) -> None:
+    record = tmp_path / "explained.jsonl"
+    settings = small(str(TARGETS / "first_calls.py") + ":lazy_table", iters=20)
+    plan = start_run(settings, record_path=record, explain=True)
+    assert plan.steps == ["measure"], "the explaining process is decided after the measured one"
+    deadline = time.monotonic() + RUN_S
+
+    def explaining_child() -> object:
+        return plan.explaining.proc if plan.explaining is not None else None
+
+    while explaining_child() is None and not plan.is_finished() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert plan.note == EXPLAINING, "its first call is slow and no event explains it"
+    assert plan.measuring and plan.session.is_finished()
+    child = plan.proc
+    assert child is not None and child is explaining_child()
+    run_id = run_id_of(tmp_path / "explained.explain.jsonl")
+    plan.stop()
+    assert plan.wait(30), "stopped within its grace"
+    assert child.returncode is not None
+    assert wait_gone(run_id, 2) == [] and survivors(run_id) == []
+    measured = read_run(record)
+    assert measured.status == outcome.OK and measured.count == 20, "the measured run stands"
+    assert not measured.profiles, "nothing of a stopped explanation joins the record"
+    assert plan.poll(Cursor()).finished
+
+
+def test_a_sweep_or_a_plan_not_asked_to_explain_starts_no_extra_process(tmp_path: Path) -> None:
+    record = tmp_path / "plain.jsonl"
+    settings = small(str(TARGETS / "first_calls.py") + ":lazy_table", iters=10)
+    plan = start_run(settings, record_path=record)
+    assert plan.wait(RUN_S)
+    assert plan.explaining is None and plan.data.status == outcome.OK
+    assert not (tmp_path / "plain.explain.jsonl").exists()

@@ -51,6 +51,7 @@ SAMPLES: dict[str, Any] = {
     "recipe": "warmup.py",
     "memory_limit": "3G",
     "fresh_inputs": True,
+    "explain": False,
 }
 INTERNAL = {"sample_hz"}
 """Fields no option sets: the sampler's rate."""

@@ -63,7 +63,9 @@ def start_session(
     spawned from the launcher thread (``launcher``), so any thread may call it."""
     from warmscope.core.run.run_plan import start_run  # subprocess and psutil: with the first run
 
-    return start_run(settings, record_path=record_path, command=command, overwrite=overwrite)
+    return start_run(
+        settings, record_path=record_path, command=command, overwrite=overwrite, explain=True
+    )
 
 
 @dataclass

@@ -1,5 +1,6 @@
-"""``SummaryPanel``: first iteration, warm-up, percentiles, CV, throughput, the first call of
-each shape against its steady p50 (when the shapes vary) and setup phases."""
+"""``SummaryPanel``: first iteration, warm-up, percentiles, CV, throughput, a slow first call's
+explanation, the first call of each shape against its steady p50 (when the shapes vary) and
+setup phases."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from textual.content import Content
 from textual.geometry import Region
 from textual.widgets import Static
 
+from warmscope.core.data.first_call import EXPLAINED
 from warmscope.tui import fmt
 from warmscope.tui.runs import RunView
 
@@ -50,7 +52,8 @@ def summary_content(view: RunView) -> Content:
             )
         )
     if s is not None and s.p50_ms is not None:
-        rows.append(("p50", [(fmt.ms(s.p50_ms), "b")]))
+        # Several shapes: a p50 of them all, so labelled; each shape's own is below.
+        rows.append(("pooled p50" if view.shapes else "p50", [(fmt.ms(s.p50_ms), "b")]))
         rows.append(("p90 · p99", [f"{fmt.ms(s.p90_ms)} · {fmt.ms(s.p99_ms)}"]))
         rows.append(("CV", ["-" if s.cv is None else f"{s.cv * 100:.1f}%"]))
         rows.append(("steady", [fmt.rate(s.throughput_per_s)]))
@@ -59,6 +62,10 @@ def summary_content(view: RunView) -> Content:
     if view.warnings:
         said = dict.fromkeys(NOISE_WORDS.get(w.code, w.code) for w in view.warnings)
         rows.append(("noise", [(" · ".join(said), "$warning")]))
+    for ev in view.events:
+        if ev.kind == EXPLAINED:  # a slow first call, explained by its profile
+            cause = ev.title.removeprefix("first call: ")
+            rows.append(("1st call", [f"#{ev.iteration} ", (cause, "$warning")]))
     shape_lines: list[list[Part]] = []
     if view.shapes:
         shape_lines.append([(f"{'shapes':<{LABEL_W}} 1st÷p50      p50", MUTED)])

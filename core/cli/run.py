@@ -45,6 +45,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         command=["warmscope", *argv],
         overwrite=args.overwrite,
         notify=tell,
+        explain=True,
     )
     progress = None if args.quiet or not sys.stderr.isatty() else Progress()
     hangup = HangupGuard()

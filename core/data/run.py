@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 from array import array
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -182,9 +183,9 @@ class RunData:
         default=None, compare=False
     )
     _state: stats.SteadyState | None = field(default=None, compare=False)
-    _shapes: tuple[tuple[int, int, int, bool], list[tuple[Sequence[int], stats.Summary]]] | None = (
-        field(default=None, compare=False)
-    )
+    _shapes: (
+        tuple[tuple[int, int, int, bool], list[tuple[Sequence[int], stats.SteadyState]]] | None
+    ) = field(default=None, compare=False)
 
     @property
     def finished(self) -> bool:
@@ -369,10 +370,10 @@ class RunData:
             exclude, busy = self.stats_inputs()
             values, per_ms = self._latencies()
             if self.shape_keys:
-                overall, per_shape = stats.summarize_shapes(
+                overall, states = stats.shape_states(
                     values, self.shape_of, len(self.shape_keys), exclude, busy, per_ms=per_ms
                 )
-                self._shapes = (key, per_shape)
+                self._shapes = (key, states)
                 self._summary = (key, overall)
             else:
                 self._state = stats.steady_state(
@@ -380,6 +381,14 @@ class RunData:
                 )
                 self._summary = (key, self._state.summary)
         return self._summary[1]
+
+    def steady_state(self) -> stats.SteadyState | None:
+        """What the statistics of a run of one shape were counted from; ``None`` where the
+        shapes vary (``shape_states``)."""
+        if self.shape_keys:
+            return None
+        self.summary()
+        return self._state
 
     def counted(self) -> tuple[Any, ...]:
         """The summary and what it was counted from (small: no latency in it), for
@@ -403,6 +412,10 @@ class RunData:
 
     def shape_summaries(self) -> list[tuple[Sequence[int], stats.Summary]]:
         """Each shape's iterations and statistics, in the order of ``shape_keys``."""
+        return [(idx, state.summary) for idx, state in self.shape_states()]
+
+    def shape_states(self) -> list[tuple[Sequence[int], stats.SteadyState]]:
+        """Each shape's iterations and what its statistics were counted from."""
         if not self.shape_keys:
             return []
         self.summary()
@@ -476,9 +489,17 @@ class RunData:
         and the per-shape rows, idle probe and peak memory where the run has them."""
         out: dict[str, Any] = dict(self.summary().to_dict())
         if self.shape_keys:
+            # The percentiles, mean and CV above mix the shapes; each shape's own are its row's.
+            out["pooled_over_shapes"] = len(self.shape_keys)
             out["shapes"] = self.shape_rows()
         if self.idle_probe:
             out["idle_probe"] = self.idle_probe_rows()
+        if self.profiles:
+            from warmscope.core.data.first_call import notes  # it reads this module
+
+            explained = notes(self)
+            if explained:
+                out["first_calls"] = explained
         out.update(self.memory)
         return out
 
@@ -495,6 +516,39 @@ class RunData:
         (``intervals.run_warnings``, over the iterations the statistics count)."""
         exclude, _ = self.stats_inputs()
         summary = self.summary()
-        state = None if self.shape_keys else self._state  # counted with this summary
+        if self.shape_keys:
+            return self._shape_warnings(exclude)
+        state = self._state  # counted with this summary
         values = self._latencies()[0] if state is not None else self.ms  # only its length read
         return intervals.run_warnings(values, summary.steady_from, exclude, state)
+
+    def _shape_warnings(self, exclude: list[int]) -> list[intervals.RunWarning]:
+        """Each shape's warnings, named by its key: a mix of shapes is not noise, each shape's
+        own spread is. A warning every shape gives is said once, for all of them."""
+        left_out = set(exclude)
+        per_shape: list[tuple[str, list[intervals.RunWarning]]] = []
+        for k, (idx, state) in enumerate(self.shape_states()):
+            kept = [i for i in idx if i not in left_out] if left_out else idx
+            sf = state.summary.steady_from
+            local_sf = None if sf is None else bisect_left(kept, sf)  # both in run order
+            # Only the length of what is passed is read where the state is given.
+            warns = intervals.run_warnings(range(len(kept)), local_sf, (), state)
+            per_shape.append((self.shape_keys[k], warns))
+        out: list[intervals.RunWarning] = []
+        seen: set[str] = set()
+        for key, warns in per_shape:
+            for w in warns:
+                if w.code == "not_steady":
+                    if w.code not in seen:
+                        seen.add(w.code)
+                        shapes = [k for k, ws in per_shape if any(x.code == w.code for x in ws)]
+                        out.append(
+                            intervals.RunWarning(
+                                w.code, f"{', '.join(shapes)}: {w.text}" if shapes else w.text
+                            )
+                        )
+                    continue
+                out.append(intervals.RunWarning(w.code, f"{key}: {w.text}"))
+        if "not_steady" not in seen and self.summary().steady_from is None:
+            out.insert(0, intervals.RunWarning("not_steady", "not steady within the run"))
+        return out

@@ -632,6 +632,30 @@ class RunFields:
     """Count profiled iterations in the latency statistics (by default the profiler's slowdown
     keeps them out)."""
 
+    explain: bool = field(
+        default=True,
+        metadata=setting(
+            "bool",
+            (
+                Option(
+                    ("--no-explain",),
+                    dict(
+                        action="store_false",
+                        dest="explain",
+                        help="do not explain a slow first call that no event explains (by "
+                        "default one more process profiles it against steady state, after "
+                        "the measured run)",
+                    ),
+                    only="single",
+                ),
+            ),
+            group=CAPTURE,
+            compared=False,
+        ),
+    )
+    """Where a shape's first call is slow and no event says why, profile it against steady
+    state in one more process after the measured run (``run_plan``)."""
+
     sample_hz: float = field(
         default=DEFAULT_SAMPLE_HZ,
         metadata=setting(

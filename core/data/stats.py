@@ -17,7 +17,9 @@ called steady; single spikes after the run has settled (noise, a later recompile
 outliers to report elsewhere, not warm-up. Where the run's events show warm-up work in an
 iteration (a profiling run, an optimization, a compile), steady state never begins on it:
 ``summarize`` moves ``steady_from`` past such iterations, because a noisy run can hide a
-slow second iteration inside its own noise band.
+slow second iteration inside its own noise band. A first call that ``first_call_slow`` calls
+slow (five times the steady median, say) is warm-up too, even where a busy machine's noise
+band is wider than its cost.
 """
 
 from __future__ import annotations
@@ -38,9 +40,11 @@ __all__ = [
     "Summary",
     "band",
     "compare",
+    "first_call_slow",
     "percentile",
     "percentile_sorted",
     "reference",
+    "shape_states",
     "steady_from",
     "steady_state",
     "summarize",
@@ -246,6 +250,25 @@ def band(median: float, sigma: float) -> float:
     return max(_SIGMA_MULT * sigma, _REL_MARGIN * median)
 
 
+FIRST_CALL_SLOW = 2.0
+"""A first call is slow at this many times its steady p50 where that is beyond the noise band,"""
+FIRST_CALL_SLOW_ANYWAY = 5.0
+"""and at this many times whatever the noise band: a busy machine's band can be wider than a
+first call's whole cost, and then the band alone would call nothing slow."""
+
+
+def first_call_slow(first_ms: float | None, p50_ms: float | None, sigma: float = 0.0) -> bool:
+    """Whether a first call cost more than steady state can explain: ``FIRST_CALL_SLOW`` ×
+    the steady p50 and above it by more than the noise band (``band``: a call within it
+    could be noise), or ``FIRST_CALL_SLOW_ANYWAY`` × the p50. ``sigma``: the spread of the
+    reference it is judged against (its shape's, where shapes vary)."""
+    if first_ms is None or not p50_ms or p50_ms <= 0:
+        return False
+    if first_ms >= FIRST_CALL_SLOW_ANYWAY * p50_ms:
+        return True
+    return first_ms >= FIRST_CALL_SLOW * p50_ms and first_ms > p50_ms + band(p50_ms, sigma)
+
+
 def _median_sorted(s: Sequence[float]) -> float:
     half = len(s) // 2
     return float(s[half]) if len(s) % 2 else (s[half - 1] + s[half]) / 2
@@ -400,6 +423,9 @@ def steady_state(
     index = kept.index if isinstance(kept, _Without) else int
 
     pos, tail, ref = _steady(kept, per_ms)
+    if pos == 0 and ref is not None and first_call_slow(_to_ms(kept[0], per_ms), *ref):
+        # A first call many times the steady speed is warm-up, however wide the noise band.
+        pos = 1 if len(kept) > 1 else None
     if pos is not None and known_warmup:
         # The events say these iterations did warm-up work: steady state begins after them.
         busy = set(known_warmup)
@@ -477,19 +503,39 @@ def summarize_shapes(
     known_warmup: Collection[int] = (),
     per_ms: float | None = None,
 ) -> tuple[Summary, list[tuple[Sequence[int], Summary]]]:
-    """A run whose input shapes vary: each shape judged on its own, then the run as a whole.
+    """``shape_states``' Summaries: the run's, and each shape's iterations with its own."""
+    overall, states = shape_states(latencies, shape_of, shapes, exclude, known_warmup, per_ms)
+    return overall, [(idx, state.summary) for idx, state in states]
 
-    Each shape's iterations (``shape_of[i]``, an index below ``shapes``; -1 unknown) get their
-    own ``summarize``, its ``steady_from`` an index into ``latencies``. The run is steady from
-    just past the last iteration any shape spent warming up (``None`` while a shape is not
-    steady); its warm-up excess is the sum of
-    each shape's excess over that shape's own p50; its steady statistics pool each shape's
-    steady iterations.
 
+def shape_states(
+    latencies: Sequence[float],
+    shape_of: Sequence[int],
+    shapes: int,
+    exclude: Collection[int] = (),
+    known_warmup: Collection[int] = (),
+    per_ms: float | None = None,
+) -> tuple[Summary, list[tuple[Sequence[int], SteadyState]]]:
+    """A run whose input shapes vary: each shape judged against its own speed, then the run.
+
+    ``shape_of[i]`` is iteration ``i``'s shape, an index below ``shapes`` (-1: not known).
+    Each iteration is slow or not against its own shape's reference (the last half of that
+    shape's iterations, as ``reference``). The run is steady from the first three iterations
+    in a row, in run order, that are not slow and did no known warm-up work: where shapes
+    take turns that window holds calls of several shapes, so one noisy call of one shape
+    does not push the start a whole turn of every shape later. A shape whose first call
+    comes after that point (a later block of a ramp) is then judged on its own calls
+    (``steady_state``), and the run is steady only past its warm-up too: warm-up is the
+    calls before every shape is steady. A shape seen before that point is steady from just
+    past its last slow call before it. ``None`` while any shape is not steady.
+
+    The run's warm-up excess is the sum of each shape's excess over that shape's own p50;
+    its steady statistics pool each shape's steady iterations (pooled: a mix of shapes).
     ``per_ms``: as for ``steady_state``.
 
     Returns:
-        The run's Summary, and for each shape its iteration indices and its Summary.
+        The run's Summary, and for each shape its iteration indices and its ``SteadyState``
+        (``steady_from`` an index into ``latencies``).
     """
     n = len(latencies)
     typecode = "d" if per_ms is None else "q"
@@ -497,35 +543,122 @@ def summarize_shapes(
     members = [
         array("q", compress(count(), map(k.__eq__, islice(shape_of, n)))) for k in range(shapes)
     ]
-    excluded = set(exclude)
+    values = [
+        array(typecode, compress(latencies, map(k.__eq__, islice(shape_of, n))))
+        for k in range(shapes)
+    ]
+    excluded = {i for i in exclude if 0 <= i < n}
     busy = set(known_warmup)
-    per_shape: list[tuple[Sequence[int], Summary]] = []
+    kept: list[tuple[array, array]] = []  # each shape's kept iterations and their latencies
+    for idx, vals in zip(members, values, strict=True):
+        # The few left out, found by bisection; the rest copied in slices (in C).
+        cut = sorted(bisect_left(idx, i) for i in excluded if _member(idx, i))
+        if cut:
+            bounds = [0, *chain.from_iterable((p, p + 1) for p in cut), len(idx)]
+            spans = list(zip(bounds[::2], bounds[1::2], strict=True))
+            kept.append(
+                (
+                    array("q", chain.from_iterable(idx[a:b] for a, b in spans)),
+                    array(typecode, chain.from_iterable(vals[a:b] for a, b in spans)),
+                )
+            )
+        else:
+            kept.append((idx, vals))
+    refs = [_reference(_in_ms(_tail_counts(v), per_ms)) if len(v) else None for _, v in kept]
+    thresholds = [
+        _at_most(float(r[0] + band(*r)), per_ms) if r is not None else math.inf for r in refs
+    ]
+    # A shape's first call many times its speed is warm-up, however wide its noise band.
+    slow_first = {
+        int(km[0])
+        for (km, kv), r in zip(kept, refs, strict=True)
+        if r is not None and len(km) and first_call_slow(_to_ms(kv[0], per_ms), *r)
+    }
+    start = _run_steady_from(latencies, shape_of, n, thresholds, excluded, busy | slow_first)
+
+    states: list[tuple[Sequence[int], SteadyState]] = []
     pooled: Counter[float] = Counter()
     excess = 0.0
-    run_from: int | None = 0
-    for k, idx in enumerate(members):
-        local = {i: bisect_left(idx, i) for i in excluded | busy if _member(idx, i)}
-        state = steady_state(
-            array(typecode, compress(latencies, map(k.__eq__, islice(shape_of, n)))),
-            exclude=[local[i] for i in excluded if i in local],
-            known_warmup=[local[i] for i in busy if i in local],
-            per_ms=per_ms,
-        )
-        sub = state.summary
-        sf = idx[sub.steady_from] if sub.steady_from is not None else None
-        per_shape.append((idx, _remap(sub, sf)))
-        if sub.steady_from is None:
-            run_from = None
+    run_from = start
+    for k, (idx, (km, kv)) in enumerate(zip(members, kept, strict=True)):
+        pos: int | None
+        if start is not None and len(km) and km[0] < start:
+            # Seen before the run settled: steady from just past its last slow call before.
+            before = bisect_left(km, start)
+            slow = [
+                p
+                for p in range(before)
+                if km[p] in busy or km[p] in slow_first or kv[p] > thresholds[k]
+            ]
+            pos = slow[-1] + 1 if slow else 0
+            pos = pos if pos < len(km) else None  # it ended slow, before the run settled
         else:
-            pooled.update(dict(state.steady.items()))
-            if run_from is not None and sub.steady_from > 0:
-                # Just past this shape's last warm-up iteration: a shape that starts steady (a
-                # later block of a ramp) adds no warm-up to the run.
-                run_from = max(run_from, idx[sub.steady_from - 1] + 1)
-        excess += sub.warmup_excess_ms
-    first = _to_ms(latencies[0], per_ms) if n else None
-    overall = _summary(n, first, run_from if members and n else None, Distribution(pooled))
-    return _remap(overall, overall.steady_from, excess), per_shape
+            local_busy = [p for p, i in enumerate(km) if i in busy] if busy else []
+            pos = steady_state(kv, (), local_busy, per_ms).summary.steady_from
+            if run_from is not None and pos:
+                # Just past this shape's last warm-up call: one that starts steady adds none.
+                run_from = max(run_from, km[pos - 1] + 1)
+        if pos is None:
+            run_from = None
+        tail: Counter[float] = Counter()
+        tail.update(islice(kv, pos or 0, None))
+        steady = _in_ms(tail, per_ms) if pos is not None else _in_ms(_all(kv), per_ms)
+        warmup = (_to_ms(v, per_ms) for v in islice(kv, 0, pos)) if pos else ()
+        first = _to_ms(values[k][0], per_ms) if len(values[k]) else None
+        sf = km[pos] if pos is not None else None
+        summary = _summary(len(idx), first, sf, steady, warmup)
+        states.append((idx, SteadyState(summary, steady, refs[k])))
+        if pos is not None:
+            pooled.update(dict(steady.items()))
+        excess += summary.warmup_excess_ms
+    first_all = _to_ms(latencies[0], per_ms) if n else None
+    steady_from_run = run_from if members and n else None
+    overall = _summary(n, first_all, steady_from_run, Distribution(pooled))
+    return _remap(overall, overall.steady_from, excess), states
+
+
+def _tail_counts(v: Sequence[float]) -> Counter[float]:
+    tail: Counter[float] = Counter()
+    tail.update(islice(v, len(v) // 2, None))
+    return tail
+
+
+def _all(v: Sequence[float]) -> Counter[float]:
+    counts: Counter[float] = Counter()
+    counts.update(v)
+    return counts
+
+
+def _run_steady_from(
+    latencies: Sequence[float],
+    shape_of: Sequence[int],
+    n: int,
+    thresholds: list[float],
+    excluded: set[int],
+    busy: set[int],
+) -> int | None:
+    """The first of ``_WINDOW`` kept iterations in a row, in run order, none slow against its
+    own shape's threshold and none busy; near the end a trailing run of them counts. The scan
+    stops at the answer: a settled run reads only its first few iterations."""
+    run = 0
+    last = -1
+    begin = 0
+    for i in range(n):
+        if i in excluded:
+            continue
+        k = shape_of[i]
+        if k < 0 or k >= len(thresholds):
+            continue  # a shape not known (recovered after a crash): neither slow nor fast
+        if i in busy or latencies[i] > thresholds[k]:
+            run = 0
+        else:
+            if run == 0:
+                begin = i
+            run += 1
+            if run == _WINDOW:
+                return begin
+        last = i
+    return begin if run and last >= 0 else None
 
 
 def _member(idx: Sequence[int], i: int) -> bool:

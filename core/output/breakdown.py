@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from warmscope.core.output import units
+
 UNACCOUNTED = "(not in any operator)"
 MUCH_SLOWER = 2.0
 
@@ -76,3 +78,37 @@ def steady_reference(profiles: dict[int, dict[str, Any]], steady_from: int | Non
         return None
     candidates = [i for i in profiles if i >= steady_from and "ops" in profiles[i]]
     return max(candidates) if candidates else None
+
+
+FIRST_CALL_CAUSES = {
+    "slower": "kernel selection/allocation",
+    "only here": "one-time work (weight packing, lazy initialisation)",
+    "unaccounted": "outside any operator (lazy initialisation, dispatch, Python)",
+}
+"""What a first call's leading cost most likely is, by how it differs from steady state."""
+
+
+def leading(slow: dict[str, Any], steady: dict[str, Any], n: int = 3) -> list[OpDelta]:
+    """The operators whose first call costs most against steady state, and the time no
+    operator accounts for when it is among them: ``diff``'s first ``n``."""
+    return diff(slow, steady)[:n]
+
+
+def delta_text(row: OpDelta) -> str:
+    """``aten::mm 14× steady``, ``aten::empty only in the first call``, ``1.20 ms in no
+    operator``: one row of a first call's cost, as a label writes it."""
+    if row.kind == "unaccounted":
+        return f"{units.ms(row.added_ms)} in no operator"
+    if row.kind == "only here" or row.ratio is None:
+        return f"{row.name} only in the first call"
+    return f"{row.name} {row.ratio:.0f}× steady"
+
+
+def first_call_label(slow: dict[str, Any], steady: dict[str, Any]) -> str | None:
+    """``first call: aten::mm 14× steady — kernel selection/allocation``: the first call's
+    leading cost against steady state and its likely cause; ``None`` where no operator
+    and no unaccounted time stands out."""
+    rows = leading(slow, steady, 1)
+    if not rows:
+        return None
+    return f"first call: {delta_text(rows[0])} — {FIRST_CALL_CAUSES[rows[0].kind]}"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
 from warmscope.core.child.knobs import changed, knob, show_value
-from warmscope.core.data import stats
+from warmscope.core.data import first_call, stats
 from warmscope.core.data.intervals import WITHIN_NOISE, Interval, median_interval
 from warmscope.core.data.run import RunData
 from warmscope.core.data.run_fields import BY_NAME, FIELDS
@@ -27,8 +27,9 @@ from warmscope.core.output.safe_text import clean_name
 
 WARMUP_ROWS = 15
 """At most this many warm-up rows: a run that never settles would list every iteration."""
-QUIET_KINDS = ("stderr", "info")
-"""Events a warm-up row does not title: raw output and warmscope's own notes."""
+QUIET_KINDS = ("stderr", "info", first_call.EXPLAINED)
+"""Events a warm-up row does not title: raw output and warmscope's own notes (a first call's
+explanation has its own lines)."""
 METRIC_NAMES = {
     "first_ms": "first iteration",
     "steady_from": "steady from",
@@ -200,6 +201,9 @@ class RunDigest:
     """The child's peak memory: ``peak_rss_mb``, ``cuda_max_allocated_mb``."""
     inputs_given: str = ""
     """Where the inputs came from, in words: ``--input``, ``--inputs FILE``, the target."""
+    first_calls: list[dict[str, Any]] = field(default_factory=list)
+    """Slow first calls explained by their profiles against steady state
+    (``first_call.notes``)."""
 
     @property
     def status_text(self) -> str:
@@ -234,6 +238,7 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
         idle_probe=data.idle_probe_rows(),
         memory=dict(data.memory),
         inputs_given=inputs_source(data),
+        first_calls=first_call.notes(data),
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from warmscope.core.data import first_call
 from warmscope.core.data.run import RunData
 from warmscope.core.output.breakdown import diff, steady_reference
 from warmscope.core.output.digest import (
@@ -88,6 +89,13 @@ def report(data: RunData, compared: RunData | None = None) -> str:
         f"| {ms(s.p99_ms)} | {ms(s.mean_ms)} | {cv} |"
     )
     out.append("")
+    if d.shapes:
+        out += [
+            f"Pooled over {len(d.shapes)} shapes: the percentiles, mean and CV mix every shape's "
+            "steady calls (each shape's own p50 is under Shapes); steady from the call after "
+            "which every shape is steady; the warm-up excess is each shape's over its own p50.",
+            "",
+        ]
     for warning in d.warnings:
         out.append(f"> **Warning:** {warning}.")
     if d.warnings:
@@ -163,6 +171,13 @@ def report(data: RunData, compared: RunData | None = None) -> str:
     slow = [i for i in sorted(data.profiles) if i != ref]
     if data.profiles:
         out += ["## Where the time went", ""]
+        for note in d.first_calls:
+            shape = f" (`{note['shape']}`)" if note.get("shape") else ""
+            out += [
+                f"**Iteration {note['iteration']}{shape}, {note['label']}** against steady "
+                f"iteration {note['against']}: {first_call.detail(note)}.",
+                "",
+            ]
         sources = sorted({str(p["source"]) for p in data.profiles.values() if p.get("separate")})
         if sources:
             out += [

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core.child import outcome
+from warmscope.core.data import first_call
 from warmscope.core.data.run import RunData
 from warmscope.core.output.digest import digest, event_list_text, memory_text, ratio_text
 from warmscope.core.output.safe_text import clean
@@ -39,13 +40,17 @@ def render_summary(data: RunData) -> str:
     if s.steady_from is None:
         out.append("warm-up    not steady within the run")
     else:
+        every = " until every shape is steady" if d.shapes else ""
+        above = "above each shape's steady p50" if d.shapes else "above steady state"
         out.append(
-            f"warm-up    {s.steady_from} iteration(s), steady from #{s.steady_from}; "
-            f"{fmt_ms(s.warmup_excess_ms)} above steady state"
+            f"warm-up    {s.steady_from} iteration(s){every}, steady from #{s.steady_from}; "
+            f"{fmt_ms(s.warmup_excess_ms)} {above}"
         )
     cv = f"{s.cv * 100:.1f}%" if s.cv is not None else "-"
+    # Several shapes: these figures mix them; each shape's own are in the shapes table.
+    pooled = f"pooled over {len(d.shapes)} shapes: " if d.shapes else ""
     out.append(
-        f"steady     p50 {fmt_ms(s.p50_ms)} · p90 {fmt_ms(s.p90_ms)} · p99 {fmt_ms(s.p99_ms)} · "
+        f"steady     {pooled}p50 {fmt_ms(s.p50_ms)} · p90 {fmt_ms(s.p90_ms)} · p99 {fmt_ms(s.p99_ms)} · "
         f"mean {fmt_ms(s.mean_ms)} · CV {cv} · {rate(s.throughput_per_s)}"
     )
     if d.warmup:
@@ -55,6 +60,10 @@ def render_summary(data: RunData) -> str:
                 f"  #{row.iteration:<5} {fmt_ms(row.ms):>11}  {row.label_text:<25} "
                 f"{row.titles_text(100)}".rstrip()
             )
+    for note in d.first_calls:
+        shape = f" ({note['shape']})" if note.get("shape") else ""
+        out.append(f"explained  #{note['iteration']}{shape} {note['label']}")
+        out.append(f"           {first_call.detail(note)}")
     if d.shapes:
         out.append("shapes     first call of each shape against its own steady p50")
         width = max(len(r["key"]) for r in d.shapes)

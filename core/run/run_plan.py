@@ -1,6 +1,6 @@
 """A run's plan: every process one run takes, owned by one ``PlannedRun``.
 
-One run may take up to three processes, one after the other:
+One run may take up to four processes, one after the other:
 
 - profiling (``--profile-iters`` unless ``--profile-in-run``): a process of its own runs under
   the profiler with its own record (``RUN.profile.jsonl`` beside the run's), and hands its
@@ -8,7 +8,12 @@ One run may take up to three processes, one after the other:
   ``--separateProfileRun``). Running first, it, not the measured one, pays for a cold disk cache;
 - warming (``--compile-cache warm`` on a compile run): an unrecorded process fills a scratch
   compile cache that the measured process then finds; the folder goes when the run ends;
-- the measured process: a ``RunSession``.
+- the measured process: a ``RunSession``;
+- explaining (the command line and the TUI, unless ``--no-explain``): where a shape's first
+  call was slow and no event explains it (``first_call.unexplained``), one more process runs
+  under the profiler at those first calls and steady calls of their shapes; its profiles join
+  the measured run's record and data (``first_call.notes`` reads them). A run whose first
+  calls are explained, or not slow, starts none: it costs them nothing.
 
 The command line, the sweep and the TUI all start runs here, so a run does the same whichever
 started it, and its reproduce line (``settings.command_line()``) runs the same plan again.
@@ -19,6 +24,9 @@ exits; where the UI keeps a launcher thread, ``launcher`` spawns every child fro
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -30,7 +38,9 @@ from typing import Any
 
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.data.run import Cursor, RunData, Update
+from warmscope.core.data import first_call
+from warmscope.core.data.run import Cursor, Event, RunData, Update
+from warmscope.core.data.schema import apply_line
 from warmscope.core.data.settings import RunSettings, SettingsError
 from warmscope.core.run.ending import one_line
 from warmscope.core.run.session import STOP_GRACE_S, RunSession
@@ -38,6 +48,7 @@ from warmscope.core.run.session import STOP_GRACE_S, RunSession
 QUICK_GRACE_S = 0.5
 """The stop's grace after a hangup or SIGTERM: no one is waiting for the last iterations."""
 PROFILING = "profiling in a separate process"
+EXPLAINING = "explaining a slow first call in a separate process"
 WARMING = "warming the compile cache in a separate process"
 WARMING_ITERS = 3
 
@@ -53,6 +64,7 @@ __all__ = [
     "compiles",
     "default_compile_cache",
     "drive",
+    "explain_record_path",
     "profile_record_path",
     "start_run",
     "warm_cache",
@@ -118,6 +130,22 @@ def profile_record_path(record: Path) -> Path:
     return record.with_name(record.stem + ".profile.jsonl")
 
 
+def explain_record_path(record: Path) -> Path:
+    """Where the process that explains the first calls of the run recorded at ``record``
+    keeps its own record."""
+    return record.with_name(record.stem + ".explain.jsonl")
+
+
+def append_lines(path: Path, lines: list[dict[str, Any]]) -> None:
+    """Add lines to the end of a finished run's record, under its lock (no reader takes it for
+    a live run: ``is_live`` tells the writer's lock, not this short one)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+    with os.fdopen(fd, "a", encoding="utf-8") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        f.write("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+        f.flush()
+
+
 # -- the plan -------------------------------------------------------------------------------
 
 
@@ -142,6 +170,7 @@ class PlannedRun:
         overwrite: bool = False,
         warmed: Path | None = None,
         notify: Notify | None = None,
+        explain: bool = False,
     ) -> None:
         self.settings = settings
         # Both records are claimed now: one in the way is refused before anything runs.
@@ -179,8 +208,17 @@ class PlannedRun:
             *(["warm"] if self.warms else []),
             "measure",
         ]
+        self.explains = explain and settings.explain
+        """Whether a slow first call that no event explains is explained after the measured
+        process (``explain``: the caller's wish; ``--no-explain`` says no)."""
+        self.explaining: RunSession | None = None
+        """The process that explained first calls, once one ran."""
+        self.explain_s: float | None = None
+        """What that process cost, in seconds of wall time."""
+        self._overwrite = overwrite
         self.note: str | None = None
-        """The earlier process in progress, as a view says it (``PROFILING``, ``WARMING``)."""
+        """The process in progress other than the measured one, as a view says it
+        (``PROFILING``, ``WARMING``, ``EXPLAINING``)."""
         self.failure: BaseException | None = None
         """Why the plan ended before its measured process ran (the data says it too)."""
         self._notify = notify
@@ -204,9 +242,21 @@ class PlannedRun:
             self._started_steps.add("measure")
             self._measuring = True
             self.session.start()
+            if self.explains:
+                self._thread = threading.Thread(
+                    target=self._after_measuring, name="warmscope-plan", daemon=True
+                )
+                self._thread.start()
             return
         self._thread = threading.Thread(target=self._run_steps, name="warmscope-plan", daemon=True)
         self._thread.start()
+
+    def _after_measuring(self) -> None:
+        try:
+            self.session.wait()
+            self._explain_safely()
+        finally:
+            self._done.set()
 
     def _run_steps(self) -> None:
         try:
@@ -223,6 +273,8 @@ class PlannedRun:
                 self.session.start()
                 self._measuring = True
             self.session.wait()  # this thread spawned the child: it lives as long
+            if self.explains:
+                self._explain_safely()
         except _Stopped:
             where = f"while {self.note}" if self.note else "before it started"
             self._end_early(
@@ -269,6 +321,92 @@ class PlannedRun:
         source = str(profiling.record_path)
         return [{**data.profiles[i], "source": source} for i in sorted(data.profiles)]
 
+    def _explain_safely(self) -> None:
+        try:
+            self._explain()
+        except Exception as exc:  # the measured run stands as it ended
+            self._tell(f"the first call is not explained: {one_line(str(exc) or repr(exc))}", True)
+
+    def _explain(self) -> None:
+        """After the measured process: explain its slow first calls that no event explains,
+        with one more process; nothing where there are none. Whatever happens here, the
+        measured run stands as it ended."""
+        with self.session.lock:
+            calls = first_call.unexplained(self.data)
+        if not calls or self._halted:
+            return
+        settings = first_call.explaining_settings(self.settings, calls)
+        path = explain_record_path(self.record_path)
+        try:
+            explaining = RunSession(
+                settings,
+                record_path=path,
+                command=settings.command_line(),
+                overwrite=self._overwrite,
+            )
+        except Exception as exc:  # a record in the way: the run stands without the profile
+            self._tell(f"the first call is not explained: {one_line(str(exc))}", True)
+            return
+        self.explaining = explaining
+        which = ", ".join(f"#{c.iteration}" + (f" ({c.shape})" if c.shape else "") for c in calls)
+        calls_text = "first call" if len(calls) == 1 else "first calls"
+        self._tell(
+            f"explaining the slow {calls_text} {which} in a separate process ({path})", False
+        )
+        t0 = time.monotonic()
+        try:
+            self._step(explaining, EXPLAINING)
+        except _Stopped:
+            if EXPLAINING not in self._started_steps:
+                explaining.discard()
+            return
+        finally:
+            with self._lock:
+                self.note = None
+        self.explain_s = time.monotonic() - t0
+        got = explaining.data
+        if got.status != outcome.OK:
+            self._tell(
+                f"the process that explains the first call {got.status}: {got.status_detail}",
+                True,
+            )
+            return
+        lines = self._explaining_lines(calls, got, str(path))
+        with self.session.lock:
+            for line in lines:
+                apply_line(self.data, line)
+            # Each label as an event of its first call: every view of the run's events and
+            # warm-up rows (the TUI's too) shows it, live and read back.
+            at = self.session.elapsed()
+            events = [
+                {"type": "event", **_explained_event(note, at).to_json()}
+                for note in first_call.notes(self.data)
+                if note.get("explain_s") is not None
+            ]
+            for line in events:
+                apply_line(self.data, line)
+            lines += events
+        try:
+            append_lines(self.record_path, lines)
+        except OSError as exc:
+            self._tell(f"cannot add the first call's profile to the record: {exc}", True)
+
+    def _explaining_lines(
+        self, calls: list[first_call.Unexplained], got: RunData, source: str
+    ) -> list[dict[str, Any]]:
+        """The explaining process's profiles as the measured record's ``profile`` lines."""
+        lines: list[dict[str, Any]] = []
+        against = {c.iteration: c.against for c in calls}
+        for i in sorted(got.profiles):
+            if i in self.data.profiles:
+                continue  # the run's own profile of it stands
+            line = {"type": "profile", **got.profiles[i], "separate": True, "source": source}
+            if i in against:
+                line.update(explains=first_call.EXPLAINS, against=against[i])
+                line["explain_s"] = round(self.explain_s or 0.0, 3)
+            lines.append(line)
+        return lines
+
     def _warm(self) -> Path:
         self._scratch = Path(tempfile.mkdtemp(prefix="warmscope-warm-"))
         return warm_cache(self.settings, self._scratch, run=lambda s: self._step(s, WARMING))
@@ -291,7 +429,7 @@ class PlannedRun:
         """Graceful stop of the process in progress; nothing starts after it."""
         with self._lock:
             self._halted = True
-            target = self.session if self._measuring else self._current
+            target = self._current or (self.session if self._measuring else None)
         if target is not None:
             target.stop(grace)
 
@@ -299,7 +437,7 @@ class PlannedRun:
         """SIGKILL the process in progress and its tree, now; nothing starts after it."""
         with self._lock:
             self._halted = True
-            target = self.session if self._measuring else self._current
+            target = self._current or (self.session if self._measuring else None)
         if target is not None:
             target.kill()
 
@@ -314,9 +452,10 @@ class PlannedRun:
 
     @property
     def proc(self) -> subprocess.Popen[bytes] | None:
-        """The child in progress: an earlier process's, then the measured one's."""
+        """The child in progress: an earlier process's, the measured one's, then the
+        explaining one's."""
         current = self._current
-        return current.proc if current is not None and not self._measuring else self.session.proc
+        return current.proc if current is not None else self.session.proc
 
     @property
     def measuring(self) -> bool:
@@ -330,6 +469,10 @@ class PlannedRun:
         earlier process runs, as the phase in progress."""
         update = self.session.poll(cursor, starts=starts)
         if not self._measuring and not update.finished and self.note is not None:
+            update.phase = self.note
+        elif update.finished and self._thread is not None and not self._done.is_set():
+            # Measured, and explaining its first call: the run is not over until that is.
+            update.finished = False
             update.phase = self.note
         return update
 
@@ -351,11 +494,14 @@ def start_run(
     overwrite: bool = False,
     warmed: Path | None = None,
     notify: Notify | None = None,
+    explain: bool = False,
 ) -> PlannedRun:
     """Plan the run of ``settings`` and start it; returns at once.
 
     ``warmed``: a compile cache an earlier process filled (a sweep warms one per cell): the plan
-    then warms none itself and leaves the folder alone. Raises before anything runs
+    then warms none itself and leaves the folder alone. ``explain``: a slow first call that no
+    event explains gets one more process after the measured one (a single run's, the command
+    line's and the TUI's; a sweep's processes are many samples, not one to explain). Raises before anything runs
     (``SettingsError``, ``RecordError``: a record in the way) and, for a run with no earlier
     process, what ``RunSession.start`` raises; later failures end the run with a status and
     ``PlannedRun.failure``.
@@ -367,9 +513,22 @@ def start_run(
         overwrite=overwrite,
         warmed=warmed,
         notify=notify,
+        explain=explain,
     )
     run.start()
     return run
+
+
+def _explained_event(note: dict[str, Any], t: float) -> Event:
+    """A first call's label as an event of that call (``t``: when it came, as events say)."""
+    return Event(
+        first_call.EXPLAINED,
+        note["label"],
+        f"against steady iteration {note['against']}: {first_call.detail(note)}",
+        iteration=note["iteration"],
+        t=t,
+        data={"against": note["against"], "source": note["source"]},
+    )
 
 
 def drive(

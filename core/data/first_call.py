@@ -1,0 +1,206 @@
+"""A slow first call that no event explains: which ones, the process that profiles them, and
+what their profiles say.
+
+A shape's first call (iteration 0 where the shapes do not vary) is slow when
+``stats.first_call_slow`` says so against that shape's steady p50 and noise band. Its events
+explain it where they label it (a profiling run, a compile, a recompile), and so does a profile
+of it (``--profile-iters``). The rest, the run plan explains with one more process after the
+measured one (``run_plan``): the same run under the profiler at those first calls and at a
+steady call of each one's shape, as ``--profile-iters`` profiles, cut short after the last of
+them. Its profiles join the run's record (``"separate": true``; on a first call's,
+``"explains"`` and ``"against"``, the steady call it is held to), so whatever reads the record
+later says the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any
+
+from warmscope.core.child import outcome
+from warmscope.core.data import stats
+from warmscope.core.data.run import RunData
+from warmscope.core.data.settings import MAX_PROFILED, RunSettings
+from warmscope.core.output import breakdown, units
+
+EXPLAINS = "first call"
+"""A profile's ``explains``: it is a first call, profiled to explain it."""
+EXPLAINED = "explained"
+"""The kind of the event that carries a first call's label, at that call."""
+
+__all__ = [
+    "EXPLAINED",
+    "EXPLAINS",
+    "Unexplained",
+    "detail",
+    "explaining_settings",
+    "notes",
+    "unexplained",
+]
+
+
+@dataclass(frozen=True)
+class Unexplained:
+    """A slow first call that nothing in the run explains, and a steady call to hold it to."""
+
+    iteration: int
+    against: int
+    """A steady call of the same shape."""
+    shape: str | None
+    ms: float
+    p50_ms: float
+
+
+def _first_calls(data: RunData) -> list[tuple[int, str | None, stats.SteadyState]]:
+    """Each shape's first call with its shape's key and state; iteration 0 where the shapes do
+    not vary."""
+    if data.shape_keys:
+        return [
+            (int(idx[0]), data.shape_keys[k], state)
+            for k, (idx, state) in enumerate(data.shape_states())
+            if len(idx)
+        ]
+    state = data.steady_state()
+    return [(0, None, state)] if state is not None and data.count else []
+
+
+MIN_STEADY_CALLS = 5
+"""A shape with fewer steady calls has no steady p50 to hold its first call to."""
+SETTLE = 2
+"""A steady call to hold a first call to is this many of its shape's calls into steady state
+(where the run has them): the very first steady call may still be settling."""
+
+
+def _steady_call(data: RunData, first: int, state: stats.SteadyState) -> int | None:
+    """A call of ``first``'s shape in its steady state, after ``first``."""
+    sf = state.summary.steady_from
+    if sf is None:
+        return None
+    start = max(sf, first + 1)
+    if not data.shape_keys:
+        calls: Iterable[int] = range(start, data.count)
+    else:
+        shape = data.shape_of[first]
+        calls = (i for i in range(start, data.count) if data.shape_of[i] == shape)
+    found = list(islice(calls, SETTLE + 1))
+    return found[-1] if found else None
+
+
+def unexplained(data: RunData) -> list[Unexplained]:
+    """The slow first calls of a run that ended well that neither an event nor a profile
+    explains, each with the steady call to profile against it (a shape with at least
+    ``MIN_STEADY_CALLS`` steady calls)."""
+    if data.status != outcome.OK:
+        return []
+    out = []
+    for first, key, state in _first_calls(data):
+        p50 = state.summary.p50_ms
+        sigma = state.reference[1] if state.reference is not None else 0.0
+        first_ms = data.latency(first)
+        if state.summary.steady_count < MIN_STEADY_CALLS or p50 is None:
+            continue
+        if not stats.first_call_slow(first_ms, p50, sigma):
+            continue
+        if data.label(first) is not None or first in data.profiles:
+            continue  # its events say why, or it was profiled already
+        against = _steady_call(data, first, state)
+        if against is not None:
+            out.append(Unexplained(first, against, key, first_ms, p50))
+    return out[: MAX_PROFILED // 2]
+
+
+def explaining_settings(settings: RunSettings, calls: list[Unexplained]) -> RunSettings:
+    """The run of ``settings`` again, under the profiler at ``calls`` and the steady calls they
+    are held to, ended after the last of them (a ramp's blocks are cut by the iteration
+    count: that run keeps its count), with no idle probe."""
+    explaining = settings.copy()
+    at = sorted({i for c in calls for i in (c.iteration, c.against)})
+    explaining.profile_iters = ",".join(map(str, at))
+    explaining.profile_in_run = True
+    explaining.idle_probe = []
+    explaining.explain = False
+    if explaining.schedule != "ramp":
+        explaining.iters = at[-1] + 1
+    explaining.duration = None
+    return explaining
+
+
+def notes(data: RunData) -> list[dict[str, Any]]:
+    """What the profiles of the run's first calls say, each against a steady call of its
+    shape: ``iteration``, ``shape``, ``against``, ``label`` (``first call: aten::mm 14× steady
+    — kernel selection/allocation``), ``leading`` (the operators whose first call costs most,
+    and the time no operator accounts for), ``source`` and ``explain_s`` (what the process
+    that profiled them cost) where one did."""
+    profiles = data.profiles
+    out = []
+    for first, key, state in _first_calls(data) if profiles else []:
+        slow = profiles.get(first)
+        if not slow or "ops" not in slow:
+            continue
+        against = slow.get("against")
+        if not isinstance(against, int) or "ops" not in profiles.get(against, {}):
+            against = _profiled_steady(data, first, state)
+        if against is None:
+            continue
+        steady = profiles[against]
+        label = breakdown.first_call_label(slow, steady)
+        if label is None:
+            continue
+        out.append(
+            {
+                "iteration": first,
+                "shape": key,
+                "against": against,
+                "label": label,
+                "leading": [
+                    {
+                        "name": d.name,
+                        "kind": d.kind,
+                        "first_ms": d.slow_ms,
+                        "steady_ms": d.steady_ms,
+                        "text": breakdown.delta_text(d),
+                    }
+                    for d in breakdown.leading(slow, steady)
+                ],
+                "wall_ms": slow.get("wall_ms"),
+                "steady_wall_ms": steady.get("wall_ms"),
+                "source": slow.get("source"),
+                "explain_s": slow.get("explain_s"),
+            }
+        )
+    return out
+
+
+def _profiled_steady(data: RunData, first: int, state: stats.SteadyState) -> int | None:
+    """A profiled call of ``first``'s shape in steady state (``--profile-iters …,steady``)."""
+    sf = state.summary.steady_from
+    if sf is None:
+        return None
+    shape = data.shape_of[first] if data.shape_keys and first < len(data.shape_of) else None
+    found = [
+        i
+        for i, p in data.profiles.items()
+        if i > first
+        and i >= sf
+        and "ops" in p
+        and (shape is None or (i < len(data.shape_of) and data.shape_of[i] == shape))
+    ]
+    return max(found) if found else None
+
+
+def detail(note: dict[str, Any]) -> str:
+    """A first call's leading costs against steady state and what explaining it cost:
+    ``aten::mm 4.19 ms vs 290 µs · 1.20 ms in no operator · one more process, 2.31 s``."""
+    parts = []
+    for row in note.get("leading", []):
+        if row["kind"] == "slower":
+            parts.append(
+                f"{row['name']} {units.ms(row['first_ms'])} vs {units.ms(row['steady_ms'])}"
+            )
+        else:
+            parts.append(row["text"])
+    if note.get("explain_s") is not None:
+        parts.append(f"one more process, {note['explain_s']:.1f} s")
+    return " · ".join(parts)
