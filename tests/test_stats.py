@@ -11,6 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from warmscope.core.data import stats
+from warmscope.core.output import verdicts
 
 # Per-test settings (not a global profile) so other test modules keep their own.
 deterministic = settings(derandomize=True, deadline=None, database=None)
@@ -353,7 +354,7 @@ def test_exclude_equals_dropping(x: list[float], excl: set[int]) -> None:
 def test_compare_rows() -> None:
     a = stats.summarize([190.0, 110.0, 70.0, 70.0, 70.0, 70.0])
     b = stats.summarize([70.0] * 6)
-    rows = stats.compare(a, b).rows
+    rows = verdicts.compare(a, b).rows
     assert [r[0] for r in rows] == [
         "first_ms",
         "steady_from",
@@ -374,7 +375,7 @@ def test_compare_rows() -> None:
 
 
 def test_compare_none_values() -> None:
-    rows = stats.compare(stats.summarize([]), stats.summarize([1.0, 1.0])).rows
+    rows = verdicts.compare(stats.summarize([]), stats.summarize([1.0, 1.0])).rows
     assert len(rows) == 9
     for _name, a, _b, ratio in rows:
         if a is None:

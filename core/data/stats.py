@@ -34,12 +34,10 @@ from itertools import accumulate, chain, compress, count, islice
 from typing import overload
 
 __all__ = [
-    "Comparison",
     "Distribution",
     "SteadyState",
     "Summary",
     "band",
-    "compare",
     "first_call_slow",
     "percentile",
     "percentile_sorted",
@@ -672,41 +670,3 @@ def _remap(s: Summary, steady_from: int | None, excess: float | None = None) -> 
     if excess is not None:
         values["warmup_excess_ms"] = excess
     return Summary(**values)  # type: ignore[arg-type]
-
-
-COMPARED_METRICS = (
-    "first_ms",
-    "steady_from",
-    "warmup_excess_ms",
-    "p50_ms",
-    "p90_ms",
-    "p99_ms",
-    "mean_ms",
-    "cv",
-    "throughput_per_s",
-)
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Run A vs run B: one ``(metric, a, b, b/a)`` row per metric; ratio None if undefined."""
-
-    rows: list[tuple[str, float | None, float | None, float | None]]
-
-
-def compare(a: Summary, b: Summary) -> Comparison:
-    """Compare two summaries metric by metric (order: ``COMPARED_METRICS``).
-
-    Args:
-        a: The baseline run.
-        b: The other run.
-
-    Returns:
-        A Comparison; a row's ratio is None when either value is None or ``a`` is 0.
-    """
-    rows: list[tuple[str, float | None, float | None, float | None]] = []
-    for name in COMPARED_METRICS:
-        va, vb = getattr(a, name), getattr(b, name)
-        ratio = vb / va if va is not None and vb is not None and va != 0 else None
-        rows.append((name, va, vb, ratio))
-    return Comparison(rows)

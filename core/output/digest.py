@@ -460,7 +460,7 @@ def metric_rows(
     counts = (a.steady_count, b.steady_count)
     return [
         _one_process_row(m, va, vb, r, noise, counts)
-        for m, va, vb, r in _with_setup(stats.compare(a, b).rows, setup)
+        for m, va, vb, r in _with_setup(verdicts.compare(a, b).rows, setup)
     ]
 
 
@@ -520,7 +520,7 @@ def _side_rows(
 ) -> list[MetricRow]:
     if len(a) == 1 and len(b) == 1:
         return metric_rows(sa[0], sb[0], (setup_ms(a[0]), setup_ms(b[0])))
-    names = [m for m, *_ in _with_setup(stats.compare(sa[0], sb[0]).rows, (None, None))]
+    names = [m for m, *_ in _with_setup(verdicts.compare(sa[0], sb[0]).rows, (None, None))]
     noise = max(s.cv or 0.0 for s in [*sa, *sb])
     counts = (min(s.steady_count for s in sa), min(s.steady_count for s in sb))
     rows = []

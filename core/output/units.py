@@ -58,7 +58,7 @@ def ms(value: float | None) -> str:
 
 
 def metric(name: str, value: float | None) -> str:
-    """One value of a ``stats.compare`` row, as the CLI and the TUI show it."""
+    """One value of a ``verdicts.compare`` row, as the CLI and the TUI show it."""
     if value is None:
         return "-"
     if name.endswith("_ms"):

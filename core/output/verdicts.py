@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from warmscope.core.data import intervals
+from warmscope.core.data import intervals, stats
 from warmscope.core.data.intervals import Interval
 from warmscope.core.data.run import RunData
 
@@ -211,3 +211,41 @@ def context_table(sides: Sequence[Sequence[RunData]]) -> list[ContextRow]:
             )
         )
     return rows
+
+
+COMPARED_METRICS = (
+    "first_ms",
+    "steady_from",
+    "warmup_excess_ms",
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+    "mean_ms",
+    "cv",
+    "throughput_per_s",
+)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Run A vs run B: one ``(metric, a, b, b/a)`` row per metric; ratio None if undefined."""
+
+    rows: list[tuple[str, float | None, float | None, float | None]]
+
+
+def compare(a: stats.Summary, b: stats.Summary) -> Comparison:
+    """Compare two summaries metric by metric (order: ``COMPARED_METRICS``).
+
+    Args:
+        a: The baseline run.
+        b: The other run.
+
+    Returns:
+        A Comparison; a row's ratio is None when either value is None or ``a`` is 0.
+    """
+    rows: list[tuple[str, float | None, float | None, float | None]] = []
+    for name in COMPARED_METRICS:
+        va, vb = getattr(a, name), getattr(b, name)
+        ratio = vb / va if va is not None and vb is not None and va != 0 else None
+        rows.append((name, va, vb, ratio))
+    return Comparison(rows)
