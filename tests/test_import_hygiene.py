@@ -86,3 +86,25 @@ def test_the_agent_itself_starts_with_the_standard_library_alone() -> None:
     )
     assert proc.stderr == ""
     assert proc.returncode == agent.outcome.EXIT_PARENT_GONE, proc.stderr
+
+
+def test_the_tuis_first_frame_imports_no_analysis() -> None:
+    """What the TUI imports before its first frame (the command line and the app): none of
+    the digest, the sweeps, the profile analysis or the panes below the chart, which load once
+    a run or a record is shown. ``benchmarks/tui_startup.py`` measures what this keeps cheap."""
+    code = (
+        "import sys, warmscope.core.cli.view, warmscope.tui.app\n"
+        "print(','.join(sorted(sys.modules)))\n"
+    )
+    imported = set(run(code).stdout.strip().split(","))
+    assert "warmscope.tui.main_screen" in imported, "the check sees the app's imports"
+    later = {
+        "warmscope.core.output.digest",
+        "warmscope.core.run.sweep",
+        "warmscope.core.data.racing",
+        "warmscope.core.data.first_call",
+        "warmscope.tui.sweep_runner",
+        "warmscope.tui.events_pane",
+        "warmscope.tui.iteration_table",
+    }
+    assert not later & imported, sorted(later & imported)

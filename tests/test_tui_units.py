@@ -193,3 +193,10 @@ def test_the_command_line_calls_run_app_with_what_it_takes(monkeypatch) -> None:
     assert main(["open", str(record)]) == 0
     assert main(["sample:trivial", "--overwrite"]) == 0
     assert calls[1]["overwrite"] is True
+
+
+def test_the_summary_panel_names_explained_first_calls_as_core_does() -> None:
+    from warmscope.core.data.first_call import EXPLAINED
+    from warmscope.tui.summary_panel import EXPLAINED_KIND
+
+    assert EXPLAINED_KIND == EXPLAINED

@@ -44,7 +44,6 @@ from warmscope.tui.repaint_all import repaint_all
 from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import RunEntry, error_lines, exit_code, record_lines
 from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
-from warmscope.tui.sweep_actions import start_sweep
 
 if TYPE_CHECKING:
     from warmscope.core.data.record import RecordError
@@ -482,6 +481,8 @@ class WarmscopeApp(App[int]):
             if self.viewed is not None:
                 self.main.query_one(RunHeader).show_entry(self.viewed, self.next_note())
             if result.run_now and result.plan.many:  # N processes, or several settings
+                from warmscope.tui.sweep_actions import start_sweep  # sweeps: when asked
+
                 start_sweep(self, result.settings, result.plan)
             elif result.run_now:
                 self.run_next(result.settings)
