@@ -76,6 +76,15 @@ def test_export_csv_has_a_header_and_a_row_an_iteration(runs: tuple) -> None:  #
     assert len(both) == 2 * ITERS and {r["run"] for r in both} == {"a.jsonl", "b.jsonl"}
 
 
+def test_the_format_defaults_to_the_outputs_suffix_else_json(runs: tuple) -> None:  # type: ignore[type-arg]
+    tmp, a, _b, _rep = runs
+    assert warmscope("export", str(tmp / "a.jsonl")).stdout == a.stdout
+    assert warmscope("export", "a.jsonl", "-o", "a.csv", cwd=tmp).code == 0
+    assert (tmp / "a.csv").read_text().startswith("iteration,ms,start_ms,")
+    assert warmscope("export", "a.jsonl", "-o", "a.out", cwd=tmp).code == 0
+    assert json.loads((tmp / "a.out").read_text())["format"] == "warmscope-run"
+
+
 def test_export_md_is_the_report(runs: tuple) -> None:  # type: ignore[type-arg]
     tmp, *_ = runs
     md = warmscope("export", "a.jsonl", "--format", "md", cwd=tmp)
@@ -88,7 +97,6 @@ def test_export_md_is_the_report(runs: tuple) -> None:  # type: ignore[type-arg]
         (["missing.jsonl", "--format", "json"], "no such file"),
         (["a.stderr.txt", "--format", "csv"], "a.stderr.txt"),
         (["a.jsonl", "--format", "xml"], "invalid choice"),
-        (["a.jsonl"], "--format"),
         (["rep", "--format", "json"], "is a folder"),
         (["rep/sweep.json", "--format", "csv"], "sweep document"),
         (["a.jsonl", "--format", "csv", "-o", "a.jsonl"], "also a record"),

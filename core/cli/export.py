@@ -69,6 +69,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
     records: list[Path] = args.records
     output: Path | None = args.output
+    if args.format is None:
+        suffix = output.suffix.lstrip(".").lower() if output is not None else ""
+        args.format = suffix if suffix in FORMATS else "json"
     _check(records, output)
     several = len(records) > 1
     # The first record is read before the output is opened: a bad one leaves no file behind.
@@ -101,11 +104,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("records", nargs="+", type=Path, metavar="RECORD")
     p.add_argument(
         "--format",
-        required=True,
         choices=FORMATS,
         help="json: the run's --json document (a list for several records); csv: a row an "
         "iteration (iteration, ms, start_ms, shape, label, profiled; run first for several); "
-        "md: the report",
+        "md: the report. Default: from -o's suffix (.json, .csv, .md), else json",
     )
     p.add_argument("-o", "--output", type=Path, metavar="PATH", help="write here instead of stdout")
     p.add_argument("--verbose", action="store_true")
