@@ -1,0 +1,170 @@
+"""The remote end of ``--host``: run by the remote interpreter as ``python -c SOURCE``.
+
+Standard library only, and self-contained: this file's text is the program. On its stdin it
+reads one line (a byte count), then that many bytes of JSON: the agent's files and the run's
+environment. It writes the files into a fresh folder, says who it is in one JSON line on stdout,
+and starts the agent in a process group of its own, with stdout and stderr the connection's own
+(protocol on one, logs and markers on the other). What comes after on stdin goes to the agent:
+its config line, then only ``signal N`` lines, which the guardian delivers.
+
+The remote process tree ends with the run: when the connection drops (EOF on stdin) the agent
+and its group are killed; when the agent exits, whatever it left (its group, and any process
+carrying the run id) is killed too, and the folder goes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+
+RUN_ID_VAR = "WARMSCOPE_RUN_ID"
+EXIT_GONE = 70  # as the agent's EXIT_PARENT_GONE: nobody is left to report to
+CRASH_SIGNALS = (
+    signal.SIGKILL,
+    signal.SIGSEGV,
+    signal.SIGABRT,
+    signal.SIGBUS,
+    signal.SIGTERM,
+    signal.SIGFPE,
+    signal.SIGILL,
+)
+"""An agent killed by one of these exits here with 128 + the signal; the parent reads it back."""
+
+
+def read_exact(n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = os.read(0, n - len(data))
+        if not chunk:
+            os._exit(EXIT_GONE)
+        data += chunk
+    return data
+
+
+def read_line() -> bytes:
+    line = b""
+    while not line.endswith(b"\n"):  # a byte at a time: nothing past it is read away
+        chunk = os.read(0, 1)
+        if not chunk:
+            os._exit(EXIT_GONE)
+        line += chunk
+    return line
+
+
+def cpu_model() -> str:
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    return platform.processor() or platform.machine()
+
+
+def whoami(home: str) -> dict[str, object]:
+    info: dict[str, object] = {
+        "t": "remote",
+        "home": home,
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_logical": os.cpu_count(),
+        "pid": os.getpid(),
+    }
+    with contextlib.suppress(AttributeError, OSError):
+        info["cpu_affinity"] = len(os.sched_getaffinity(0))
+    return info
+
+
+def end_run(group: int, run_id: str) -> None:
+    """Kill the agent's group, then any process that carries the run id (escaped helpers)."""
+    with contextlib.suppress(OSError):
+        os.killpg(group, signal.SIGKILL)
+    needle = f"{RUN_ID_VAR}={run_id}".encode()
+    for name in os.listdir("/proc") if run_id and os.path.isdir("/proc") else []:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            with open(f"/proc/{name}/environ", "rb") as f:
+                found = needle in f.read().split(b"\0")
+            if found:
+                os.kill(int(name), signal.SIGKILL)
+
+
+def forward(to_agent: int, pid: int, group: int, run_id: str) -> None:
+    """The config line to the agent, then ``signal N`` lines; EOF: the connection is gone."""
+    config_sent = False
+    pending = b""
+    while True:
+        try:
+            chunk = os.read(0, 65536)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            end_run(group, run_id)
+            return
+        if not config_sent:
+            head, newline, pending = chunk.partition(b"\n")
+            with contextlib.suppress(OSError):
+                os.write(to_agent, head + newline)
+            config_sent = bool(newline)
+            if not config_sent:
+                continue
+        else:
+            pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            word, _, number = line.decode(errors="replace").partition(" ")
+            if word == "signal" and number.strip().isdigit():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, int(number))
+
+
+def main() -> None:
+    payload = json.loads(read_exact(int(read_line())))
+    home = tempfile.mkdtemp(prefix="warmscope-remote-")
+    try:
+        for rel, text in payload["files"].items():
+            path = os.path.join(home, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        env = dict(os.environ)
+        for name in payload.get("unset", []):
+            env.pop(name, None)
+        env.update(payload["env"])
+        run_id = env.get(RUN_ID_VAR, "")
+        os.write(1, (json.dumps(whoami(home)) + "\n").encode())
+        read_side, to_agent = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()  # its own group: the agent's workers end with it
+            os.dup2(read_side, 0)
+            os.close(read_side)
+            os.close(to_agent)
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a freshly started process has it
+            agent = os.path.join(home, payload["agent"])
+            os.execve(sys.executable, [sys.executable, agent], env)
+        os.close(read_side)
+        threading.Thread(
+            target=forward, args=(to_agent, pid, pid, run_id), name="forward", daemon=True
+        ).start()
+        status = os.waitpid(pid, 0)[1]
+        end_run(pid, run_id)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        os._exit(128 + sig if sig in CRASH_SIGNALS else 1)
+    os._exit(os.WEXITSTATUS(status))
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # signals reach the agent as `signal N` lines
+    main()
