@@ -161,13 +161,18 @@ def test_a_run_over_host_matches_a_local_one(server: Server, tmp_path: Path) -> 
     # The same events, pinned to the same iterations.
     assert there.doc is not None and here.doc is not None
     assert _kinds_at(there.events()) == _kinds_at(here.events())
-    # The record names the machine that ran the child, and says no sample was taken there.
+    # The record names the machine that ran the child; its samples were taken there.
     assert remote.env["host"] == "127.0.0.1"
     assert remote.env["hostname"] == socket.gethostname()
     assert remote.env["python_executable"] == PYTHON
     assert remote.env["torch"] == local.env["torch"]
-    assert "not taken" in remote.env["samples"]
-    assert not remote.samples and local.samples
+    assert remote.env["samples"] == "taken there, from /proc"
+    assert remote.samples and local.samples
+    for sample in remote.samples:  # the fields a local sample has, of the remote agent's tree
+        assert sample.keys() >= {"cpu", "rss_mb", "threads", "procs", "sys_cpu", "t"}
+    # The same process (an agent holding torch) as the local samples see, not the ssh client.
+    peak = max(s["rss_mb"] for s in remote.samples)
+    assert 0.5 < peak / max(s["rss_mb"] for s in local.samples) < 2
     # Nothing left on either side.
     assert wait_gone(run_id_of(tmp_path / "remote.jsonl"), 5) == []
     assert server.left() == []

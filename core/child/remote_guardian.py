@@ -3,9 +3,10 @@
 Standard library only, and self-contained: this file's text is the program. On its stdin it
 reads one line (a byte count), then that many bytes of JSON: the agent's files and the run's
 environment. It writes the files into a fresh folder, says who it is in one JSON line on stdout,
-and starts the agent in a process group of its own, with stdout and stderr the connection's own
-(protocol on one, logs and markers on the other). What comes after on stdin goes to the agent:
-its config line, then only ``signal N`` lines, which the guardian delivers.
+and starts the agent in a process group of its own: its stderr is the connection's own (logs and
+markers), its protocol lines pass through here to the connection's stdout, with the samples of
+its process tree (``remote_sampler``) between them, whole lines only. What comes after on stdin
+goes to the agent: its config line, then only ``signal N`` lines, which the guardian delivers.
 
 The remote process tree ends with the run: when the connection drops (EOF on stdin) the agent
 and its group are killed; when the agent exits, whatever it left (its group, and any process
@@ -15,6 +16,7 @@ carrying the run id) is killed too, and the folder goes.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import platform
@@ -24,6 +26,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 
 RUN_ID_VAR = "WARMSCOPE_RUN_ID"
 EXIT_GONE = 70  # as the agent's EXIT_PARENT_GONE: nobody is left to report to
@@ -126,6 +129,62 @@ def forward(to_agent: int, pid: int, group: int, run_id: str) -> None:
                     os.kill(pid, int(number))
 
 
+class Out:
+    """The connection's stdout, one whole line at a time from either thread."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        with self.lock:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(1, view) :]
+
+
+def pass_protocol(from_agent: int, out: Out) -> None:
+    """The agent's protocol lines to the connection, whole (a torn last one as it ends)."""
+    pending = b""
+    while True:
+        try:
+            chunk = os.read(from_agent, 65536)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            if pending:
+                out.write(pending)
+            return
+        pending += chunk
+        cut = pending.rfind(b"\n") + 1
+        if cut:
+            out.write(pending[:cut])
+            pending = pending[cut:]
+
+
+def load_sampler(home: str) -> object | None:
+    path = os.path.join(home, "child", "remote_sampler.py")
+    spec = importlib.util.spec_from_file_location("_warmscope_remote_sampler", path)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module if module.available() else None
+
+
+def sample(sampler: object, pid: int, hz: float, out: Out) -> None:
+    tree = sampler.TreeSampler(pid)  # type: ignore[attr-defined]
+    period = 1.0 / max(hz, 0.1)
+    while True:
+        time.sleep(period)
+        try:
+            reading = tree.sample()
+        except (OSError, ValueError, IndexError):
+            reading = None
+        if reading is None:
+            return
+        out.write((json.dumps({"t": "remote_sample", **reading}) + "\n").encode())
+
+
 def main() -> None:
     payload = json.loads(read_exact(int(read_line())))
     home = tempfile.mkdtemp(prefix="warmscope-remote-")
@@ -140,23 +199,36 @@ def main() -> None:
             env.pop(name, None)
         env.update(payload["env"])
         run_id = env.get(RUN_ID_VAR, "")
-        os.write(1, (json.dumps(whoami(home)) + "\n").encode())
+        sampler = load_sampler(home)
+        hello = whoami(home)
+        hello["samples"] = "taken there, from /proc" if sampler else "not taken: no /proc there"
+        out = Out()
+        out.write((json.dumps(hello) + "\n").encode())
         read_side, to_agent = os.pipe()
+        from_agent, agent_out = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.setsid()  # its own group: the agent's workers end with it
             os.dup2(read_side, 0)
-            os.close(read_side)
-            os.close(to_agent)
+            os.dup2(agent_out, 1)
+            for fd in (read_side, to_agent, from_agent, agent_out):
+                os.close(fd)
             signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a freshly started process has it
             agent = os.path.join(home, payload["agent"])
             os.execve(sys.executable, [sys.executable, agent], env)
         os.close(read_side)
+        os.close(agent_out)
         threading.Thread(
             target=forward, args=(to_agent, pid, pid, run_id), name="forward", daemon=True
         ).start()
+        passing = threading.Thread(target=pass_protocol, args=(from_agent, out), daemon=True)
+        passing.start()
+        if sampler is not None:
+            hz = float(payload.get("sample_hz", 10))
+            threading.Thread(target=sample, args=(sampler, pid, hz, out), daemon=True).start()
         status = os.waitpid(pid, 0)[1]
         end_run(pid, run_id)
+        passing.join(5.0)  # the last protocol lines, once every writer is gone
     finally:
         shutil.rmtree(home, ignore_errors=True)
     if os.WIFSIGNALED(status):

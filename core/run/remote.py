@@ -24,6 +24,7 @@ from typing import Any
 
 from warmscope.core.child import protocol
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.settings import RunSettings
 from warmscope.core.run import launcher
 from warmscope.core.run.guardian import Guardian
 from warmscope.core.run.proctree import RUN_ID_VAR
@@ -75,11 +76,13 @@ def ssh_command(host: str, python: str | None) -> list[str]:
 
 
 def connect(
-    host: str, python: str | None, target: dict[str, Any], env: dict[str, str], guardian: Guardian
+    settings: RunSettings, target: dict[str, Any], env: dict[str, str], guardian: Guardian
 ) -> tuple[subprocess.Popen[bytes], dict[str, Any], dict[str, Any]]:
-    """Start the guardian on ``host`` and hand it the agent: the ``ssh`` process, the target as
-    shipped, and the guardian's hello. ``UsageError`` (nothing left running) when it fails."""
-    first, shipped = payload(target, env)
+    """Start the guardian on ``settings.host`` and hand it the agent: the ``ssh`` process, the
+    target as shipped, and the guardian's hello. ``UsageError`` (nothing left running) when it
+    fails."""
+    host, python = str(settings.host), settings.python
+    first, shipped = payload(target, env, settings.sample_hz)
     proc = launcher.popen(
         ssh_command(host, python),
         stdin=subprocess.PIPE,
@@ -112,7 +115,9 @@ def send_config(proc: subprocess.Popen[bytes], config: dict[str, Any]) -> None:
         proc.stdin.flush()
 
 
-def payload(target: dict[str, Any], env: dict[str, str]) -> tuple[bytes, dict[str, Any]]:
+def payload(
+    target: dict[str, Any], env: dict[str, str], sample_hz: float
+) -> tuple[bytes, dict[str, Any]]:
     """What the guardian reads first (a length line, then JSON), and ``target`` as it will be
     found on the remote: a ``sample:`` target's file travels with the agent."""
     files = {f"child/{p.name}": p.read_text() for p in sorted(CHILD_DIR.glob("*.py"))}
@@ -124,7 +129,15 @@ def payload(target: dict[str, Any], env: dict[str, str]) -> tuple[bytes, dict[st
     own = {k: v for k, v in env.items() if os.environ.get(k) != v}
     unset = [k for k in ("PYTORCH_JIT_LOG_LEVEL", "TORCH_LOGS") if k not in env]
     guardian = GUARDIAN.read_bytes()
-    body = json.dumps({"files": files, "env": own, "unset": unset, "agent": "child/agent.py"})
+    body = json.dumps(
+        {
+            "files": files,
+            "env": own,
+            "unset": unset,
+            "agent": "child/agent.py",
+            "sample_hz": sample_hz,
+        }
+    )
     data = body.encode()
     return b"%d\n%s%d\n%s" % (len(guardian), guardian, len(data), data), remote_target
 
@@ -174,9 +187,10 @@ def failure(proc: subprocess.Popen[bytes], host: str, python: str | None) -> str
     return f"--host {host}: the remote interpreter could not start the run: {last}"
 
 
-def remote_returncode(code: int) -> int:
-    """The agent's exit as a local child's would read: killed by signal N is -N."""
-    sig = code - CRASH_BASE
+def returncode(code: int, host: str | None) -> int:
+    """The agent's exit as a local child's would read (killed by signal N is -N): over
+    ``--host``, the guardian says 128 + N."""
+    sig = code - CRASH_BASE if host else 0
     crashes = (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGTERM)
     return -sig if sig in (*crashes, signal.SIGFPE, signal.SIGILL) else code
 
@@ -199,10 +213,18 @@ def send_signal(proc: subprocess.Popen[bytes], sig: int) -> None:
 def environment(hello: dict[str, Any], host: str) -> dict[str, Any]:
     """The record's ``env`` for a remote run: the machine that ran the child."""
     env = {k: v for k, v in hello.items() if k not in ("t", "home", "pid")}
-    return {**env, "host": host, "samples": NOT_SAMPLED}
+    return {**env, "host": host}
 
 
-NOT_SAMPLED = "not taken: the child runs on another machine, and remote sampling is not built"
+def sample_line(msg: dict[str, Any], t: float, iteration: int) -> dict[str, Any]:
+    """A record's sample line from a sample the guardian took beside the agent."""
+    fields = ("cpu", "rss_mb", "threads", "procs", "sys_cpu")
+    return {
+        "type": "sample",
+        **{k: msg[k] for k in fields if k in msg},
+        "t": round(t, 3),
+        "iteration": iteration,
+    }
 
 
 def config_there(

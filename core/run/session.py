@@ -210,10 +210,9 @@ class RunSession:
             ring_slots=self.ring.slots,
             separate_profiles=self.separate_profiles is not None,
         )
-        if self.settings.host:  # no local cgroup, placement or shared ring: see ``remote``
-            host = self.settings.host
+        if host := self.settings.host:  # no local cgroup, placement or shared ring: ``remote``
             self.proc, shipped, hello = remote.connect(
-                host, self.settings.python, self.target.to_json(), self._env, self._guardian
+                self.settings, self.target.to_json(), self._env, self._guardian
             )
             self._commit({"type": "spawned", "pid": self.proc.pid})
             self._commit({"type": "env", "env": remote.environment(hello, host)})
@@ -370,8 +369,7 @@ class RunSession:
         self._last_record_flush = time.monotonic()
         PipeReader(proc, self, measure_stderr=self._markers).run()
         proc.wait()
-        host = self.settings.host
-        self._finish(remote.remote_returncode(proc.returncode) if host else proc.returncode)
+        self._finish(remote.returncode(proc.returncode, self.settings.host))
 
     @property
     def iteration_markers(self) -> int:
@@ -501,6 +499,8 @@ class RunSession:
             self.busy = msg
         elif kind == "done":
             self._integrity_fault(self._witness.said_done(msg, time.monotonic()))
+        elif kind == "remote_sample" and self.settings.host:  # taken beside the remote agent
+            return self._commit(remote.sample_line(msg, self.elapsed(), self.data.count))
         elif kind == "hello":
             self._hello = True
             if msg.get("v") != protocol.VERSION:
@@ -551,7 +551,7 @@ class RunSession:
     # -- sampling ------------------------------------------------------------------------
 
     def _sample(self) -> None:
-        if self.settings.host:  # not this machine's processes (the env says so)
+        if self.settings.host:  # sampled on the remote, beside the agent
             return
         self._observe()
         proc = self.proc
