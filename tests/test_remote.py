@@ -305,3 +305,28 @@ def test_the_record_says_the_command_that_reproduces_it(server: Server, tmp_path
     assert result.code == 0, result.stderr
     header = json.loads(record.read_text().splitlines()[0])
     assert header["settings"]["host"] == "127.0.0.1"
+
+
+def test_a_warm_compile_cache_is_refused_over_host(server: Server, tmp_path: Path) -> None:
+    """Each remote process has its own folder, gone with it: no cache outlives it to be warm."""
+    record = tmp_path / "r.jsonl"
+    result = warmscope(
+        "run",
+        "sample:trivial",
+        "--mode",
+        "compile",
+        "--compile-cache",
+        "warm",
+        "--host",
+        "127.0.0.1",
+        "--python",
+        PYTHON,
+        "--record",
+        str(record),
+        env=server.env(),
+    )
+    assert result.code == 2
+    assert result.stderr.strip().splitlines() == [
+        "warmscope: --compile-cache warm: not over --host; use cold or user"
+    ]
+    assert not record.exists() and server.left() == []

@@ -202,6 +202,15 @@ def main() -> None:
         sampler = load_sampler(home)
         hello = whoami(home)
         hello["samples"] = "taken there, from /proc" if sampler else "not taken: no /proc there"
+        cache = payload.get("compile_cache")
+        if cache == "cold":  # a fresh folder, gone with the run's own
+            folders = {"inductor": f"{home}/cache/inductor", "triton": f"{home}/cache/triton"}
+            env.update(
+                TORCHINDUCTOR_CACHE_DIR=folders["inductor"], TRITON_CACHE_DIR=folders["triton"]
+            )
+            hello["compile_cache"] = {"mode": cache, "folders": folders, "had_entries": False}
+        elif cache is not None:
+            hello["compile_cache"] = {"mode": cache, "folders": "the remote user's own"}
         out = Out()
         out.write((json.dumps(hello) + "\n").encode())
         read_side, to_agent = os.pipe()

@@ -76,13 +76,18 @@ def ssh_command(host: str, python: str | None) -> list[str]:
 
 
 def connect(
-    settings: RunSettings, target: dict[str, Any], env: dict[str, str], guardian: Guardian
+    settings: RunSettings,
+    mode: str,
+    target: dict[str, Any],
+    env: dict[str, str],
+    guardian: Guardian,
 ) -> tuple[subprocess.Popen[bytes], dict[str, Any], dict[str, Any]]:
     """Start the guardian on ``settings.host`` and hand it the agent: the ``ssh`` process, the
     target as shipped, and the guardian's hello. ``UsageError`` (nothing left running) when it
     fails."""
     host, python = str(settings.host), settings.python
-    first, shipped = payload(target, env, settings.sample_hz)
+    cache = remote_cache(settings) if mode == "compile" else None
+    first, shipped = payload(target, env, settings.sample_hz, cache)
     proc = launcher.popen(
         ssh_command(host, python),
         stdin=subprocess.PIPE,
@@ -115,8 +120,18 @@ def send_config(proc: subprocess.Popen[bytes], config: dict[str, Any]) -> None:
         proc.stdin.flush()
 
 
+def remote_cache(settings: RunSettings) -> str:
+    """The compile cache a remote compile process gets: ``cold``, a folder of its own that goes
+    with the run, or ``user``, the remote user's own. ``warm`` would need a folder shared by two
+    remote processes, which the remote end does not keep."""
+    cache = settings.compile_cache or "user"  # as a local single run's default
+    if cache == "warm":
+        raise UsageError("--compile-cache warm: not over --host; use cold or user")
+    return cache
+
+
 def payload(
-    target: dict[str, Any], env: dict[str, str], sample_hz: float
+    target: dict[str, Any], env: dict[str, str], sample_hz: float, cache: str | None = None
 ) -> tuple[bytes, dict[str, Any]]:
     """What the guardian reads first (a length line, then JSON), and ``target`` as it will be
     found on the remote: a ``sample:`` target's file travels with the agent."""
@@ -136,6 +151,7 @@ def payload(
             "unset": unset,
             "agent": "child/agent.py",
             "sample_hz": sample_hz,
+            "compile_cache": cache,
         }
     )
     data = body.encode()

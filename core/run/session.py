@@ -212,7 +212,7 @@ class RunSession:
         )
         if host := self.settings.host:  # no local cgroup, placement or shared ring: ``remote``
             self.proc, shipped, hello = remote.connect(
-                self.settings, self.target.to_json(), self._env, self._guardian
+                self.settings, self.mode, self.target.to_json(), self._env, self._guardian
             )
             self._commit({"type": "spawned", "pid": self.proc.pid})
             self._commit({"type": "env", "env": remote.environment(hello, host)})
