@@ -330,3 +330,33 @@ def test_a_warm_compile_cache_is_refused_over_host(server: Server, tmp_path: Pat
         "warmscope: --compile-cache warm: not over --host; use cold or user"
     ]
     assert not record.exists() and server.left() == []
+
+
+def test_the_tui_shows_a_remote_run_live(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.pilot import Pilot
+
+    from tests.tui_support import run, wait_for
+    from warmscope.core.data.settings import RunSettings
+    from warmscope.tui.app import build_app
+    from warmscope.tui.iteration_table import IterationTable
+
+    monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options())
+    settings = RunSettings(target="sample:trivial", iters=30, host="127.0.0.1", python=PYTHON)
+    app = build_app(settings=settings)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs)
+        entry = app.runs[-1]
+        table = app.screen.query_one(IterationTable)
+        await wait_for(pilot, lambda: entry.view.finished)
+        await wait_for(pilot, lambda: len(table.rows) > 0)
+        assert entry.view.status == "ok"
+        assert entry.session is not None
+        data = read_run(entry.session.record_path)
+        assert (data.count, data.env["host"]) == (30, "127.0.0.1")
+
+    run(app, scenario)
+    assert server.left() == []
