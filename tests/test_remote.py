@@ -279,7 +279,9 @@ def test_a_dropped_connection_ends_the_remote_run(server: Server, tmp_path: Path
     ssh.kill()
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 1, err
-    assert read_run(record).status == "crashed"
+    data = read_run(record)
+    assert data.status == "crashed"
+    assert data.status_detail.startswith("the connection to 127.0.0.1 was lost (ssh was killed")
     assert wait_gone(run_id, 10) == []  # the remote agent (it carries the run id) is gone
     deadline = time.monotonic() + 10
     while server.left() and time.monotonic() < deadline:
@@ -359,4 +361,20 @@ def test_the_tui_shows_a_remote_run_live(
         assert (data.count, data.env["host"]) == (30, "127.0.0.1")
 
     run(app, scenario)
+    assert server.left() == []
+
+
+def test_warmscope_killed_leaves_nothing_on_the_remote(server: Server, tmp_path: Path) -> None:
+    record = tmp_path / "r.jsonl"
+    proc = _long_run(server, record)
+    run_id = run_id_of(record)
+    ssh = _ssh_of(proc)
+    assert ssh is not None
+    proc.kill()  # no handler runs: only the closed connection tells the remote end
+    proc.communicate(timeout=30)
+    assert wait_gone(run_id, 10) == []
+    ssh.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while server.left() and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert server.left() == []

@@ -22,10 +22,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from warmscope.core.child import protocol
+from warmscope.core.child import outcome, protocol
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.targets import Target
 from warmscope.core.run import launcher
+from warmscope.core.run.ending import Ending
 from warmscope.core.run.guardian import Guardian
 from warmscope.core.run.proctree import RUN_ID_VAR
 
@@ -78,22 +80,25 @@ def ssh_command(host: str, python: str | None) -> list[str]:
 def connect(
     settings: RunSettings,
     mode: str,
-    target: dict[str, Any],
+    target: Target,
+    config: dict[str, Any],
     env: dict[str, str],
     guardian: Guardian,
-) -> tuple[subprocess.Popen[bytes], dict[str, Any], dict[str, Any]]:
-    """Start the guardian on ``settings.host`` and hand it the agent: the ``ssh`` process, the
-    target as shipped, and the guardian's hello. ``UsageError`` (nothing left running) when it
-    fails."""
+) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+    """Start the guardian on ``settings.host``, hand it the agent, then the agent its
+    ``config``: the ``ssh`` process and the guardian's hello. ``UsageError`` (nothing left
+    running) when it fails."""
     host, python = str(settings.host), settings.python
     cache = remote_cache(settings) if mode == "compile" else None
-    first, shipped = payload(target, env, settings.sample_hz, cache)
+    first, shipped = payload(target.to_json(), env, settings.sample_hz, cache)
     proc = launcher.popen(
         ssh_command(host, python),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=env,  # the run id: the guardian here ends the connection if warmscope dies
+        # Not the run's environment: a guardian ending the run's processes by its id (on the
+        # loopback, the remote one too) must not cut the connection that brings its last lines.
+        # If warmscope dies, ssh's stdin closes with it, and the remote guardian ends the run.
         start_new_session=True,
         close_fds=True,
     )
@@ -105,11 +110,13 @@ def connect(
     except BrokenPipeError:
         pass  # a failed connection: the hello says why
     try:
-        return proc, shipped, read_hello(proc, host, python)
+        hello = read_hello(proc, host, python)
     except BaseException:
         proc.kill()
         proc.wait()
         raise
+    send_config(proc, config_there(config, shipped, hello))
+    return proc, hello
 
 
 def send_config(proc: subprocess.Popen[bytes], config: dict[str, Any]) -> None:
@@ -203,12 +210,30 @@ def failure(proc: subprocess.Popen[bytes], host: str, python: str | None) -> str
     return f"--host {host}: the remote interpreter could not start the run: {last}"
 
 
+def ended(code: int, settings: RunSettings, stop_requested: bool) -> tuple[int, Ending | None]:
+    """The ``ssh`` process's exit ``code`` as the agent's, and, where the connection rather
+    than the agent ended the run, why."""
+    return returncode(code, settings.host), lost(code, settings, stop_requested)
+
+
 def returncode(code: int, host: str | None) -> int:
     """The agent's exit as a local child's would read (killed by signal N is -N): over
     ``--host``, the guardian says 128 + N."""
     sig = code - CRASH_BASE if host else 0
     crashes = (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGTERM)
     return -sig if sig in (*crashes, signal.SIGFPE, signal.SIGILL) else code
+
+
+def lost(code: int, settings: RunSettings, stop_requested: bool) -> Ending | None:
+    """The connection, not the agent, ended the run: ssh failed (255) or was killed here."""
+    if not settings.host or stop_requested or not (code == SSH_FAILED or code < 0):
+        return None
+    how = "ssh failed" if code == SSH_FAILED else f"ssh was killed by {signal.Signals(-code).name}"
+    return Ending(
+        outcome.CRASHED,
+        f"the connection to {settings.host} was lost ({how}): the remote run was ended",
+        outcome.EXIT_FAILED,
+    )
 
 
 def send_signal(proc: subprocess.Popen[bytes], sig: int) -> None:

@@ -211,12 +211,11 @@ class RunSession:
             separate_profiles=self.separate_profiles is not None,
         )
         if host := self.settings.host:  # no local cgroup, placement or shared ring: ``remote``
-            self.proc, shipped, hello = remote.connect(
-                self.settings, self.mode, self.target.to_json(), self._env, self._guardian
+            self.proc, hello = remote.connect(
+                self.settings, self.mode, self.target, config, self._env, self._guardian
             )
             self._commit({"type": "spawned", "pid": self.proc.pid})
             self._commit({"type": "env", "env": remote.environment(hello, host)})
-            remote.send_config(self.proc, remote.config_there(config, shipped, hello))
             return
         self.proc = spawn_agent(python, AGENT, self._env, self.ring.fd)
         # Into the run's cgroup before it reads its config: no model code has run yet.
@@ -369,7 +368,9 @@ class RunSession:
         self._last_record_flush = time.monotonic()
         PipeReader(proc, self, measure_stderr=self._markers).run()
         proc.wait()
-        self._finish(remote.returncode(proc.returncode, self.settings.host))
+        code, lost = remote.ended(proc.returncode, self.settings, self._stop_requested)
+        self._fault = self._fault or lost
+        self._finish(code)
 
     @property
     def iteration_markers(self) -> int:
@@ -653,8 +654,7 @@ class RunSession:
         """Iterations the child measured but died before sending, from the shared ring."""
         first = self.data.count
         if self.settings.host:  # the ring is on the remote: nothing to recover here
-            self.ring.close()
-            return
+            return self.ring.close()
         problem = integrity.check_ring_count(self.ring.completed(), first, self.ring.slots)
         ns, st = self.ring.read_ns(first) if problem is None and self._fault is None else ([], [])
         if problem is not None:
