@@ -378,3 +378,34 @@ def test_warmscope_killed_leaves_nothing_on_the_remote(server: Server, tmp_path:
     while server.left() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert server.left() == []
+
+
+def test_a_sweep_runs_every_process_on_the_host(server: Server, tmp_path: Path) -> None:
+    folder = tmp_path / "sweep"
+    result = warmscope(
+        "sweep",
+        "sample:trivial",
+        "--vary",
+        "profiling_executor=on,off",
+        "--repeat",
+        "1",
+        "--iters",
+        "20",
+        "--host",
+        "127.0.0.1",
+        "--python",
+        PYTHON,
+        "--record",
+        str(folder),
+        env=server.env(),
+        timeout=300,
+    )
+    assert result.code == 0, result.stderr
+    records = sorted(folder.glob("*.jsonl"))
+    assert len(records) == 2
+    for record in records:
+        data = read_run(record)
+        assert (data.status, data.count, data.env["host"]) == ("ok", 20, "127.0.0.1")
+        assert data.samples
+    assert (folder / "sweep.json").is_file()
+    assert server.left() == []
