@@ -70,6 +70,26 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def gpus() -> dict[str, object]:
+    """The GPUs there, through NVML where its Python module and library are (as the parent's
+    own environment says them); why not, else."""
+    try:
+        import pynvml  # nvidia-ml-py, where the remote interpreter has it
+
+        pynvml.nvmlInit()
+    except Exception as exc:
+        return {"gpus": [], "nvml": f"no GPU: NVML unavailable there ({exc})".replace("\n", " ")}
+    found = []
+    with contextlib.suppress(Exception):
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            name = pynvml.nvmlDeviceGetName(handle)
+            memory = pynvml.nvmlDeviceGetMemoryInfo(handle).total // 2**20
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            found.append({"index": i, "name": name, "memory_mb": memory})
+    return {"gpus": found, "nvml": "ok"}
+
+
 def whoami(home: str) -> dict[str, object]:
     info: dict[str, object] = {
         "t": "remote",
@@ -79,6 +99,7 @@ def whoami(home: str) -> dict[str, object]:
         "cpu_model": cpu_model(),
         "cpu_logical": os.cpu_count(),
         "pid": os.getpid(),
+        **gpus(),
     }
     with contextlib.suppress(AttributeError, OSError):
         info["cpu_affinity"] = len(os.sched_getaffinity(0))
@@ -201,7 +222,11 @@ def main() -> None:
         run_id = env.get(RUN_ID_VAR, "")
         sampler = load_sampler(home)
         hello = whoami(home)
-        hello["samples"] = "taken there, from /proc" if sampler else "not taken: no /proc there"
+        hello["samples"] = (
+            "taken there, from /proc (CPU and memory; not the GPU)"
+            if sampler
+            else "not taken: no /proc there"
+        )
         cache = payload.get("compile_cache")
         if cache == "cold":  # a fresh folder, gone with the run's own
             folders = {"inductor": f"{home}/cache/inductor", "triton": f"{home}/cache/triton"}
