@@ -25,7 +25,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import run_id_of, wait_gone, warmscope
+from tests.conftest import FACTORIES, run_id_of, wait_gone, warmscope
 from warmscope.core.data.reading import read_run
 
 asyncssh = pytest.importorskip("asyncssh")  # a dev dependency: installed by `make`
@@ -409,4 +409,36 @@ def test_a_sweep_runs_every_process_on_the_host(server: Server, tmp_path: Path) 
         assert (data.status, data.count, data.env["host"]) == ("ok", 20, "127.0.0.1")
         assert data.samples
     assert (folder / "sweep.json").is_file()
+    assert server.left() == []
+
+
+def test_a_memory_limit_holds_on_the_host(server: Server, tmp_path: Path) -> None:
+    """On the loopback the factories file is at the same path on both ends."""
+    record = tmp_path / "hog.jsonl"
+    result = warmscope(
+        "run",
+        f"{FACTORIES}:hog",
+        "--input",
+        "4",
+        "--iters",
+        "40",
+        "--memory-limit",
+        "2G",
+        "--host",
+        "127.0.0.1",
+        "--python",
+        PYTHON,
+        "--record",
+        str(record),
+        env=server.env(),
+        timeout=180,
+    )
+    assert result.code == 1, result.stderr
+    data = read_run(record)
+    assert data.status == "failed"
+    assert data.status_detail.startswith("out of memory: "), data.status_detail
+    assert "--memory-limit 2G" in data.status_detail
+    assert data.count < 40, "it ran out before the end"
+    held = data.env["containment"]
+    assert (held["memory_limit"], held["memory_by"]) == (2 << 30, "RLIMIT_AS")
     assert server.left() == []

@@ -236,6 +236,11 @@ def main() -> None:
             hello["compile_cache"] = {"mode": cache, "folders": folders, "had_entries": False}
         elif cache is not None:
             hello["compile_cache"] = {"mode": cache, "folders": "the remote user's own"}
+        limit = payload.get("memory_limit")
+        held: dict[str, object] = {"by": "process group and run id, there"}
+        if limit:  # the child's address space, as a run without a memory cgroup has it here
+            held.update(memory_limit=limit, memory_by="RLIMIT_AS")
+        hello["containment"] = held
         out = Out()
         out.write((json.dumps(hello) + "\n").encode())
         read_side, to_agent = os.pipe()
@@ -248,6 +253,10 @@ def main() -> None:
             for fd in (read_side, to_agent, from_agent, agent_out):
                 os.close(fd)
             signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a freshly started process has it
+            if limit:
+                import resource
+
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
             agent = os.path.join(home, payload["agent"])
             os.execve(sys.executable, [sys.executable, agent], env)
         os.close(read_side)

@@ -27,6 +27,7 @@ from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.targets import Target
 from warmscope.core.run import launcher
+from warmscope.core.run.cgroup import parse_size
 from warmscope.core.run.ending import Ending
 from warmscope.core.run.guardian import Guardian
 from warmscope.core.run.proctree import RUN_ID_VAR
@@ -90,7 +91,8 @@ def connect(
     running) when it fails."""
     host, python = str(settings.host), settings.python
     cache = remote_cache(settings) if mode == "compile" else None
-    first, shipped = payload(target.to_json(), env, settings.sample_hz, cache)
+    limit = parse_size(settings.memory_limit) if settings.memory_limit else None
+    first, shipped = payload(target.to_json(), env, settings.sample_hz, cache, limit)
     proc = launcher.popen(
         ssh_command(host, python),
         stdin=subprocess.PIPE,
@@ -138,7 +140,11 @@ def remote_cache(settings: RunSettings) -> str:
 
 
 def payload(
-    target: dict[str, Any], env: dict[str, str], sample_hz: float, cache: str | None = None
+    target: dict[str, Any],
+    env: dict[str, str],
+    sample_hz: float,
+    cache: str | None = None,
+    memory_limit: int | None = None,
 ) -> tuple[bytes, dict[str, Any]]:
     """What the guardian reads first (a length line, then JSON), and ``target`` as it will be
     found on the remote: a ``sample:`` target's file travels with the agent."""
@@ -159,6 +165,7 @@ def payload(
             "agent": "child/agent.py",
             "sample_hz": sample_hz,
             "compile_cache": cache,
+            "memory_limit": memory_limit,
         }
     )
     data = body.encode()

@@ -210,6 +210,7 @@ class RunSession:
             ring_slots=self.ring.slots,
             separate_profiles=self.separate_profiles is not None,
         )
+        self._oom_kills0 = oom_kills_here()  # kills after this one are the run's
         if host := self.settings.host:  # no local cgroup, placement or shared ring: ``remote``
             self.proc, hello = remote.connect(
                 self.settings, self.mode, self.target, config, self._env, self._guardian
@@ -219,7 +220,6 @@ class RunSession:
             return
         self.proc = spawn_agent(python, AGENT, self._env, self.ring.fd)
         # Into the run's cgroup before it reads its config: no model code has run yet.
-        self._oom_kills0 = oom_kills_here()
         self._cgroup, containment = contain(self.run_id, self.proc.pid, self._memory_limit)
         self._guardian.start(self.run_id, self._cgroup.path if self._cgroup else None)
         self._commit({"type": "spawned", "pid": self.proc.pid})
