@@ -16,6 +16,9 @@ module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and
     outcome     run statuses, exit codes, the error root
     ring        the shared-memory ring of iteration timings a crash cannot take away
     opprofile   the operator breakdown of a profiled iteration
+    remote_guardian  the remote end of ``--host`` (shipped, not loaded by the agent): starts the
+                agent there, passes its protocol and samples through, ends what it started
+    remote_sampler  CPU and memory of the remote agent's process tree, from /proc, beside it
 
 run/ — the parent's run machinery.
     run_plan    every process of one run (a profiling one, a warming one, the measured one),
@@ -32,6 +35,7 @@ run/ — the parent's run machinery.
     proctree    every process of a run found by its run id, and ending them all
     guardian    ends the run's processes if warmscope itself dies
     launcher    children started at warmscope's own priority; the observer kept out of the way
+    remote      ``--host``: the agent on another machine over one ``ssh`` connection
     hangup      SIGHUP and SIGTERM: the terminal detached, the runs ended (CLI and TUI)
     sampler     CPU and memory of the child, from outside; gpu_sampler: its GPU through NVML
     jitlog      C++ JIT log lines into events; the label of an iteration

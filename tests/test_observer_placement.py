@@ -12,7 +12,8 @@ from tests.conftest import FACTORIES
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.report import report
-from warmscope.core.run.session import OBSERVER_NICE, RunSession
+from warmscope.core.run.launcher import OBSERVER_NICE
+from warmscope.core.run.session import RunSession
 
 
 def thread_nice(pid: int, tid: int) -> int:

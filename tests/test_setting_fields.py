@@ -41,6 +41,7 @@ SAMPLES: dict[str, Any] = {
     "duration": 2.5,
     "timeout": 30.0,
     "python": "/usr/bin/python3",
+    "host": "gpu-box",
     "compile_cache": "warm",
     "trust_pickle": True,
     "jit_log": ">graph_fuser",

@@ -485,6 +485,24 @@ class RunFields:
         ),
     )
 
+    host: str | None = field(
+        default=None,
+        metadata=setting(
+            "str?",
+            (
+                Option(
+                    ("--host",),
+                    dict(
+                        metavar="DEST",
+                        help="run the child on DEST over ssh (as `ssh DEST` reaches it; more ssh "
+                        "options in WARMSCOPE_SSH_OPTIONS); --python names the interpreter there",
+                    ),
+                ),
+            ),
+            trusted=False,
+        ),
+    )
+
     compile_cache: str | None = field(
         default=None,
         metadata=setting(

@@ -145,7 +145,11 @@ class RunSettings(RunFields):
         for gap in self.idle_probe:
             if not (math.isfinite(gap) and 0 <= gap <= 3600):
                 raise SettingsError(f"--idle-probe: {gap} is not a number of seconds (0-3600)")
-        if self.python is not None:
+        if self.host is not None and (
+            not self.host or self.host[0] == "-" or _CONTROL.search(self.host)
+        ):
+            raise SettingsError(f"--host {self.host!r}: expected a destination as ssh takes it")
+        if self.python is not None and self.host is None:  # on a remote host, found there
             check_python(self.python)
         try:
             target = resolve_target(self.target, trust_pickle=self.trust_pickle)

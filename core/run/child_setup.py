@@ -6,11 +6,15 @@ Parent side; the session builds both from its settings just before it spawns the
 from __future__ import annotations
 
 import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
 from warmscope.core.child.knobs import KNOBS
+from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.targets import Target
+from warmscope.core.run import launcher
 from warmscope.core.run.proctree import RUN_ID_VAR
 
 
@@ -82,3 +86,23 @@ def child_env(
     # Inherited by everything the child starts (compile workers too): finds any survivor.
     env[RUN_ID_VAR] = run_id
     return env
+
+
+def spawn_agent(
+    python: str, agent: Path, env: dict[str, str], ring_fd: int
+) -> subprocess.Popen[bytes]:
+    """The agent on this machine, at warmscope's own priority (not its UI's), in a process group
+    of its own (stop it and its workers together), holding the shared ring's descriptor."""
+    try:
+        return launcher.popen(
+            [python, str(agent)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=(ring_fd,),
+        )
+    except OSError as exc:
+        raise UsageError(f"--python {python}: cannot run it ({exc.strerror})") from None

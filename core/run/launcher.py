@@ -68,6 +68,14 @@ def nicer_than_start(by: int) -> None:
             os.nice(start + by - now)
 
 
+def observe(cpus: list[int] | None) -> None:
+    """In a thread of warmscope's: lower its priority, and keep it to the observer's CPUs."""
+    nicer_than_start(OBSERVER_NICE)  # on Linux: this thread only
+    if cpus:
+        with contextlib.suppress(OSError, AttributeError):
+            os.sched_setaffinity(0, cpus)  # 0: this thread
+
+
 def _serve(requests: queue.SimpleQueue[tuple[Future[subprocess.Popen[bytes]], Any, Any]]) -> None:
     while True:
         done, args, kwargs = requests.get()

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core.child import outcome, protocol
-from warmscope.core.child.outcome import UsageError
 from warmscope.core.child.ring import IterationRing
 from warmscope.core.data.fold import apply_line, event_line, iterations_entry, record_entry
 from warmscope.core.data.packing import Packed
@@ -45,7 +44,7 @@ from warmscope.core.data.record import (
 from warmscope.core.data.run import Cursor, Event, RunData, Update
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.targets import Target
-from warmscope.core.run import compile_cache, integrity, launcher, proctree
+from warmscope.core.run import compile_cache, integrity, launcher, proctree, remote
 from warmscope.core.run.attribution import Attribution, BadMarker
 from warmscope.core.run.cgroup import (
     RunCgroup,
@@ -54,12 +53,11 @@ from warmscope.core.run.cgroup import (
     out_of_memory,
     parse_size,
 )
-from warmscope.core.run.child_setup import agent_config, child_env
+from warmscope.core.run.child_setup import agent_config, child_env, spawn_agent
 from warmscope.core.run.compile_cache import CacheSetup
 from warmscope.core.run.ending import Ending, Seen, classify, not_a_python
 from warmscope.core.run.guardian import Guardian
 from warmscope.core.run.integrity import INTEGRITY
-from warmscope.core.run.launcher import OBSERVER_NICE
 from warmscope.core.run.pipes import DRAIN_S, PipeReader
 from warmscope.core.run.sampler import Sampler, host_environment
 from warmscope.core.run.side_cap import STDERR_CAP_BYTES, CappedFile, cut_note
@@ -170,8 +168,9 @@ class RunSession:
             self._stderr_file = CappedFile(side)
             self.ring = IterationRing.create()
             self._writer.write(self._header)
-            self._commit({"type": "env", "env": host_environment()})
-            if self.mode == "compile":
+            if not self.settings.host:  # a remote run's env comes from its remote end
+                self._commit({"type": "env", "env": host_environment()})
+            if self.mode == "compile" and not self.settings.host:
                 # Which compiled code the child can find on disk decides its cold start.
                 from warmscope.core.run.run_plan import default_compile_cache  # it imports this one
 
@@ -200,21 +199,27 @@ class RunSession:
         self._t0 = time.monotonic()
         cache_env = self._cache.env if self._cache is not None else {}
         self._env = child_env(self.settings, self.jit_log, cache_env, self.run_id)
-        try:
-            self.proc = launcher.popen(  # at warmscope's own priority, not its UI's
-                [python, str(AGENT)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self._env,
-                start_new_session=True,  # its own process group: stop it and its workers together
-                close_fds=True,
-                pass_fds=(self.ring.fd,),
+        config = agent_config(
+            self.settings,
+            self.target,
+            self.mode,
+            markers=self._markers,
+            marker_secret=self._marker_secret,
+            trace_prefix=str(self.record_path.with_suffix("")),
+            ring_fd=self.ring.fd,
+            ring_slots=self.ring.slots,
+            separate_profiles=self.separate_profiles is not None,
+        )
+        self._oom_kills0 = oom_kills_here()  # kills after this one are the run's
+        if host := self.settings.host:  # no local cgroup, placement or shared ring: ``remote``
+            self.proc, hello = remote.connect(
+                self.settings, self.mode, self.target, config, self._env, self._guardian
             )
-        except OSError as exc:
-            raise UsageError(f"--python {python}: cannot run it ({exc.strerror})") from None
+            self._commit({"type": "spawned", "pid": self.proc.pid})
+            self._commit({"type": "env", "env": remote.environment(hello, host)})
+            return
+        self.proc = spawn_agent(python, AGENT, self._env, self.ring.fd)
         # Into the run's cgroup before it reads its config: no model code has run yet.
-        self._oom_kills0 = oom_kills_here()
         self._cgroup, containment = contain(self.run_id, self.proc.pid, self._memory_limit)
         self._guardian.start(self.run_id, self._cgroup.path if self._cgroup else None)
         self._commit({"type": "spawned", "pid": self.proc.pid})
@@ -224,27 +229,11 @@ class RunSession:
         # A child that is not a Python (``--python /bin/ls``) may be gone already: what it did
         # is judged when it exits (no hello), not here.
         with contextlib.suppress(BrokenPipeError):
-            config = agent_config(
-                self.settings,
-                self.target,
-                self.mode,
-                markers=self._markers,
-                marker_secret=self._marker_secret,
-                trace_prefix=str(self.record_path.with_suffix("")),
-                ring_fd=self.ring.fd,
-                ring_slots=self.ring.slots,
-                separate_profiles=self.separate_profiles is not None,
-            )
             self.proc.stdin.write(protocol.encode(config))
             self.proc.stdin.flush()  # stays open: its EOF tells the child the parent is gone
 
     def _observe(self) -> None:
-        """In a thread of warmscope's: lower its priority, and keep it to the observer's CPU."""
-        launcher.nicer_than_start(OBSERVER_NICE)  # on Linux: this thread only
-        cpus = self.data.env.get("observer", {}).get("observer_cpus")
-        if cpus:
-            with contextlib.suppress(OSError, AttributeError):
-                os.sched_setaffinity(0, cpus)  # 0: this thread
+        launcher.observe(self.data.env.get("observer", {}).get("observer_cpus"))
 
     def _abandon(self) -> None:
         """Undo a start that failed: nothing of it is left, running or on disk."""
@@ -306,6 +295,8 @@ class RunSession:
         proc = self.proc
         if proc is None:
             return
+        if self.settings.host:  # the remote guardian delivers it, to the agent's group
+            return remote.send_signal(proc, sig)
         if group:  # the whole run: its process group, its descendants, escaped helpers
             proctree.signal_all(self.run_id, proc.pid if proc.returncode is None else None, sig)
         elif proc.returncode is None:
@@ -377,7 +368,9 @@ class RunSession:
         self._last_record_flush = time.monotonic()
         PipeReader(proc, self, measure_stderr=self._markers).run()
         proc.wait()
-        self._finish(proc.returncode)
+        code, lost = remote.ended(proc.returncode, self.settings, self._stop_requested)
+        self._fault = self._fault or lost
+        self._finish(code)
 
     @property
     def iteration_markers(self) -> int:
@@ -390,7 +383,7 @@ class RunSession:
         self._count0 = self.ring.completed()
 
     def turn_ends(self, *, idle: bool, stderr_caught_up: bool, now: float) -> None:
-        if self._attribution.pending and stderr_caught_up:
+        if self._attribution.pending and stderr_caught_up and not self.settings.host:  # (shared)
             with self.lock:
                 self._add_events(self._attribution.settle(self._count0, self.ring.completed()))
         if idle:
@@ -507,6 +500,8 @@ class RunSession:
             self.busy = msg
         elif kind == "done":
             self._integrity_fault(self._witness.said_done(msg, time.monotonic()))
+        elif kind == "remote_sample" and self.settings.host:  # taken beside the remote agent
+            return self._commit(remote.sample_line(msg, self.elapsed(), self.data.count))
         elif kind == "hello":
             self._hello = True
             if msg.get("v") != protocol.VERSION:
@@ -557,6 +552,8 @@ class RunSession:
     # -- sampling ------------------------------------------------------------------------
 
     def _sample(self) -> None:
+        if self.settings.host:  # sampled on the remote, beside the agent
+            return
         self._observe()
         proc = self.proc
         assert proc is not None
@@ -602,7 +599,8 @@ class RunSession:
                         f"pids: {escaped}",
                     )
                 )
-            self._add_events(self._attribution.end(self.ring.completed()))
+            running = self.data.count if self.settings.host else self.ring.completed()
+            self._add_events(self._attribution.end(running))
             if left:
                 self._add_event(
                     Event("info", f"processes of the run still alive after SIGKILL: {left}")
@@ -655,6 +653,8 @@ class RunSession:
     def _recover_unsent(self) -> None:
         """Iterations the child measured but died before sending, from the shared ring."""
         first = self.data.count
+        if self.settings.host:  # the ring is on the remote: nothing to recover here
+            return self.ring.close()
         problem = integrity.check_ring_count(self.ring.completed(), first, self.ring.slots)
         ns, st = self.ring.read_ns(first) if problem is None and self._fault is None else ([], [])
         if problem is not None:

@@ -1,0 +1,285 @@
+"""The remote end of ``--host``: run by the remote interpreter as ``python -c SOURCE``.
+
+Standard library only, and self-contained: this file's text is the program. On its stdin it
+reads one line (a byte count), then that many bytes of JSON: the agent's files and the run's
+environment. It writes the files into a fresh folder, says who it is in one JSON line on stdout,
+and starts the agent in a process group of its own: its stderr is the connection's own (logs and
+markers), its protocol lines pass through here to the connection's stdout, with the samples of
+its process tree (``remote_sampler``) between them, whole lines only. What comes after on stdin
+goes to the agent: its config line, then only ``signal N`` lines, which the guardian delivers.
+
+The remote process tree ends with the run: when the connection drops (EOF on stdin) the agent
+and its group are killed; when the agent exits, whatever it left (its group, and any process
+carrying the run id) is killed too, and the folder goes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+
+RUN_ID_VAR = "WARMSCOPE_RUN_ID"
+EXIT_GONE = 70  # as the agent's EXIT_PARENT_GONE: nobody is left to report to
+CRASH_SIGNALS = (
+    signal.SIGKILL,
+    signal.SIGSEGV,
+    signal.SIGABRT,
+    signal.SIGBUS,
+    signal.SIGTERM,
+    signal.SIGFPE,
+    signal.SIGILL,
+)
+"""An agent killed by one of these exits here with 128 + the signal; the parent reads it back."""
+
+
+def read_exact(n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = os.read(0, n - len(data))
+        if not chunk:
+            os._exit(EXIT_GONE)
+        data += chunk
+    return data
+
+
+def read_line() -> bytes:
+    line = b""
+    while not line.endswith(b"\n"):  # a byte at a time: nothing past it is read away
+        chunk = os.read(0, 1)
+        if not chunk:
+            os._exit(EXIT_GONE)
+        line += chunk
+    return line
+
+
+def cpu_model() -> str:
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    return platform.processor() or platform.machine()
+
+
+def gpus() -> dict[str, object]:
+    """The GPUs there, through NVML where its Python module and library are (as the parent's
+    own environment says them); why not, else."""
+    try:
+        import pynvml  # nvidia-ml-py, where the remote interpreter has it
+
+        pynvml.nvmlInit()
+    except Exception as exc:
+        return {"gpus": [], "nvml": f"no GPU: NVML unavailable there ({exc})".replace("\n", " ")}
+    found = []
+    with contextlib.suppress(Exception):
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            name = pynvml.nvmlDeviceGetName(handle)
+            memory = pynvml.nvmlDeviceGetMemoryInfo(handle).total // 2**20
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            found.append({"index": i, "name": name, "memory_mb": memory})
+    return {"gpus": found, "nvml": "ok"}
+
+
+def whoami(home: str) -> dict[str, object]:
+    info: dict[str, object] = {
+        "t": "remote",
+        "home": home,
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_logical": os.cpu_count(),
+        "pid": os.getpid(),
+        **gpus(),
+    }
+    with contextlib.suppress(AttributeError, OSError):
+        info["cpu_affinity"] = len(os.sched_getaffinity(0))
+    return info
+
+
+def end_run(group: int, run_id: str) -> None:
+    """Kill the agent's group, then any process that carries the run id (escaped helpers)."""
+    with contextlib.suppress(OSError):
+        os.killpg(group, signal.SIGKILL)
+    needle = f"{RUN_ID_VAR}={run_id}".encode()
+    for name in os.listdir("/proc") if run_id and os.path.isdir("/proc") else []:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            with open(f"/proc/{name}/environ", "rb") as f:
+                found = needle in f.read().split(b"\0")
+            if found:
+                os.kill(int(name), signal.SIGKILL)
+
+
+def forward(to_agent: int, pid: int, group: int, run_id: str) -> None:
+    """The config line to the agent, then ``signal N`` lines; EOF: the connection is gone."""
+    config_sent = False
+    pending = b""
+    while True:
+        try:
+            chunk = os.read(0, 65536)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            end_run(group, run_id)
+            return
+        if not config_sent:
+            head, newline, pending = chunk.partition(b"\n")
+            with contextlib.suppress(OSError):
+                os.write(to_agent, head + newline)
+            config_sent = bool(newline)
+            if not config_sent:
+                continue
+        else:
+            pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            word, _, number = line.decode(errors="replace").partition(" ")
+            if word == "signal" and number.strip().isdigit():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, int(number))
+
+
+class Out:
+    """The connection's stdout, one whole line at a time from either thread."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        with self.lock:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(1, view) :]
+
+
+def pass_protocol(from_agent: int, out: Out) -> None:
+    """The agent's protocol lines to the connection, whole (a torn last one as it ends)."""
+    pending = b""
+    while True:
+        try:
+            chunk = os.read(from_agent, 65536)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            if pending:
+                out.write(pending)
+            return
+        pending += chunk
+        cut = pending.rfind(b"\n") + 1
+        if cut:
+            out.write(pending[:cut])
+            pending = pending[cut:]
+
+
+def load_sampler(home: str) -> object | None:
+    path = os.path.join(home, "child", "remote_sampler.py")
+    spec = importlib.util.spec_from_file_location("_warmscope_remote_sampler", path)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module if module.available() else None
+
+
+def sample(sampler: object, pid: int, hz: float, out: Out) -> None:
+    tree = sampler.TreeSampler(pid)  # type: ignore[attr-defined]
+    period = 1.0 / max(hz, 0.1)
+    while True:
+        time.sleep(period)
+        try:
+            reading = tree.sample()
+        except (OSError, ValueError, IndexError):
+            reading = None
+        if reading is None:
+            return
+        out.write((json.dumps({"t": "remote_sample", **reading}) + "\n").encode())
+
+
+def main() -> None:
+    payload = json.loads(read_exact(int(read_line())))
+    home = tempfile.mkdtemp(prefix="warmscope-remote-")
+    try:
+        for rel, text in payload["files"].items():
+            path = os.path.join(home, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        env = dict(os.environ)
+        for name in payload.get("unset", []):
+            env.pop(name, None)
+        env.update(payload["env"])
+        run_id = env.get(RUN_ID_VAR, "")
+        sampler = load_sampler(home)
+        hello = whoami(home)
+        hello["samples"] = (
+            "taken there, from /proc (CPU and memory; not the GPU)"
+            if sampler
+            else "not taken: no /proc there"
+        )
+        cache = payload.get("compile_cache")
+        if cache == "cold":  # a fresh folder, gone with the run's own
+            folders = {"inductor": f"{home}/cache/inductor", "triton": f"{home}/cache/triton"}
+            env.update(
+                TORCHINDUCTOR_CACHE_DIR=folders["inductor"], TRITON_CACHE_DIR=folders["triton"]
+            )
+            hello["compile_cache"] = {"mode": cache, "folders": folders, "had_entries": False}
+        elif cache is not None:
+            hello["compile_cache"] = {"mode": cache, "folders": "the remote user's own"}
+        limit = payload.get("memory_limit")
+        held: dict[str, object] = {"by": "process group and run id, there"}
+        if limit:  # the child's address space, as a run without a memory cgroup has it here
+            held.update(memory_limit=limit, memory_by="RLIMIT_AS")
+        hello["containment"] = held
+        out = Out()
+        out.write((json.dumps(hello) + "\n").encode())
+        read_side, to_agent = os.pipe()
+        from_agent, agent_out = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()  # its own group: the agent's workers end with it
+            os.dup2(read_side, 0)
+            os.dup2(agent_out, 1)
+            for fd in (read_side, to_agent, from_agent, agent_out):
+                os.close(fd)
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a freshly started process has it
+            if limit:
+                import resource
+
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            agent = os.path.join(home, payload["agent"])
+            os.execve(sys.executable, [sys.executable, agent], env)
+        os.close(read_side)
+        os.close(agent_out)
+        threading.Thread(
+            target=forward, args=(to_agent, pid, pid, run_id), name="forward", daemon=True
+        ).start()
+        passing = threading.Thread(target=pass_protocol, args=(from_agent, out), daemon=True)
+        passing.start()
+        if sampler is not None:
+            hz = float(payload.get("sample_hz", 10))
+            threading.Thread(target=sample, args=(sampler, pid, hz, out), daemon=True).start()
+        status = os.waitpid(pid, 0)[1]
+        end_run(pid, run_id)
+        passing.join(5.0)  # the last protocol lines, once every writer is gone
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        os._exit(128 + sig if sig in CRASH_SIGNALS else 1)
+    os._exit(os.WEXITSTATUS(status))
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # signals reach the agent as `signal N` lines
+    main()

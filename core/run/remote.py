@@ -1,0 +1,293 @@
+"""``--host DEST``: the child on another machine, over one ``ssh`` connection.
+
+The connection is made by the OpenSSH client, so ``~/.ssh/config``, agents, jump hosts and keys
+work as they do for ``ssh``; more options for it go in ``WARMSCOPE_SSH_OPTIONS`` (split as a
+shell would: ``-p 2222 -i ~/.ssh/lab``). The remote command is the remote interpreter running
+the guardian (``core/child/remote_guardian.py``, given as ``-c`` source); the agent and its
+sibling modules (and a ``sample:`` target's file) follow on stdin, so nothing needs to be
+installed there but python and torch. The protocol comes back on the connection's stdout, the
+raw stderr on its stderr, and the record is written here as lines arrive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shlex
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from warmscope.core.child import outcome, protocol
+from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.targets import Target
+from warmscope.core.run import launcher
+from warmscope.core.run.cgroup import parse_size
+from warmscope.core.run.ending import Ending
+from warmscope.core.run.guardian import Guardian
+from warmscope.core.run.proctree import RUN_ID_VAR
+
+SSH_OPTIONS_VAR = "WARMSCOPE_SSH_OPTIONS"
+CHILD_DIR = Path(__file__).resolve().parent.parent / "child"
+GUARDIAN = CHILD_DIR / "remote_guardian.py"
+CONNECT_TIMEOUT_S = 15
+HELLO_TIMEOUT_S = 60.0
+"""How long the connection and the remote interpreter's start may take."""
+NO_SUCH_COMMAND = 127
+SSH_FAILED = 255
+CRASH_BASE = 128  # the guardian's exit for an agent killed by signal N: 128 + N
+
+
+BOOTSTRAP = (
+    "import os\n"
+    "def r(n):\n"
+    " b=b''\n"
+    " while n<0 or len(b)<n:\n"
+    "  c=os.read(0,1 if n<0 else n-len(b))\n"
+    "  if not c:raise SystemExit(70)\n"
+    "  b+=c\n"
+    "  if n<0 and c==b'\\n':return b\n"
+    " return b\n"
+    "exec(compile(r(int(r(-1))),'warmscope-guardian','exec'),{'__name__':'__main__'})"
+)
+"""The remote ``-c`` program: reads the guardian's source (a length line, then the text) from
+stdin, a byte at a time up to the length, and runs it."""
+
+
+def ssh_command(host: str, python: str | None) -> list[str]:
+    """The ``ssh`` command line that starts the guardian on ``host``."""
+    options = shlex.split(os.environ.get(SSH_OPTIONS_VAR, ""))
+    remote = f"exec {shlex.quote(python or 'python3')} -c {shlex.quote(BOOTSTRAP)}"
+    # The user's options first: for ssh the first value given wins.
+    return [
+        "ssh",
+        "-T",
+        *options,
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+        "--",
+        host,
+        remote,
+    ]
+
+
+def connect(
+    settings: RunSettings,
+    mode: str,
+    target: Target,
+    config: dict[str, Any],
+    env: dict[str, str],
+    guardian: Guardian,
+) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+    """Start the guardian on ``settings.host``, hand it the agent, then the agent its
+    ``config``: the ``ssh`` process and the guardian's hello. ``UsageError`` (nothing left
+    running) when it fails."""
+    host, python = str(settings.host), settings.python
+    cache = remote_cache(settings) if mode == "compile" else None
+    limit = parse_size(settings.memory_limit) if settings.memory_limit else None
+    first, shipped = payload(target.to_json(), env, settings.sample_hz, cache, limit)
+    proc = launcher.popen(
+        ssh_command(host, python),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        # Not the run's environment: a guardian ending the run's processes by its id (on the
+        # loopback, the remote one too) must not cut the connection that brings its last lines.
+        # If warmscope dies, ssh's stdin closes with it, and the remote guardian ends the run.
+        start_new_session=True,
+        close_fds=True,
+    )
+    guardian.start(str(env.get(RUN_ID_VAR, "")), None)
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(first)
+        proc.stdin.flush()
+    except BrokenPipeError:
+        pass  # a failed connection: the hello says why
+    try:
+        hello = read_hello(proc, host, python)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    send_config(proc, config_there(config, shipped, hello))
+    return proc, hello
+
+
+def send_config(proc: subprocess.Popen[bytes], config: dict[str, Any]) -> None:
+    """The agent's config line; the connection stays open (its EOF ends the remote run)."""
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError):  # gone already: the run's end says why
+        proc.stdin.write(protocol.encode(config))
+        proc.stdin.flush()
+
+
+def remote_cache(settings: RunSettings) -> str:
+    """The compile cache a remote compile process gets: ``cold``, a folder of its own that goes
+    with the run, or ``user``, the remote user's own. ``warm`` would need a folder shared by two
+    remote processes, which the remote end does not keep."""
+    cache = settings.compile_cache or "user"  # as a local single run's default
+    if cache == "warm":
+        raise UsageError("--compile-cache warm: not over --host; use cold or user")
+    return cache
+
+
+def payload(
+    target: dict[str, Any],
+    env: dict[str, str],
+    sample_hz: float,
+    cache: str | None = None,
+    memory_limit: int | None = None,
+) -> tuple[bytes, dict[str, Any]]:
+    """What the guardian reads first (a length line, then JSON), and ``target`` as it will be
+    found on the remote: a ``sample:`` target's file travels with the agent."""
+    files = {f"child/{p.name}": p.read_text() for p in sorted(CHILD_DIR.glob("*.py"))}
+    remote_target = dict(target)
+    if target.get("kind") == "sample" and target.get("path"):
+        sample = Path(target["path"])
+        files[f"sample/{sample.name}"] = sample.read_text()
+        remote_target["path"] = f"sample/{sample.name}"  # under the guardian's folder
+    own = {k: v for k, v in env.items() if os.environ.get(k) != v}
+    unset = [k for k in ("PYTORCH_JIT_LOG_LEVEL", "TORCH_LOGS") if k not in env]
+    guardian = GUARDIAN.read_bytes()
+    body = json.dumps(
+        {
+            "files": files,
+            "env": own,
+            "unset": unset,
+            "agent": "child/agent.py",
+            "sample_hz": sample_hz,
+            "compile_cache": cache,
+            "memory_limit": memory_limit,
+        }
+    )
+    data = body.encode()
+    return b"%d\n%s%d\n%s" % (len(guardian), guardian, len(data), data), remote_target
+
+
+def read_hello(proc: subprocess.Popen[bytes], host: str, python: str | None) -> dict[str, Any]:
+    """The guardian's first line on stdout (who and where it is), read a byte at a time so that
+    nothing of the protocol behind it is taken. ``UsageError`` naming why when it never comes."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    line = b""
+    deadline = time.monotonic() + HELLO_TIMEOUT_S
+    while not line.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            proc.kill()
+            raise UsageError(f"--host {host}: no answer in {HELLO_TIMEOUT_S:g} s")
+        chunk = os.read(fd, 1)
+        if not chunk:
+            raise UsageError(failure(proc, host, python))
+        line += chunk
+    try:
+        hello = json.loads(line)
+        if hello.get("t") != "remote":
+            raise ValueError
+    except ValueError:
+        raise UsageError(
+            f"--host {host}: the remote interpreter printed something else: {line[:80]!r}"
+        ) from None
+    return dict(hello)
+
+
+def failure(proc: subprocess.Popen[bytes], host: str, python: str | None) -> str:
+    """Why the connection ended before the guardian spoke, in one line."""
+    assert proc.stderr is not None
+    try:
+        code = proc.wait(timeout=CONNECT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        code = proc.wait()
+    said = [ln.strip() for ln in proc.stderr.read().decode(errors="replace").splitlines()]
+    said = [ln for ln in said if ln and not ln.startswith("Warning: Permanently added")]
+    last = said[-1][:200] if said else f"exit status {code}"
+    if code == NO_SUCH_COMMAND:
+        return f"--host {host}: no {python or 'python3'} there (--python names the remote interpreter): {last}"
+    if code == SSH_FAILED:
+        return f"--host {host}: ssh failed: {last}"
+    return f"--host {host}: the remote interpreter could not start the run: {last}"
+
+
+def ended(code: int, settings: RunSettings, stop_requested: bool) -> tuple[int, Ending | None]:
+    """The ``ssh`` process's exit ``code`` as the agent's, and, where the connection rather
+    than the agent ended the run, why."""
+    return returncode(code, settings.host), lost(code, settings, stop_requested)
+
+
+def returncode(code: int, host: str | None) -> int:
+    """The agent's exit as a local child's would read (killed by signal N is -N): over
+    ``--host``, the guardian says 128 + N."""
+    sig = code - CRASH_BASE if host else 0
+    crashes = (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGTERM)
+    return -sig if sig in (*crashes, signal.SIGFPE, signal.SIGILL) else code
+
+
+def lost(code: int, settings: RunSettings, stop_requested: bool) -> Ending | None:
+    """The connection, not the agent, ended the run: ssh failed (255) or was killed here."""
+    if not settings.host or stop_requested or not (code == SSH_FAILED or code < 0):
+        return None
+    how = "ssh failed" if code == SSH_FAILED else f"ssh was killed by {signal.Signals(-code).name}"
+    return Ending(
+        outcome.CRASHED,
+        f"the connection to {settings.host} was lost ({how}): the remote run was ended",
+        outcome.EXIT_FAILED,
+    )
+
+
+def send_signal(proc: subprocess.Popen[bytes], sig: int) -> None:
+    """Deliver ``sig`` to the remote agent (the guardian does); SIGKILL drops the connection,
+    and the guardian then kills the agent's whole group."""
+    if proc.returncode is not None:
+        return
+    if sig == signal.SIGKILL or proc.stdin is None:
+        proc.kill()
+        return
+    try:
+        proc.stdin.write(b"signal %d\n" % sig)
+        proc.stdin.flush()
+    except (OSError, ValueError):
+        proc.kill()  # the connection is gone: the guardian ends what it started
+
+
+def environment(hello: dict[str, Any], host: str) -> dict[str, Any]:
+    """The record's ``env`` for a remote run: the machine that ran the child."""
+    env = {k: v for k, v in hello.items() if k not in ("t", "home", "pid")}
+    return {**env, "host": host}
+
+
+def sample_line(msg: dict[str, Any], t: float, iteration: int) -> dict[str, Any]:
+    """A record's sample line from a sample the guardian took beside the agent."""
+    fields = ("cpu", "rss_mb", "threads", "procs", "sys_cpu")
+    return {
+        "type": "sample",
+        **{k: msg[k] for k in fields if k in msg},
+        "t": round(t, 3),
+        "iteration": iteration,
+    }
+
+
+def config_there(
+    config: dict[str, Any], shipped: dict[str, Any], hello: dict[str, Any]
+) -> dict[str, Any]:
+    """The agent's config as the remote end needs it: the shipped target under the guardian's
+    folder, no local parent to watch (the guardian is its parent), no shared ring."""
+    home = str(hello["home"])
+    target = dict(shipped)
+    if target.get("kind") == "sample":
+        target["path"] = f"{home}/{target['path']}"
+    return {
+        **config,
+        "target": target,
+        "parent_pid": 0,
+        "ring_fd": None,
+        "trace_prefix": f"{home}/trace",
+    }

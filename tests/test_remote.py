@@ -1,0 +1,444 @@
+"""``--host``: the child over a real ``ssh`` client to an SSH server on the loopback.
+
+The server is asyncssh, in this process, on 127.0.0.1: it runs each command with ``/bin/sh`` as
+a subprocess of its own (as sshd does), with its own TMPDIR so that what the remote end leaves is
+seen. The OpenSSH client reaches it through ``WARMSCOPE_SSH_OPTIONS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import FACTORIES, run_id_of, wait_gone, warmscope
+from warmscope.core.data.reading import read_run
+
+asyncssh = pytest.importorskip("asyncssh")  # a dev dependency: installed by `make`
+
+pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="no OpenSSH client")
+PYTHON = sys.executable  # the remote interpreter: this one, which has torch
+
+
+@dataclass
+class Server:
+    port: int
+    key: Path
+    remote_tmp: Path
+
+    def options(self, key: Path | None = None, port: int | None = None) -> str:
+        return (
+            f"-p {port or self.port} -i {key or self.key} -o IdentitiesOnly=yes "
+            "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+        )
+
+    def env(self, **kw: str) -> dict[str, str]:
+        return {"WARMSCOPE_SSH_OPTIONS": self.options(**kw)}  # type: ignore[arg-type]
+
+    def left(self) -> list[str]:
+        """What the remote end left in its temporary folder."""
+        return sorted(p.name for p in self.remote_tmp.iterdir())
+
+
+async def _pump_out(reader: asyncio.StreamReader, writer: object) -> None:
+    while data := await reader.read(65536):
+        writer.write(data)  # type: ignore[attr-defined]
+
+
+async def _pump_in(process: object, proc: asyncio.subprocess.Process) -> None:
+    assert proc.stdin is not None
+    try:
+        while data := await process.stdin.read(65536):  # type: ignore[attr-defined]
+            proc.stdin.write(data)
+            await proc.stdin.drain()
+    except (asyncssh.Error, OSError):
+        pass
+    finally:
+        proc.stdin.close()  # the connection is gone: EOF, as sshd gives it
+
+
+def _serve(keys: Path, remote_tmp: Path, ready: list[int], loop: asyncio.AbstractEventLoop) -> None:
+    async def handle(process: object) -> None:
+        pipe = asyncio.subprocess.PIPE
+        env = dict(os.environ, TMPDIR=str(remote_tmp))
+        env.pop("WARMSCOPE_SSH_OPTIONS", None)
+        proc = await asyncio.create_subprocess_shell(
+            process.command,  # type: ignore[attr-defined]
+            stdin=pipe,
+            stdout=pipe,
+            stderr=pipe,
+            env=env,
+            start_new_session=True,
+        )
+        feed = asyncio.ensure_future(_pump_in(process, proc))
+        assert proc.stdout is not None and proc.stderr is not None
+        with contextlib.suppress(asyncssh.Error, OSError):
+            await asyncio.gather(
+                _pump_out(proc.stdout, process.stdout),  # type: ignore[attr-defined]
+                _pump_out(proc.stderr, process.stderr),  # type: ignore[attr-defined]
+            )
+        code = await proc.wait()
+        feed.cancel()
+        process.exit(code)  # type: ignore[attr-defined]
+
+    async def start() -> None:
+        server = await asyncssh.create_server(
+            asyncssh.SSHServer,
+            "127.0.0.1",
+            0,
+            server_host_keys=[str(keys / "host")],
+            authorized_client_keys=str(keys / "client.pub"),
+            process_factory=handle,
+            encoding=None,
+        )
+        ready.append(server.sockets[0].getsockname()[1])
+
+    asyncio.set_event_loop(loop)
+    loop.run_until_complete(start())
+    loop.run_forever()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    keys = tmp_path_factory.mktemp("keys")
+    for name in ("host", "client", "stranger"):
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        key.write_private_key(str(keys / name))
+        key.write_public_key(str(keys / f"{name}.pub"))
+        os.chmod(keys / name, 0o600)  # ssh refuses a private key others can read
+    remote_tmp = tmp_path_factory.mktemp("remote-tmp")
+    loop = asyncio.new_event_loop()
+    ready: list[int] = []
+    thread = threading.Thread(target=_serve, args=(keys, remote_tmp, ready, loop), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not ready and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ready, "the test SSH server did not start"
+    yield Server(ready[0], keys / "client", remote_tmp)
+    loop.call_soon_threadsafe(loop.stop)
+
+
+def _kinds_at(doc_events: list[dict[str, object]]) -> list[tuple[object, object, object]]:
+    return [(e["kind"], e.get("iteration"), e["title"]) for e in doc_events]
+
+
+def test_a_run_over_host_matches_a_local_one(server: Server, tmp_path: Path) -> None:
+    args = ["run", "sample:trivial", "--iters", "20"]
+    there = warmscope(
+        *args,
+        "--host",
+        "127.0.0.1",
+        "--python",
+        PYTHON,
+        "--record",
+        str(tmp_path / "remote.jsonl"),
+        json_path=tmp_path / "remote.json",
+        env=server.env(),
+    )
+    assert there.code == 0, there.stderr
+    here = warmscope(
+        *args, "--record", str(tmp_path / "local.jsonl"), json_path=tmp_path / "local.json"
+    )
+    assert here.code == 0, here.stderr
+    remote, local = read_run(tmp_path / "remote.jsonl"), read_run(tmp_path / "local.jsonl")
+    assert (remote.status, remote.count) == (local.status, local.count) == ("ok", 20)
+    assert remote.summary_dict()["first_ms"] is not None
+    # The same events, pinned to the same iterations.
+    assert there.doc is not None and here.doc is not None
+    assert _kinds_at(there.events()) == _kinds_at(here.events())
+    # The record names the machine that ran the child; its samples were taken there.
+    assert remote.env["host"] == "127.0.0.1"
+    assert remote.env["hostname"] == socket.gethostname()
+    assert remote.env["python_executable"] == PYTHON
+    assert remote.env["torch"] == local.env["torch"]
+    assert remote.env["samples"].startswith("taken there, from /proc")
+    assert isinstance(remote.env["gpus"], list) and remote.env["nvml"]
+    assert remote.samples and local.samples
+    for sample in remote.samples:  # the fields a local sample has, of the remote agent's tree
+        assert sample.keys() >= {"cpu", "rss_mb", "threads", "procs", "sys_cpu", "t"}
+    # The same process (an agent holding torch) as the local samples see, not the ssh client.
+    peak = max(s["rss_mb"] for s in remote.samples)
+    assert 0.5 < peak / max(s["rss_mb"] for s in local.samples) < 2
+    # Nothing left on either side.
+    assert wait_gone(run_id_of(tmp_path / "remote.jsonl"), 5) == []
+    assert server.left() == []
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["unreachable", "refused key", "no python there", "not a python", "no torch there"],
+)
+def test_bad_remotes_say_why_in_one_line(server: Server, tmp_path: Path, case: str) -> None:
+    python, env = PYTHON, server.env()
+    if case == "unreachable":
+        with socket.socket() as s:  # a port that was free a moment ago: nobody listens
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        env = server.env(port=port)
+    elif case == "refused key":
+        env = server.env(key=server.key.with_name("stranger"))
+    elif case == "no python there":
+        python = str(tmp_path / "nowhere" / "python3")
+    elif case == "not a python":
+        python = "/bin/ls"
+    else:  # an interpreter with the standard library only
+        subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
+        python = str(tmp_path / "bare" / "bin" / "python")
+    record = tmp_path / "r.jsonl"
+    result = warmscope(
+        "run",
+        "sample:trivial",
+        "--iters",
+        "5",
+        "--host",
+        "127.0.0.1",
+        "--python",
+        python,
+        "--record",
+        str(record),
+        env=env,
+        timeout=60,
+    )
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 2, result.stderr
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    expected = {
+        "unreachable": "Connection refused",
+        "refused key": "Permission denied",
+        "no python there": "no " + python,
+        "not a python": "could not start the run",
+        "no torch there": "has no torch",
+    }[case]
+    assert expected in lines[0]
+    if case != "no torch there":  # the run never started: no record either
+        assert not record.exists()
+    assert server.left() == []
+
+
+def _ssh_of(proc: subprocess.Popen[str]) -> psutil.Process | None:
+    for child in psutil.Process(proc.pid).children(recursive=True):
+        if child.name() == "ssh":
+            return child
+    return None
+
+
+def _long_run(server: Server, record: Path) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-m", "warmscope.core.cli", "run", "sample:trivial"]
+    argv += ["--duration", "60", "--host", "127.0.0.1", "--python", PYTHON]
+    argv += ["--record", str(record)]
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, **server.env()),
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # until the remote agent runs its iterations
+        if record.exists() and '"type":"iters"' in record.read_text():
+            return proc
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("the remote run never started its iterations")
+
+
+def test_a_stop_reaches_the_remote_agent(server: Server, tmp_path: Path) -> None:
+    record = tmp_path / "r.jsonl"
+    proc = _long_run(server, record)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    data = read_run(record)
+    assert (data.status, data.status_detail) == ("stopped", "stopped by the user")
+    assert data.count > 0
+    assert wait_gone(run_id_of(record), 5) == []
+    assert server.left() == []
+
+
+def test_a_dropped_connection_ends_the_remote_run(server: Server, tmp_path: Path) -> None:
+    record = tmp_path / "r.jsonl"
+    proc = _long_run(server, record)
+    run_id = run_id_of(record)
+    ssh = _ssh_of(proc)
+    assert ssh is not None
+    ssh.kill()
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1, err
+    data = read_run(record)
+    assert data.status == "crashed"
+    assert data.status_detail.startswith("the connection to 127.0.0.1 was lost (ssh was killed")
+    assert wait_gone(run_id, 10) == []  # the remote agent (it carries the run id) is gone
+    deadline = time.monotonic() + 10
+    while server.left() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert server.left() == []
+
+
+def test_the_record_says_the_command_that_reproduces_it(server: Server, tmp_path: Path) -> None:
+    record = tmp_path / "r.jsonl"
+    result = warmscope(
+        "run",
+        "sample:trivial",
+        "--iters",
+        "3",
+        "--host",
+        "127.0.0.1",
+        "--python",
+        PYTHON,
+        "--record",
+        str(record),
+        env=server.env(),
+    )
+    assert result.code == 0, result.stderr
+    header = json.loads(record.read_text().splitlines()[0])
+    assert header["settings"]["host"] == "127.0.0.1"
+
+
+def test_a_warm_compile_cache_is_refused_over_host(server: Server, tmp_path: Path) -> None:
+    """Each remote process has its own folder, gone with it: no cache outlives it to be warm."""
+    record = tmp_path / "r.jsonl"
+    result = warmscope(
+        "run",
+        "sample:trivial",
+        "--mode",
+        "compile",
+        "--compile-cache",
+        "warm",
+        "--host",
+        "127.0.0.1",
+        "--python",
+        PYTHON,
+        "--record",
+        str(record),
+        env=server.env(),
+    )
+    assert result.code == 2
+    assert result.stderr.strip().splitlines() == [
+        "warmscope: --compile-cache warm: not over --host; use cold or user"
+    ]
+    assert not record.exists() and server.left() == []
+
+
+def test_the_tui_shows_a_remote_run_live(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.pilot import Pilot
+
+    from tests.tui_support import run, wait_for
+    from warmscope.core.data.settings import RunSettings
+    from warmscope.tui.app import build_app
+    from warmscope.tui.iteration_table import IterationTable
+
+    monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options())
+    settings = RunSettings(target="sample:trivial", iters=30, host="127.0.0.1", python=PYTHON)
+    app = build_app(settings=settings)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs)
+        entry = app.runs[-1]
+        table = app.screen.query_one(IterationTable)
+        await wait_for(pilot, lambda: entry.view.finished)
+        await wait_for(pilot, lambda: len(table.rows) > 0)
+        assert entry.view.status == "ok"
+        assert entry.session is not None
+        data = read_run(entry.session.record_path)
+        assert (data.count, data.env["host"]) == (30, "127.0.0.1")
+
+    run(app, scenario)
+    assert server.left() == []
+
+
+def test_warmscope_killed_leaves_nothing_on_the_remote(server: Server, tmp_path: Path) -> None:
+    record = tmp_path / "r.jsonl"
+    proc = _long_run(server, record)
+    run_id = run_id_of(record)
+    ssh = _ssh_of(proc)
+    assert ssh is not None
+    proc.kill()  # no handler runs: only the closed connection tells the remote end
+    proc.communicate(timeout=30)
+    assert wait_gone(run_id, 10) == []
+    ssh.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while server.left() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert server.left() == []
+
+
+def test_a_sweep_runs_every_process_on_the_host(server: Server, tmp_path: Path) -> None:
+    folder = tmp_path / "sweep"
+    result = warmscope(
+        "sweep",
+        "sample:trivial",
+        "--vary",
+        "profiling_executor=on,off",
+        "--repeat",
+        "1",
+        "--iters",
+        "20",
+        "--host",
+        "127.0.0.1",
+        "--python",
+        PYTHON,
+        "--record",
+        str(folder),
+        env=server.env(),
+        timeout=300,
+    )
+    assert result.code == 0, result.stderr
+    records = sorted(folder.glob("*.jsonl"))
+    assert len(records) == 2
+    for record in records:
+        data = read_run(record)
+        assert (data.status, data.count, data.env["host"]) == ("ok", 20, "127.0.0.1")
+        assert data.samples
+    assert (folder / "sweep.json").is_file()
+    assert server.left() == []
+
+
+def test_a_memory_limit_holds_on_the_host(server: Server, tmp_path: Path) -> None:
+    """On the loopback the factories file is at the same path on both ends."""
+    record = tmp_path / "hog.jsonl"
+    result = warmscope(
+        "run",
+        f"{FACTORIES}:hog",
+        "--input",
+        "4",
+        "--iters",
+        "40",
+        "--memory-limit",
+        "2G",
+        "--host",
+        "127.0.0.1",
+        "--python",
+        PYTHON,
+        "--record",
+        str(record),
+        env=server.env(),
+        timeout=180,
+    )
+    assert result.code == 1, result.stderr
+    data = read_run(record)
+    assert data.status == "failed"
+    assert data.status_detail.startswith("out of memory: "), data.status_detail
+    assert "--memory-limit 2G" in data.status_detail
+    assert data.count < 40, "it ran out before the end"
+    held = data.env["containment"]
+    assert (held["memory_limit"], held["memory_by"]) == (2 << 30, "RLIMIT_AS")
+    assert server.left() == []
