@@ -25,21 +25,11 @@ from warmscope.core.data.setting_fields import (
     Setting,
     Shown,
     Writer,
+    memory_size,
     parse_seconds_list,
     setting,
 )
-from warmscope.core.run.cgroup import parse_size
 from warmscope.core.run.compile_cache import MODES as COMPILE_CACHE_MODES
-
-
-def memory_size(text: str) -> str:
-    """``--memory-limit``'s value checked (``512M``, ``3G``), kept as written."""
-    try:
-        parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text.strip()
-
 
 if TYPE_CHECKING:
     from warmscope.core.data.settings import RunSettings

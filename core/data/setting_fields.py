@@ -90,6 +90,17 @@ def parse_seconds_list(text: str, flag: str) -> list[float]:
 # -- what a record's value must be -----------------------------------------------------------
 
 
+def memory_size(text: str) -> str:
+    """``--memory-limit``'s value checked (``512M``, ``3G``), kept as written."""
+    from warmscope.core.run.cgroup import parse_size
+
+    try:
+        parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text.strip()
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
