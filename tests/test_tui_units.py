@@ -177,10 +177,10 @@ def test_the_command_line_calls_run_app_with_what_it_takes(monkeypatch) -> None:
     from pathlib import Path
 
     from warmscope.core.cli import main
-    from warmscope.tui import app as tui_app
+    from warmscope.tui import terminal_app as tui_app
 
     # run_app takes `mouse` and hands the rest to the app: both must accept what they get.
-    app = inspect.signature(tui_app.WarmscopeApp.__init__)
+    app = inspect.signature(tui_app.WarmscopeApp.__init__)  # what run_app builds
     calls: list[dict] = []
 
     def check(*, mouse: bool = False, **kwargs):

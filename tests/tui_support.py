@@ -16,7 +16,10 @@ Scenario = Callable[[Pilot], Awaitable[None]]
 
 
 async def settle(pilot: Pilot) -> None:
-    """Wait for the summary workers and the refreshes they cause."""
+    """Wait for the main screen's panes (mounted after the first frame), then the summary
+    workers and the refreshes they cause."""
+    if hasattr(pilot.app, "ready"):
+        await wait_for(pilot, lambda: pilot.app.ready, timeout=30)  # type: ignore[attr-defined]
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
 

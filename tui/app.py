@@ -29,10 +29,9 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from warmscope.core.child import outcome
-from warmscope.core.child.outcome import UsageError, WarmscopeError
+from warmscope.core.child.outcome import WarmscopeError
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.safe_text import clean_name, clean_names
-from warmscope.core.run import launcher
 from warmscope.core.run.hangup import detach_terminal
 from warmscope.tui import fmt, glyphs, record_reading
 from warmscope.tui.ascii_filter import AsciiFilter, ControlFilter
@@ -42,7 +41,7 @@ from warmscope.tui.main_screen import MainScreen
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.repaint_all import repaint_all
 from warmscope.tui.run_header import RunHeader
-from warmscope.tui.runs import RunEntry, error_lines, exit_code, record_lines
+from warmscope.tui.runs import RunEntry, error_lines
 from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
 
 if TYPE_CHECKING:
@@ -119,6 +118,8 @@ class WarmscopeApp(App[int]):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watchdog: HangupWatchdog | None = None
         self._binding_state: tuple[bool, bool, bool] | None = None
+        self.ready = False
+        """The main screen's panes are mounted and the records opened are being shown."""
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's (no colour under ``NO_COLOR``), then no control characters, then ASCII for
@@ -214,6 +215,7 @@ class WarmscopeApp(App[int]):
         self.exit(0)
 
     def on_main_screen_ready(self) -> None:
+        self.ready = True
         items = self.initial_records
         if items and record_reading.any_long(items):
             from warmscope.tui.loading_screen import LoadingScreen
@@ -673,27 +675,3 @@ class WarmscopeApp(App[int]):
 
 build_app = WarmscopeApp
 """One factory for the command line, the tests and the benchmarks."""
-
-
-def run_app(*, mouse: bool = False, **options: Any) -> int:
-    """Run the TUI until the user quits; the exit code for the command line. ``options`` are
-    ``WarmscopeApp``'s. ``mouse``: track the mouse (every move is bytes over SSH, and tracking
-    takes the terminal's own text selection away), off unless asked for. ASCII also where
-    ``TERM`` names a terminal that lacks the rest (the Linux console, a VT100). No TUI at all
-    where ``TERM`` is ``dumb`` or unset: a terminal that cannot move its cursor would print
-    every escape sequence; the error names the headless command instead."""
-    if glyphs.dumb_terminal(os.environ.get("TERM")):
-        raise UsageError(
-            glyphs.dumb_terminal_message(options.get("settings"), options.get("records"))
-        )
-    options["ascii"] = glyphs.ascii_wanted(os.environ.get("TERM"), options.get("ascii", False))
-    # The UI waits, the child is measured: drawing runs nicer than the runs it starts.
-    launcher.lower_own_priority(launcher.OBSERVER_NICE)
-    app = WarmscopeApp(**options)
-    try:
-        app.run(mouse=mouse)
-    finally:
-        app.stop_all()
-    for line in record_lines(app.runs):
-        print(line)
-    return int(app.return_code or 0) or exit_code(app.runs)

@@ -76,7 +76,7 @@ def run_tui(
     sweeps: list[dict[str, Any]] | None = None,
 ) -> int:
     try:
-        from warmscope.tui.app import run_app
+        from warmscope.tui.terminal_app import run_app
     except ImportError as exc:
         raise UsageError(
             f"the TUI is not available in this build ({exc}); use `warmscope run`"
