@@ -219,7 +219,7 @@ def test_timeout_bounds_the_run_and_keeps_what_was_measured(tmp_path: Path) -> N
         "--iters",
         "1000",
         "--timeout",
-        "4",
+        "10",
         "--record",
         str(tmp_path / "t.jsonl"),
         json_path=tmp_path / "t.json",

@@ -24,7 +24,7 @@ CASES = [
     ("raises", [], "failed", "planted failure in iteration 3", K),
     ("segfault", [], "crashed", "SIGSEGV", K),
     ("exits", [], "crashed", "exited with code 7", K),
-    ("hangs", ["--timeout", "5"], "timeout", "--timeout 5", K),
+    ("hangs", ["--timeout", "10"], "timeout", "--timeout 10", K),  # room to start when busy
     ("allocates", [], "failed", "can't allocate memory", K),
     ("raises_while_loading", [], "failed", "planted failure while building the model", 0),
 ]
