@@ -192,6 +192,8 @@ def read(s: Setting, args: argparse.Namespace, settings: RunSettings) -> None:
     if s.read is not None:
         s.read(args, settings)
         return
+    if not hasattr(args, s.options[0].dest):
+        return  # an option this command does not offer (`only`): the field keeps its default
     value = getattr(args, s.options[0].dest)
     setattr(settings, s.name, list(value) if isinstance(value, list) else value)
 
