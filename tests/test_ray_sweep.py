@@ -6,13 +6,17 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
-from tests.conftest import Result, warmscope
+from tests.conftest import Result, run_id_of, survivors, wait_gone, warmscope
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.run.ray_executor import INSTALL, parse_executor
 
@@ -152,3 +156,96 @@ def test_a_two_node_cluster_runs_one_process_per_node_at_a_time(
     assert hosts["answer"] in doc["answer"]
     text = json.dumps(doc)
     assert "hosts within noise" in text
+
+
+def test_a_task_killed_half_way_keeps_the_lines_it_sent(tmp_path: Path) -> None:
+    """The Ray worker running the first process is SIGKILLed while its child runs: the
+    record keeps the iterations streamed so far, the process is failed with the reason, its
+    child ends with it, and the sweep goes on to the next process."""
+    ray_or_skip()
+    records = tmp_path / "records"
+    argv = [sys.executable, "-m", "warmscope.core.cli", "sweep", "sample:trivial"]
+    argv += ["--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "1", "--iters", "40", "--gap", "0.1"]
+    argv += ["--executor", "ray", "--quiet", "--record", str(records)]
+    argv += ["--json", str(tmp_path / "sweep.json")]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = records / "c0-env.WARMSCOPE_AA=a-r0.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if first.exists() and '"type":"iter' in first.read_text():
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the first process sent no iteration")
+        run_id = run_id_of(first)
+        child = survivors(run_id)
+        assert child, "the child runs on the node"
+        worker = psutil.Process(child[0]).parent()
+        assert worker is not None
+        worker.kill()
+        _, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, err
+    assert wait_gone(run_id, 10) == [], "the child ended with its task"
+    doc = json.loads((tmp_path / "sweep.json").read_text())
+    killed, after = processes(doc)
+    assert killed["status"] == "failed" and "ended early" in killed["detail"]
+    assert 0 < killed["iterations"] < 40, "the iterations sent before the kill were kept"
+    assert after["status"] == "ok" and after["iterations"] == 40
+
+
+def hosts_of(values: dict[str, list[tuple[int, float]]]) -> dict[str, Any] | None:
+    """The host factor of a sweep whose processes ran where ``values`` says:
+    ``{node: [(cell, objective value), …]}``."""
+    from warmscope.core.data.run import RunData
+    from warmscope.core.data.settings import RunSettings
+    from warmscope.core.output.sweep_hosts import host_factor
+    from warmscope.core.run.sweep import Cell, Process, Sweep
+
+    cells = [Cell(label, RunSettings(target="sample:trivial")) for label in ("a", "b")]
+    sweep = Sweep(target="sample:trivial", cells=cells, repeat=20)
+    for node, runs in values.items():
+        for r, (cell, value) in enumerate(runs):
+            where = {"node_id": node, "hostname": "box"}
+            sweep.processes.append(Process(cell, r, RunData(), value, where))
+    return host_factor(sweep)
+
+
+def test_a_slow_node_is_found_not_averaged_away() -> None:
+    """Cell b is twice cell a everywhere; node n3 runs 30% slower than n1 and n2, in both
+    cells. The host factor, pooled over cells by each cell's median, names n3 beyond noise
+    slower than each other node and n1 within noise of n2."""
+    fast = [1.00, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97, 1.00]
+    slow = [1.3 * v for v in fast]
+    hosts = hosts_of(
+        {
+            "n1": [(i % 2, v * (1 + i % 2)) for i, v in enumerate(fast)],
+            "n2": [(i % 2, v * (1 + i % 2)) for i, v in enumerate(reversed(fast))],
+            "n3": [(i % 2, v * (1 + i % 2)) for i, v in enumerate(slow)],
+        }
+    )
+    assert hosts is not None and hosts["differ"] is True
+    called = {(p["a"], p["b"]) for p in hosts["pairs"] if p["comparison"]["beyond_noise"]}
+    labels = {h["node_id"]: h["label"] for h in hosts["hosts"]}
+    slow_label = labels["n3"]
+    assert slow_label.startswith("box·")  # one hostname: the node id tells them apart
+    assert {b for _, b in called} == {slow_label} and len(called) == 2
+    assert hosts["answer"].startswith("hosts differ beyond noise: " + slow_label)
+    assert hosts["hosts"][-1]["label"] == slow_label  # the slowest last
+
+
+def test_nodes_alike_are_within_noise_and_one_node_is_no_factor() -> None:
+    same = [1.0, 1.1, 0.9, 1.05, 0.95, 1.02, 0.98, 1.01]
+    hosts = hosts_of(
+        {
+            "n1": [(i % 2, v) for i, v in enumerate(same)],
+            "n2": [(i % 2, v) for i, v in enumerate(reversed(same))],
+        }
+    )
+    assert hosts is not None and hosts["differ"] is False
+    assert hosts["answer"].startswith("hosts within noise")
+    assert hosts_of({"n1": [(0, 1.0), (1, 1.0)]}) is None
