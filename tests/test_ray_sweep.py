@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -116,7 +117,7 @@ def test_an_embedded_local_ray_runs_every_process(tmp_path: Path) -> None:
     assert "hosts" not in doc  # one machine: no host factor
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def two_nodes() -> Iterator[str]:
     """A Ray cluster of two nodes on this machine, one CPU each; its address."""
     ray_or_skip()
@@ -158,10 +159,23 @@ def test_a_two_node_cluster_runs_one_process_per_node_at_a_time(
     assert "hosts within noise" in text
 
 
-def test_a_task_killed_half_way_keeps_the_lines_it_sent(tmp_path: Path) -> None:
-    """The Ray worker running the first process is SIGKILLed while its child runs: the
-    record keeps the iterations streamed so far, the process is failed with the reason, its
-    child ends with it, and the sweep goes on to the next process."""
+def first_iterations(record: Path, within: float = 120) -> str:
+    """Wait until ``record`` holds an iteration; its run id."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if record.exists() and '"type":"iter' in record.read_text():
+            return run_id_of(record)
+        time.sleep(0.2)
+    pytest.fail(f"{record.name}: no iteration came back")
+
+
+def test_a_task_killed_half_way_keeps_its_lines_and_ctrl_c_stops_the_next(
+    tmp_path: Path,
+) -> None:
+    """The Ray worker running the first process is SIGKILLed while its child runs: the record
+    keeps the iterations streamed so far, the process is failed with the reason, its child
+    ends with it, and the sweep goes on. Ctrl-C during the second stops it: its iterations so
+    far kept, its child gone, the sweep ``stopped`` (exit 130)."""
     ray_or_skip()
     records = tmp_path / "records"
     argv = [sys.executable, "-m", "warmscope.core.cli", "sweep", "sample:trivial"]
@@ -170,32 +184,29 @@ def test_a_task_killed_half_way_keeps_the_lines_it_sent(tmp_path: Path) -> None:
     argv += ["--json", str(tmp_path / "sweep.json")]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        first = records / "c0-env.WARMSCOPE_AA=a-r0.jsonl"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if first.exists() and '"type":"iter' in first.read_text():
-                break
-            time.sleep(0.2)
-        else:
-            pytest.fail("the first process sent no iteration")
-        run_id = run_id_of(first)
-        child = survivors(run_id)
+        first = first_iterations(records / "c0-env.WARMSCOPE_AA=a-r0.jsonl")
+        child = survivors(first)
         assert child, "the child runs on the node"
         worker = psutil.Process(child[0]).parent()
         assert worker is not None
         worker.kill()
-        _, err = proc.communicate(timeout=180)
+        second = first_iterations(records / "c1-env.WARMSCOPE_AA=b-r0.jsonl")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 1, err
-    assert wait_gone(run_id, 10) == [], "the child ended with its task"
+    assert proc.returncode == 130, err
+    assert wait_gone(first, 10) == [], "the child ended with its task"
+    assert wait_gone(second, 10) == [], "the stopped child ended"
     doc = json.loads((tmp_path / "sweep.json").read_text())
-    killed, after = processes(doc)
-    assert killed["status"] == "failed" and "ended early" in killed["detail"]
+    assert doc["stopped"] is True
+    killed, stopped = processes(doc)
+    assert killed["status"] == "failed" and "ended early" in killed["detail"], (killed, stopped)
     assert 0 < killed["iterations"] < 40, "the iterations sent before the kill were kept"
-    assert after["status"] == "ok" and after["iterations"] == 40
+    assert stopped["status"] == "stopped", stopped["detail"]
+    assert 0 < stopped["iterations"] < 40
 
 
 def hosts_of(values: dict[str, list[tuple[int, float]]]) -> dict[str, Any] | None:

@@ -81,6 +81,8 @@ class Finished:
     node: dict[str, Any]
     error: str | None = None
     """The task's failure (a worker or node lost, an exception on the node)."""
+    cancelled: bool = False
+    """The sweep stopped it (Ctrl-C, or an abort)."""
 
 
 def _stream_process(
@@ -129,6 +131,7 @@ class RayExecutor:
     _busy: dict[str, Any] = field(default_factory=dict)
     _done: queue.Queue[Finished] = field(default_factory=queue.Queue)
     _threads: list[threading.Thread] = field(default_factory=list)
+    _cancelling: bool = False
     _outstanding: int = 0
     """Processes submitted and not yet handed back by ``next_finished``."""
 
@@ -143,7 +146,8 @@ class RayExecutor:
         if not ray.is_initialized():
             try:
                 ray.init(
-                    address=self.address,
+                    # No address: a Ray of its own, even where a cluster runs on this machine.
+                    address=self.address or "local",
                     include_dashboard=False,
                     log_to_driver=False,
                     logging_level="ERROR",
@@ -215,7 +219,7 @@ class RayExecutor:
             error = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:300]
         finally:
             self._busy.pop(node.node_id, None)
-            self._done.put(Finished(n, where, error))
+            self._done.put(Finished(n, where, error, self._cancelling))
 
     def next_finished(self, timeout: float = 0.2) -> Finished | None:
         try:
@@ -232,6 +236,7 @@ class RayExecutor:
 
     def cancel(self, wait_s: float = 10.0) -> None:
         """Stop every task in progress (each stops its child) and wait a while for them."""
+        self._cancelling = True
         for stream in list(self._busy.values()):
             with contextlib.suppress(Exception):
                 self._ray.cancel(stream)
@@ -261,11 +266,31 @@ def data_from_lines(record: Path, settings: RunSettings, finished: Finished) -> 
         copy = record.parent / Path(data.stderr_path).name
         if copy.is_file():
             data.stderr_path = str(copy)
-    if finished.error is not None or data.status not in outcome.FINISHED:
+    if ends_whole(record):
+        return data  # the run's own end came back: its status stands
+    where = finished.node.get("hostname", "?")
+    if finished.cancelled:
+        data.status = outcome.STOPPED
+        data.status_detail = (
+            f"stopped on {where} with the sweep: "
+            f"{data.count} iteration{'s' if data.count != 1 else ''} kept"
+        )
+        data.exit_code = outcome.EXIT_STOPPED
+    else:
         data.status = outcome.FAILED
         data.status_detail = (
-            f"the Ray task on {finished.node.get('hostname', '?')} ended early: "
-            f"{finished.error or 'its record is incomplete'}"
+            f"the Ray task on {where} ended early: {finished.error or 'its record is incomplete'}"
         )
         data.exit_code = outcome.EXIT_FAILED
     return data
+
+
+def ends_whole(record: Path) -> bool:
+    """Whether the record's last line is the run's ``end`` line."""
+    try:
+        with open(record, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - 65536))
+            lines = f.read().rstrip(b"\n").rsplit(b"\n", 1)
+    except OSError:
+        return False
+    return lines[-1].startswith(b'{"type":"end"')
