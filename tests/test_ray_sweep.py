@@ -110,11 +110,33 @@ def test_a_bad_executor_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in r.stderr
 
 
-def test_an_embedded_local_ray_runs_every_process(tmp_path: Path) -> None:
+def test_an_embedded_local_ray_races_as_the_local_executor_does(tmp_path: Path) -> None:
+    """A first call 300 ms slower in one cell, adaptive with a cap of 5: as with the local
+    executor (test_sweep), the slower cell is dropped after round 4 and the sweep stops,
+    decided, after 8 processes, every one on the embedded Ray's one node."""
     ray_or_skip()
-    doc = assert_complete(ray_sweep(tmp_path, "ray"))
+    from tests.conftest import TARGETS
+
+    r = warmscope(
+        "sweep",
+        f"{TARGETS / 'first_call.py'}:slow_first_call",
+        *("--vary", "env.WARMSCOPE_FIRST_SLEEP_MS=300,0", "--adaptive"),
+        *("--repeat", "5", "--iters", "5", "--set", "intra_op_threads=1"),
+        *("--executor", "ray", "--quiet", "--record", str(tmp_path / "records")),
+        json_path=tmp_path / "adaptive.json",
+        timeout=300,
+    )
+    assert r.code == 0, r.stderr
+    doc: dict[str, Any] = r.doc  # type: ignore[assignment]
+    assert doc["executor"] == "ray" and doc["decided"] is True
+    assert doc["decided_round"] == 4 == doc["rounds"] and doc["looks"] == [4]
+    assert doc["finished"] == doc["planned"] == 8
+    [drop] = doc["dropped"]
+    assert drop["cell"] == 0 and drop["against"] == 1
     assert len({p["node"]["node_id"] for p in processes(doc)}) == 1
+    assert all(p["status"] == "ok" for p in processes(doc))
     assert "hosts" not in doc  # one machine: no host factor
+    assert "ray: 1 node" in r.stdout
 
 
 @pytest.fixture

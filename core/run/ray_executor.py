@@ -6,8 +6,10 @@ record back as it is written: complete lines, every half second. The record is w
 as the lines arrive, so a task that dies half way leaves every line it sent.
 
 A task reserves a whole node: all of its CPUs (and its GPUs for a CUDA run), pinned to that
-node. The driver hands the next process of the sweep's interleaved plan to whichever node is
-free, so no two processes share a machine and each node sees the cells in the plan's order.
+node. The driver hands the next process of the sweep's interleaved plan to a free node, the
+free one that ran that cell least: no two processes share a machine, each node sees the cells
+in the plan's order, and every cell runs on every node (a node's speed does not go with one
+cell, and the hosts can be compared).
 
 Ray is imported only here, and only when a Ray sweep starts: it is an optional dependency.
 """
@@ -131,6 +133,8 @@ class RayExecutor:
     _busy: dict[str, Any] = field(default_factory=dict)
     _done: queue.Queue[Finished] = field(default_factory=queue.Queue)
     _threads: list[threading.Thread] = field(default_factory=list)
+    _ran: dict[tuple[str, int], int] = field(default_factory=dict)
+    """Processes each node ran of each cell."""
     _cancelling: bool = False
     _outstanding: int = 0
     """Processes submitted and not yet handed back by ``next_finished``."""
@@ -178,12 +182,18 @@ class RayExecutor:
     def free(self) -> bool:
         return len(self._busy) < len(self.nodes)
 
-    def submit(self, n: int, settings: RunSettings, record: Path, command: list[str]) -> None:
-        """Start process ``n`` on a free node; its record is written at ``record`` here."""
+    def submit(
+        self, n: int, cell: int, settings: RunSettings, record: Path, command: list[str]
+    ) -> None:
+        """Start process ``n`` (of ``cell``) on a free node, the one that ran that cell least,
+        so that each cell runs on every node and no node's speed goes with one cell; its
+        record is written at ``record`` here."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         ray = self._ray
-        node = next(x for x in self.nodes if x.node_id not in self._busy)
+        free = [x for x in self.nodes if x.node_id not in self._busy]
+        node = min(free, key=lambda x: self._ran.get((x.node_id, cell), 0))
+        self._ran[(node.node_id, cell)] = self._ran.get((node.node_id, cell), 0) + 1
         gpus = node.gpus if str(settings.knobs.get("device", "cpu")).startswith("cuda") else 0
         task = ray.remote(_stream_process).options(
             num_cpus=node.cpus,

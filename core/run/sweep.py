@@ -330,6 +330,7 @@ class Sweep:
                     c, r = self.plan[submitted]
                     executor.submit(
                         submitted,
+                        c,
                         self.cells[c].settings,
                         self.record_path(c, r),
                         [*self.command, f"# cell {c} repeat {r}"],
