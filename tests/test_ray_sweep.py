@@ -160,7 +160,9 @@ def two_nodes() -> Iterator[str]:
 def test_a_two_node_cluster_runs_one_process_per_node_at_a_time(
     two_nodes: str, tmp_path: Path
 ) -> None:
-    doc = assert_complete(ray_sweep(tmp_path, f"ray:{two_nodes}"))
+    r = ray_sweep(tmp_path, f"ray:{two_nodes}")
+    doc = assert_complete(r)
+    assert "ray:" in r.stdout and ": 2 nodes" in r.stdout
     by_node: dict[str, list[dict[str, Any]]] = {}
     for p in processes(doc):
         by_node.setdefault(p["node"]["node_id"], []).append(p)
@@ -177,6 +179,8 @@ def test_a_two_node_cluster_runs_one_process_per_node_at_a_time(
     assert {h["node_id"] for h in hosts["hosts"]} == set(by_node)
     assert len(hosts["pairs"]) == 1 and hosts["differ"] is False
     assert hosts["answer"] in doc["answer"]
+    shown = [line for line in r.stdout.splitlines() if line.startswith("hosts ")]
+    assert len(shown) == 1 and all(h["label"] in shown[0] for h in hosts["hosts"])
     text = json.dumps(doc)
     assert "hosts within noise" in text
 

@@ -146,7 +146,10 @@ class RayExecutor:
     def start(self) -> None:
         """Start (no address) or join Ray and list its nodes; ``UsageError`` if it cannot."""
         ray = self._ray = import_ray()
-        os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
+        os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # a warning less
+        # No metrics from this driver: where the node runs no metrics agent, it would print
+        # an error line in the middle of the sweep's progress.
+        os.environ.setdefault("RAY_enable_metrics_collection", "0")
         if not ray.is_initialized():
             try:
                 ray.init(
