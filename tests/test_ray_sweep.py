@@ -110,6 +110,27 @@ def test_a_bad_executor_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in r.stderr
 
 
+def test_an_address_where_no_ray_listens_is_one_line(tmp_path: Path) -> None:
+    ray_or_skip()
+    import socket
+
+    with socket.socket() as s:  # a loopback port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        r = warmscope(
+            "sweep",
+            "sample:trivial",
+            *IDENTICAL,
+            *("--executor", f"ray:{address}", "--record", str(tmp_path / "records")),
+            timeout=60,
+        )
+        assert r.code == 2, r.stderr
+        assert r.stderr.strip().startswith(f"warmscope: --executor ray:{address}: no Ray there")
+        assert len(r.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "records").exists()
+
+
 def test_an_embedded_local_ray_races_as_the_local_executor_does(tmp_path: Path) -> None:
     """A first call 300 ms slower in one cell, adaptive with a cap of 5: as with the local
     executor (test_sweep), the slower cell is dropped after round 4 and the sweep stops,

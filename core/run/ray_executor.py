@@ -53,6 +53,24 @@ def parse_executor(text: str) -> tuple[str, str | None]:
     raise UsageError(f"bad --executor {text!r}: local, ray, ray:auto or ray:ray://HOST:PORT")
 
 
+REACH_TIMEOUT_S = 5.0
+
+
+def check_reachable(address: str | None) -> None:
+    """``UsageError`` where ``HOST:PORT`` (or ``ray://HOST:PORT``) takes no connection: Ray
+    itself would retry for minutes, printing its own warnings."""
+    if not address or address in ("auto", "local"):
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        raise UsageError(f"--executor ray:{address}: expected HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT_S).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UsageError(f"--executor ray:{address}: no Ray there ({reason})") from None
+
+
 def import_ray() -> Any:
     """The ``ray`` module, or ``UsageError`` saying how to install it."""
     try:
@@ -151,6 +169,7 @@ class RayExecutor:
         # an error line in the middle of the sweep's progress.
         os.environ.setdefault("RAY_enable_metrics_collection", "0")
         if not ray.is_initialized():
+            check_reachable(self.address)
             try:
                 ray.init(
                     # No address: a Ray of its own, even where a cluster runs on this machine.
