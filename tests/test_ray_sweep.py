@@ -307,3 +307,13 @@ def test_nodes_alike_are_within_noise_and_one_node_is_no_factor() -> None:
     assert hosts is not None and hosts["differ"] is False
     assert hosts["answer"].startswith("hosts within noise")
     assert hosts_of({"n1": [(0, 1.0), (1, 1.0)]}) is None
+
+
+def test_a_cell_that_ran_on_one_host_is_said() -> None:
+    """Each cell on a host of its own: the host factor cannot tell machine from setting."""
+    hosts = hosts_of({"n1": [(0, 1.0), (0, 1.1), (0, 0.9)], "n2": [(1, 2.0), (1, 2.1), (1, 1.9)]})
+    assert hosts is not None and len(hosts["one_host"]) == 2
+    assert hosts["one_host"][0].startswith("a ran only on box·")
+    assert "setting and host not told apart there" in hosts["answer"]
+    mixed = hosts_of({"n1": [(0, 1.0), (1, 2.0)], "n2": [(1, 2.1), (0, 1.1)]})
+    assert mixed is not None and mixed["one_host"] == []

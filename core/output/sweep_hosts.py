@@ -89,8 +89,24 @@ def host_factor(sweep: Sweep) -> dict[str, Any] | None:
                 f" ({counts_per[0]}–{counts_per[-1]} processes a host cannot tell "
                 f"{len(seen)} hosts apart at 95%: {need} or more each)"
             )
+    # A cell whose processes all ran on one host measures that host too: its figures cannot
+    # tell the setting from the machine.
+    where: dict[int, set[str]] = {}
+    for p in sweep.processes:
+        if p.node is not None and p.value is not None:
+            where.setdefault(p.cell, set()).add(
+                str(p.node.get("node_id") or p.node.get("hostname"))
+            )
+    one_host = [
+        f"{sweep.cells[c].label} ran only on {labels[next(iter(h))]}"
+        for c, h in sorted(where.items())
+        if len(h) == 1 and len(values[c]) > 1
+    ]
+    if one_host:
+        text += " (" + "; ".join(one_host) + ": setting and host not told apart there)"
     return {
         "factor": "host",
+        "one_host": one_host,
         "method": "each process's objective over its cell's median, pooled by host; "
         + racing.METHOD.replace("α split by Bonferroni", "α split over the pairs of hosts"),
         "hosts": [
