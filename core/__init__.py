@@ -41,6 +41,7 @@ run/ — the parent's run machinery.
     jitlog      C++ JIT log lines into events; the label of an iteration
     compile_cache  the inductor/triton cache a compile run gets: cold, warm or the user's
     sweep       cells × fresh processes, interleaved (``warmscope sweep``, ``run --repeat``)
+    ray_executor  a sweep's processes as Ray tasks, a whole node each (``--executor ray``)
     warmup      observe, propose and verify warm-up recipes (``warmscope warmup``)
     version     warmscope's own version
 
@@ -72,6 +73,7 @@ output/ — what is shown.
                 that differ, graph facts, compared metrics, warnings)
     sweep_digest  a sweep's facts, computed once into its document: statistics across
                 processes, the ranking, the break-even and the one-line answer
+    sweep_hosts  whether the machines a sweep ran on differ beyond noise (the host factor)
     sweep_columns  the columns of a sweep's table, declared once (CLI text and report)
     text_views  the plain text the CLI prints: a run's summary, a sweep, runs compared
     verdicts    when a comparison may call a difference (one process each, repeated

@@ -65,16 +65,39 @@ def run_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool) -> int:
         raise UsageError(
             f"--record {clean_line(str(args.record))} exists: a sweep writes a new folder"
         )
-    job = Sweep(
-        target=args.target,
-        cells=cells,
-        repeat=args.repeat,
-        rank_by=getattr(args, "rank_by", "first"),
-        adaptive=bool(getattr(args, "adaptive", False)),
-        command=["warmscope", *argv],
-        folder=args.record,
-        json_path=args.json,
-    )
+    executor = start_executor(getattr(args, "executor", "local"))
+    try:
+        job = Sweep(
+            target=args.target,
+            cells=cells,
+            repeat=args.repeat,
+            rank_by=getattr(args, "rank_by", "first"),
+            adaptive=bool(getattr(args, "adaptive", False)),
+            command=["warmscope", *argv],
+            folder=args.record,
+            json_path=args.json,
+            executor=executor,
+        )
+        return _run(job, args)
+    finally:
+        if executor is not None:
+            executor.close()
+
+
+def start_executor(text: str) -> Any:
+    """``None`` for ``local``; else the Ray executor, started (``UsageError`` without Ray, or
+    where the cluster cannot be reached)."""
+    from warmscope.core.run.ray_executor import RayExecutor, parse_executor
+
+    name, address = parse_executor(text)
+    if name == "local":
+        return None
+    executor = RayExecutor(address)
+    executor.start()
+    return executor
+
+
+def _run(job: Any, args: argparse.Namespace) -> int:
     job.prepare_folder()
     progress = None if args.quiet or not sys.stderr.isatty() else SweepProgress()
     hangup = HangupGuard()
@@ -102,6 +125,14 @@ def run_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool) -> int:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     add_run_options(p, headless=True, sweep=True)
+    p.add_argument(
+        "--executor",
+        default="local",
+        metavar="local|ray[:ADDRESS]",
+        help="where the processes run: local (here, one at a time; the default) or ray: one "
+        "Ray task per process, a whole node each (no address: an embedded local Ray; "
+        "ray:auto or ray:ray://HOST:PORT joins a cluster; pip install 'warmscope[ray]')",
+    )
 
 
 COMMANDS = (

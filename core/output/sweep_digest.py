@@ -172,6 +172,8 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
         facts = [process_facts(d, sweep.k) for d in mine]
         for f, p in zip(facts, (p for p in sweep.processes if p.cell == c), strict=True):
             f["repeat"] = p.repeat
+            if p.node is not None:
+                f["node"] = p.node
         one = cell_json(c, cell.label, cell.settings.to_json(), facts, sweep.k)
         ok = [d for d in mine if d.status == outcome.OK]
         one["phases"] = phase_stats(ok)
@@ -207,6 +209,7 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
         "per_process_s": round((sweep.wall_s - sweep.warming_s) / done, 3) if done else None,
         "schedule": [[p.cell, p.repeat] for p in sweep.processes],
         "folder": str(sweep.folder) if sweep.folder else None,
+        "executor": getattr(sweep.executor, "name", "local"),
     }
     dropped = {d.cell: d for d in race.drops}
     ranking = rank(
@@ -228,6 +231,12 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
         for d in race.drops
     ]
     doc["answer"] = answer(doc, cells, ranking, sweep.objective, sweep.k)
+    from warmscope.core.output.sweep_hosts import host_factor
+
+    hosts = host_factor(sweep)
+    if hosts is not None:
+        doc["hosts"] = hosts
+        doc["answer"] += f". {hosts['answer']}"
     doc["warnings"] = sweep_warnings(doc, cells)
     doc["cells"] = cells
     return doc
@@ -599,7 +608,25 @@ def header_lines(doc: dict[str, Any]) -> list[str]:
     )
     if doc.get("warming_s"):
         head += f" · {doc['warming_s']:.1f} s warming compile caches"
+    if doc.get("executor", "local") != "local":
+        nodes = {
+            str(p["node"].get("node_id"))
+            for c in cells
+            for p in c.get("processes", [])
+            if isinstance(p, dict) and isinstance(p.get("node"), dict)
+        }
+        head += f" · {doc['executor']}: {len(nodes)} node{'s' if len(nodes) != 1 else ''}"
     out = [head]
+    hosts = doc.get("hosts")
+    if isinstance(hosts, dict):
+        out.append(
+            "hosts      each process over its cell's median: "
+            + " · ".join(
+                f"{h.get('label')} {iv_text(h.get('relative'), unit=False)}× ({h.get('processes')})"
+                for h in hosts.get("hosts", [])
+                if isinstance(h, dict)
+            )
+        )
     if "method" in doc:
         method = str(doc.get("interval", "")).removesuffix(", 95%")
         out.append(

@@ -130,6 +130,8 @@ class Process:
     data: RunData
     value: float | None = None
     """The ranking objective's figure (``None``: failed, or none to give)."""
+    node: dict[str, Any] | None = None
+    """Where it ran, for an executor with several machines (``node_id``, ``hostname``)."""
 
 
 @dataclass
@@ -155,6 +157,9 @@ class Sweep:
     """Rounds stop once the answer is decided; ``repeat`` is the cap per cell."""
     min_processes: int = MIN_PROCESSES
     """Processes per cell before an adaptive sweep's first look."""
+    executor: Any = None
+    """Runs the processes elsewhere (``ray_executor.RayExecutor``, started); ``None``: here,
+    one at a time."""
 
     def __post_init__(self) -> None:
         if self.repeat < 1:
@@ -229,6 +234,8 @@ class Sweep:
             self.prepare_folder()
         assert self.folder is not None
         self.started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        if self.executor is not None:
+            return self._run_elsewhere(on_done)
         t0 = time.monotonic()
         warm: dict[int, Path] = {}
         try:
@@ -279,6 +286,84 @@ class Sweep:
             self.wall_s = time.monotonic() - t0
             for folder in warm.values():
                 shutil.rmtree(folder, ignore_errors=True)
+            self.save()
+        return self.document()
+
+    def record_path(self, c: int, r: int) -> Path:
+        assert self.folder is not None
+        return self.folder / f"c{c}-{_slug(self.cells[c].label)}-r{r}.jsonl"
+
+    def _run_elsewhere(self, on_done: Callable[[Sweep, Process], None] | None) -> dict[str, Any]:
+        """The plan on the executor's machines, one process per free machine, handed out in
+        the plan's order. An adaptive sweep starts a round only once the round before it is
+        looked at (every process of it finished). Looks are taken in the plan's order whatever
+        order the processes finish in. Each machine's compile cache is its own: a ``warm``
+        cell warms it in each process's own plan."""
+        from warmscope.core.run.ray_executor import data_from_lines
+
+        executor = self.executor
+        t0 = time.monotonic()
+        done: dict[int, Process] = {}
+
+        def take(finished: Any) -> Process:
+            c, r = self.plan[finished.n]
+            data = data_from_lines(self.record_path(c, r), self.cells[c].settings, finished)
+            process = Process(c, r, data, objective_value(data, self), finished.node)
+            self.processes.append(process)
+            self.wall_s = time.monotonic() - t0
+            return process
+
+        submitted = 0
+        looked = 0  # the plan's processes looked at so far, in order
+        try:
+            while True:
+                while (
+                    not self.stopped
+                    and submitted < len(self.plan)
+                    and executor.free()
+                    and (
+                        not self.adaptive
+                        or looked >= len(self.plan)
+                        or self.plan[submitted][1] <= self.plan[looked][1]
+                    )
+                ):
+                    c, r = self.plan[submitted]
+                    executor.submit(
+                        submitted,
+                        c,
+                        self.cells[c].settings,
+                        self.record_path(c, r),
+                        [*self.command, f"# cell {c} repeat {r}"],
+                    )
+                    submitted += 1
+                if not executor.running:
+                    break
+                finished = executor.next_finished()
+                if finished is None:
+                    continue
+                process = take(finished)
+                done[finished.n] = process
+                decided = False
+                while looked in done and not decided:
+                    decided = self._look(looked)
+                    looked += 1
+                self.save()
+                if on_done is not None:
+                    on_done(self, process)
+                if process.data.exit_code == outcome.EXIT_USAGE:
+                    # A target or input the child refused: every other process would too.
+                    error = process.data.error
+                    self.aborted = str(error["message"] if error else process.data.status_detail)
+                if decided or self.aborted:
+                    break
+        except KeyboardInterrupt:
+            self.stopped = True
+        finally:
+            if executor.running:
+                executor.cancel()  # each task stops its child; what they sent is kept
+                while (finished := executor.next_finished(0.0)) is not None:
+                    take(finished)
+            self.wall_s = time.monotonic() - t0
             self.save()
         return self.document()
 

@@ -1,0 +1,328 @@
+"""A sweep's processes as Ray tasks (``warmscope sweep --executor ray[:ADDRESS]``).
+
+Each process of the sweep is one Ray task that starts one fresh warmscope child on a node,
+through the same run plan as a local process (``start_run`` on that node), and streams its
+record back as it is written: complete lines, every half second. The record is written here
+as the lines arrive, so a task that dies half way leaves every line it sent.
+
+A task reserves a whole node: all of its CPUs (and its GPUs for a CUDA run), pinned to that
+node. The driver hands the next process of the sweep's interleaved plan to a free node, the
+free one that ran that cell least: no two processes share a machine, each node sees the cells
+in the plan's order, and every cell runs on every node (a node's speed does not go with one
+cell, and the hosts can be compared).
+
+Ray is imported only here, and only when a Ray sweep starts: it is an optional dependency.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from warmscope.core.child import outcome
+from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.settings import RunSettings
+
+INSTALL = "--executor ray needs Ray, which is not installed: pip install 'warmscope[ray]'"
+SIDE_FILE_MAX = 64 << 20
+"""A side file (the child's stderr) larger than this stays on its node."""
+STREAM_EVERY_S = 0.5
+"""How often a task sends the record lines written since its last send."""
+
+
+def parse_executor(text: str) -> tuple[str, str | None]:
+    """``local``, ``ray``, ``ray:auto`` or ``ray:ray://HOST:PORT``: the executor and the Ray
+    address (``None``: an embedded local Ray)."""
+    name, sep, address = text.partition(":")
+    if name == "local" and not sep:
+        return "local", None
+    if name == "ray":
+        if sep and not address:
+            raise UsageError("--executor ray: an address after 'ray:' (auto, ray://HOST:PORT)")
+        return "ray", address or None
+    raise UsageError(f"bad --executor {text!r}: local, ray, ray:auto or ray:ray://HOST:PORT")
+
+
+REACH_TIMEOUT_S = 5.0
+
+
+def check_reachable(address: str | None) -> None:
+    """``UsageError`` where ``HOST:PORT`` (or ``ray://HOST:PORT``) takes no connection: Ray
+    itself would retry for minutes, printing its own warnings."""
+    if not address or address in ("auto", "local"):
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        raise UsageError(f"--executor ray:{address}: expected HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT_S).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UsageError(f"--executor ray:{address}: no Ray there ({reason})") from None
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or ``UsageError`` saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise UsageError(INSTALL) from None
+    return ray
+
+
+@dataclass
+class Node:
+    """One Ray node a process can run on: its whole CPUs (and GPUs) are reserved."""
+
+    node_id: str
+    hostname: str
+    cpus: float
+    gpus: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"node_id": self.node_id, "hostname": self.hostname}
+
+
+@dataclass
+class Finished:
+    """A process the executor ran: where, and why it ended early if it did."""
+
+    n: int
+    node: dict[str, Any]
+    error: str | None = None
+    """The task's failure (a worker or node lost, an exception on the node)."""
+    cancelled: bool = False
+    """The sweep stopped it (Ctrl-C, or an abort)."""
+
+
+def _stream_process(
+    settings: RunSettings, name: str, command: list[str], every: float = STREAM_EVERY_S
+) -> Iterator[dict[str, Any]]:
+    """The task's body, on its node: one run plan; its record's complete lines as they come."""
+    from warmscope.core.run.run_plan import start_run
+
+    yield {"node": {"hostname": socket.gethostname(), "pid": os.getpid()}}
+    folder = Path(tempfile.mkdtemp(prefix="warmscope-ray-"))
+    run = None
+    try:
+        run = start_run(settings, record_path=folder / name, command=command)
+        with open(run.record_path, "rb") as f:
+            pending = b""
+            while True:
+                finished = run.wait(every)
+                pending += f.read()
+                cut = pending.rfind(b"\n") + 1
+                if cut:
+                    yield {"lines": pending[:cut]}
+                    pending = pending[cut:]
+                if finished:
+                    break
+        for side in sorted(folder.iterdir()):  # the stderr side file, and any other
+            if side.name != name and side.is_file() and side.stat().st_size <= SIDE_FILE_MAX:
+                yield {"file": side.name, "data": side.read_bytes()}
+        yield {"status": run.data.status}
+    except KeyboardInterrupt:  # ray.cancel: the child is stopped, not left behind
+        if run is not None:
+            run.stop()
+            run.wait()
+        raise
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@dataclass
+class RayExecutor:
+    """Runs a sweep's processes as Ray tasks, one per free node."""
+
+    address: str | None = None
+    nodes: list[Node] = field(default_factory=list)
+    _ray: Any = None
+    _started: bool = False
+    _busy: dict[str, Any] = field(default_factory=dict)
+    _done: queue.Queue[Finished] = field(default_factory=queue.Queue)
+    _threads: list[threading.Thread] = field(default_factory=list)
+    _ran: dict[tuple[str, int], int] = field(default_factory=dict)
+    """Processes each node ran of each cell."""
+    _cancelling: bool = False
+    _outstanding: int = 0
+    """Processes submitted and not yet handed back by ``next_finished``."""
+
+    @property
+    def name(self) -> str:
+        return "ray" + (f":{self.address}" if self.address else "")
+
+    def start(self) -> None:
+        """Start (no address) or join Ray and list its nodes; ``UsageError`` if it cannot."""
+        ray = self._ray = import_ray()
+        os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # a warning less
+        # No metrics from this driver: where the node runs no metrics agent, it would print
+        # an error line in the middle of the sweep's progress.
+        os.environ.setdefault("RAY_enable_metrics_collection", "0")
+        if not ray.is_initialized():
+            check_reachable(self.address)
+            try:
+                ray.init(
+                    # No address: a Ray of its own, even where a cluster runs on this machine.
+                    address=self.address or "local",
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    logging_level="ERROR",
+                )
+            except Exception as exc:
+                raise UsageError(
+                    f"--executor {self.name}: cannot start or join Ray: {exc}"
+                ) from None
+            self._started = True
+        self.nodes = [
+            Node(
+                n["NodeID"],
+                n.get("NodeManagerHostname", "?"),
+                float(n["Resources"].get("CPU", 0)),
+                float(n["Resources"].get("GPU", 0)),
+            )
+            for n in ray.nodes()
+            if n.get("Alive") and n["Resources"].get("CPU", 0) >= 1
+        ]
+        if not self.nodes:
+            raise UsageError(f"--executor {self.name}: the Ray cluster has no node with a CPU")
+
+    @property
+    def slots(self) -> int:
+        """Processes at once: one per node."""
+        return len(self.nodes)
+
+    def free(self) -> bool:
+        return len(self._busy) < len(self.nodes)
+
+    def submit(
+        self, n: int, cell: int, settings: RunSettings, record: Path, command: list[str]
+    ) -> None:
+        """Start process ``n`` (of ``cell``) on a free node, the one that ran that cell least,
+        so that each cell runs on every node and no node's speed goes with one cell; its
+        record is written at ``record`` here."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        ray = self._ray
+        free = [x for x in self.nodes if x.node_id not in self._busy]
+        node = min(free, key=lambda x: self._ran.get((x.node_id, cell), 0))
+        self._ran[(node.node_id, cell)] = self._ran.get((node.node_id, cell), 0) + 1
+        gpus = node.gpus if str(settings.knobs.get("device", "cpu")).startswith("cuda") else 0
+        task = ray.remote(_stream_process).options(
+            num_cpus=node.cpus,
+            num_gpus=gpus,
+            max_retries=0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
+        )
+        stream = task.remote(settings, record.name, command)
+        self._busy[node.node_id] = stream
+        self._outstanding += 1
+        thread = threading.Thread(
+            target=self._follow, args=(n, node, stream, record), daemon=True, name="warmscope-ray"
+        )
+        self._threads.append(thread)
+        thread.start()
+
+    def _follow(self, n: int, node: Node, stream: Any, record: Path) -> None:
+        """Write the task's lines to ``record`` as they come; then tell the sweep."""
+        where = node.to_json()
+        error = None
+        try:
+            with open(record, "ab") as out:
+                for ref in stream:
+                    message = self._ray.get(ref)
+                    if "node" in message:
+                        where = {**where, "hostname": message["node"]["hostname"]}
+                    if "lines" in message:
+                        out.write(message["lines"])
+                        out.flush()
+                    if "file" in message and Path(message["file"]).name == message["file"]:
+                        (record.parent / message["file"]).write_bytes(message["data"])
+        except Exception as exc:
+            error = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:300]
+        finally:
+            self._busy.pop(node.node_id, None)
+            self._done.put(Finished(n, where, error, self._cancelling))
+
+    def next_finished(self, timeout: float = 0.2) -> Finished | None:
+        try:
+            finished = self._done.get(timeout=timeout) if timeout else self._done.get_nowait()
+        except queue.Empty:
+            return None
+        self._outstanding -= 1
+        return finished
+
+    @property
+    def running(self) -> int:
+        """Processes submitted whose end the sweep has not taken yet."""
+        return self._outstanding
+
+    def cancel(self, wait_s: float = 10.0) -> None:
+        """Stop every task in progress (each stops its child) and wait a while for them."""
+        self._cancelling = True
+        for stream in list(self._busy.values()):
+            with contextlib.suppress(Exception):
+                self._ray.cancel(stream)
+        deadline = time.monotonic() + wait_s
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def close(self) -> None:
+        if self._started and self._ray is not None:
+            self._ray.shutdown()
+            self._started = False
+
+
+def data_from_lines(record: Path, settings: RunSettings, finished: Finished) -> Any:
+    """The process's data from the lines that arrived; marked failed where the task died."""
+    from warmscope.core.data.reading import read_run
+    from warmscope.core.data.record import RecordError
+    from warmscope.core.data.run import RunData
+
+    try:
+        data = read_run(record) if record.stat().st_size else None
+    except (RecordError, OSError):
+        data = None
+    if data is None:
+        data = RunData(settings=settings, record_path=str(record))
+    if data.stderr_path:  # the node's path, in the record; its copy lies beside the record
+        copy = record.parent / Path(data.stderr_path).name
+        if copy.is_file():
+            data.stderr_path = str(copy)
+    if ends_whole(record):
+        return data  # the run's own end came back: its status stands
+    where = finished.node.get("hostname", "?")
+    if finished.cancelled:
+        data.status = outcome.STOPPED
+        data.status_detail = (
+            f"stopped on {where} with the sweep: "
+            f"{data.count} iteration{'s' if data.count != 1 else ''} kept"
+        )
+        data.exit_code = outcome.EXIT_STOPPED
+    else:
+        data.status = outcome.FAILED
+        data.status_detail = (
+            f"the Ray task on {where} ended early: {finished.error or 'its record is incomplete'}"
+        )
+        data.exit_code = outcome.EXIT_FAILED
+    return data
+
+
+def ends_whole(record: Path) -> bool:
+    """Whether the record's last line is the run's ``end`` line."""
+    try:
+        with open(record, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - 65536))
+            lines = f.read().rstrip(b"\n").rsplit(b"\n", 1)
+    except OSError:
+        return False
+    return lines[-1].startswith(b'{"type":"end"')

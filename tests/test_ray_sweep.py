@@ -1,0 +1,319 @@
+"""`warmscope sweep --executor ray`: each process a Ray task on a whole node, real Ray (an
+embedded local instance, and a two-node cluster on this machine), real children, real torch."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from tests.conftest import Result, run_id_of, survivors, wait_gone, warmscope
+from warmscope.core.child.outcome import UsageError
+from warmscope.core.run.ray_executor import INSTALL, parse_executor
+
+IDENTICAL = ("--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "2", "--iters", "10")
+"""Two cells that differ only in an environment variable nothing reads."""
+
+
+def ray_or_skip() -> Any:
+    return pytest.importorskip("ray", reason="Ray is not installed (pip install 'warmscope[ray]')")
+
+
+def started_ns(record: str) -> int:
+    """When a process began, from its run id (``PID-TIME_NS``)."""
+    with open(record) as f:
+        return int(json.loads(f.readline())["run_id"].rsplit("-", 1)[1])
+
+
+def processes(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for c in doc["cells"] for p in c["processes"]]
+
+
+def ray_sweep(tmp: Path, executor: str) -> Result:
+    return warmscope(
+        "sweep",
+        "sample:trivial",
+        *IDENTICAL,
+        "--executor",
+        executor,
+        "--quiet",
+        "--record",
+        str(tmp / "records"),
+        json_path=tmp / "sweep.json",
+        timeout=300,
+    )
+
+
+def assert_complete(r: Result) -> dict[str, Any]:
+    assert r.code == 0, r.stderr
+    doc: dict[str, Any] = r.doc  # type: ignore[assignment]
+    assert doc["executor"].startswith("ray") and doc["finished"] == 4 and not doc["stopped"]
+    assert sorted(map(tuple, doc["schedule"])) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    for p in processes(doc):
+        assert p["status"] == "ok", p
+        assert p["node"]["node_id"] and p["node"]["hostname"]
+        assert p["iterations"] == 10
+        record = Path(p["record"])
+        assert record.parent == Path(doc["folder"])
+        assert record.read_text().count("\n") >= 3  # the whole record came back
+        stderr = list(record.parent.glob(record.stem + ".stderr*"))
+        assert stderr, "the stderr side file came back beside the record"
+    # Identical settings: same answer as the local executor, no verdict.
+    assert [x["vs_best"] for x in doc["ranking"]] == ["best", "within noise"]
+    assert "no setting is best beyond noise" in doc["answer"]
+    return doc
+
+
+def test_the_executor_is_parsed() -> None:
+    assert parse_executor("local") == ("local", None)
+    assert parse_executor("ray") == ("ray", None)
+    assert parse_executor("ray:auto") == ("ray", "auto")
+    assert parse_executor("ray:ray://127.0.0.1:10001") == ("ray", "ray://127.0.0.1:10001")
+    for bad in ("ray:", "dask", "local:x"):
+        with pytest.raises(UsageError):
+            parse_executor(bad)
+
+
+def test_without_ray_one_line_says_how_to_install_it(tmp_path: Path) -> None:
+    """A ``ray`` that cannot be imported (shadowed here): one line, exit 2, nothing run."""
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "__init__.py").write_text("raise ImportError('no ray here')\n")
+    pythonpath = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
+    r = warmscope(
+        "sweep",
+        "sample:trivial",
+        *IDENTICAL,
+        "--executor",
+        "ray",
+        "--record",
+        str(tmp_path / "records"),
+        env={"PYTHONPATH": pythonpath},
+    )
+    assert r.code == 2
+    assert r.stderr.strip() == f"warmscope: {INSTALL}"
+    assert not (tmp_path / "records").exists()
+
+
+def test_a_bad_executor_is_one_line(tmp_path: Path) -> None:
+    r = warmscope("sweep", "sample:trivial", *IDENTICAL, "--executor", "dask")
+    assert r.code == 2 and "bad --executor 'dask'" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_an_address_where_no_ray_listens_is_one_line(tmp_path: Path) -> None:
+    ray_or_skip()
+    import socket
+
+    with socket.socket() as s:  # a loopback port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        r = warmscope(
+            "sweep",
+            "sample:trivial",
+            *IDENTICAL,
+            *("--executor", f"ray:{address}", "--record", str(tmp_path / "records")),
+            timeout=60,
+        )
+        assert r.code == 2, r.stderr
+        assert r.stderr.strip().startswith(f"warmscope: --executor ray:{address}: no Ray there")
+        assert len(r.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "records").exists()
+
+
+def test_an_embedded_local_ray_races_as_the_local_executor_does(tmp_path: Path) -> None:
+    """A first call 300 ms slower in one cell, adaptive with a cap of 5: as with the local
+    executor (test_sweep), the slower cell is dropped after round 4 and the sweep stops,
+    decided, after 8 processes, every one on the embedded Ray's one node."""
+    ray_or_skip()
+    from tests.conftest import TARGETS
+
+    r = warmscope(
+        "sweep",
+        f"{TARGETS / 'first_call.py'}:slow_first_call",
+        *("--vary", "env.WARMSCOPE_FIRST_SLEEP_MS=300,0", "--adaptive"),
+        *("--repeat", "5", "--iters", "5", "--set", "intra_op_threads=1"),
+        *("--executor", "ray", "--quiet", "--record", str(tmp_path / "records")),
+        json_path=tmp_path / "adaptive.json",
+        timeout=300,
+    )
+    assert r.code == 0, r.stderr
+    doc: dict[str, Any] = r.doc  # type: ignore[assignment]
+    assert doc["executor"] == "ray" and doc["decided"] is True
+    assert doc["decided_round"] == 4 == doc["rounds"] and doc["looks"] == [4]
+    assert doc["finished"] == doc["planned"] == 8
+    [drop] = doc["dropped"]
+    assert drop["cell"] == 0 and drop["against"] == 1
+    assert len({p["node"]["node_id"] for p in processes(doc)}) == 1
+    assert all(p["status"] == "ok" for p in processes(doc))
+    assert "hosts" not in doc  # one machine: no host factor
+    assert "ray: 1 node" in r.stdout
+
+
+@pytest.fixture
+def two_nodes() -> Iterator[str]:
+    """A Ray cluster of two nodes on this machine, one CPU each; its address."""
+    ray_or_skip()
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False},
+    )
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        yield str(cluster.address)
+    finally:
+        cluster.shutdown()
+
+
+def test_a_two_node_cluster_runs_one_process_per_node_at_a_time(
+    two_nodes: str, tmp_path: Path
+) -> None:
+    r = ray_sweep(tmp_path, f"ray:{two_nodes}")
+    doc = assert_complete(r)
+    assert "ray:" in r.stdout and ": 2 nodes" in r.stdout
+    by_node: dict[str, list[dict[str, Any]]] = {}
+    for p in processes(doc):
+        by_node.setdefault(p["node"]["node_id"], []).append(p)
+    assert len(by_node) == 2, "both nodes took processes"
+    for mine in by_node.values():
+        # One at a time: each process on a node starts after the one before it there has
+        # sent its last line (the local copy's last write).
+        mine.sort(key=lambda p: started_ns(p["record"]))
+        for before, after in itertools.pairwise(mine):
+            assert os.stat(before["record"]).st_mtime_ns < started_ns(after["record"])
+    hosts = doc["hosts"]
+    assert hosts["factor"] == "host" and len(hosts["hosts"]) == 2
+    assert sum(h["processes"] for h in hosts["hosts"]) == 4
+    assert {h["node_id"] for h in hosts["hosts"]} == set(by_node)
+    assert len(hosts["pairs"]) == 1 and hosts["differ"] is False
+    assert hosts["answer"] in doc["answer"]
+    shown = [line for line in r.stdout.splitlines() if line.startswith("hosts ")]
+    assert len(shown) == 1 and all(h["label"] in shown[0] for h in hosts["hosts"])
+    text = json.dumps(doc)
+    assert "hosts within noise" in text
+
+
+def first_iterations(record: Path, within: float = 120) -> str:
+    """Wait until ``record`` holds an iteration; its run id."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if record.exists() and '"type":"iter' in record.read_text():
+            return run_id_of(record)
+        time.sleep(0.2)
+    pytest.fail(f"{record.name}: no iteration came back")
+
+
+def test_a_task_killed_half_way_keeps_its_lines_and_ctrl_c_stops_the_next(
+    tmp_path: Path,
+) -> None:
+    """The Ray worker running the first process is SIGKILLed while its child runs: the record
+    keeps the iterations streamed so far, the process is failed with the reason, its child
+    ends with it, and the sweep goes on. Ctrl-C during the second stops it: its iterations so
+    far kept, its child gone, the sweep ``stopped`` (exit 130)."""
+    ray_or_skip()
+    records = tmp_path / "records"
+    argv = [sys.executable, "-m", "warmscope.core.cli", "sweep", "sample:trivial"]
+    argv += ["--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "1", "--iters", "40", "--gap", "0.1"]
+    argv += ["--executor", "ray", "--quiet", "--record", str(records)]
+    argv += ["--json", str(tmp_path / "sweep.json")]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = first_iterations(records / "c0-env.WARMSCOPE_AA=a-r0.jsonl")
+        child = survivors(first)
+        assert child, "the child runs on the node"
+        worker = psutil.Process(child[0]).parent()
+        assert worker is not None
+        worker.kill()
+        second = first_iterations(records / "c1-env.WARMSCOPE_AA=b-r0.jsonl")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert wait_gone(first, 10) == [], "the child ended with its task"
+    assert wait_gone(second, 10) == [], "the stopped child ended"
+    doc = json.loads((tmp_path / "sweep.json").read_text())
+    assert doc["stopped"] is True
+    killed, stopped = processes(doc)
+    assert killed["status"] == "failed" and "ended early" in killed["detail"], (killed, stopped)
+    assert 0 < killed["iterations"] < 40, "the iterations sent before the kill were kept"
+    assert stopped["status"] == "stopped", stopped["detail"]
+    assert 0 < stopped["iterations"] < 40
+
+
+def hosts_of(values: dict[str, list[tuple[int, float]]]) -> dict[str, Any] | None:
+    """The host factor of a sweep whose processes ran where ``values`` says:
+    ``{node: [(cell, objective value), …]}``."""
+    from warmscope.core.data.run import RunData
+    from warmscope.core.data.settings import RunSettings
+    from warmscope.core.output.sweep_hosts import host_factor
+    from warmscope.core.run.sweep import Cell, Process, Sweep
+
+    cells = [Cell(label, RunSettings(target="sample:trivial")) for label in ("a", "b")]
+    sweep = Sweep(target="sample:trivial", cells=cells, repeat=20)
+    for node, runs in values.items():
+        for r, (cell, value) in enumerate(runs):
+            where = {"node_id": node, "hostname": "box"}
+            sweep.processes.append(Process(cell, r, RunData(), value, where))
+    return host_factor(sweep)
+
+
+def test_a_slow_node_is_found_not_averaged_away() -> None:
+    """Cell b is twice cell a everywhere; node n3 runs 30% slower than n1 and n2, in both
+    cells. The host factor, pooled over cells by each cell's median, names n3 beyond noise
+    slower than each other node and n1 within noise of n2."""
+    fast = [1.00, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97, 1.00]
+    slow = [1.3 * v for v in fast]
+    hosts = hosts_of(
+        {
+            "n1": [(i % 2, v * (1 + i % 2)) for i, v in enumerate(fast)],
+            "n2": [(i % 2, v * (1 + i % 2)) for i, v in enumerate(reversed(fast))],
+            "n3": [(i % 2, v * (1 + i % 2)) for i, v in enumerate(slow)],
+        }
+    )
+    assert hosts is not None and hosts["differ"] is True
+    called = {(p["a"], p["b"]) for p in hosts["pairs"] if p["comparison"]["beyond_noise"]}
+    labels = {h["node_id"]: h["label"] for h in hosts["hosts"]}
+    slow_label = labels["n3"]
+    assert slow_label.startswith("box·")  # one hostname: the node id tells them apart
+    assert {b for _, b in called} == {slow_label} and len(called) == 2
+    assert hosts["answer"].startswith("hosts differ beyond noise: " + slow_label)
+    assert hosts["hosts"][-1]["label"] == slow_label  # the slowest last
+
+
+def test_nodes_alike_are_within_noise_and_one_node_is_no_factor() -> None:
+    same = [1.0, 1.1, 0.9, 1.05, 0.95, 1.02, 0.98, 1.01]
+    hosts = hosts_of(
+        {
+            "n1": [(i % 2, v) for i, v in enumerate(same)],
+            "n2": [(i % 2, v) for i, v in enumerate(reversed(same))],
+        }
+    )
+    assert hosts is not None and hosts["differ"] is False
+    assert hosts["answer"].startswith("hosts within noise")
+    assert hosts_of({"n1": [(0, 1.0), (1, 1.0)]}) is None
+
+
+def test_a_cell_that_ran_on_one_host_is_said() -> None:
+    """Each cell on a host of its own: the host factor cannot tell machine from setting."""
+    hosts = hosts_of({"n1": [(0, 1.0), (0, 1.1), (0, 0.9)], "n2": [(1, 2.0), (1, 2.1), (1, 1.9)]})
+    assert hosts is not None and len(hosts["one_host"]) == 2
+    assert hosts["one_host"][0].startswith("a ran only on box·")
+    assert "setting and host not told apart there" in hosts["answer"]
+    mixed = hosts_of({"n1": [(0, 1.0), (1, 2.0)], "n2": [(1, 2.1), (0, 1.1)]})
+    assert mixed is not None and mixed["one_host"] == []
