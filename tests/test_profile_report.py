@@ -19,8 +19,9 @@ from warmscope.core.output.hints import hints
 ONE_THREAD = ("--set", "intra_op_threads=1")
 
 
-def profiled_run(tmp: Path, target: str, iters: int = 20) -> Result:
-    """Profiled inside the measured process (``--profile-in-run``): what these tests check."""
+def profiled_run(tmp: Path, target: str, iters: int = 20, *, in_run: bool = True) -> Result:
+    """Profiled inside the measured process (``--profile-in-run``), or as a user gets it by
+    default, in a separate process first."""
     return warmscope(
         "run",
         target,
@@ -28,7 +29,7 @@ def profiled_run(tmp: Path, target: str, iters: int = 20) -> Result:
         str(iters),
         "--profile-iters",
         "0,1,steady",
-        "--profile-in-run",
+        *(["--profile-in-run"] if in_run else []),
         *ONE_THREAD,
         "--record",
         str(tmp / "run.jsonl"),
@@ -43,7 +44,10 @@ def speech(tmp_path_factory: pytest.TempPathFactory) -> Result:
 
 @pytest.fixture(scope="module")
 def quantized(tmp_path_factory: pytest.TempPathFactory) -> Result:
-    return profiled_run(tmp_path_factory.mktemp("quantized"), "sample:quantized_cnn")
+    # In a separate process, as by default: profiled inside the measured one (torch 2.13, this
+    # test's machine), the first call's extra time showed as time in no operator, and the
+    # int8 operators' own times barely above steady.
+    return profiled_run(tmp_path_factory.mktemp("quantized"), "sample:quantized_cnn", in_run=False)
 
 
 def test_first_iteration_has_more_unaccounted_time_than_steady(speech: Result) -> None:
