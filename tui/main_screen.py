@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # the panes below the chart are imported when mounted, after 
     from warmscope.tui.utilization import UtilizationPane
 
 STDERR_LINES = 1000
+PANES_AFTER_S = 0.05
+"""How long after the first frame the panes below the chart are mounted."""
 PALETTE_MIN_W = 90  # narrower, the footer keeps to the run keys (ctrl+p still works)
 
 # The run keys: the footer shows the first ones, `?` lists them all, the palette offers them.
@@ -114,7 +116,9 @@ class MainScreen(Screen[None]):
         # The first frame has the header, the chart and the summary; the panes below follow
         # one refresh later, so the window is not blank while Textual styles and lays out
         # a dozen more widgets. Runs and records are shown once they exist (``Ready``).
-        self.call_after_refresh(self._mount_panes)
+        # A moment after that refresh: Textual writes frames from a thread, and mounting the
+        # panes at once would hold the interpreter while the first frame waits to be written.
+        self.call_after_refresh(self.set_timer, PANES_AFTER_S, self._mount_panes)
 
     async def _mount_panes(self) -> None:
         from warmscope.tui.events_pane import EventsPane
