@@ -37,7 +37,7 @@ from warmscope.tui import fmt, glyphs, record_reading
 from warmscope.tui.ascii_filter import AsciiFilter, ControlFilter
 from warmscope.tui.controller import RunController, SessionFactory, start_session
 from warmscope.tui.hangup import HangupWatchdog
-from warmscope.tui.main_screen import MainScreen
+from warmscope.tui.main_screen import PANES_AFTER_S, MainScreen
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.repaint_all import repaint_all
 from warmscope.tui.run_header import RunHeader
@@ -260,8 +260,11 @@ class WarmscopeApp(App[int]):
         if self.live is not None and self._timer is not None:
             self._timer.resume()  # a record a live run is writing: followed as it grows
         if self.initial_settings is not None:
-            # After the first frame: spawning is quick, but the frame comes first.
-            self.call_after_refresh(self.start_run, self.initial_settings)
+            # A moment after the first frame, as the panes are: Textual writes frames from a
+            # thread, and starting the run (its plan, its record, the child) at once would hold
+            # the interpreter while the first frame waits to be written.
+            settings = self.initial_settings
+            self.call_after_refresh(self.set_timer, PANES_AFTER_S, lambda: self.start_run(settings))
 
     # -- runs -----------------------------------------------------------------------------
 
