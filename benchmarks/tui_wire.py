@@ -6,8 +6,10 @@
    ``warmscope run`` of the same settings, interleaved (a headless run after each TUI run);
 3. time to the first frame against a minimal Textual app (Header, Static, Footer);
 4. the UI's CPU while a tiny model runs at full speed (tens of thousands of iterations a second).
+5. with ``--host``: the bytes a second of the TUI watching a run over ``--host`` (to an SSH
+   server on the loopback: ``tests/ssh_server.py``) against the same run here, interleaved.
 
-    python benchmarks/tui_wire.py [--seconds 10] [--target sample:speech] [--rounds 2]
+    python benchmarks/tui_wire.py [--seconds 10] [--target sample:speech] [--rounds 2] [--host]
 
 Figures 3 and 4 are measured as ``benchmarks/tui_startup.py`` measures them (its functions).
 About four minutes.
@@ -50,16 +52,29 @@ def spread(values: list[float], form: str = ".1f") -> str:
 
 
 def measure(
-    target: str, size: tuple[int, int], seconds: float, record: Path
+    target: str,
+    size: tuple[int, int],
+    seconds: float,
+    record: Path,
+    host: tuple[str, dict[str, str]] | None = None,
 ) -> tuple[float, float]:
-    """(KiB/s written, UI CPU % of a core) over ``seconds`` once the run is going."""
+    """(KiB/s written, UI CPU % of a core) over ``seconds`` once the run is going; ``host``:
+    the destination and the environment (ssh options) of a run over ``--host``."""
     cols, rows = size
+    # The remote interpreter: this one, which has torch (the loopback is this machine).
+    over = ["--host", host[0], "--python", sys.executable] if host else []
     term = Terminal(
         [
-            *(sys.executable, "-m", "warmscope.core.cli", target),
+            *(sys.executable, "-m", "warmscope.core.cli", target, *over),
             *("--duration", str(SETTLE_S + seconds + 30), "--record", str(record)),
         ],
-        dict(os.environ, TERM="xterm-256color", COLUMNS=str(cols), LINES=str(rows)),
+        dict(
+            os.environ,
+            TERM="xterm-256color",
+            COLUMNS=str(cols),
+            LINES=str(rows),
+            **(host[1] if host else {}),
+        ),
         size=size,
     )
     ui = psutil.Process(term.proc.pid)
@@ -109,6 +124,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="TUI runs per size")
     parser.add_argument("--frames", type=int, default=5, help="first-frame repetitions")
     parser.add_argument("--fast-seconds", type=float, default=10.0, help="the tiny model's run")
+    parser.add_argument(
+        "--host", action="store_true", help="only 5: the TUI over --host against here"
+    )
     args = parser.parse_args()
     subprocess.run(  # as pip would have: no module compiled on a timed start
         [sys.executable, "-m", "compileall", "-q", *(str(ROOT / d) for d in PACKAGES)],
@@ -117,6 +135,9 @@ def main() -> None:
     print(f"cpu: {os.cpu_count()} logical cores, load {os.getloadavg()[0]:.2f}; {args.target}")
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
+        if args.host:
+            over_host(args, folder)
+            return
         pairs: list[tuple[dict[str, float], dict[str, float]]] = []
         print("\n1. the live view over the wire (median (min-max) of the rounds)")
         for size, goal in GOALS.items():
@@ -186,6 +207,30 @@ def main() -> None:
             f"{r['headless_cpu']:.1f}% at {r['headless_rate']:,.0f} it/s; "
             f"the difference, what drawing costs: {r['ui_cpu'] - r['headless_cpu']:.1f}%"
         )
+
+
+def over_host(args: argparse.Namespace, folder: Path) -> None:
+    """5. The live view of a run over ``--host`` against the same run here: what the TUI writes
+    should not depend on where the child runs (its lines arrive over ssh, in batches)."""
+    sys.path.insert(0, str(ROOT))  # the loopback SSH server is the tests' own
+    from tests.ssh_server import ssh_server
+
+    print("\n5. the live view of a run over --host 127.0.0.1 (an SSH server on the loopback)")
+    with ssh_server(folder / "ssh") as server:
+        for size, goal in GOALS.items():
+            here, there, rates = [], [], []
+            for n in range(args.rounds):
+                k, _ = measure(args.target, size, args.seconds, folder / f"here-{n}.jsonl")
+                here.append(k)
+                remote = folder / f"there-{size[0]}-{n}.jsonl"
+                k, _ = measure(args.target, size, args.seconds, remote, ("127.0.0.1", server.env()))
+                there.append(k)
+                rates.append(loop_rate(remote)[1])
+            print(
+                f"  {size[0]}x{size[1]}: over --host {spread(there)} KiB/s at "
+                f"{spread(rates, ',.0f')} it/s, here {spread(here)} KiB/s; goal <= {goal:g}: "
+                f"{verdict(statistics.median(there) <= goal)}"
+            )
 
 
 if __name__ == "__main__":

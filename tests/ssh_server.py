@@ -108,7 +108,7 @@ def ssh_server(folder: Path) -> Iterator[Server]:
     """A running server with fresh keys under ``folder``: ``client`` (authorized), ``stranger``
     (not), and the remote end's ``home`` and ``remote-tmp`` folders."""
     keys = folder / "keys"
-    keys.mkdir()
+    keys.mkdir(parents=True)
     for name in ("host", "client", "stranger"):
         key = asyncssh.generate_private_key("ssh-ed25519")
         key.write_private_key(str(keys / name))
