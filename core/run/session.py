@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core.child import outcome, protocol
+from warmscope.core.child.gpu_sampler import gpu_ordinal
 from warmscope.core.child.ring import IterationRing
 from warmscope.core.data.fold import apply_line, event_line, iterations_entry, record_entry
 from warmscope.core.data.packing import Packed
@@ -557,8 +558,7 @@ class RunSession:
         self._observe()
         proc = self.proc
         assert proc is not None
-        device = str(self.settings.knobs.get("device") or "cpu")
-        gpu_index = int(device.partition(":")[2] or 0) if device.startswith("cuda") else None
+        gpu_index = gpu_ordinal(str(self.settings.knobs.get("device") or "cpu"))
         try:
             sampler = Sampler(proc.pid, gpu_index, self._env.get("CUDA_VISIBLE_DEVICES"))
         except Exception:
