@@ -19,7 +19,8 @@ module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and
     opprofile   the operator breakdown of a profiled iteration
     remote_guardian  the remote end of ``--host`` (shipped, not loaded by the agent): starts the
                 agent there, passes its protocol and samples through, ends what it started
-    remote_sampler  CPU and memory of the remote agent's process tree, from /proc, beside it
+    remote_sampler  CPU and memory of the remote agent's process tree, from /proc, beside it,
+                and its GPU where NVML is there
 
 run/ — the parent's run machinery.
     run_plan    every process of one run (a profiling one, a warming one, the measured one),

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core.child import outcome, protocol
+from warmscope.core.child.gpu_sampler import gpu_ordinal
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.targets import Target
@@ -92,7 +93,8 @@ def connect(
     host, python = str(settings.host), settings.python
     cache = remote_cache(settings) if mode == "compile" else None
     limit = parse_size(settings.memory_limit) if settings.memory_limit else None
-    first, shipped = payload(target.to_json(), env, settings.sample_hz, cache, limit)
+    gpu = gpu_ordinal(str(settings.knobs.get("device") or "cpu"))
+    first, shipped = payload(target.to_json(), env, settings.sample_hz, cache, limit, gpu)
     proc = launcher.popen(
         ssh_command(host, python),
         stdin=subprocess.PIPE,
@@ -145,9 +147,11 @@ def payload(
     sample_hz: float,
     cache: str | None = None,
     memory_limit: int | None = None,
+    gpu_index: int | None = None,
 ) -> tuple[bytes, dict[str, Any]]:
     """What the guardian reads first (a length line, then JSON), and ``target`` as it will be
-    found on the remote: a ``sample:`` target's file travels with the agent."""
+    found on the remote: a ``sample:`` target's file travels with the agent. ``gpu_index``: the
+    run's CUDA ordinal, whose device the guardian samples."""
     files = {f"child/{p.name}": p.read_text() for p in sorted(CHILD_DIR.glob("*.py"))}
     remote_target = dict(target)
     if target.get("kind") == "sample" and target.get("path"):
@@ -166,6 +170,7 @@ def payload(
             "sample_hz": sample_hz,
             "compile_cache": cache,
             "memory_limit": memory_limit,
+            "gpu_index": gpu_index,
         }
     )
     data = body.encode()
@@ -265,11 +270,12 @@ def environment(hello: dict[str, Any], host: str) -> dict[str, Any]:
 
 
 def sample_line(msg: dict[str, Any], t: float, iteration: int) -> dict[str, Any]:
-    """A record's sample line from a sample the guardian took beside the agent."""
+    """A record's sample line from a sample the guardian took beside the agent: the fields a
+    local sample has (``gpu_*`` ones where NVML is there)."""
     fields = ("cpu", "rss_mb", "threads", "procs", "sys_cpu")
     return {
         "type": "sample",
-        **{k: msg[k] for k in fields if k in msg},
+        **{k: v for k, v in msg.items() if k in fields or k.startswith("gpu_")},
         "t": round(t, 3),
         "iteration": iteration,
     }
