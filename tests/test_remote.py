@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import FACTORIES, run_id_of, wait_gone, warmscope
+from tests.conftest import FACTORIES, PLANTED, run_id_of, wait_gone, warmscope
 from tests.ssh_server import Server, ssh_server
 from warmscope.core.data.reading import read_run
 
@@ -343,6 +343,43 @@ def test_a_memory_limit_holds_on_the_host(server: Server, tmp_path: Path) -> Non
     assert data.count < 40, "it ran out before the end"
     held = data.env["containment"]
     assert (held["memory_limit"], held["memory_by"]) == (2 << 30, "RLIMIT_AS")
+    assert server.left() == []
+
+
+def _kept(path: Path) -> tuple[object, ...]:
+    """What a crashed run's record says of it: its end, its iterations, and its events (the
+    recovered ones and where the crash's own text is pinned), as (kind, iteration, title)."""
+    data = read_run(path)
+    events = [(e.kind, e.iteration, e.title) for e in data.events]
+    return data.status, data.status_detail, data.count, events
+
+
+@pytest.mark.parametrize("fault_at", ["3", "4000"])
+def test_a_hard_crash_over_host_keeps_what_a_local_one_keeps(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_at: str
+) -> None:
+    """A segfault in iteration K: the iterations measured but not sent come back from the
+    guardian's ring, and the crash's text is pinned to the iteration in flight, as locally.
+    (K = 3 strikes before any batch is sent; K = 4000 after some were.)"""
+    monkeypatch.setenv("FAULT_AT", fault_at)  # the server's commands inherit it, as the CLI does
+    args = [f"{PLANTED}:segfault", "--input", "4", "--iters", str(2 * int(fault_at) + 20)]
+    args += ["--mode", "eager", "--jit-log", "profiling_graph_executor_impl"]  # markers on
+    there = warmscope(
+        "run", *args, "--host", "127.0.0.1", "--python", PYTHON,
+        "--record", str(tmp_path / "remote.jsonl"), env=server.env(),
+    )  # fmt: skip
+    here = warmscope("run", *args, "--record", str(tmp_path / "local.jsonl"))
+    assert there.code == here.code == 1, there.stderr
+    status, detail, count, events = _kept(tmp_path / "remote.jsonl")
+    assert (status, detail, count) == ("crashed", "the child died from SIGSEGV", int(fault_at))
+    recovered = [e for e in events if e[2].startswith("recovered ")]
+    assert recovered, "some iterations were still unsent as the child died"
+    assert [e[1] for e in events if "Segmentation fault" in e[2]] == [int(fault_at)]
+    if fault_at == "3":  # nothing sent before the crash: the same record, event for event
+        assert _kept(tmp_path / "remote.jsonl") == _kept(tmp_path / "local.jsonl")
+    else:
+        assert _kept(tmp_path / "local.jsonl")[:3] == (status, detail, count)
+    assert wait_gone(run_id_of(tmp_path / "remote.jsonl"), 5) == []
     assert server.left() == []
 
 

@@ -9,6 +9,12 @@ its process tree (``remote_sampler``, its GPU through ``gpu_sampler`` where NVML
 between them, whole lines only. What comes after on stdin goes to the agent: its config line,
 then only ``signal N`` lines, which the guardian delivers.
 
+As a local parent does, the guardian makes the shared ring of iteration timings (``ring``) and
+hands its descriptor to the agent (the hello says which, for the agent's config). When the agent
+has ended, what the ring holds past the iterations passed through (those it measured but did not
+send, if it died) and its count (the iteration it did not finish) go to the connection as one
+``remote_ring`` line, so that the parent recovers them as it does from its own ring.
+
 The remote process tree ends with the run: when the connection drops (EOF on stdin) the agent
 and its group are killed; when the agent exits, whatever it left (its group, and any process
 carrying the run id) is killed too, and the folder goes.
@@ -16,6 +22,7 @@ carrying the run id) is killed too, and the folder goes.
 
 from __future__ import annotations
 
+import binascii
 import contextlib
 import importlib.util
 import json
@@ -28,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from array import array
 from typing import Any
 
 RUN_ID_VAR = "WARMSCOPE_RUN_ID"
@@ -176,7 +184,28 @@ class Out:
                 view = view[os.write(1, view) :]
 
 
-def pass_protocol(from_agent: int, out: Out) -> None:
+ITERS = b'{"t":"iters",'
+
+
+class Passed:
+    """How many iterations the agent's ``iters`` lines passed through carried: the parent has
+    them; the ring's tail after them it may not."""
+
+    def __init__(self) -> None:
+        self.through = 0
+
+    def read(self, lines: bytes) -> None:
+        for line in lines.split(b"\n"):
+            if not line.startswith(ITERS):
+                continue
+            with contextlib.suppress(ValueError, KeyError, TypeError, binascii.Error):
+                msg = json.loads(line)
+                ns = msg["ns"]
+                count = len(binascii.a2b_base64(ns)) // 8 if isinstance(ns, str) else len(ns)
+                self.through = max(self.through, int(msg["i0"]) + count)
+
+
+def pass_protocol(from_agent: int, out: Out, passed: Passed) -> None:
     """The agent's protocol lines to the connection, whole (a torn last one as it ends)."""
     pending = b""
     while True:
@@ -192,7 +221,33 @@ def pass_protocol(from_agent: int, out: Out) -> None:
         cut = pending.rfind(b"\n") + 1
         if cut:
             out.write(pending[:cut])
+            passed.read(pending[:cut])
             pending = pending[cut:]
+
+
+def column(values: list[int]) -> str:
+    """A column of 64-bit integers as an ``iters`` line carries it: little-endian, base64."""
+    col = array("q", values)
+    if sys.byteorder == "big":
+        col.byteswap()
+    return binascii.b2a_base64(col.tobytes(), newline=False).decode()
+
+
+def ring_line(ring: Any, through: int) -> bytes:
+    """The ``remote_ring`` line: the ring's count, and the timings it holds past ``through``
+    (as many as it still holds: the parent's check of the count says when some were lost)."""
+    completed = ring.completed()
+    first = max(through, completed - ring.slots)
+    ns, st = ring.read_ns(first) if completed > first else ([], [])
+    msg = {
+        "t": "remote_ring",
+        "completed": completed,
+        "slots": ring.slots,
+        "i0": first,
+        "ns": column(ns),
+        "st": column(st),
+    }
+    return (json.dumps(msg, separators=(",", ":")) + "\n").encode()
 
 
 def load_sibling(home: str, name: str) -> Any:
@@ -212,7 +267,8 @@ def open_gpu(home: str, nvml: Any, ordinal: object, visible: str | None) -> Any:
     return load_sibling(home, "gpu_sampler").open_gpu(nvml, ordinal, visible)
 
 
-def sample(sampler: Any, pid: int, gpu: Any, hz: float, out: Out) -> None:
+def sample(sampler: Any, pid: int, gpu: Any, ring: Any, hz: float, out: Out) -> None:
+    """Samples of the agent's tree, each with the ring's count then (the iteration running)."""
     tree = sampler.TreeSampler(pid, gpu)
     period = 1.0 / max(hz, 0.1)
     while True:
@@ -223,7 +279,8 @@ def sample(sampler: Any, pid: int, gpu: Any, hz: float, out: Out) -> None:
             reading = None
         if reading is None:
             return
-        out.write((json.dumps({"t": "remote_sample", **reading}) + "\n").encode())
+        msg = {"t": "remote_sample", **reading, "completed": ring.completed()}
+        out.write((json.dumps(msg) + "\n").encode())
 
 
 def main() -> None:
@@ -254,6 +311,8 @@ def main() -> None:
             if gpu
             else "taken there, from /proc (CPU and memory; not the GPU)"
         )
+        ring = load_sibling(home, "ring").IterationRing.create()
+        hello["ring"] = {"fd": ring.fd, "slots": ring.slots}
         cache = payload.get("compile_cache")
         if cache == "cold":  # a fresh folder, gone with the run's own
             folders = {"inductor": f"{home}/cache/inductor", "triton": f"{home}/cache/triton"}
@@ -279,6 +338,7 @@ def main() -> None:
             os.dup2(agent_out, 1)
             for fd in (read_side, to_agent, from_agent, agent_out):
                 os.close(fd)
+            os.set_inheritable(ring.fd, True)  # the agent's, as a local parent passes it
             signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a freshly started process has it
             if limit:
                 import resource
@@ -291,15 +351,20 @@ def main() -> None:
         threading.Thread(
             target=forward, args=(to_agent, pid, pid, run_id), name="forward", daemon=True
         ).start()
-        passing = threading.Thread(target=pass_protocol, args=(from_agent, out), daemon=True)
+        passed = Passed()
+        passing = threading.Thread(
+            target=pass_protocol, args=(from_agent, out, passed), daemon=True
+        )
         passing.start()
         if sampler is not None:
             hz = float(payload.get("sample_hz", 10))
-            args = (sampler, pid, gpu, hz, out)
+            args = (sampler, pid, gpu, ring, hz, out)
             threading.Thread(target=sample, args=args, daemon=True).start()
         status = os.waitpid(pid, 0)[1]
         end_run(pid, run_id)
         passing.join(5.0)  # the last protocol lines, once every writer is gone
+        with contextlib.suppress(OSError):  # the connection may be what ended the run
+            out.write(ring_line(ring, passed.through))
     finally:
         shutil.rmtree(home, ignore_errors=True)
     if os.WIFSIGNALED(status):
