@@ -22,11 +22,13 @@ import pytest
 from tests.conftest import FACTORIES, PLANTED, run_id_of, wait_gone, warmscope
 from tests.ssh_server import Server, ssh_server
 from warmscope.core.data.reading import read_run
+from warmscope.core.run.integrity import INTEGRITY
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="no OpenSSH client")
 PYTHON = sys.executable  # the remote interpreter: this one, which has torch
 ROOT = Path(__file__).resolve().parent.parent
 RECORDING = ROOT / "tests" / "data" / "nvml" / "handmade.json"
+HOSTILE = ROOT / "tests" / "faults" / "hostile.py"
 
 
 @pytest.fixture(scope="module")
@@ -380,6 +382,24 @@ def test_a_hard_crash_over_host_keeps_what_a_local_one_keeps(
     else:
         assert _kept(tmp_path / "local.jsonl")[:3] == (status, detail, count)
     assert wait_gone(run_id_of(tmp_path / "remote.jsonl"), 5) == []
+    assert server.left() == []
+
+
+def test_a_forged_ring_over_host_fails_the_run_as_locally(server: Server, tmp_path: Path) -> None:
+    """What the guardian's ring held goes through a local ring's checks: a model that fills it
+    with forged timings and dies fails its run, naming the ring, and no forged timing is kept."""
+    record = tmp_path / "r.jsonl"
+    started = time.monotonic()
+    result = warmscope(
+        "run", f"{HOSTILE}:writes_ring", "--input", "4", "--iters", "20",
+        "--host", "127.0.0.1", "--python", PYTHON, "--record", str(record), env=server.env(),
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert result.code == 1, result.stderr
+    data = read_run(record)
+    assert data.status == "failed" and data.status_detail.startswith(INTEGRITY)
+    assert "the shared ring" in data.status_detail, data.status_detail
+    assert all(0 <= ms < took * 1000 for ms in data.ms), "no forged timing was kept"
     assert server.left() == []
 
 
