@@ -15,10 +15,12 @@ module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and
     knobs       every executor knob, declared once
     outcome     run statuses, exit codes, the error root
     ring        the shared-memory ring of iteration timings a crash cannot take away
+    gpu_sampler the run's GPU through NVML (the module handed in): here and beside a remote agent
     opprofile   the operator breakdown of a profiled iteration
     remote_guardian  the remote end of ``--host`` (shipped, not loaded by the agent): starts the
                 agent there, passes its protocol and samples through, ends what it started
-    remote_sampler  CPU and memory of the remote agent's process tree, from /proc, beside it
+    remote_sampler  CPU and memory of the remote agent's process tree, from /proc, beside it,
+                and its GPU where NVML is there
 
 run/ — the parent's run machinery.
     run_plan    every process of one run (a profiling one, a warming one, the measured one),
@@ -37,7 +39,7 @@ run/ — the parent's run machinery.
     launcher    children started at warmscope's own priority; the observer kept out of the way
     remote      ``--host``: the agent on another machine over one ``ssh`` connection
     hangup      SIGHUP and SIGTERM: the terminal detached, the runs ended (CLI and TUI)
-    sampler     CPU and memory of the child, from outside; gpu_sampler: its GPU through NVML
+    sampler     CPU and memory of the child, from outside; its GPU through ``gpu_sampler``
     jitlog      C++ JIT log lines into events; the label of an iteration
     compile_cache  the inductor/triton cache a compile run gets: cold, warm or the user's
     sweep       cells × fresh processes, interleaved (``warmscope sweep``, ``run --repeat``)

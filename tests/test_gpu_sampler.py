@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests import nvml_replay
+from warmscope.core.child.gpu_sampler import PCIE_EVERY_S, Gpu, nvml_handle, visible_devices
 from warmscope.core.run import sampler
-from warmscope.core.run.gpu_sampler import PCIE_EVERY_S, Gpu, nvml_handle, visible_devices
 
 HANDMADE = Path(__file__).parent / "data" / "nvml" / "handmade.json"
 CHILD = 4242

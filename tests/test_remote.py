@@ -19,12 +19,16 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import FACTORIES, run_id_of, wait_gone, warmscope
+from tests.conftest import FACTORIES, PLANTED, run_id_of, wait_gone, warmscope
 from tests.ssh_server import Server, ssh_server
 from warmscope.core.data.reading import read_run
+from warmscope.core.run.integrity import INTEGRITY
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="no OpenSSH client")
 PYTHON = sys.executable  # the remote interpreter: this one, which has torch
+ROOT = Path(__file__).resolve().parent.parent
+RECORDING = ROOT / "tests" / "data" / "nvml" / "handmade.json"
+HOSTILE = ROOT / "tests" / "faults" / "hostile.py"
 
 
 @pytest.fixture(scope="module")
@@ -341,4 +345,149 @@ def test_a_memory_limit_holds_on_the_host(server: Server, tmp_path: Path) -> Non
     assert data.count < 40, "it ran out before the end"
     held = data.env["containment"]
     assert (held["memory_limit"], held["memory_by"]) == (2 << 30, "RLIMIT_AS")
+    assert server.left() == []
+
+
+def _kept(path: Path) -> tuple[object, ...]:
+    """What a crashed run's record says of it: its end, its iterations, and its events (the
+    recovered ones and where the crash's own text is pinned), as (kind, iteration, title)."""
+    data = read_run(path)
+    events = [(e.kind, e.iteration, e.title) for e in data.events]
+    return data.status, data.status_detail, data.count, events
+
+
+@pytest.mark.parametrize("fault_at", ["3", "4000"])
+def test_a_hard_crash_over_host_keeps_what_a_local_one_keeps(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_at: str
+) -> None:
+    """A segfault in iteration K: the iterations measured but not sent come back from the
+    guardian's ring, and the crash's text is pinned to the iteration in flight, as locally.
+    (K = 3 strikes before any batch is sent; K = 4000 after some were.)"""
+    monkeypatch.setenv("FAULT_AT", fault_at)  # the server's commands inherit it, as the CLI does
+    args = [f"{PLANTED}:segfault", "--input", "4", "--iters", str(2 * int(fault_at) + 20)]
+    args += ["--mode", "eager", "--jit-log", "profiling_graph_executor_impl"]  # markers on
+    there = warmscope(
+        "run", *args, "--host", "127.0.0.1", "--python", PYTHON,
+        "--record", str(tmp_path / "remote.jsonl"), env=server.env(),
+    )  # fmt: skip
+    here = warmscope("run", *args, "--record", str(tmp_path / "local.jsonl"))
+    assert there.code == here.code == 1, there.stderr
+    status, detail, count, events = _kept(tmp_path / "remote.jsonl")
+    assert (status, detail, count) == ("crashed", "the child died from SIGSEGV", int(fault_at))
+    recovered = [e for e in events if e[2].startswith("recovered ")]
+    assert recovered, "some iterations were still unsent as the child died"
+    assert [e[1] for e in events if "Segmentation fault" in e[2]] == [int(fault_at)]
+    if fault_at == "3":  # nothing sent before the crash: the same record, event for event
+        assert _kept(tmp_path / "remote.jsonl") == _kept(tmp_path / "local.jsonl")
+    else:
+        assert _kept(tmp_path / "local.jsonl")[:3] == (status, detail, count)
+    assert wait_gone(run_id_of(tmp_path / "remote.jsonl"), 5) == []
+    assert server.left() == []
+
+
+def test_a_forged_ring_over_host_fails_the_run_as_locally(server: Server, tmp_path: Path) -> None:
+    """What the guardian's ring held goes through a local ring's checks: a model that fills it
+    with forged timings and dies fails its run, naming the ring, and no forged timing is kept."""
+    record = tmp_path / "r.jsonl"
+    started = time.monotonic()
+    result = warmscope(
+        "run", f"{HOSTILE}:writes_ring", "--input", "4", "--iters", "20",
+        "--host", "127.0.0.1", "--python", PYTHON, "--record", str(record), env=server.env(),
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert result.code == 1, result.stderr
+    data = read_run(record)
+    assert data.status == "failed" and data.status_detail.startswith(INTEGRITY)
+    assert "the shared ring" in data.status_detail, data.status_detail
+    assert all(0 <= ms < took * 1000 for ms in data.ms), "no forged timing was kept"
+    assert server.left() == []
+
+
+NVML_FROM_RECORDING = f"""
+\"\"\"pynvml for a test: nvidia-ml-py's own errors, the answers of a recording
+(tests/nvml_replay.py), the recorded child's pid read as the agent's (this process's child).\"\"\"
+import os, sys
+from pathlib import Path
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+del sys.modules["pynvml"]
+import pynvml  # nvidia-ml-py itself, for its error classes
+
+sys.path.insert(0, {str(ROOT)!r})
+from tests import nvml_replay
+
+recording = nvml_replay.load(Path({str(RECORDING)!r}))
+
+
+def agent_child():
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{{name}}/stat", "rb") as f:
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            with open(f"/proc/{{name}}/cmdline", "rb") as f:
+                agent = b"agent.py" in f.read()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == os.getpid() and agent:
+            return int(name)
+    return None
+
+
+class AgentPid(dict):
+    found = None  # kept once found: a zombie's command line reads empty
+
+    def __bool__(self):
+        return True
+
+    def get(self, pid, default=None):
+        if pid != recording["child_pid"]:
+            return default
+        self.found = self.found or agent_child()
+        return self.found or default
+
+
+sys.modules["pynvml"] = nvml_replay.replay(recording, pid_map=AgentPid())
+"""
+
+
+def _gpu_of(path: Path) -> tuple[dict[str, object], list[dict[str, object]]]:
+    data = read_run(path)
+    env = {k: v for k, v in data.env.items() if k in ("gpu", "gpus", "driver", "nvml")}
+    return env, [{k: v for k, v in s.items() if k.startswith("gpu_")} for s in data.samples]
+
+
+def test_the_gpu_is_sampled_on_the_remote(server: Server, tmp_path: Path) -> None:
+    """NVML from a recording stands in on both ends (no GPU here; the real NVML path is tested
+    on a GPU machine, tests/gpu/). This torch has no CUDA, so a ``cuda:0`` run stops at its
+    device, after torch's import: samples enough, taken by the guardian over there, with the
+    same GPU fields and the same ``env`` as a local run's; without NVML there, none."""
+    shim = tmp_path / "nvml"
+    shim.mkdir()
+    (shim / "pynvml.py").write_text(NVML_FROM_RECORDING)
+    remote_python = tmp_path / "python-with-nvml"  # the interpreter there finds the recording
+    remote_python.write_text(f'#!/bin/sh\nPYTHONPATH={shim} exec {PYTHON} "$@"\n')
+    remote_python.chmod(0o755)
+    args = ["run", "sample:trivial", "--device", "cuda:0"]
+    runs = {
+        "remote": ["--host", "127.0.0.1", "--python", str(remote_python)],
+        "local": [],
+        "remote without NVML": ["--host", "127.0.0.1", "--python", PYTHON],
+    }
+    for name, extra in runs.items():
+        env = {"PYTHONPATH": str(shim)} if name == "local" else server.env()
+        result = warmscope(*args, *extra, "--record", str(tmp_path / f"{name}.jsonl"), env=env)
+        assert result.code == 2, result.stderr
+        assert "CUDA is not available" in result.stderr.strip().splitlines()[-1]
+    env, samples = _gpu_of(tmp_path / "remote.jsonl")
+    assert env["driver"] == "0.0-handmade" and env["nvml"] == "ok"
+    assert env["gpu"]["name"] == "hand-made device 0"  # type: ignore[index]
+    assert samples and samples[-1]["gpu_util"] == 97
+    assert samples[-1]["gpu_proc_mem_mb"] == 2048.0, "the remote agent's own share"
+    assert samples[0].keys() == _gpu_of(tmp_path / "local.jsonl")[1][0].keys()
+    assert env == _gpu_of(tmp_path / "local.jsonl")[0]
+    assert read_run(tmp_path / "remote.jsonl").env["samples"].endswith("and NVML (the GPU)")
+    env, samples = _gpu_of(tmp_path / "remote without NVML.jsonl")
+    assert env.keys() == {"gpus", "nvml"} and str(env["nvml"]).startswith("no GPU: NVML unavail")
+    assert samples and not any(samples)
     assert server.left() == []

@@ -5,8 +5,15 @@ reads one line (a byte count), then that many bytes of JSON: the agent's files a
 environment. It writes the files into a fresh folder, says who it is in one JSON line on stdout,
 and starts the agent in a process group of its own: its stderr is the connection's own (logs and
 markers), its protocol lines pass through here to the connection's stdout, with the samples of
-its process tree (``remote_sampler``) between them, whole lines only. What comes after on stdin
-goes to the agent: its config line, then only ``signal N`` lines, which the guardian delivers.
+its process tree (``remote_sampler``, its GPU through ``gpu_sampler`` where NVML is there)
+between them, whole lines only. What comes after on stdin goes to the agent: its config line,
+then only ``signal N`` lines, which the guardian delivers.
+
+As a local parent does, the guardian makes the shared ring of iteration timings (``ring``) and
+hands its descriptor to the agent (the hello says which, for the agent's config). When the agent
+has ended, what the ring holds past the iterations passed through (those it measured but did not
+send, if it died) and its count (the iteration it did not finish) go to the connection as one
+``remote_ring`` line, so that the parent recovers them as it does from its own ring.
 
 The remote process tree ends with the run: when the connection drops (EOF on stdin) the agent
 and its group are killed; when the agent exits, whatever it left (its group, and any process
@@ -15,6 +22,7 @@ carrying the run id) is killed too, and the folder goes.
 
 from __future__ import annotations
 
+import binascii
 import contextlib
 import importlib.util
 import json
@@ -27,6 +35,8 @@ import sys
 import tempfile
 import threading
 import time
+from array import array
+from typing import Any
 
 RUN_ID_VAR = "WARMSCOPE_RUN_ID"
 EXIT_GONE = 70  # as the agent's EXIT_PARENT_GONE: nobody is left to report to
@@ -70,27 +80,38 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def gpus() -> dict[str, object]:
-    """The GPUs there, through NVML where its Python module and library are (as the parent's
-    own environment says them); why not, else."""
+def load_nvml() -> tuple[Any, str]:
+    """The initialised ``pynvml`` module where the remote interpreter has it and the NVML
+    library is there, and the record's word for it (as a local run's ``nvml``)."""
     try:
-        import pynvml  # nvidia-ml-py, where the remote interpreter has it
+        import pynvml  # nvidia-ml-py
 
         pynvml.nvmlInit()
     except Exception as exc:
-        return {"gpus": [], "nvml": f"no GPU: NVML unavailable there ({exc})".replace("\n", " ")}
-    found = []
+        return None, f"no GPU: NVML unavailable there ({exc})".replace("\n", " ")
+    return pynvml, "ok"
+
+
+def gpus(nvml: Any, status: str) -> dict[str, object]:
+    """The GPUs there and the driver, as a local run's environment says them."""
+    found: list[dict[str, object]] = []
+    info: dict[str, object] = {"gpus": found, "nvml": status}
+    if nvml is None:
+        return info
     with contextlib.suppress(Exception):
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
-            name = pynvml.nvmlDeviceGetName(handle)
-            memory = pynvml.nvmlDeviceGetMemoryInfo(handle).total // 2**20
+        driver = nvml.nvmlSystemGetDriverVersion()
+        info["driver"] = driver.decode() if isinstance(driver, bytes) else str(driver)
+    with contextlib.suppress(Exception):
+        for i in range(nvml.nvmlDeviceGetCount()):
+            handle = nvml.nvmlDeviceGetHandleByIndex(i)
+            name = nvml.nvmlDeviceGetName(handle)
+            memory = nvml.nvmlDeviceGetMemoryInfo(handle).total // 2**20
             name = name.decode() if isinstance(name, bytes) else str(name)
             found.append({"index": i, "name": name, "memory_mb": memory})
-    return {"gpus": found, "nvml": "ok"}
+    return info
 
 
-def whoami(home: str) -> dict[str, object]:
+def whoami(home: str, nvml: Any, status: str) -> dict[str, object]:
     info: dict[str, object] = {
         "t": "remote",
         "home": home,
@@ -99,7 +120,7 @@ def whoami(home: str) -> dict[str, object]:
         "cpu_model": cpu_model(),
         "cpu_logical": os.cpu_count(),
         "pid": os.getpid(),
-        **gpus(),
+        **gpus(nvml, status),
     }
     with contextlib.suppress(AttributeError, OSError):
         info["cpu_affinity"] = len(os.sched_getaffinity(0))
@@ -163,7 +184,28 @@ class Out:
                 view = view[os.write(1, view) :]
 
 
-def pass_protocol(from_agent: int, out: Out) -> None:
+ITERS = b'{"t":"iters",'
+
+
+class Passed:
+    """How many iterations the agent's ``iters`` lines passed through carried: the parent has
+    them; the ring's tail after them it may not."""
+
+    def __init__(self) -> None:
+        self.through = 0
+
+    def read(self, lines: bytes) -> None:
+        for line in lines.split(b"\n"):
+            if not line.startswith(ITERS):
+                continue
+            with contextlib.suppress(ValueError, KeyError, TypeError, binascii.Error):
+                msg = json.loads(line)
+                ns = msg["ns"]
+                count = len(binascii.a2b_base64(ns)) // 8 if isinstance(ns, str) else len(ns)
+                self.through = max(self.through, int(msg["i0"]) + count)
+
+
+def pass_protocol(from_agent: int, out: Out, passed: Passed) -> None:
     """The agent's protocol lines to the connection, whole (a torn last one as it ends)."""
     pending = b""
     while True:
@@ -179,21 +221,55 @@ def pass_protocol(from_agent: int, out: Out) -> None:
         cut = pending.rfind(b"\n") + 1
         if cut:
             out.write(pending[:cut])
+            passed.read(pending[:cut])
             pending = pending[cut:]
 
 
-def load_sampler(home: str) -> object | None:
-    path = os.path.join(home, "child", "remote_sampler.py")
-    spec = importlib.util.spec_from_file_location("_warmscope_remote_sampler", path)
-    if spec is None or spec.loader is None:
-        return None
+def column(values: list[int]) -> str:
+    """A column of 64-bit integers as an ``iters`` line carries it: little-endian, base64."""
+    col = array("q", values)
+    if sys.byteorder == "big":
+        col.byteswap()
+    return binascii.b2a_base64(col.tobytes(), newline=False).decode()
+
+
+def ring_line(ring: Any, through: int) -> bytes:
+    """The ``remote_ring`` line: the ring's count, and the timings it holds past ``through``
+    (as many as it still holds: the parent's check of the count says when some were lost)."""
+    completed = ring.completed()
+    first = max(through, completed - ring.slots)
+    ns, st = ring.read_ns(first) if completed > first else ([], [])
+    msg = {
+        "t": "remote_ring",
+        "completed": completed,
+        "slots": ring.slots,
+        "i0": first,
+        "ns": column(ns),
+        "st": column(st),
+    }
+    return (json.dumps(msg, separators=(",", ":")) + "\n").encode()
+
+
+def load_sibling(home: str, name: str) -> Any:
+    """One of the shipped child modules, by path (the guardian itself is not in a package)."""
+    path = os.path.join(home, "child", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_warmscope_remote_{name}", path)
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module if module.available() else None
+    return module
 
 
-def sample(sampler: object, pid: int, hz: float, out: Out) -> None:
-    tree = sampler.TreeSampler(pid)  # type: ignore[attr-defined]
+def open_gpu(home: str, nvml: Any, ordinal: object, visible: str | None) -> Any:
+    """The run's ``cuda:N`` through NVML (``gpu_sampler``), where there is one."""
+    if nvml is None or not isinstance(ordinal, int):
+        return None
+    return load_sibling(home, "gpu_sampler").open_gpu(nvml, ordinal, visible)
+
+
+def sample(sampler: Any, pid: int, gpu: Any, ring: Any, hz: float, out: Out) -> None:
+    """Samples of the agent's tree, each with the ring's count then (the iteration running)."""
+    tree = sampler.TreeSampler(pid, gpu)
     period = 1.0 / max(hz, 0.1)
     while True:
         time.sleep(period)
@@ -203,7 +279,8 @@ def sample(sampler: object, pid: int, hz: float, out: Out) -> None:
             reading = None
         if reading is None:
             return
-        out.write((json.dumps({"t": "remote_sample", **reading}) + "\n").encode())
+        msg = {"t": "remote_sample", **reading, "completed": ring.completed()}
+        out.write((json.dumps(msg) + "\n").encode())
 
 
 def main() -> None:
@@ -220,13 +297,22 @@ def main() -> None:
             env.pop(name, None)
         env.update(payload["env"])
         run_id = env.get(RUN_ID_VAR, "")
-        sampler = load_sampler(home)
-        hello = whoami(home)
+        sampler = load_sibling(home, "remote_sampler")
+        sampler = sampler if sampler.available() else None
+        nvml, nvml_status = load_nvml()
+        hello = whoami(home, nvml, nvml_status)
+        gpu = open_gpu(home, nvml, payload.get("gpu_index"), env.get("CUDA_VISIBLE_DEVICES"))
+        if gpu is not None:  # which device, its ceilings, what it cannot report
+            hello["gpu"] = gpu.describe()
         hello["samples"] = (
-            "taken there, from /proc (CPU and memory; not the GPU)"
-            if sampler
-            else "not taken: no /proc there"
+            "not taken: no /proc there"
+            if not sampler
+            else "taken there, from /proc (CPU and memory) and NVML (the GPU)"
+            if gpu
+            else "taken there, from /proc (CPU and memory; not the GPU)"
         )
+        ring = load_sibling(home, "ring").IterationRing.create()
+        hello["ring"] = {"fd": ring.fd, "slots": ring.slots}
         cache = payload.get("compile_cache")
         if cache == "cold":  # a fresh folder, gone with the run's own
             folders = {"inductor": f"{home}/cache/inductor", "triton": f"{home}/cache/triton"}
@@ -252,6 +338,7 @@ def main() -> None:
             os.dup2(agent_out, 1)
             for fd in (read_side, to_agent, from_agent, agent_out):
                 os.close(fd)
+            os.set_inheritable(ring.fd, True)  # the agent's, as a local parent passes it
             signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a freshly started process has it
             if limit:
                 import resource
@@ -264,14 +351,20 @@ def main() -> None:
         threading.Thread(
             target=forward, args=(to_agent, pid, pid, run_id), name="forward", daemon=True
         ).start()
-        passing = threading.Thread(target=pass_protocol, args=(from_agent, out), daemon=True)
+        passed = Passed()
+        passing = threading.Thread(
+            target=pass_protocol, args=(from_agent, out, passed), daemon=True
+        )
         passing.start()
         if sampler is not None:
             hz = float(payload.get("sample_hz", 10))
-            threading.Thread(target=sample, args=(sampler, pid, hz, out), daemon=True).start()
+            args = (sampler, pid, gpu, ring, hz, out)
+            threading.Thread(target=sample, args=args, daemon=True).start()
         status = os.waitpid(pid, 0)[1]
         end_run(pid, run_id)
         passing.join(5.0)  # the last protocol lines, once every writer is gone
+        with contextlib.suppress(OSError):  # the connection may be what ended the run
+            out.write(ring_line(ring, passed.through))
     finally:
         shutil.rmtree(home, ignore_errors=True)
     if os.WIFSIGNALED(status):

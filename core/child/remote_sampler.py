@@ -1,15 +1,17 @@
-"""CPU and memory samples of the agent's process tree, taken beside it on a remote host.
+"""Samples of the agent's process tree, taken beside it on a remote host.
 
 Shipped with the agent over ``--host`` and run by the remote guardian. Standard library only,
 read from ``/proc`` (Linux): the same fields as the local sampler's psutil readings (``cpu`` in
 percent of one core for the whole tree, ``rss_mb``, ``threads``, ``procs``, ``sys_cpu``), so a
-remote run's samples read as a local run's do.
+remote run's samples read as a local run's do; with the run's GPU (a ``gpu_sampler.Gpu``, where
+NVML is there) its ``gpu_*`` fields too, of the same tree.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 MB = 2**20
 TREE_EVERY_S = 1.0
@@ -53,10 +55,11 @@ TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class TreeSampler:
-    """Samples ``pid`` and its descendants (compile workers too)."""
+    """Samples ``pid`` and its descendants (compile workers too); ``gpu``: the run's device."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, gpu: Any = None) -> None:
         self.root = pid
+        self.gpu = gpu
         self._tree: list[int] = [pid]
         self._tree_at = 0.0
         self._ticks: dict[int, int] = {}
@@ -77,7 +80,7 @@ class TreeSampler:
             todo.extend(children.get(pid, []))
         return tree
 
-    def sample(self) -> dict[str, float | int] | None:
+    def sample(self) -> dict[str, Any] | None:
         """One reading; ``None`` once the root is gone."""
         now = time.monotonic()
         if now - self._tree_at >= TREE_EVERY_S:
@@ -94,10 +97,13 @@ class TreeSampler:
         busy, total = _system_ticks()
         sys_cpu = 100.0 * (busy - self._system[0]) / max(total - self._system[1], 1)
         self._system = (busy, total)
-        return {
+        out: dict[str, Any] = {
             "cpu": round(100.0 * ticks / TICKS / elapsed, 1),
             "rss_mb": round(sum(_rss(pid) for pid in stats) / MB, 1),
             "threads": sum(s[2] for s in stats.values()),
             "procs": len(stats),
             "sys_cpu": round(sys_cpu, 1),
         }
+        if self.gpu is not None:
+            out.update(self.gpu.sample(set(stats)))
+        return out

@@ -7,6 +7,9 @@ the guardian (``core/child/remote_guardian.py``, given as ``-c`` source); the ag
 sibling modules (and a ``sample:`` target's file) follow on stdin, so nothing needs to be
 installed there but python and torch. The protocol comes back on the connection's stdout, the
 raw stderr on its stderr, and the record is written here as lines arrive.
+
+The shared ring of iteration timings is the guardian's, there: its content comes back when the
+agent ends (``RemoteRing``), and the run recovers what a crash kept from it as a local run does.
 """
 
 from __future__ import annotations
@@ -19,11 +22,14 @@ import shlex
 import signal
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from warmscope.core.child import outcome, protocol
+from warmscope.core.child.gpu_sampler import gpu_ordinal
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.child.ring import SLOTS, IterationRing
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.targets import Target
 from warmscope.core.run import launcher
@@ -92,7 +98,8 @@ def connect(
     host, python = str(settings.host), settings.python
     cache = remote_cache(settings) if mode == "compile" else None
     limit = parse_size(settings.memory_limit) if settings.memory_limit else None
-    first, shipped = payload(target.to_json(), env, settings.sample_hz, cache, limit)
+    gpu = gpu_ordinal(str(settings.knobs.get("device") or "cpu"))
+    first, shipped = payload(target.to_json(), env, settings.sample_hz, cache, limit, gpu)
     proc = launcher.popen(
         ssh_command(host, python),
         stdin=subprocess.PIPE,
@@ -145,9 +152,11 @@ def payload(
     sample_hz: float,
     cache: str | None = None,
     memory_limit: int | None = None,
+    gpu_index: int | None = None,
 ) -> tuple[bytes, dict[str, Any]]:
     """What the guardian reads first (a length line, then JSON), and ``target`` as it will be
-    found on the remote: a ``sample:`` target's file travels with the agent."""
+    found on the remote: a ``sample:`` target's file travels with the agent. ``gpu_index``: the
+    run's CUDA ordinal, whose device the guardian samples."""
     files = {f"child/{p.name}": p.read_text() for p in sorted(CHILD_DIR.glob("*.py"))}
     remote_target = dict(target)
     if target.get("kind") == "sample" and target.get("path"):
@@ -166,6 +175,7 @@ def payload(
             "sample_hz": sample_hz,
             "compile_cache": cache,
             "memory_limit": memory_limit,
+            "gpu_index": gpu_index,
         }
     )
     data = body.encode()
@@ -260,16 +270,17 @@ def send_signal(proc: subprocess.Popen[bytes], sig: int) -> None:
 
 def environment(hello: dict[str, Any], host: str) -> dict[str, Any]:
     """The record's ``env`` for a remote run: the machine that ran the child."""
-    env = {k: v for k, v in hello.items() if k not in ("t", "home", "pid")}
+    env = {k: v for k, v in hello.items() if k not in ("t", "home", "pid", "ring")}
     return {**env, "host": host}
 
 
 def sample_line(msg: dict[str, Any], t: float, iteration: int) -> dict[str, Any]:
-    """A record's sample line from a sample the guardian took beside the agent."""
+    """A record's sample line from a sample the guardian took beside the agent: the fields a
+    local sample has (``gpu_*`` ones where NVML is there)."""
     fields = ("cpu", "rss_mb", "threads", "procs", "sys_cpu")
     return {
         "type": "sample",
-        **{k: msg[k] for k in fields if k in msg},
+        **{k: v for k, v in msg.items() if k in fields or k.startswith("gpu_")},
         "t": round(t, 3),
         "iteration": iteration,
     }
@@ -279,15 +290,72 @@ def config_there(
     config: dict[str, Any], shipped: dict[str, Any], hello: dict[str, Any]
 ) -> dict[str, Any]:
     """The agent's config as the remote end needs it: the shipped target under the guardian's
-    folder, no local parent to watch (the guardian is its parent), no shared ring."""
+    folder, no local parent to watch (the guardian is its parent), the guardian's shared ring."""
     home = str(hello["home"])
     target = dict(shipped)
     if target.get("kind") == "sample":
         target["path"] = f"{home}/{target['path']}"
+    ring = hello.get("ring") or {}
     return {
         **config,
         "target": target,
         "parent_pid": 0,
-        "ring_fd": None,
+        "ring_fd": ring.get("fd"),
+        "ring_slots": ring.get("slots", config.get("ring_slots")),
         "trace_prefix": f"{home}/trace",
     }
+
+
+def ring_for(host: str | None, received: Callable[[], int]) -> IterationRing | RemoteRing:
+    """The run's ring of iteration timings: shared with a local child, or the remote
+    guardian's, read back when the agent ends (``received``: the iterations the run holds)."""
+    return RemoteRing(received) if host else IterationRing.create()
+
+
+class RemoteRing:
+    """The guardian's ring as the ``remote_ring`` line brought it back: read as a local
+    ``IterationRing`` is once its child has ended. Until that line comes (it never does when
+    the connection is lost), its count is the larger of the iterations received and the count
+    the last sample carried (the iteration running there, as of that sample)."""
+
+    fd = -1
+    """No descriptor here: the agent's is the guardian's (``config_there``)."""
+
+    def __init__(self, received: Callable[[], int]) -> None:
+        self.slots = SLOTS
+        self._received = received
+        self._completed: int | None = None
+        self._sampled = 0
+        self._first = 0
+        self._ns: Sequence[int] = ()
+        self._st: Sequence[int] = ()
+
+    def received_ring(self, msg: dict[str, Any]) -> None:
+        """The guardian's ``remote_ring`` line; ``ValueError`` when it does not hold together."""
+        ns, st, _ = protocol.iteration_columns(msg)
+        completed, first, slots = int(msg["completed"]), int(msg["i0"]), int(msg["slots"])
+        if len(ns) != len(st) or (ns and first + len(ns) != completed) or slots < 1:
+            raise ValueError("a remote ring whose count and timings disagree")
+        self._completed, self._first, self.slots = completed, first, slots
+        self._ns, self._st = ns, st
+
+    def sampled(self, msg: dict[str, Any]) -> None:
+        """A ``remote_sample`` line: the ring's count as it was taken."""
+        self._sampled = max(self._sampled, int(msg.get("completed", 0)))
+
+    def completed(self) -> int:
+        if self._completed is not None:
+            return self._completed
+        return max(self._received(), self._sampled)
+
+    def read_ns(self, first: int) -> tuple[list[int], list[int]]:
+        """Durations and start offsets of iterations ``first`` .. completed - 1, of those the
+        guardian sent (it sends the ones past what it passed through); none where some before
+        them are missing."""
+        if first < self._first:
+            return [], []
+        skip = first - self._first
+        return list(self._ns[skip:]), list(self._st[skip:])
+
+    def close(self) -> None:
+        """Nothing to release here: the guardian's ring goes with it."""

@@ -15,7 +15,7 @@ from typing import Any
 
 import psutil
 
-from warmscope.core.run.gpu_sampler import Gpu, nvml_text, open_gpu
+from warmscope.core.child.gpu_sampler import Gpu, nvml_text, open_gpu
 from warmscope.core.run.version import warmscope_version
 
 MB = 2**20

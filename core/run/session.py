@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core.child import outcome, protocol
-from warmscope.core.child.ring import IterationRing
+from warmscope.core.child.gpu_sampler import gpu_ordinal
 from warmscope.core.data.fold import apply_line, event_line, iterations_entry, record_entry
 from warmscope.core.data.packing import Packed
 from warmscope.core.data.record import (
@@ -166,7 +166,7 @@ class RunSession:
         try:
             side = open_side_file(self.stderr_path, overwrite=self._overwrite)
             self._stderr_file = CappedFile(side)
-            self.ring = IterationRing.create()
+            self.ring = remote.ring_for(self.settings.host, lambda: self.data.count)
             self._writer.write(self._header)
             if not self.settings.host:  # a remote run's env comes from its remote end
                 self._commit({"type": "env", "env": host_environment()})
@@ -211,7 +211,7 @@ class RunSession:
             separate_profiles=self.separate_profiles is not None,
         )
         self._oom_kills0 = oom_kills_here()  # kills after this one are the run's
-        if host := self.settings.host:  # no local cgroup, placement or shared ring: ``remote``
+        if host := self.settings.host:  # no local cgroup, no placement; its ring: ``remote``
             self.proc, hello = remote.connect(
                 self.settings, self.mode, self.target, config, self._env, self._guardian
             )
@@ -500,8 +500,11 @@ class RunSession:
             self.busy = msg
         elif kind == "done":
             self._integrity_fault(self._witness.said_done(msg, time.monotonic()))
-        elif kind == "remote_sample" and self.settings.host:  # taken beside the remote agent
+        elif kind == "remote_sample" and isinstance(self.ring, remote.RemoteRing):  # taken there
+            self.ring.sampled(msg)
             return self._commit(remote.sample_line(msg, self.elapsed(), self.data.count))
+        elif kind == "remote_ring" and isinstance(self.ring, remote.RemoteRing):  # agent ended
+            return self.ring.received_ring(msg)
         elif kind == "hello":
             self._hello = True
             if msg.get("v") != protocol.VERSION:
@@ -557,8 +560,7 @@ class RunSession:
         self._observe()
         proc = self.proc
         assert proc is not None
-        device = str(self.settings.knobs.get("device") or "cpu")
-        gpu_index = int(device.partition(":")[2] or 0) if device.startswith("cuda") else None
+        gpu_index = gpu_ordinal(str(self.settings.knobs.get("device") or "cpu"))
         try:
             sampler = Sampler(proc.pid, gpu_index, self._env.get("CUDA_VISIBLE_DEVICES"))
         except Exception:
@@ -599,8 +601,7 @@ class RunSession:
                         f"pids: {escaped}",
                     )
                 )
-            running = self.data.count if self.settings.host else self.ring.completed()
-            self._add_events(self._attribution.end(running))
+            self._add_events(self._attribution.end(self.ring.completed()))
             if left:
                 self._add_event(
                     Event("info", f"processes of the run still alive after SIGKILL: {left}")
@@ -651,10 +652,9 @@ class RunSession:
         return group.end() if group is not None else []
 
     def _recover_unsent(self) -> None:
-        """Iterations the child measured but died before sending, from the shared ring."""
+        """Iterations the child measured but died before sending, from the shared ring (over
+        ``--host``, the guardian's, as it sent it back)."""
         first = self.data.count
-        if self.settings.host:  # the ring is on the remote: nothing to recover here
-            return self.ring.close()
         problem = integrity.check_ring_count(self.ring.completed(), first, self.ring.slots)
         ns, st = self.ring.read_ns(first) if problem is None and self._fault is None else ([], [])
         if problem is not None:

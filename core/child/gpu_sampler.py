@@ -4,6 +4,9 @@ NVML numbers devices by their PCI order, CUDA by ``CUDA_VISIBLE_DEVICES``; ``nvm
 the child's ``cuda:N`` to the NVML device it really is. Each reading is taken on its own, so a
 device that does not support one (a MIG slice has no device-wide utilization; many boards have no
 power reading) loses that figure alone, and ``Gpu.unsupported`` says which.
+
+Standard library only, the NVML module handed in: the parent's sampler uses it here, and the
+remote guardian, shipped with the agent, uses it beside a remote agent (``--host``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,11 @@ from typing import Any
 MB = 2**20
 PCIE_EVERY_S = 1.0
 """Each PCIe counter read blocks for about 20 ms (NVML samples the link): at most once a second."""
+
+
+def gpu_ordinal(device: str) -> int | None:
+    """The CUDA ordinal of a run's ``--device`` (``cuda`` is ``cuda:0``); ``None`` off CUDA."""
+    return int(device.partition(":")[2] or 0) if device.startswith("cuda") else None
 
 
 def visible_devices(value: str | None) -> list[str] | None:
