@@ -19,6 +19,7 @@ module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and
     remote_guardian  the remote end of ``--host`` (shipped, not loaded by the agent): starts the
                 agent there, passes its protocol and samples through, ends what it started
     remote_sampler  CPU and memory of the remote agent's process tree, from /proc, beside it
+    target_files  what a file target is, told from the file (used here, and shipped for ``--host``)
 
 run/ — the parent's run machinery.
     run_plan    every process of one run (a profiling one, a warming one, the measured one),
@@ -36,6 +37,7 @@ run/ — the parent's run machinery.
     guardian    ends the run's processes if warmscope itself dies
     launcher    children started at warmscope's own priority; the observer kept out of the way
     remote      ``--host``: the agent on another machine over one ``ssh`` connection
+    remote_target  a file target over ``--host``: a path there, checked there, asked once
     hangup      SIGHUP and SIGTERM: the terminal detached, the runs ended (CLI and TUI)
     sampler     CPU and memory of the child, from outside; gpu_sampler: its GPU through NVML
     jitlog      C++ JIT log lines into events; the label of an iteration
