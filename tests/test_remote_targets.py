@@ -275,3 +275,45 @@ def test_here_a_refused_file_is_a_target_error_in_the_same_words() -> None:
         resolve_target("./nowhere/m.pt")
     with pytest.raises(TargetError, match="defines no 'absent' at top level"):
         resolve_target(f"{FACTORIES}:absent")
+
+
+@needs_ssh
+def test_warmup_over_host_derives_and_verifies_a_recipe_for_a_file_there(
+    server: Server, tmp_path: Path
+) -> None:
+    """``warmscope warmup`` end to end over --host: every process (the baseline and each
+    candidate's) runs there, on the archive named relative to the remote home."""
+    doc_path = tmp_path / "warmup.json"
+    result = warmscope(
+        "warmup",
+        "models/scripted.pt",
+        "--input",
+        "1xTx4",
+        "--dim",
+        "T=2,3",
+        "--iters",
+        "20",
+        "--repeat",
+        "2",
+        "--host",
+        HOST,
+        "--python",
+        PYTHON,
+        "--emit",
+        str(tmp_path / "recipe.py"),
+        json_path=doc_path,
+        env={**server.env(), "WARMSCOPE_RECORD_DIR": str(tmp_path / "records")},
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert doc_path.exists(), result.stderr
+    doc = json.loads(doc_path.read_text())
+    assert result.code == (0 if doc["verdict"] == "verified" else 1), result.stderr
+    assert doc["mode"] == "script" and doc["candidates"]
+    assert (tmp_path / "recipe.py").is_file()
+    records = sorted((tmp_path / "records").rglob("*.jsonl"))
+    assert records
+    for record in records:  # every process ran there, on the file there
+        header = json.loads(record.read_text().splitlines()[0])
+        assert header["target"]["path"] == str((server.home / "models" / "scripted.pt").resolve())
+    assert server.left() == []
