@@ -186,6 +186,36 @@ def test_the_settings_screens_check_opens_no_connection(monkeypatch: pytest.Monk
         settings.check_here()
 
 
+def test_the_settings_form_takes_a_path_there_without_asking_the_host(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The TUI's form checks on the UI thread: a file target on --host is the run's to check."""
+    from textual.pilot import Pilot
+    from textual.widgets import Input
+
+    from tests.tui_support import run
+    from warmscope.tui.app import build_app
+    from warmscope.tui.settings_screen import SettingsScreen
+
+    monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", "-p 9 -o ConnectTimeout=1")
+    app = build_app(records=[Path(__file__).parent / "data" / "speech-script.jsonl"])
+    chosen = RunSettings(target="sample:trivial", host="192.0.2.1", inputs=["1x4"])
+
+    async def scenario(pilot: Pilot) -> None:
+        app.next_settings = chosen
+        await pilot.press("e")
+        form = app.screen
+        assert isinstance(form, SettingsScreen)
+        form.query_one("#field-target", Input).value = "models/m.pt"
+        settings = form.build()
+        assert (settings.target, settings.host) == ("models/m.pt", "192.0.2.1")
+        with pytest.raises(SettingsError, match="ssh failed"):
+            settings.resolve()  # what the run's start does
+        await pilot.press("escape")
+
+    run(app, scenario)
+
+
 def test_with_a_host_a_local_folder_does_not_make_a_file_target(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
