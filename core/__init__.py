@@ -21,6 +21,7 @@ module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and
                 agent there, passes its protocol and samples through, ends what it started
     remote_sampler  CPU and memory of the remote agent's process tree, from /proc, beside it,
                 and its GPU where NVML is there
+    target_files  what a file target is, told from the file (used here, and shipped for ``--host``)
 
 run/ — the parent's run machinery.
     run_plan    every process of one run (a profiling one, a warming one, the measured one),
@@ -38,6 +39,7 @@ run/ — the parent's run machinery.
     guardian    ends the run's processes if warmscope itself dies
     launcher    children started at warmscope's own priority; the observer kept out of the way
     remote      ``--host``: the agent on another machine over one ``ssh`` connection
+    remote_target  a file target over ``--host``: a path there, checked there, asked once
     hangup      SIGHUP and SIGTERM: the terminal detached, the runs ended (CLI and TUI)
     sampler     CPU and memory of the child, from outside; its GPU through ``gpu_sampler``
     jitlog      C++ JIT log lines into events; the label of an iteration

@@ -576,7 +576,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
             widget = self.query_one(f"#knob-{k.name}")
             text = str(widget.value) if isinstance(widget, (Input, ChoiceField)) else ""
             settings.knobs[k.name] = k.parse(text)
-        settings.resolve()
+        settings.check_here()  # a target on --host is checked there when the run starts
         return settings
 
     def action_apply(self, run_now: bool) -> None:

@@ -7,10 +7,12 @@ import math
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from warmscope.core.child.knobs import KNOBS, KnobError, changed, default_values, knob
+from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.run_fields import FIELDS, RunFields, default_of
 from warmscope.core.data.setting_fields import DEFAULT_ITERS as DEFAULT_ITERS
 from warmscope.core.data.setting_fields import DEFAULT_SAMPLE_HZ as DEFAULT_SAMPLE_HZ
@@ -100,7 +102,16 @@ class RunSettings(RunFields):
     # -- checking -------------------------------------------------------------------------
 
     def resolve(self) -> Target:
-        """Validate everything and resolve the target; ``SettingsError`` names the problem."""
+        """Validate everything and resolve the target; ``SettingsError`` names the problem.
+        With ``--host``, a file target is a path there: this asks the host (one ``ssh``)."""
+        return self._check(reach_host=True)
+
+    def check_here(self) -> None:
+        """What ``resolve`` checks, but a file target on ``--host``: nothing leaves this
+        machine (for a screen that checks as the user types)."""
+        self._check(reach_host=False)
+
+    def _check(self, *, reach_host: bool) -> Target:
         for k in KNOBS:
             try:
                 k.check(self.knobs.get(k.name, k.default))
@@ -152,9 +163,11 @@ class RunSettings(RunFields):
         if self.python is not None and self.host is None:  # on a remote host, found there
             check_python(self.python)
         try:
-            target = resolve_target(self.target, trust_pickle=self.trust_pickle)
+            target = resolve_target(
+                self.target, trust_pickle=self.trust_pickle, there=self._there(reach_host)
+            )
             self.shape_plan(target)
-        except TargetError as exc:
+        except UsageError as exc:  # a bad target, or a host that could not be asked
             raise SettingsError(str(exc)) from None
         mode = self.knobs.get("mode")
         if target.scripted and mode not in (None, "script"):
@@ -169,6 +182,20 @@ class RunSettings(RunFields):
             if not all(part.isidentifier() for part in name.split(".")):
                 raise SettingsError(f"bad --import {clean_line(name)!r}: expected a module name")
         return target
+
+    def _there(self, reach_host: bool) -> Callable[[str], Target] | None:
+        """How a file target is checked where it lies: ``None`` here; over ``--host``, on the
+        host, or not at all (``reach_host`` false: a stand-in that no mode check refuses and
+        that, as every file target, brings no example inputs)."""
+        host = self.host
+        if host is None:
+            return None
+        if not reach_host:
+            return lambda spec: Target(spec, "file", spec)
+        # Imported when needed: it starts ssh, and the run machinery imports these settings.
+        from warmscope.core.run.remote_target import resolve_there
+
+        return lambda spec: resolve_there(host, self.python, spec, self.trust_pickle)
 
     def profile_plan(self) -> tuple[list[int], bool]:
         """``--profile-iters``: the iterations to profile, and whether to add a steady one."""

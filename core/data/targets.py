@@ -3,18 +3,19 @@
 Targets: ``model.pt`` (a TorchScript archive), ``model.pt2`` (an exported program or an
 AOTInductor package, told apart by their contents), ``path/file.py:factory``,
 ``package.module:factory``, ``sample:NAME``. Inputs: ``1x300x40`` (float32), ``int64[1,128]``, ``bfloat16[2,3]``.
-Nothing here imports torch: archives are recognised by their zip layout.
+Nothing here imports torch: a file target is told from the file itself by
+``core/child/target_files.py``, here or, over ``--host``, on the remote.
 """
 
 from __future__ import annotations
 
-import ast
 import re
-import zipfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from warmscope.core.child import target_files
 from warmscope.core.child.outcome import UsageError
 from warmscope.sample_models import SAMPLES
 
@@ -37,9 +38,6 @@ DTYPE_ALIASES = {
     "long": "int64",
     "int": "int32",
 }
-PICKLE_PROTOCOL_BYTE = 0x80
-AOTI_MEMBER = re.compile(r"^[^/]+/data/aotinductor/[^/]+/")
-EXPORT_MEMBER = re.compile(r"^[^/]+/models/[^/]+\.json$")
 
 
 class TargetError(UsageError):
@@ -247,8 +245,15 @@ class Target:
         return self.kind == "archive"
 
 
-def resolve_target(spec: str, *, trust_pickle: bool = False) -> Target:
-    """Check ``spec`` and say how to load it; ``TargetError`` with one clear line otherwise."""
+def resolve_target(
+    spec: str, *, trust_pickle: bool = False, there: Callable[[str], Target] | None = None
+) -> Target:
+    """Check ``spec`` and say how to load it; ``TargetError`` with one clear line otherwise.
+
+    ``there``: where file targets are paths on another machine (``--host``), what checks one
+    there, given the spec. The local disk is then never looked at: ``head:factory`` is a file
+    when ``head`` ends in ``.py`` or holds a ``/``, else a module imported there.
+    """
     if spec.startswith("sample:"):
         name = spec.removeprefix("sample:")
         sample = SAMPLES.get(name)
@@ -264,111 +269,50 @@ def resolve_target(spec: str, *, trust_pickle: bool = False) -> Target:
     if sep and factory and not _looks_like_windows_drive(spec):
         if not factory.isidentifier():
             raise TargetError(f"bad target {spec!r}: {factory!r} is not a Python name")
-        if head.endswith(".py") or "/" in head or Path(head).exists():
-            return _file_factory(spec, Path(head), factory)
+        if head.endswith(".py") or "/" in head or (there is None and Path(head).exists()):
+            return (
+                there(spec)
+                if there
+                else _found(spec, target_files.file_factory, str(Path(head)), factory)
+            )
         if all(part.isidentifier() for part in head.split(".")):
             # Imported in the child: importing it here could import torch into the UI.
             return Target(spec, "module", None, head, factory)
         raise TargetError(
             f"bad target {spec!r}: expected file.py:factory or package.module:factory"
         )
-    return _archive(spec, Path(spec), trust_pickle)
+    return (
+        there(spec) if there else _found(spec, target_files.archive, str(Path(spec)), trust_pickle)
+    )
+
+
+def file_request(spec: str, trust_pickle: bool) -> dict[str, Any]:
+    """What ``target_files.answer`` is asked about a file target ``spec`` (one that
+    ``resolve_target`` hands to ``there``)."""
+    head, sep, factory = spec.rpartition(":")
+    if sep and factory and not _looks_like_windows_drive(spec):
+        return {"path": str(PurePosixPath(head)), "factory": factory}
+    return {"path": str(PurePosixPath(spec)), "trust_pickle": trust_pickle}
+
+
+def from_answer(spec: str, found: dict[str, Any]) -> Target:
+    """The ``Target`` for ``spec`` that ``target_files`` described."""
+    return Target(
+        spec,
+        str(found["kind"]),
+        str(found["path"]),
+        None,
+        found.get("factory"),
+        str(found.get("default_mode") or "eager"),
+    )
+
+
+def _found(spec: str, check: Callable[..., dict[str, Any]], *args: Any) -> Target:
+    try:
+        return from_answer(spec, check(*args))
+    except target_files.Refused as exc:
+        raise TargetError(str(exc)) from None
 
 
 def _looks_like_windows_drive(spec: str) -> bool:
     return len(spec) > 2 and spec[1] == ":" and spec[0].isalpha() and spec[2] in "/\\"
-
-
-def _file_factory(spec: str, path: Path, factory: str) -> Target:
-    if not path.is_file():
-        raise TargetError(f"no such file: {path}")
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except SyntaxError as exc:
-        raise TargetError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TargetError(f"cannot read {path}: {exc}") from None
-    if factory not in _top_level_names(tree):
-        raise TargetError(f"{path} defines no {factory!r} at top level")
-    return Target(spec, "file", str(path.resolve()), None, factory)
-
-
-def _top_level_names(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
-            names.add(node.target.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.If, ast.Try, ast.With)):
-            # Conditional definitions (try/except ImportError, if TYPE_CHECKING...): look inside.
-            body = [n for n in ast.walk(node) if isinstance(n, ast.stmt) and n is not node]
-            names.update(_top_level_names(ast.Module(body=body, type_ignores=[])))
-    return names
-
-
-def _archive(spec: str, path: Path, trust_pickle: bool) -> Target:
-    if not path.exists():
-        raise TargetError(f"no such file: {path}")
-    if not path.is_file():
-        raise TargetError(f"not a file: {path}")
-    kind = archive_kind(path)
-    if kind == "aoti":
-        # aoti_compile_and_package: run as torch._inductor.aoti_load_package loads it.
-        return Target(spec, "aoti", str(path.resolve()))
-    if kind == "export" or (path.suffix == ".pt2" and kind in ("unknown", "pickle")):
-        # torch.export.save: run as the exported program's module (torch.export.load).
-        return Target(spec, "export", str(path.resolve()))
-    if kind == "torchscript":
-        return Target(spec, "archive", str(path.resolve()), default_mode="script")
-    if kind == "pickle":
-        if not trust_pickle:
-            raise TargetError(
-                f"{path} is a pickled module, not a TorchScript archive: loading it runs code from the "
-                "file; pass --trust-pickle if you trust it"
-            )
-        return Target(spec, "pickle", str(path.resolve()))
-    if kind == "corrupt":
-        raise TargetError(f"{path} is a damaged or truncated archive (not a readable zip file)")
-    raise TargetError(
-        f"{path} is not a TorchScript archive (expected a torch.jit.save file, file.py:factory, "
-        "module:factory or sample:NAME)"
-    )
-
-
-def archive_kind(path: Path) -> str:
-    """``torchscript``, ``aoti`` (an AOTInductor package), ``export`` (torch.export.save),
-    ``pickle`` (torch.save of a module), ``corrupt`` or ``unknown``.
-
-    Both ``.pt2`` kinds are torch's PT2 archive (``ROOT/archive_format`` reads ``pt2``): an
-    AOTInductor package holds ``ROOT/data/aotinductor/MODEL/`` (the compiled library), an
-    exported program ``ROOT/models/MODEL.json``; a package may hold both, and runs compiled.
-    """
-    with path.open("rb") as f:
-        head = f.read(4)
-    if head.startswith(b"PK"):
-        try:
-            with zipfile.ZipFile(path) as zf:
-                # Only the central directory is read: a truncated file loses it first.
-                names = zf.namelist()
-        except (zipfile.BadZipFile, OSError, EOFError):
-            return "corrupt"
-        if any(AOTI_MEMBER.match(n) for n in names):
-            return "aoti"
-        if (
-            any(EXPORT_MEMBER.match(n) for n in names)
-            or "serialized_exported_program.json" in names
-        ):
-            return "export"
-        if any("/code/" in n for n in names) or any(n.endswith("constants.pkl") for n in names):
-            return "torchscript"
-        if any(n.endswith("data.pkl") for n in names):
-            return "pickle"
-        return "unknown"
-    if head[:1] == bytes([PICKLE_PROTOCOL_BYTE]):
-        return "pickle"
-    return "unknown"
