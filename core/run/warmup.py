@@ -12,6 +12,9 @@ Four steps, each in fresh processes:
   call against that shape's steady p50, a median with a 95% interval across processes.
 - **answer**: the cheapest verified recipe by start-up cost, and the table.
 
+With an executor (``--executor ray``) every process of every step is one of its tasks, a whole
+node each; the document names each process's node.
+
 A shape passes when its first call is within noise of its steady state (the interval of its
 first-call / steady-p50 ratio across processes reaches down into the shape's steady spread, its
 p90 over its p50) and its median ratio is at most ``MAX_RATIO``.
@@ -87,6 +90,8 @@ class Candidate:
     path: Path
     note: str = ""
     """Why the candidate was dropped before verification (empty: it was verified)."""
+    artifact_node: dict[str, Any] | None = None
+    """Where an executor's process made its cache artifact."""
 
 
 @dataclass
@@ -106,6 +111,8 @@ class Warmup:
     candidates: list[Candidate] = field(default_factory=list)
     started: float = 0.0
     wall_s: float = 0.0
+    executor: Any = None
+    """Runs every process elsewhere (``ray_executor.RayExecutor``, started); ``None``: here."""
 
     def __post_init__(self) -> None:
         if self.serve not in SERVES:
@@ -130,6 +137,8 @@ class Warmup:
             live = self._live
         if live is not None:
             live.stop(QUICK_GRACE_S)
+        if self.executor is not None:  # each task stops its child; the sweep ends stopped
+            self.executor.cancel(wait_s=0.0)
 
     def _check(self) -> None:
         if self._stop.is_set():
@@ -201,6 +210,7 @@ class Warmup:
             repeat=self.repeat,
             command=self.command,
             folder=self.folder / "observe",
+            executor=self.executor,
         )
         self._run_sweep(self.baseline, "observe")
         if self.baseline.aborted:
@@ -227,6 +237,7 @@ class Warmup:
                 repeat=self.repeat,
                 command=self.command,
                 folder=self.folder / "verify",
+                executor=self.executor,
             )
             self._run_sweep(self.verify, "verify")
         self.wall_s = time.monotonic() - t0
@@ -337,18 +348,46 @@ class Warmup:
                 continue
             settings = self.candidate_settings(c)
             settings.iters, settings.duration, settings.compile_cache = 1, None, "cold"
-            session = RunSession(
-                settings, record_path=self.folder / f"{c.path.stem}-artifact.jsonl"
-            )
             self._tell(Progress("artifact", cell=c.recipe.label, repeat=0))
-            self._run_alone(session)
+            if self.executor is None:
+                session = RunSession(
+                    settings, record_path=self.folder / f"{c.path.stem}-artifact.jsonl"
+                )
+                self._run_alone(session)
+                data = session.data
+            else:
+                data = self._artifact_elsewhere(c, settings)
             artifact = c.path.with_name(c.path.stem + ARTIFACT_SUFFIX)
-            if session.data.status != outcome.OK:
-                error = session.data.error
-                why = str(error["message"]) if error else session.data.status_detail
-                c.note = f"the process that writes its artifact {session.data.status}: {why}"
+            if data.status != outcome.OK:
+                error = data.error
+                why = str(error["message"]) if error else data.status_detail
+                c.note = f"the process that writes its artifact {data.status}: {why}"
             elif not artifact.exists():
                 c.note = "torch saved no cache artifact (nothing compiled, or no artifact support)"
+
+    def _artifact_elsewhere(self, c: Candidate, settings: RunSettings) -> RunData:
+        """The artifact's process as a one-process sweep on the executor, not here: the
+        artifact is compiled code for the machine that compiles it, so it is made on a node,
+        as the verified processes that load it run on nodes (and the machine that runs
+        warmscope may have no GPU, or another torch). The executor ships the recipe and brings
+        back the artifact it saved, beside the local recipe, from where each verification
+        task takes it."""
+        assert self.folder is not None
+        self._check()
+        sweep = Sweep(
+            target=self.settings.target,
+            cells=[Cell(c.recipe.label, settings)],
+            repeat=1,
+            command=self.command,
+            folder=self.folder / f"{c.path.stem}-artifact",
+            executor=self.executor,
+        )
+        sweep.run(hung_up=self._stop.is_set)
+        if sweep.stopped or not sweep.processes:
+            raise KeyboardInterrupt
+        self._check()
+        c.artifact_node = sweep.processes[0].node
+        return sweep.processes[0].data
 
     # -- the document -----------------------------------------------------------------------
 
@@ -365,6 +404,8 @@ class Warmup:
                 "file": str(c.path),
                 "recipe": c.recipe.to_json(),
             }
+            if c.artifact_node is not None:
+                entry["artifact_node"] = c.artifact_node
             if c.note:
                 entry.update(verdict="not verified", why=c.note, processes=[])
             else:
@@ -381,6 +422,7 @@ class Warmup:
             "version": VERSION,
             "target": self.settings.target,
             "command": self.command,
+            "executor": getattr(self.executor, "name", "local"),
             "mode": self.mode,
             "serve": self.serve,
             "served_order": [dims_text(d) for d in self.served.shape_plan(self.target)],
@@ -548,6 +590,7 @@ def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str,
                 "status": p.data.status,
                 "detail": p.data.status_detail,
                 "repeat": p.repeat,
+                **({"node": p.node} if p.node is not None else {}),
             }
             for p in processes
         ],
