@@ -139,7 +139,9 @@ def test_a_recipe_and_the_artifact_it_saves_travel_with_the_tasks(tmp_path: Path
     assert r.code == 0, r.stderr
     assert r.doc is not None
     first, second = sorted(processes(r.doc), key=lambda p: started_ns(p["record"]))
-    saved = (tmp_path / "recipes" / "saves.cache.bin").read_text()
+    artifact = tmp_path / "recipes" / "saves.cache.bin"
+    saved = artifact.read_text()
+    assert artifact.stat().st_mode == recipe.stat().st_mode, "made as the recipe makes it"
     made_in = str(Path(recipe_of(Path(first["record"]))).parent)
     assert saved == "saved in " + made_in and made_in != str(recipe.parent)
     assert not Path(made_in).exists(), "the task's folder is gone with it"

@@ -404,9 +404,14 @@ def keep_made(path: Path, data: bytes) -> None:
     beside and renamed, so a process shipping it meanwhile never reads half of it."""
     if path.exists():
         return
-    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.name, delete=False) as f:
-        f.write(data)
-    os.replace(f.name, path)
+    # Opened as the recipe would open it (the umask's mode), under a name of this thread's.
+    part = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.part")
+    try:
+        with open(part, "xb") as f:
+            f.write(data)
+        os.replace(part, path)
+    finally:
+        part.unlink(missing_ok=True)
 
 
 def data_from_lines(record: Path, settings: RunSettings, finished: Finished) -> Any:
