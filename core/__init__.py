@@ -84,6 +84,8 @@ output/ — what is shown.
                 processes, the same settings twice) and the context that differs
     report      ``warmscope report``; export: ``--json``, CSV, Markdown; hints; breakdown
     recipe      a warm-up recipe and its Python file; recipe_cpp: the libtorch C++ one
+    warmup_verdict  a warm-up's verdicts: first calls within noise of steady, the candidate
+                chosen, the one-line answer
     units       latencies and rates as people read them, one unit picker for values and columns
     safe_text   strings made safe for a terminal
 

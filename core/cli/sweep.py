@@ -48,6 +48,7 @@ def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
 
 def run_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool) -> int:
     """``warmscope sweep`` (``sweep``), or ``run --repeat N``: one cell in N processes."""
+    from warmscope.core.run.ray_executor import start_executor
     from warmscope.core.run.sweep import Sweep
 
     if args.profile_iters:
@@ -84,19 +85,6 @@ def run_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool) -> int:
             executor.close()
 
 
-def start_executor(text: str) -> Any:
-    """``None`` for ``local``; else the Ray executor, started (``UsageError`` without Ray, or
-    where the cluster cannot be reached)."""
-    from warmscope.core.run.ray_executor import RayExecutor, parse_executor
-
-    name, address = parse_executor(text)
-    if name == "local":
-        return None
-    executor = RayExecutor(address)
-    executor.start()
-    return executor
-
-
 def _run(job: Any, args: argparse.Namespace) -> int:
     job.prepare_folder()
     progress = None if args.quiet or not sys.stderr.isatty() else SweepProgress()
@@ -125,6 +113,11 @@ def _run(job: Any, args: argparse.Namespace) -> int:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     add_run_options(p, headless=True, sweep=True)
+    add_executor_option(p)
+
+
+def add_executor_option(p: argparse._ActionsContainer) -> None:
+    """``--executor local|ray[:ADDRESS]`` (``sweep`` and ``warmup``)."""
     p.add_argument(
         "--executor",
         default="local",

@@ -13,6 +13,7 @@ from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.options import TARGET_HELP, add_run_options, build_settings
+from warmscope.core.cli.sweep import add_executor_option
 from warmscope.core.output.export import atomic_write
 from warmscope.core.output.safe_text import clean_line
 from warmscope.core.output.sweep_digest import iv_text
@@ -76,6 +77,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="compile recipes: torch.compiler.set_stance('fail_on_recompile') after warm-up",
     )
+    add_executor_option(g)
     from warmscope.core.run.warmup import DEFAULT_REPEAT
 
     p.set_defaults(repeat=DEFAULT_REPEAT)
@@ -90,6 +92,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
+    from warmscope.core.run.ray_executor import start_executor
     from warmscope.core.run.warmup import UsageAbort, Warmup, WarmupFailed, copy_recipe
 
     if args.profile_iters:
@@ -131,6 +134,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         guard=args.guard,
         on_done=None if args.quiet else _done_line,
     )
+    job.executor = start_executor(args.executor)
     try:
         doc = job.run()
     except UsageAbort as exc:
@@ -142,6 +146,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     except KeyboardInterrupt:
         print(f"warmscope: stopped; the finished processes are in {job.folder}", file=sys.stderr)
         return outcome.EXIT_STOPPED
+    finally:
+        if job.executor is not None:
+            job.executor.close()
     if args.emit is not None and copy_recipe(doc, args.emit) is not None:
         doc["emitted"] = str(args.emit)
     if args.emit_cpp is not None:
@@ -177,7 +184,7 @@ def render(doc: dict[str, Any]) -> str:
     lines.append(
         f"warmup     {doc['target']} · mode {doc['mode']} · serve {doc['serve']} "
         f"({' → '.join(doc['served_order']) or 'one shape'}) · {doc['repeat']} processes each · "
-        f"{doc['wall_s']:.1f} s"
+        f"{doc['wall_s']:.1f} s{executor_text(doc)}"
     )
     cols = [("no recipe", doc["baseline"])] + [(c["label"], c) for c in doc["candidates"]]
     keys = [s["key"] for s in doc["baseline"]["shapes"]]
@@ -215,6 +222,23 @@ def render(doc: dict[str, Any]) -> str:
         lines.append(f"libtorch   {doc['emitted_cpp']}")
     lines.append(f"records    {doc['folder']}")
     return "\n".join(clean_line(line) for line in lines)
+
+
+def executor_text(doc: dict[str, Any]) -> str:
+    """`` · ray: 2 nodes``: where the processes ran, when not here."""
+    if doc.get("executor", "local") == "local":
+        return ""
+    cells = [doc["baseline"], *doc["candidates"]]
+    nodes = {
+        str(p["node"].get("node_id"))
+        for cell in cells
+        for p in cell.get("processes", [])
+        if isinstance(p.get("node"), dict)
+    }
+    nodes.update(
+        str(c["artifact_node"].get("node_id")) for c in doc["candidates"] if c.get("artifact_node")
+    )
+    return f" · {doc['executor']}: {len(nodes)} node{'s' if len(nodes) != 1 else ''}"
 
 
 COMMANDS = (Command("warmup", add_arguments, run, description=HELP, epilog_text=EPILOG),)

@@ -11,6 +11,11 @@ free one that ran that cell least: no two processes share a machine, each node s
 in the plan's order, and every cell runs on every node (a node's speed does not go with one
 cell, and the hosts can be compared).
 
+Files the settings name (a ``--recipe`` and the compile-cache artifact beside it) travel
+with the task: a cluster shares no filesystem. The task writes them into its scratch folder and
+runs the settings rewritten to point there; a file the run writes beside them (the artifact a
+recipe saves when it finds none) comes back beside the local file it was shipped from.
+
 Ray is imported only here, and only when a Ray sweep starts: it is an optional dependency.
 """
 
@@ -32,12 +37,24 @@ from typing import Any
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.recipe import artifact_path_for
 
 INSTALL = "--executor ray needs Ray, which is not installed: pip install 'warmscope[ray]'"
 SIDE_FILE_MAX = 64 << 20
 """A side file (the child's stderr) larger than this stays on its node."""
 STREAM_EVERY_S = 0.5
 """How often a task sends the record lines written since its last send."""
+
+
+def start_executor(text: str) -> RayExecutor | None:
+    """``--executor TEXT``: ``None`` for ``local``; else the Ray executor, started
+    (``UsageError`` without Ray, or where the cluster cannot be reached)."""
+    name, address = parse_executor(text)
+    if name == "local":
+        return None
+    executor = RayExecutor(address)
+    executor.start()
+    return executor
 
 
 def parse_executor(text: str) -> tuple[str, str | None]:
@@ -105,16 +122,81 @@ class Finished:
     """The sweep stopped it (Ctrl-C, or an abort)."""
 
 
+SHIPPED_FIELDS = ("recipe",)
+"""The settings' fields that name a local file the node needs."""
+
+
+@dataclass
+class Shipment:
+    """The local files one process needs on its node: each field's file, and the files beside
+    it that go with it; the folders they came from, where files made beside them come back."""
+
+    folders: list[Path] = field(default_factory=list)
+    files: list[tuple[int, str, Path]] = field(default_factory=list)
+    """``(folder index, name, local path)``"""
+    fields: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """A field of the settings: the folder index and name its file has on the node."""
+
+
+def shipment(settings: RunSettings) -> Shipment:
+    """What the settings name that must travel: each shipped field's file in a folder of its
+    own on the node, with its compile-cache artifact where one lies beside it."""
+    out = Shipment()
+    for name in SHIPPED_FIELDS:
+        value = getattr(settings, name)
+        if not value:
+            continue
+        path = Path(value).resolve()
+        index = len(out.folders)
+        out.folders.append(path.parent)
+        out.fields[name] = (index, path.name)
+        out.files.append((index, path.name, path))
+        artifact = Path(artifact_path_for(str(path)))
+        if artifact.is_file():
+            out.files.append((index, artifact.name, artifact))
+    return out
+
+
+def _unpack(
+    settings: RunSettings,
+    folder: Path,
+    files: list[tuple[int, str, Any]],
+    fields: dict[str, tuple[int, str]],
+) -> tuple[RunSettings, dict[int, set[str]]]:
+    """On the node: the shipped files written under ``folder/in/INDEX/``; the settings with
+    their fields pointing there; the names shipped into each folder."""
+    import ray
+
+    shipped: dict[int, set[str]] = {}
+    for index, name, ref in files:
+        place = folder / "in" / str(index)
+        place.mkdir(parents=True, exist_ok=True)
+        (place / name).write_bytes(ray.get(ref))
+        shipped.setdefault(index, set()).add(name)
+    settings = settings.copy()
+    for key, (index, name) in fields.items():
+        setattr(settings, key, str(folder / "in" / str(index) / name))
+    return settings, shipped
+
+
 def _stream_process(
-    settings: RunSettings, name: str, command: list[str], every: float = STREAM_EVERY_S
+    settings: RunSettings,
+    name: str,
+    command: list[str],
+    files: list[tuple[int, str, Any]] | None = None,
+    fields: dict[str, tuple[int, str]] | None = None,
+    every: float = STREAM_EVERY_S,
 ) -> Iterator[dict[str, Any]]:
-    """The task's body, on its node: one run plan; its record's complete lines as they come."""
+    """The task's body, on its node: the shipped files unpacked, one run plan; its record's
+    complete lines as they come; then its side files and the files it made beside the
+    shipped ones."""
     from warmscope.core.run.run_plan import start_run
 
     yield {"node": {"hostname": socket.gethostname(), "pid": os.getpid()}}
     folder = Path(tempfile.mkdtemp(prefix="warmscope-ray-"))
     run = None
     try:
+        settings, shipped = _unpack(settings, folder, files or [], fields or {})
         run = start_run(settings, record_path=folder / name, command=command)
         with open(run.record_path, "rb") as f:
             pending = b""
@@ -130,6 +212,10 @@ def _stream_process(
         for side in sorted(folder.iterdir()):  # the stderr side file, and any other
             if side.name != name and side.is_file() and side.stat().st_size <= SIDE_FILE_MAX:
                 yield {"file": side.name, "data": side.read_bytes()}
+        for index, names in sorted(shipped.items()):
+            for made in sorted((folder / "in" / str(index)).iterdir()):
+                if made.name not in names and made.is_file():
+                    yield {"beside": index, "file": made.name, "data": made.read_bytes()}
         yield {"status": run.data.status}
     except KeyboardInterrupt:  # ray.cancel: the child is stopped, not left behind
         if run is not None:
@@ -153,7 +239,12 @@ class RayExecutor:
     _threads: list[threading.Thread] = field(default_factory=list)
     _ran: dict[tuple[str, int], int] = field(default_factory=dict)
     """Processes each node ran of each cell."""
-    _cancelling: bool = False
+    _stopping: set[str] = field(default_factory=set)
+    """The nodes whose task ``cancel`` stopped (one task a node: it is that one)."""
+    _refs: dict[tuple[str, int, int], Any] = field(default_factory=dict)
+    """A shipped file's contents in Ray's object store, by path, size and modification time:
+    put once however many processes need it."""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
     _outstanding: int = 0
     """Processes submitted and not yet handed back by ``next_finished``."""
 
@@ -202,7 +293,10 @@ class RayExecutor:
         return len(self.nodes)
 
     def free(self) -> bool:
-        return len(self._busy) < len(self.nodes)
+        """A node is free, and no process that ended waits to be taken: a node takes its next
+        process once the sweep has seen its last one end (and, stopping, stops submitting)."""
+        with self._lock:
+            return self._done.empty() and len(self._busy) < len(self.nodes)
 
     def submit(
         self, n: int, cell: int, settings: RunSettings, record: Path, command: list[str]
@@ -217,23 +311,37 @@ class RayExecutor:
         node = min(free, key=lambda x: self._ran.get((x.node_id, cell), 0))
         self._ran[(node.node_id, cell)] = self._ran.get((node.node_id, cell), 0) + 1
         gpus = node.gpus if str(settings.knobs.get("device", "cpu")).startswith("cuda") else 0
+        sent = shipment(settings)
+        files = [(index, name, self._put(path)) for index, name, path in sent.files]
         task = ray.remote(_stream_process).options(
             num_cpus=node.cpus,
             num_gpus=gpus,
             max_retries=0,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
         )
-        stream = task.remote(settings, record.name, command)
+        stream = task.remote(settings, record.name, command, files, sent.fields)
         self._busy[node.node_id] = stream
         self._outstanding += 1
         thread = threading.Thread(
-            target=self._follow, args=(n, node, stream, record), daemon=True, name="warmscope-ray"
+            target=self._follow,
+            args=(n, node, stream, record, sent.folders),
+            daemon=True,
+            name="warmscope-ray",
         )
         self._threads.append(thread)
         thread.start()
 
-    def _follow(self, n: int, node: Node, stream: Any, record: Path) -> None:
-        """Write the task's lines to ``record`` as they come; then tell the sweep."""
+    def _put(self, path: Path) -> Any:
+        """``path``'s contents in the object store (once for the same file unchanged)."""
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        if key not in self._refs:
+            self._refs[key] = self._ray.put(path.read_bytes())
+        return self._refs[key]
+
+    def _follow(self, n: int, node: Node, stream: Any, record: Path, folders: list[Path]) -> None:
+        """Write the task's lines to ``record`` as they come, its side files beside it and the
+        files it made beside shipped ones beside their local originals; then tell the sweep."""
         where = node.to_json()
         error = None
         try:
@@ -245,13 +353,19 @@ class RayExecutor:
                     if "lines" in message:
                         out.write(message["lines"])
                         out.flush()
-                    if "file" in message and Path(message["file"]).name == message["file"]:
+                    if "file" not in message or Path(message["file"]).name != message["file"]:
+                        continue
+                    if "beside" in message:
+                        keep_made(folders[message["beside"]] / message["file"], message["data"])
+                    else:
                         (record.parent / message["file"]).write_bytes(message["data"])
         except Exception as exc:
             error = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:300]
         finally:
-            self._busy.pop(node.node_id, None)
-            self._done.put(Finished(n, where, error, self._cancelling))
+            with self._lock:  # the node is free and its end told at once (see ``free``)
+                self._done.put(Finished(n, where, error, node.node_id in self._stopping))
+                self._stopping.discard(node.node_id)
+                self._busy.pop(node.node_id, None)
 
     def next_finished(self, timeout: float = 0.2) -> Finished | None:
         try:
@@ -268,8 +382,10 @@ class RayExecutor:
 
     def cancel(self, wait_s: float = 10.0) -> None:
         """Stop every task in progress (each stops its child) and wait a while for them."""
-        self._cancelling = True
-        for stream in list(self._busy.values()):
+        with self._lock:
+            busy = list(self._busy.items())
+            self._stopping.update(node_id for node_id, _ in busy)
+        for _, stream in busy:
             with contextlib.suppress(Exception):
                 self._ray.cancel(stream)
         deadline = time.monotonic() + wait_s
@@ -280,6 +396,22 @@ class RayExecutor:
         if self._started and self._ray is not None:
             self._ray.shutdown()
             self._started = False
+
+
+def keep_made(path: Path, data: bytes) -> None:
+    """A file a task made beside a shipped one, written at ``path`` unless one is there
+    already (the first process to make it wins, as when the processes run here); written
+    beside and renamed, so a process shipping it meanwhile never reads half of it."""
+    if path.exists():
+        return
+    # Opened as the recipe would open it (the umask's mode), under a name of this thread's.
+    part = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.part")
+    try:
+        with open(part, "xb") as f:
+            f.write(data)
+        os.replace(part, path)
+    finally:
+        part.unlink(missing_ok=True)
 
 
 def data_from_lines(record: Path, settings: RunSettings, finished: Finished) -> Any:

@@ -12,16 +12,16 @@ Four steps, each in fresh processes:
   call against that shape's steady p50, a median with a 95% interval across processes.
 - **answer**: the cheapest verified recipe by start-up cost, and the table.
 
-A shape passes when its first call is within noise of its steady state (the interval of its
-first-call / steady-p50 ratio across processes reaches down into the shape's steady spread, its
-p90 over its p50) and its median ratio is at most ``MAX_RATIO``.
+With an executor (``--executor ray``) every process of every step is one of its tasks, a whole
+node each; the document names each process's node.
+
+When a shape passes, and which candidate is chosen: ``warmscope.core.output.warmup_verdict``.
 """
 
 from __future__ import annotations
 
 import bisect
 import json
-import math
 import shutil
 import threading
 import time
@@ -49,12 +49,13 @@ from warmscope.core.output.recipe import (
 from warmscope.core.output.sweep_digest import stat_json
 from warmscope.core.output.units import ms as fmt_ms
 from warmscope.core.output.units import num3
+from warmscope.core.output.warmup_verdict import MAX_RATIO, answer, choose, judge
+from warmscope.core.output.warmup_verdict import worst_shape as worst_shape
 from warmscope.core.run.sweep import Cell, Sweep
 
 FORMAT = "warmscope-warmup"
 VERSION = 1
 DEFAULT_REPEAT = 6
-MAX_RATIO = 1.2
 MARGIN = 1
 """Warm-up calls per shape beyond the calls the slowest shape took to become steady (the upper
 median across baseline processes)."""
@@ -87,6 +88,8 @@ class Candidate:
     path: Path
     note: str = ""
     """Why the candidate was dropped before verification (empty: it was verified)."""
+    artifact_node: dict[str, Any] | None = None
+    """Where an executor's process made its cache artifact."""
 
 
 @dataclass
@@ -106,6 +109,8 @@ class Warmup:
     candidates: list[Candidate] = field(default_factory=list)
     started: float = 0.0
     wall_s: float = 0.0
+    executor: Any = None
+    """Runs every process elsewhere (``ray_executor.RayExecutor``, started); ``None``: here."""
 
     def __post_init__(self) -> None:
         if self.serve not in SERVES:
@@ -130,6 +135,8 @@ class Warmup:
             live = self._live
         if live is not None:
             live.stop(QUICK_GRACE_S)
+        if self.executor is not None:  # each task stops its child; the sweep ends stopped
+            self.executor.cancel(wait_s=0.0)
 
     def _check(self) -> None:
         if self._stop.is_set():
@@ -201,6 +208,7 @@ class Warmup:
             repeat=self.repeat,
             command=self.command,
             folder=self.folder / "observe",
+            executor=self.executor,
         )
         self._run_sweep(self.baseline, "observe")
         if self.baseline.aborted:
@@ -227,6 +235,7 @@ class Warmup:
                 repeat=self.repeat,
                 command=self.command,
                 folder=self.folder / "verify",
+                executor=self.executor,
             )
             self._run_sweep(self.verify, "verify")
         self.wall_s = time.monotonic() - t0
@@ -337,18 +346,46 @@ class Warmup:
                 continue
             settings = self.candidate_settings(c)
             settings.iters, settings.duration, settings.compile_cache = 1, None, "cold"
-            session = RunSession(
-                settings, record_path=self.folder / f"{c.path.stem}-artifact.jsonl"
-            )
             self._tell(Progress("artifact", cell=c.recipe.label, repeat=0))
-            self._run_alone(session)
+            if self.executor is None:
+                session = RunSession(
+                    settings, record_path=self.folder / f"{c.path.stem}-artifact.jsonl"
+                )
+                self._run_alone(session)
+                data = session.data
+            else:
+                data = self._artifact_elsewhere(c, settings)
             artifact = c.path.with_name(c.path.stem + ARTIFACT_SUFFIX)
-            if session.data.status != outcome.OK:
-                error = session.data.error
-                why = str(error["message"]) if error else session.data.status_detail
-                c.note = f"the process that writes its artifact {session.data.status}: {why}"
+            if data.status != outcome.OK:
+                error = data.error
+                why = str(error["message"]) if error else data.status_detail
+                c.note = f"the process that writes its artifact {data.status}: {why}"
             elif not artifact.exists():
                 c.note = "torch saved no cache artifact (nothing compiled, or no artifact support)"
+
+    def _artifact_elsewhere(self, c: Candidate, settings: RunSettings) -> RunData:
+        """The artifact's process as a one-process sweep on the executor, not here: the
+        artifact is compiled code for the machine that compiles it, so it is made on a node,
+        as the verified processes that load it run on nodes (and the machine that runs
+        warmscope may have no GPU, or another torch). The executor ships the recipe and brings
+        back the artifact it saved, beside the local recipe, from where each verification
+        task takes it."""
+        assert self.folder is not None
+        self._check()
+        sweep = Sweep(
+            target=self.settings.target,
+            cells=[Cell(c.recipe.label, settings)],
+            repeat=1,
+            command=self.command,
+            folder=self.folder / f"{c.path.stem}-artifact",
+            executor=self.executor,
+        )
+        sweep.run(hung_up=self._stop.is_set)
+        if sweep.stopped or not sweep.processes:
+            raise KeyboardInterrupt
+        self._check()
+        c.artifact_node = sweep.processes[0].node
+        return sweep.processes[0].data
 
     # -- the document -----------------------------------------------------------------------
 
@@ -365,6 +402,8 @@ class Warmup:
                 "file": str(c.path),
                 "recipe": c.recipe.to_json(),
             }
+            if c.artifact_node is not None:
+                entry["artifact_node"] = c.artifact_node
             if c.note:
                 entry.update(verdict="not verified", why=c.note, processes=[])
             else:
@@ -381,6 +420,7 @@ class Warmup:
             "version": VERSION,
             "target": self.settings.target,
             "command": self.command,
+            "executor": getattr(self.executor, "name", "local"),
             "mode": self.mode,
             "serve": self.serve,
             "served_order": [dims_text(d) for d in self.served.shape_plan(self.target)],
@@ -548,120 +588,12 @@ def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str,
                 "status": p.data.status,
                 "detail": p.data.status_detail,
                 "repeat": p.repeat,
+                **({"node": p.node} if p.node is not None else {}),
             }
             for p in processes
         ],
         "runs": [d.record_path for d in runs],
     }
-
-
-def worst_shape(facts: dict[str, Any]) -> dict[str, Any] | None:
-    """The shape whose first call is furthest above its steady p50 (median across processes)."""
-    measured = [s for s in facts["shapes"] if s["ratio"]["median"] is not None]
-    return max(measured, key=lambda s: s["ratio"]["median"], default=None)
-
-
-def judge(facts: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
-    """``verified`` when every shape's first call is within noise of its steady state and at
-    most ``MAX_RATIO`` × its steady p50; else the worst shape and why."""
-    out: dict[str, Any] = {}
-    if not facts["runs"]:
-        failed = [p for p in facts["processes"] if p["status"] != outcome.OK]
-        detail = failed[0]["detail"] if failed else "no process finished"
-        return {"verdict": "not verified", "why": f"every process failed: {detail}", "worst": None}
-    worst: dict[str, Any] | None = None
-    failing = None
-    for shape in facts["shapes"]:
-        ratio = shape["ratio"]["median"]
-        p50, p90 = shape["p50_ms"]["median"], shape["p90_ms"]["median"]
-        if ratio is None:
-            continue
-        # Within noise: across processes, the first call's ratio reaches down into the
-        # shape's own steady spread (its p90 over its p50).
-        spread = max(1.0, p90 / p50) if p50 and p90 else 1.0
-        shape["within_noise"] = shape["ratio"]["lo"] <= spread
-        shape["passes"] = shape["within_noise"] and ratio <= MAX_RATIO
-        if worst is None or ratio > worst["ratio"]["median"]:
-            worst = shape
-        if not shape["passes"] and (failing is None or ratio > failing["ratio"]["median"]):
-            failing = shape
-    out["worst"] = (
-        None if worst is None else {"key": worst["key"], "ratio": worst["ratio"]["median"]}
-    )
-    failures = [p for p in facts["processes"] if p["status"] != outcome.OK]
-    if failing is not None:
-        name = failing["key"] or "the input"
-        ratio = failing["ratio"]["median"]
-        cause = failing["first_label"] or (
-            "beyond the steady spread in every process"
-            if ratio <= MAX_RATIO
-            else "no event: allocation or caches"
-        )
-        out.update(verdict="not verified", why=f"{name}'s first call is {num3(ratio)}×: {cause}")
-    elif failures:
-        out.update(
-            verdict="not verified",
-            why=f"{len(failures)} process(es) failed: {failures[0]['detail']}",
-        )
-    else:
-        out.update(verdict="verified", why="")
-    out["break_even"] = break_even(facts, baseline)
-    return out
-
-
-def break_even(facts: dict[str, Any], baseline: dict[str, Any]) -> str:
-    """Where the recipe's settings slow every later call: after how many calls the slowdown
-    outweighs the warm-up the baseline paid."""
-    a = median_interval([v for v in facts["steady_p50_ms"]["values"] if v is not None])
-    b = median_interval([v for v in baseline["steady_p50_ms"]["values"] if v is not None])
-    excess = baseline["warmup_excess_ms"]["median"]
-    if a is None or b is None or excess is None:
-        return ""
-    if a.lo > b.hi:
-        slower = a.median - b.median
-        calls = math.ceil(excess / slower) if slower > 0 else 0
-        return (
-            f"steady p50 {fmt_ms(slower)} above the baseline's: past ~{calls:,} calls the "
-            f"slowdown costs more than the baseline's warm-up ({fmt_ms(excess)})"
-        )
-    return ""
-
-
-def choose(cands: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The cheapest verified candidate by start-up; else the one whose worst shape is best."""
-    verified = [c for c in cands if c["verdict"] == "verified"]
-    if verified:
-        return min(verified, key=lambda c: c["startup_ms"]["median"] or 0.0)
-    measured = [c for c in cands if c.get("worst")]
-    if measured:
-        return min(measured, key=lambda c: c["worst"]["ratio"])
-    return None
-
-
-def answer(doc: dict[str, Any], chosen: dict[str, Any] | None, baseline: dict[str, Any]) -> str:
-    worst_base = max(
-        (s for s in baseline["shapes"] if s["ratio"]["median"] is not None),
-        key=lambda s: s["ratio"]["median"],
-        default=None,
-    )
-    without = (
-        f"without one, {worst_base['key'] or 'the first call'} is "
-        f"{num3(worst_base['ratio']['median'])}× its steady p50"
-        if worst_base
-        else "the baseline has no figures"
-    )
-    if chosen is None:
-        return f"not verified: no candidate could be measured; {without}"
-    start = chosen["startup_ms"]["median"]
-    worst = chosen.get("worst") or {}
-    if chosen["verdict"] == "verified":
-        return (
-            f"verified: {chosen['label']} ({chosen['summary']}), start-up {fmt_ms(start)}, "
-            f"worst first call {num3(worst.get('ratio', 0))}× its steady p50 "
-            f"({worst.get('key') or 'the input'}); "
-            f"{without}"
-        )
-    return f"not verified: best is {chosen['label']}: {chosen['why']}; {without}"
 
 
 def copy_recipe(doc: dict[str, Any], target: Path) -> Path | None:

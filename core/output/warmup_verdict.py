@@ -1,0 +1,129 @@
+"""A warm-up's verdicts: whether a candidate's first calls are within noise of their steady
+state, which candidate to choose, the break-even of a slower steady state, the one-line answer
+(``warmscope warmup``; the steps that measure are ``warmscope.core.run.warmup``).
+
+A shape passes when its first call is within noise of its steady state (the interval of its
+first-call / steady-p50 ratio across processes reaches down into the shape's steady spread, its
+p90 over its p50) and its median ratio is at most ``MAX_RATIO``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from warmscope.core.child import outcome
+from warmscope.core.data.intervals import median_interval
+from warmscope.core.output.units import ms as fmt_ms
+from warmscope.core.output.units import num3
+
+MAX_RATIO = 1.2
+
+
+def worst_shape(facts: dict[str, Any]) -> dict[str, Any] | None:
+    """The shape whose first call is furthest above its steady p50 (median across processes)."""
+    measured = [s for s in facts["shapes"] if s["ratio"]["median"] is not None]
+    return max(measured, key=lambda s: s["ratio"]["median"], default=None)
+
+
+def judge(facts: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
+    """``verified`` when every shape's first call is within noise of its steady state and at
+    most ``MAX_RATIO`` × its steady p50; else the worst shape and why."""
+    out: dict[str, Any] = {}
+    if not facts["runs"]:
+        failed = [p for p in facts["processes"] if p["status"] != outcome.OK]
+        detail = failed[0]["detail"] if failed else "no process finished"
+        return {"verdict": "not verified", "why": f"every process failed: {detail}", "worst": None}
+    worst: dict[str, Any] | None = None
+    failing = None
+    for shape in facts["shapes"]:
+        ratio = shape["ratio"]["median"]
+        p50, p90 = shape["p50_ms"]["median"], shape["p90_ms"]["median"]
+        if ratio is None:
+            continue
+        # Within noise: across processes, the first call's ratio reaches down into the
+        # shape's own steady spread (its p90 over its p50).
+        spread = max(1.0, p90 / p50) if p50 and p90 else 1.0
+        shape["within_noise"] = shape["ratio"]["lo"] <= spread
+        shape["passes"] = shape["within_noise"] and ratio <= MAX_RATIO
+        if worst is None or ratio > worst["ratio"]["median"]:
+            worst = shape
+        if not shape["passes"] and (failing is None or ratio > failing["ratio"]["median"]):
+            failing = shape
+    out["worst"] = (
+        None if worst is None else {"key": worst["key"], "ratio": worst["ratio"]["median"]}
+    )
+    failures = [p for p in facts["processes"] if p["status"] != outcome.OK]
+    if failing is not None:
+        name = failing["key"] or "the input"
+        ratio = failing["ratio"]["median"]
+        cause = failing["first_label"] or (
+            "beyond the steady spread in every process"
+            if ratio <= MAX_RATIO
+            else "no event: allocation or caches"
+        )
+        out.update(verdict="not verified", why=f"{name}'s first call is {num3(ratio)}×: {cause}")
+    elif failures:
+        out.update(
+            verdict="not verified",
+            why=f"{len(failures)} process(es) failed: {failures[0]['detail']}",
+        )
+    else:
+        out.update(verdict="verified", why="")
+    out["break_even"] = break_even(facts, baseline)
+    return out
+
+
+def break_even(facts: dict[str, Any], baseline: dict[str, Any]) -> str:
+    """Where the recipe's settings slow every later call: after how many calls the slowdown
+    outweighs the warm-up the baseline paid."""
+    a = median_interval([v for v in facts["steady_p50_ms"]["values"] if v is not None])
+    b = median_interval([v for v in baseline["steady_p50_ms"]["values"] if v is not None])
+    excess = baseline["warmup_excess_ms"]["median"]
+    if a is None or b is None or excess is None:
+        return ""
+    if a.lo > b.hi:
+        slower = a.median - b.median
+        calls = math.ceil(excess / slower) if slower > 0 else 0
+        return (
+            f"steady p50 {fmt_ms(slower)} above the baseline's: past ~{calls:,} calls the "
+            f"slowdown costs more than the baseline's warm-up ({fmt_ms(excess)})"
+        )
+    return ""
+
+
+def choose(cands: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The cheapest verified candidate by start-up; else the one whose worst shape is best."""
+    verified = [c for c in cands if c["verdict"] == "verified"]
+    if verified:
+        return min(verified, key=lambda c: c["startup_ms"]["median"] or 0.0)
+    measured = [c for c in cands if c.get("worst")]
+    if measured:
+        return min(measured, key=lambda c: c["worst"]["ratio"])
+    return None
+
+
+def answer(doc: dict[str, Any], chosen: dict[str, Any] | None, baseline: dict[str, Any]) -> str:
+    worst_base = max(
+        (s for s in baseline["shapes"] if s["ratio"]["median"] is not None),
+        key=lambda s: s["ratio"]["median"],
+        default=None,
+    )
+    without = (
+        f"without one, {worst_base['key'] or 'the first call'} is "
+        f"{num3(worst_base['ratio']['median'])}× its steady p50"
+        if worst_base
+        else "the baseline has no figures"
+    )
+    if chosen is None:
+        return f"not verified: no candidate could be measured; {without}"
+    start = chosen["startup_ms"]["median"]
+    worst = chosen.get("worst") or {}
+    if chosen["verdict"] == "verified":
+        return (
+            f"verified: {chosen['label']} ({chosen['summary']}), start-up {fmt_ms(start)}, "
+            f"worst first call {num3(worst.get('ratio', 0))}× its steady p50 "
+            f"({worst.get('key') or 'the input'}); "
+            f"{without}"
+        )
+    return f"not verified: best is {chosen['label']}: {chosen['why']}; {without}"
