@@ -21,8 +21,10 @@ lint: $(BIN)/warmscope
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# Tests in parallel, a file to a worker (its module fixtures, an SSH server or a Ray cluster,
+# start once): most tests wait on real children, so two workers halve the time on two cores.
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
 # On a GPU machine: the real CUDA and NVML paths (skipped, with the reason, without a GPU).
 test-gpu: $(BIN)/warmscope
