@@ -110,10 +110,15 @@ def test_bad_input_is_one_line_and_exit_2(runs: tuple, args: list[str], says: st
     assert "Traceback" not in r.stderr
 
 
-def test_json_dash_where_a_sweep_writes_is_refused(runs: tuple) -> None:  # type: ignore[type-arg]
+def test_json_dash_writes_a_sweeps_document_to_stdout_alone(runs: tuple) -> None:  # type: ignore[type-arg]
     tmp, *_ = runs
-    r = warmscope("run", *TRIVIAL, "--repeat", "2", "--json", "-", cwd=tmp)
-    assert r.code == 2 and "--json -" in r.stderr and not (tmp / "-").exists()
+    r = warmscope("run", *TRIVIAL, "--repeat", "2", "--json", "-", "--record", "dash-rep", cwd=tmp)
+    assert r.code == 0, r.stderr
+    doc = json.loads(r.stdout)  # stdout is the document alone; the answer went to stderr
+    assert doc == json.loads((tmp / "dash-rep" / "sweep.json").read_text())
+    assert doc["finished"] == 2 and len(doc["cells"][0]["processes"]) == 2
+    assert "2 processes" in r.stderr
+    assert not (tmp / "-").exists()
 
 
 def test_aa_compare_calls_nothing_different(runs: tuple) -> None:  # type: ignore[type-arg]

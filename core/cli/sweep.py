@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
-from warmscope.core.cli.console import check_json_path, emit, say
+from warmscope.core.cli.console import STDOUT, check_json_path, emit, say
 from warmscope.core.cli.options import TARGET_HELP, add_run_options, build_settings
 from warmscope.core.cli.progress import SweepProgress, done_line
 from warmscope.core.data.settings import PRESETS, RunSettings
@@ -60,8 +61,9 @@ def run_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool) -> int:
             + ": profile in a `warmscope run` of its own"
         )
     cells = sweep_cells(args, sweep=sweep)
+    to_stdout = args.json is not None and str(args.json) == STDOUT
     if args.json is not None:
-        check_json_path(args.json, None)
+        check_json_path(args.json, None, stdout_ok=True)
     if args.record is not None and args.record.exists():
         raise UsageError(
             f"--record {clean_line(str(args.record))} exists: a sweep writes a new folder"
@@ -76,16 +78,16 @@ def run_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool) -> int:
             adaptive=bool(getattr(args, "adaptive", False)),
             command=["warmscope", *argv],
             folder=args.record,
-            json_path=args.json,
+            json_path=None if to_stdout else args.json,
             executor=executor,
         )
-        return _run(job, args)
+        return _run(job, args, to_stdout=to_stdout)
     finally:
         if executor is not None:
             executor.close()
 
 
-def _run(job: Any, args: argparse.Namespace) -> int:
+def _run(job: Any, args: argparse.Namespace, *, to_stdout: bool = False) -> int:
     job.prepare_folder()
     progress = None if args.quiet or not sys.stderr.isatty() else SweepProgress()
     hangup = HangupGuard()
@@ -102,7 +104,12 @@ def _run(job: Any, args: argparse.Namespace) -> int:
     if job.aborted:
         say(job.aborted)
         return outcome.EXIT_USAGE
-    emit(render_sweep(doc))
+    if to_stdout:
+        # stdout holds the document alone: the answer goes where the progress went.
+        print(render_sweep(doc), file=sys.stderr)
+        emit(json.dumps(doc, indent=1, default=str))
+    else:
+        emit(render_sweep(doc))
     if job.stopped:
         return outcome.EXIT_STOPPED
     if any(p.data.status != outcome.OK for p in job.processes):
