@@ -98,7 +98,7 @@ def test_export_md_is_the_report(runs: tuple) -> None:  # type: ignore[type-arg]
         (["a.stderr.txt", "--format", "csv"], "a.stderr.txt"),
         (["a.jsonl", "--format", "xml"], "invalid choice"),
         (["rep", "--format", "json"], "is a folder"),
-        (["rep/sweep.json", "--format", "csv"], "sweep document"),
+        (["rep/sweep.json", "a.jsonl", "--format", "csv"], "sweep documents"),
         (["a.jsonl", "--format", "csv", "-o", "a.jsonl"], "also a record"),
     ],
 )
@@ -108,6 +108,26 @@ def test_bad_input_is_one_line_and_exit_2(runs: tuple, args: list[str], says: st
     assert r.code == 2 and r.stdout == ""
     assert len(r.stderr.strip().splitlines()) == 1 and says in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_sweep_document_exports_as_itself_a_row_a_process_or_its_report(runs: tuple) -> None:  # type: ignore[type-arg]
+    tmp, _a, _b, rep = runs
+    as_json = warmscope("export", "rep/sweep.json", cwd=tmp)
+    assert as_json.code == 0, as_json.stderr
+    assert as_json.stdout == (rep / "sweep.json").read_text(), "the document, byte for byte"
+    doc = json.loads(as_json.stdout)
+    rows = list(
+        csv.DictReader(
+            io.StringIO(warmscope("export", "rep/sweep.json", "--format", "csv", cwd=tmp).stdout)
+        )
+    )
+    processes = doc["cells"][0]["processes"]
+    assert len(rows) == len(processes) == 4
+    assert [r["record"] for r in rows] == [p["record"] for p in processes]
+    assert [float(r["first_ms"]) for r in rows] == [p["first_ms"] for p in processes]
+    md = warmscope("export", "rep/sweep.json", "-o", str(tmp / "rep.md"), cwd=tmp)
+    assert md.code == 0 and "written to" in md.stderr
+    assert (tmp / "rep.md").read_text() == warmscope("report", "rep/sweep.json", cwd=tmp).stdout
 
 
 def test_json_dash_writes_a_sweeps_document_to_stdout_alone(runs: tuple) -> None:  # type: ignore[type-arg]

@@ -6,6 +6,9 @@ or a post wants it, on stdout (or into PATH).
   ``run`` column first naming each row's record as given.
 - ``md``: the report ``warmscope report`` writes; several: one after the other, split by ``---``.
 
+Sweep documents (``sweep.json``) export the same way: ``json`` the document, ``csv`` a row per
+process (``export.SWEEP_CSV_COLUMNS``), ``md`` the sweep's report.
+
 Records are read one at a time and written as they are read: memory holds one run.
 """
 
@@ -43,23 +46,50 @@ def _out(path: Path | None) -> Iterator[TextIO]:
         raise UsageError(f"cannot write {clean_line(str(path))}: {reason(exc)}") from None
 
 
-def _check(records: list[Path], output: Path | None) -> None:
-    """Every record before anything is written: a file, not a sweep document, not the output."""
+def _check(records: list[Path], output: Path | None) -> bool:
+    """Every file before anything is written: a file, not the output; all records, or all
+    sweep documents (``True``)."""
     from warmscope.core.run.sweep import is_sweep_document
 
+    sweeps = []
     for record in records:
         shown = clean_line(str(record))
         if record.is_dir():
             raise UsageError(f"{shown} is a folder: name its records (FOLDER/*.jsonl)")
-        if is_sweep_document(record):
-            raise UsageError(
-                f"{shown} is a sweep document: it is its own JSON, and "
-                f"`warmscope report {shown}` writes it in Markdown"
-            )
         if output is not None and record.resolve() == output.resolve():
             raise UsageError(
                 f"-o {clean_line(str(output))} is also a record read: give another path"
             )
+        sweeps.append(is_sweep_document(record))
+    if any(sweeps) and not all(sweeps):
+        raise UsageError("records and sweep documents have different columns: export them apart")
+    return all(sweeps)
+
+
+def _sweeps(args: argparse.Namespace, records: list[Path], output: Path | None) -> int:
+    """Sweep documents: the document, a row per process, or the sweep's report."""
+    import json
+
+    from warmscope.core.output import export
+    from warmscope.core.output.report import sweep_report
+    from warmscope.core.run.sweep import read_sweep
+
+    several = len(records) > 1
+    docs = [read_sweep(path) for path in records]  # small: a document holds no iteration
+    with _out(output) as f:
+        if args.format == "json":
+            f.write(json.dumps(docs if several else docs[0], indent=1) + "\n")
+        elif args.format == "csv":
+            writer = export.sweep_csv_writer(f, with_sweep=several)
+            for path, doc in zip(records, docs, strict=True):
+                export.sweep_csv_rows(writer, doc, str(path) if several else None)
+        else:
+            texts = [sweep_report(doc) for doc in docs]
+            text = "\n---\n\n".join(texts)
+            f.write(clean(text) if output is None else text)
+    if output is not None:
+        print(f"{args.format} of {len(records)} sweep(s) written to {output}", file=sys.stderr)
+    return outcome.EXIT_OK
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
@@ -72,7 +102,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.format is None:
         suffix = output.suffix.lstrip(".").lower() if output is not None else ""
         args.format = suffix if suffix in FORMATS else "json"
-    _check(records, output)
+    if _check(records, output):
+        return _sweeps(args, records, output)
     several = len(records) > 1
     # The first record is read before the output is opened: a bad one leaves no file behind.
     first = read_run(records[0])
@@ -119,6 +150,7 @@ COMMANDS = (
         add_arguments,
         run,
         description="Write records as JSON (the --json document), CSV (a row an iteration) or "
-        "Markdown (the report), to stdout or -o PATH.",
+        "Markdown (the report), to stdout or -o PATH. Sweep documents: the document, a row a "
+        "process, or the sweep's report.",
     ),
 )

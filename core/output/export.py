@@ -107,6 +107,49 @@ def csv_rows(w: Any, data: RunData, run: str | None = None) -> None:
         )
 
 
+SWEEP_CSV_COLUMNS = (
+    "cell",
+    "setting",
+    "repeat",
+    "record",
+    "status",
+    "iterations",
+    "first_ms",
+    "warmup_excess_ms",
+    "steady_from",
+    "steady_p50_ms",
+    "setup_ms",
+    "host",
+)
+"""One row per process of a sweep document, in the order the cells list them: the figures each
+process gave (the intervals are the document's), and the host it ran on (empty where here)."""
+
+
+def sweep_csv_writer(f: TextIO, *, with_sweep: bool = False) -> Any:
+    """A CSV writer on ``f`` with the header of ``SWEEP_CSV_COLUMNS`` written: ``sweep`` first
+    where several documents share the file."""
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow((["sweep"] if with_sweep else []) + list(SWEEP_CSV_COLUMNS))
+    return w
+
+
+def sweep_csv_rows(w: Any, doc: dict[str, Any], sweep: str | None = None) -> None:
+    """A sweep document's processes onto a ``sweep_csv_writer``."""
+    lead = [] if sweep is None else [sweep]
+    for cell in doc.get("cells") or []:
+        for p in cell.get("processes") or []:
+            node = p.get("node") if isinstance(p.get("node"), dict) else {}
+            values = {
+                **p,
+                "cell": cell.get("index"),
+                "setting": cell.get("label"),
+                "host": node.get("hostname", ""),
+            }
+            w.writerow(
+                lead + ["" if values.get(c) is None else values[c] for c in SWEEP_CSV_COLUMNS]
+            )
+
+
 def write_csv(path: Path, data: RunData) -> Path:
     """One row per iteration (``CSV_COLUMNS``)."""
     with _beside(path, newline="") as f:
