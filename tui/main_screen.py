@@ -13,7 +13,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Log, TabbedContent, TabPane
+from textual.widgets import Footer
 
 from warmscope.core.child import outcome
 from warmscope.tui.latency_chart import LatencyChart
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the panes below the chart are imported when mounted, after 
     from warmscope.tui.events_pane import EventsPane
     from warmscope.tui.iteration_table import IterationTable
     from warmscope.tui.row_list import RowList
+    from warmscope.tui.stderr_pane import StderrPane
     from warmscope.tui.utilization import UtilizationPane
 
 STDERR_LINES = 1000
@@ -121,6 +122,8 @@ class MainScreen(Screen[None]):
         self.call_after_refresh(self.set_timer, PANES_AFTER_S, self._mount_panes)
 
     async def _mount_panes(self) -> None:
+        from textual.widgets import TabbedContent, TabPane
+
         from warmscope.tui.events_pane import EventsPane
         from warmscope.tui.iteration_table import IterationTable
         from warmscope.tui.stderr_pane import StderrPane
@@ -162,7 +165,7 @@ class MainScreen(Screen[None]):
         self._table.show_view(view)
         self._events.show_view(view)
         self._show_usage()
-        log = self.query_one("#stderr", Log)
+        log = self._stderr
         log.clear()
         log.write_lines(list(view.stderr))
         if view.finished and entry.data.status not in (outcome.OK, outcome.STOPPED):
@@ -212,7 +215,7 @@ class MainScreen(Screen[None]):
         if "usage" in due:
             self._show_usage()
         if "stderr" in due and self.budget.stderr:
-            self.query_one("#stderr", Log).write_lines(self.budget.stderr)
+            self._stderr.write_lines(self.budget.stderr)
             self.budget.stderr.clear()
 
     _next_note: str | Callable[[], str] = ""
@@ -237,7 +240,7 @@ class MainScreen(Screen[None]):
         """A failed run: its error under the child's last stderr lines, in view."""
         if entry is self.entry:
             if lines:
-                self.query_one("#stderr", Log).write_lines(lines)
+                self._stderr.write_lines(lines)
             self.action_pane("tab-stderr")
 
     def _show_usage(self) -> None:
@@ -311,7 +314,15 @@ class MainScreen(Screen[None]):
         self._table.toggle_order()
 
     def action_pane(self, pane: str) -> None:
-        self.query_one(TabbedContent).active = pane
+        from textual.widgets import TabbedContent
+
+        self.query_one("#panes", TabbedContent).active = pane
+
+    @property
+    def _stderr(self) -> StderrPane:
+        from warmscope.tui.stderr_pane import StderrPane  # with the panes, after the first frame
+
+        return self.query_one("#stderr", StderrPane)
 
     def on_row_list_selected(self, message: RowList.Selected) -> None:
         from warmscope.tui.event_screen import EventDetailScreen

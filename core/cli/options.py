@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from warmscope.core.data.run_fields import FIELDS
 from warmscope.core.data.setting_fields import CAPTURE as CAPTURE_GROUP
@@ -87,7 +88,19 @@ def add_run_options(p: argparse.ArgumentParser, *, headless: bool, sweep: bool =
         )
         g.add_argument("--quiet", action="store_true", help="no live progress line")
     p.add_argument("--verbose", action="store_true", help="tracebacks for errors")
-    p.add_argument("--version", action="version", version=f"warmscope {warmscope_version()}")
+    p.add_argument("--version", action=VersionAction)
+
+
+class VersionAction(argparse.Action):
+    """``--version``: the installed version, read only when asked (``importlib.metadata``
+    costs the TUI's first frame some 20 ms)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"warmscope {warmscope_version()}")  # on stdout, as argparse's own does
+        parser.exit()
 
 
 def add_view_options(p: argparse.ArgumentParser) -> None:
