@@ -40,6 +40,8 @@ run/ — the parent's run machinery.
     launcher    children started at warmscope's own priority; the observer kept out of the way
     remote      ``--host``: the agent on another machine over one ``ssh`` connection
     remote_target  a file target over ``--host``: a path there, checked there, asked once
+    shipment    the local files a run names (recipe, its artifact, inputs) sent where the child
+                runs, and what it makes beside them brought back (``--host``, Ray)
     hangup      SIGHUP and SIGTERM: the terminal detached, the runs ended (CLI and TUI)
     sampler     CPU and memory of the child, from outside; its GPU through ``gpu_sampler``
     jitlog      C++ JIT log lines into events; the label of an iteration

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shlex
 import threading
 import time
 from collections.abc import Iterator
@@ -40,6 +41,41 @@ class Server:
     def left(self) -> list[str]:
         """What the remote end left in its temporary folder."""
         return sorted(p.name for p in self.remote_tmp.iterdir())
+
+    def python_hiding(self, python: str, *hidden: Path) -> str:
+        """A remote interpreter (for ``--python``) to which the ``hidden`` folders of this
+        machine do not exist, as on another machine: it runs ``python`` with an audit hook,
+        inherited by every Python it starts, that refuses to open anything under them."""
+        folder = self.home.parent / f"hiding-{len(list(self.home.parent.glob('hiding-*')))}"
+        folder.mkdir()
+        (folder / "sitecustomize.py").write_text(HIDING_HOOK)
+        script = folder / "python"
+        paths = os.pathsep.join(str(p.resolve()) for p in hidden)
+        script.write_text(
+            "#!/bin/sh\n"
+            f"export PYTHONPATH={shlex.quote(str(folder))} WARMSCOPE_TEST_HIDDEN={shlex.quote(paths)}\n"
+            f'exec {shlex.quote(python)} "$@"\n'
+        )
+        script.chmod(0o755)
+        return str(script)
+
+
+HIDING_HOOK = """import os
+import sys
+
+HIDDEN = [p for p in os.environ.get("WARMSCOPE_TEST_HIDDEN", "").split(os.pathsep) if p]
+
+
+def refuse(event, args):
+    if event != "open" or not HIDDEN or not isinstance(args[0], (str, bytes, os.PathLike)):
+        return
+    path = os.path.realpath(os.fsdecode(args[0]))
+    if any(path == h or path.startswith(h + os.sep) for h in HIDDEN):
+        raise PermissionError(13, "not on this machine", path)
+
+
+sys.addaudithook(refuse)
+"""
 
 
 async def _pump_out(reader: asyncio.StreamReader, writer: object) -> None:

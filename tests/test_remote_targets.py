@@ -19,6 +19,7 @@ import pytest
 from tests.conftest import FACTORIES, warmscope
 from tests.ssh_server import Server, ssh_server
 from warmscope.core.child import target_files
+from warmscope.core.data.reading import read_run
 from warmscope.core.data.settings import RunSettings, SettingsError
 from warmscope.core.data.targets import TargetError, resolve_target
 
@@ -312,8 +313,11 @@ def test_warmup_over_host_derives_and_verifies_a_recipe_for_a_file_there(
     server: Server, tmp_path: Path
 ) -> None:
     """``warmscope warmup`` end to end over --host: every process (the baseline and each
-    candidate's) runs there, on the archive named relative to the remote home."""
+    candidate's) runs there, on the archive named relative to the remote home; each candidate
+    from its recipe sent along (the interpreter there cannot open the test's folder, where the
+    candidates are written)."""
     doc_path = tmp_path / "warmup.json"
+    python = server.python_hiding(PYTHON, tmp_path)
     result = warmscope(
         "warmup",
         "models/scripted.pt",
@@ -328,7 +332,7 @@ def test_warmup_over_host_derives_and_verifies_a_recipe_for_a_file_there(
         "--host",
         HOST,
         "--python",
-        PYTHON,
+        python,
         "--emit",
         str(tmp_path / "recipe.py"),
         json_path=doc_path,
@@ -343,7 +347,17 @@ def test_warmup_over_host_derives_and_verifies_a_recipe_for_a_file_there(
     assert (tmp_path / "recipe.py").is_file()
     records = sorted((tmp_path / "records").rglob("*.jsonl"))
     assert records
+    candidates = 0
     for record in records:  # every process ran there, on the file there
         header = json.loads(record.read_text().splitlines()[0])
         assert header["target"]["path"] == str((server.home / "models" / "scripted.pt").resolve())
+        recipe = header["settings"].get("recipe")
+        if recipe:  # a candidate's: its recipe, written here, read from the copy sent there
+            candidates += 1
+            data = read_run(record)
+            assert data.status == "ok", data.status_detail
+            there = Path(data.env["shipped"]["recipe"])  # type: ignore[index]
+            assert there.name == Path(recipe).name and there.parent.name == "0"
+            assert there.parents[2].parent == server.remote_tmp.resolve()
+    assert candidates > 0
     assert server.left() == []

@@ -2,7 +2,9 @@
 
 Standard library only, and self-contained: this file's text is the program. On its stdin it
 reads one line (a byte count), then that many bytes of JSON: the agent's files and the run's
-environment. It writes the files into a fresh folder, says who it is in one JSON line on stdout,
+environment; then the bytes of each local file the run names (``blobs``: a recipe, its cache
+artifact, an inputs file), one after the other. It writes the files into a fresh folder (those
+files under ``in/N/``), says who it is in one JSON line on stdout,
 and starts the agent in a process group of its own: its stderr is the connection's own (logs and
 markers), its protocol lines pass through here to the connection's stdout, with the samples of
 its process tree (``remote_sampler``, its GPU through ``gpu_sampler`` where NVML is there)
@@ -17,7 +19,9 @@ send, if it died) and its count (the iteration it did not finish) go to the conn
 
 The remote process tree ends with the run: when the connection drops (EOF on stdin) the agent
 and its group are killed; when the agent exits, whatever it left (its group, and any process
-carrying the run id) is killed too, and the folder goes.
+carrying the run id) is killed too, and the folder goes. Before it goes, a file the agent made
+beside a shipped one (a recipe's saved cache artifact) is sent on the connection, in
+``remote_file`` lines, ahead of the ``remote_ring`` line.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import platform
 import shutil
 import signal
 import socket
+import stat
 import sys
 import tempfile
 import threading
@@ -60,6 +65,21 @@ def read_exact(n: int) -> bytes:
             os._exit(EXIT_GONE)
         data += chunk
     return data
+
+
+class Gone(Exception):
+    """The connection closed while the guardian was still reading what it is sent."""
+
+
+def read_file(path: str, size: int) -> None:
+    """``size`` bytes of stdin into ``path``, a piece at a time."""
+    with open(path, "wb") as f:
+        while size:
+            chunk = os.read(0, min(size, 1 << 20))
+            if not chunk:
+                raise Gone
+            f.write(chunk)
+            size -= len(chunk)
 
 
 def read_line() -> bytes:
@@ -250,6 +270,44 @@ def ring_line(ring: Any, through: int) -> bytes:
     return (json.dumps(msg, separators=(",", ":")) + "\n").encode()
 
 
+PIECE = 4 << 20
+"""The bytes of a made file one ``remote_file`` line carries."""
+
+
+def send_made(home: str, shipped: set[str], most: int, out: Out) -> None:
+    """Each file made in a folder of shipped files (``in/N/``), in ``remote_file`` lines:
+    its folder's number, its name, its mode, and its bytes in base64 pieces. One over
+    ``most`` bytes stays (the run's stderr says so)."""
+    root = os.path.join(home, "in")
+    folders = [n for n in os.listdir(root) if n.isdigit()] if os.path.isdir(root) else []
+    for index in sorted(folders, key=int):
+        for name in sorted(os.listdir(os.path.join(root, index))):
+            path = os.path.join(root, index, name)
+            if f"in/{index}/{name}" in shipped or not os.path.isfile(path) or os.path.islink(path):
+                continue
+            info = os.stat(path)
+            if info.st_size > most:
+                sys.stderr.write(
+                    f"warmscope: {name}, made there beside a shipped file, is "
+                    f"{info.st_size / 2**20:.0f} MiB: over {most >> 20} MiB, it stays there "
+                    "(and goes with the run's folder)\n"
+                )
+                sys.stderr.flush()
+                continue
+            head = {"t": "remote_file", "beside": int(index), "name": name}
+            head["mode"] = stat.S_IMODE(info.st_mode)
+            with open(path, "rb") as f:
+                at, piece = 0, f.read(PIECE)
+                while True:
+                    after = f.read(PIECE) if piece else b""
+                    data = binascii.b2a_base64(piece, newline=False).decode()
+                    msg = {**head, "at": at, "data": data, "end": not after}
+                    out.write((json.dumps(msg, separators=(",", ":")) + "\n").encode())
+                    if not after:
+                        break
+                    at, piece = at + len(piece), after
+
+
 def load_sibling(home: str, name: str) -> Any:
     """One of the shipped child modules, by path (the guardian itself is not in a package)."""
     path = os.path.join(home, "child", f"{name}.py")
@@ -292,6 +350,12 @@ def main() -> None:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
+        shipped: set[str] = set()
+        for rel, size in payload.get("blobs", []):
+            path = os.path.join(home, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            read_file(path, int(size))
+            shipped.add(rel)
         env = dict(os.environ)
         for name in payload.get("unset", []):
             env.pop(name, None)
@@ -301,6 +365,8 @@ def main() -> None:
         sampler = sampler if sampler.available() else None
         nvml, nvml_status = load_nvml()
         hello = whoami(home, nvml, nvml_status)
+        if payload.get("shipped"):  # where each local file the run names was put here
+            hello["shipped"] = {k: f"{home}/{rel}" for k, rel in payload["shipped"].items()}
         gpu = open_gpu(home, nvml, payload.get("gpu_index"), env.get("CUDA_VISIBLE_DEVICES"))
         if gpu is not None:  # which device, its ceilings, what it cannot report
             hello["gpu"] = gpu.describe()
@@ -364,6 +430,7 @@ def main() -> None:
         end_run(pid, run_id)
         passing.join(5.0)  # the last protocol lines, once every writer is gone
         with contextlib.suppress(OSError):  # the connection may be what ended the run
+            send_made(home, shipped, int(payload.get("made_max", 0)), out)
             out.write(ring_line(ring, passed.through))
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -375,4 +442,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # signals reach the agent as `signal N` lines
-    main()
+    try:
+        main()
+    except Gone:  # its folder is gone already (``main``'s own cleanup)
+        os._exit(EXIT_GONE)

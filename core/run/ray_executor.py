@@ -11,10 +11,11 @@ free one that ran that cell least: no two processes share a machine, each node s
 in the plan's order, and every cell runs on every node (a node's speed does not go with one
 cell, and the hosts can be compared).
 
-Files the settings name (a ``--recipe`` and the compile-cache artifact beside it) travel
-with the task: a cluster shares no filesystem. The task writes them into its scratch folder and
-runs the settings rewritten to point there; a file the run writes beside them (the artifact a
-recipe saves when it finds none) comes back beside the local file it was shipped from.
+Files the settings name (a ``--recipe`` and the compile-cache artifact beside it, ``--inputs
+FILE``: ``shipment``) travel with the task: a cluster shares no filesystem. The task writes
+them into its scratch folder and runs the settings rewritten to point there; a file the run
+writes beside them (the artifact a recipe saves when it finds none) comes back beside the
+local file it was shipped from.
 
 Ray is imported only here, and only when a Ray sweep starts: it is an optional dependency.
 """
@@ -37,7 +38,7 @@ from typing import Any
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.output.recipe import artifact_path_for
+from warmscope.core.run.shipment import keep_made, shipment
 
 INSTALL = "--executor ray needs Ray, which is not installed: pip install 'warmscope[ray]'"
 SIDE_FILE_MAX = 64 << 20
@@ -120,41 +121,6 @@ class Finished:
     """The task's failure (a worker or node lost, an exception on the node)."""
     cancelled: bool = False
     """The sweep stopped it (Ctrl-C, or an abort)."""
-
-
-SHIPPED_FIELDS = ("recipe",)
-"""The settings' fields that name a local file the node needs."""
-
-
-@dataclass
-class Shipment:
-    """The local files one process needs on its node: each field's file, and the files beside
-    it that go with it; the folders they came from, where files made beside them come back."""
-
-    folders: list[Path] = field(default_factory=list)
-    files: list[tuple[int, str, Path]] = field(default_factory=list)
-    """``(folder index, name, local path)``"""
-    fields: dict[str, tuple[int, str]] = field(default_factory=dict)
-    """A field of the settings: the folder index and name its file has on the node."""
-
-
-def shipment(settings: RunSettings) -> Shipment:
-    """What the settings name that must travel: each shipped field's file in a folder of its
-    own on the node, with its compile-cache artifact where one lies beside it."""
-    out = Shipment()
-    for name in SHIPPED_FIELDS:
-        value = getattr(settings, name)
-        if not value:
-            continue
-        path = Path(value).resolve()
-        index = len(out.folders)
-        out.folders.append(path.parent)
-        out.fields[name] = (index, path.name)
-        out.files.append((index, path.name, path))
-        artifact = Path(artifact_path_for(str(path)))
-        if artifact.is_file():
-            out.files.append((index, artifact.name, artifact))
-    return out
 
 
 def _unpack(
@@ -396,22 +362,6 @@ class RayExecutor:
         if self._started and self._ray is not None:
             self._ray.shutdown()
             self._started = False
-
-
-def keep_made(path: Path, data: bytes) -> None:
-    """A file a task made beside a shipped one, written at ``path`` unless one is there
-    already (the first process to make it wins, as when the processes run here); written
-    beside and renamed, so a process shipping it meanwhile never reads half of it."""
-    if path.exists():
-        return
-    # Opened as the recipe would open it (the umask's mode), under a name of this thread's.
-    part = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.part")
-    try:
-        with open(part, "xb") as f:
-            f.write(data)
-        os.replace(part, path)
-    finally:
-        part.unlink(missing_ok=True)
 
 
 def data_from_lines(record: Path, settings: RunSettings, finished: Finished) -> Any:

@@ -5,8 +5,12 @@ work as they do for ``ssh``; more options for it go in ``WARMSCOPE_SSH_OPTIONS``
 shell would: ``-p 2222 -i ~/.ssh/lab``). The remote command is the remote interpreter running
 the guardian (``core/child/remote_guardian.py``, given as ``-c`` source); the agent and its
 sibling modules (and a ``sample:`` target's file) follow on stdin, so nothing needs to be
-installed there but python and torch. The protocol comes back on the connection's stdout, the
-raw stderr on its stderr, and the record is written here as lines arrive.
+installed there but python and torch. The local files the settings name (``--recipe``, its
+compile-cache artifact, ``--inputs FILE``: ``shipment``) follow them, and the agent is given
+their paths there; a file the run makes beside them comes back into the local folder they were
+sent from as the agent ends (``remote_file`` lines). The protocol comes back on the
+connection's stdout, the raw stderr on its stderr, and the record is written here as lines
+arrive.
 
 The shared ring of iteration timings is the guardian's, there: its content comes back when the
 agent ends (``RemoteRing``), and the run recovers what a crash kept from it as a local run does.
@@ -14,6 +18,7 @@ agent ends (``RemoteRing``), and the run recovers what a crash kept from it as a
 
 from __future__ import annotations
 
+import binascii
 import contextlib
 import json
 import os
@@ -32,11 +37,13 @@ from warmscope.core.child.outcome import UsageError
 from warmscope.core.child.ring import SLOTS, IterationRing
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.targets import Target
+from warmscope.core.output.safe_text import clean_line
 from warmscope.core.run import launcher
 from warmscope.core.run.cgroup import parse_size
 from warmscope.core.run.ending import Ending
 from warmscope.core.run.guardian import Guardian
 from warmscope.core.run.proctree import RUN_ID_VAR
+from warmscope.core.run.shipment import FLAGS, SHIPPED_FIELDS, Shipment, keep_made, shipment
 
 SSH_OPTIONS_VAR = "WARMSCOPE_SSH_OPTIONS"
 CHILD_DIR = Path(__file__).resolve().parent.parent / "child"
@@ -47,6 +54,9 @@ HELLO_TIMEOUT_S = 60.0
 NO_SUCH_COMMAND = 127
 SSH_FAILED = 255
 CRASH_BASE = 128  # the guardian's exit for an agent killed by signal N: 128 + N
+FILES_MAX = 256 << 20
+"""The most the local files a run names may weigh together to travel with it, and a file the
+run makes there to come back (a larger one is left there, and the run's stderr says so)."""
 
 
 BOOTSTRAP = (
@@ -99,7 +109,8 @@ def connect(
     cache = remote_cache(settings) if mode == "compile" else None
     limit = parse_size(settings.memory_limit) if settings.memory_limit else None
     gpu = gpu_ordinal(str(settings.knobs.get("device") or "cpu"))
-    first, shipped = payload(target.to_json(), env, settings.sample_hz, cache, limit, gpu)
+    sent = shipped_files(shipment(settings), host)
+    first, there = payload(target.to_json(), env, settings.sample_hz, cache, limit, gpu, sent)
     proc = launcher.popen(
         ssh_command(host, python),
         stdin=subprocess.PIPE,
@@ -124,7 +135,7 @@ def connect(
         proc.kill()
         proc.wait()
         raise
-    send_config(proc, config_there(config, shipped, hello))
+    send_config(proc, config_there(config, there, hello))
     return proc, hello
 
 
@@ -153,16 +164,19 @@ def payload(
     cache: str | None = None,
     memory_limit: int | None = None,
     gpu_index: int | None = None,
+    sent: Sent | None = None,
 ) -> tuple[bytes, dict[str, Any]]:
-    """What the guardian reads first (a length line, then JSON), and ``target`` as it will be
-    found on the remote: a ``sample:`` target's file travels with the agent. ``gpu_index``: the
-    run's CUDA ordinal, whose device the guardian samples."""
+    """What the guardian reads first (a length line, then JSON, then the bytes of each ``sent``
+    file), and what will be found on the remote, relative to the guardian's folder: ``target``
+    (a ``sample:`` target's file travels with the agent) and each shipped field's file.
+    ``gpu_index``: the run's CUDA ordinal, whose device the guardian samples."""
     files = {f"child/{p.name}": p.read_text() for p in sorted(CHILD_DIR.glob("*.py"))}
     remote_target = dict(target)
     if target.get("kind") == "sample" and target.get("path"):
         sample = Path(target["path"])
         files[f"sample/{sample.name}"] = sample.read_text()
         remote_target["path"] = f"sample/{sample.name}"  # under the guardian's folder
+    sent = sent or Sent({}, [])
     own = {k: v for k, v in env.items() if os.environ.get(k) != v}
     unset = [k for k in ("PYTORCH_JIT_LOG_LEVEL", "TORCH_LOGS") if k not in env]
     guardian = GUARDIAN.read_bytes()
@@ -176,10 +190,53 @@ def payload(
             "compile_cache": cache,
             "memory_limit": memory_limit,
             "gpu_index": gpu_index,
+            "shipped": sent.fields,
+            "blobs": [[rel, len(data)] for rel, data in sent.blobs],
+            "made_max": FILES_MAX,
         }
     )
     data = body.encode()
-    return b"%d\n%s%d\n%s" % (len(guardian), guardian, len(data), data), remote_target
+    head = b"%d\n%s%d\n%s" % (len(guardian), guardian, len(data), data)
+    return b"".join([head, *(blob for _, blob in sent.blobs)]), {
+        "target": remote_target,
+        **sent.fields,
+    }
+
+
+class Sent:
+    """The local files that travel with a run, read: where each field's file goes (relative to
+    the guardian's folder) and every file's bytes, in the order the guardian reads them."""
+
+    def __init__(self, fields: dict[str, str], blobs: list[tuple[str, bytes]]) -> None:
+        self.fields, self.blobs = fields, blobs
+
+
+def shipped_files(sent: Shipment, host: str) -> Sent:
+    """The shipment's files read here; ``UsageError`` (one line) for one that cannot be read,
+    or for more than ``FILES_MAX`` in all: before any connection, so nothing is left there."""
+    named = {index: (FLAGS[field], file) for field, (index, file) in sent.fields.items()}
+    blobs, total = [], 0
+    for index, name, path in sent.files:
+        flag, file = named[index]
+        what = f"{flag} {clean_line(str(path))}"
+        if name != file:
+            what = f"the cache artifact {clean_line(str(path))}"
+        try:
+            size = path.stat().st_size
+            total += size
+            if total > FILES_MAX:
+                raise UsageError(
+                    f"--host {host}: {what} is {size / 2**20:.0f} MiB: at most "
+                    f"{FILES_MAX >> 20} MiB of files (--recipe, its cache artifact, --inputs) "
+                    "travel with a run"
+                )
+            data = path.read_bytes()
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+            raise UsageError(f"--host {host}: cannot read {what} to send it there: {why}") from None
+        blobs.append((sent.place(index, name), data))
+    fields = {name: sent.place(index, file) for name, (index, file) in sent.fields.items()}
+    return Sent(fields, blobs)
 
 
 def read_hello(proc: subprocess.Popen[bytes], host: str, python: str | None) -> dict[str, Any]:
@@ -287,17 +344,20 @@ def sample_line(msg: dict[str, Any], t: float, iteration: int) -> dict[str, Any]
 
 
 def config_there(
-    config: dict[str, Any], shipped: dict[str, Any], hello: dict[str, Any]
+    config: dict[str, Any], there: dict[str, Any], hello: dict[str, Any]
 ) -> dict[str, Any]:
-    """The agent's config as the remote end needs it: the shipped target under the guardian's
-    folder, no local parent to watch (the guardian is its parent), the guardian's shared ring."""
+    """The agent's config as the remote end needs it: the shipped target and files under the
+    guardian's folder, no local parent to watch (the guardian is its parent), the guardian's
+    shared ring."""
     home = str(hello["home"])
-    target = dict(shipped)
+    target = dict(there["target"])
     if target.get("kind") == "sample":
         target["path"] = f"{home}/{target['path']}"
+    files = {name: f"{home}/{there[name]}" for name in SHIPPED_FIELDS if name in there}
     ring = hello.get("ring") or {}
     return {
         **config,
+        **files,
         "target": target,
         "parent_pid": 0,
         "ring_fd": ring.get("fd"),
@@ -306,22 +366,31 @@ def config_there(
     }
 
 
-def ring_for(host: str | None, received: Callable[[], int]) -> IterationRing | RemoteRing:
+LAST_WORDS = ("remote_ring", "remote_file")
+"""What the guardian sends once the agent has ended (``RemoteRing.received``)."""
+
+
+def ring_for(settings: RunSettings, received: Callable[[], int]) -> IterationRing | RemoteRing:
     """The run's ring of iteration timings: shared with a local child, or the remote
     guardian's, read back when the agent ends (``received``: the iterations the run holds)."""
-    return RemoteRing(received) if host else IterationRing.create()
+    if not settings.host:
+        return IterationRing.create()
+    return RemoteRing(received, shipment(settings).folders)
 
 
 class RemoteRing:
     """The guardian's ring as the ``remote_ring`` line brought it back: read as a local
     ``IterationRing`` is once its child has ended. Until that line comes (it never does when
     the connection is lost), its count is the larger of the iterations received and the count
-    the last sample carried (the iteration running there, as of that sample)."""
+    the last sample carried (the iteration running there, as of that sample).
+
+    The ``remote_file`` lines before it bring the files the run made beside the shipped ones,
+    in pieces: each is kept in the local ``folders`` its neighbour was sent from."""
 
     fd = -1
     """No descriptor here: the agent's is the guardian's (``config_there``)."""
 
-    def __init__(self, received: Callable[[], int]) -> None:
+    def __init__(self, received: Callable[[], int], folders: Sequence[Path] = ()) -> None:
         self.slots = SLOTS
         self._received = received
         self._completed: int | None = None
@@ -329,6 +398,35 @@ class RemoteRing:
         self._first = 0
         self._ns: Sequence[int] = ()
         self._st: Sequence[int] = ()
+        self._folders = list(folders)
+        self._made: dict[tuple[int, str], bytearray] = {}
+
+    def received(self, msg: dict[str, Any]) -> None:
+        """One of the guardian's ``LAST_WORDS``; ``ValueError`` when it does not hold together."""
+        if msg["t"] == "remote_file":
+            self.received_file(msg)
+        else:
+            self.received_ring(msg)
+
+    def received_file(self, msg: dict[str, Any]) -> None:
+        """A piece of a file the run made there beside a shipped one; the last piece keeps it
+        (the first process to make it wins, with the mode it had there)."""
+        index, name = int(msg["beside"]), str(msg["name"])
+        if not 0 <= index < len(self._folders) or Path(name).name != name or name in ("", ".."):
+            raise ValueError(f"a remote file with no place here: {name[:80]!r}")
+        got = self._made.setdefault((index, name), bytearray())
+        if int(msg["at"]) != len(got):
+            raise ValueError(f"the pieces of the remote file {name[:80]!r} are out of order")
+        got += binascii.a2b_base64(str(msg["data"]))
+        if len(got) > FILES_MAX:
+            raise ValueError(f"the remote file {name[:80]!r} is over {FILES_MAX >> 20} MiB")
+        if msg.get("end"):
+            del self._made[(index, name)]
+            mode = msg.get("mode")
+            with contextlib.suppress(OSError):  # no room here: as if the run had made none
+                keep_made(
+                    self._folders[index] / name, bytes(got), mode if type(mode) is int else None
+                )
 
     def received_ring(self, msg: dict[str, Any]) -> None:
         """The guardian's ``remote_ring`` line; ``ValueError`` when it does not hold together."""

@@ -166,7 +166,7 @@ class RunSession:
         try:
             side = open_side_file(self.stderr_path, overwrite=self._overwrite)
             self._stderr_file = CappedFile(side)
-            self.ring = remote.ring_for(self.settings.host, lambda: self.data.count)
+            self.ring = remote.ring_for(self.settings, lambda: self.data.count)
             self._writer.write(self._header)
             if not self.settings.host:  # a remote run's env comes from its remote end
                 self._commit({"type": "env", "env": host_environment()})
@@ -503,8 +503,8 @@ class RunSession:
         elif kind == "remote_sample" and isinstance(self.ring, remote.RemoteRing):  # taken there
             self.ring.sampled(msg)
             return self._commit(remote.sample_line(msg, self.elapsed(), self.data.count))
-        elif kind == "remote_ring" and isinstance(self.ring, remote.RemoteRing):  # agent ended
-            return self.ring.received_ring(msg)
+        elif kind in remote.LAST_WORDS and isinstance(self.ring, remote.RemoteRing):  # it ended
+            return self.ring.received(msg)
         elif kind == "hello":
             self._hello = True
             if msg.get("v") != protocol.VERSION:
