@@ -104,7 +104,7 @@ def test_the_ui_answers_while_a_start_waits_for_the_host(
         await pilot.pause()
 
     run(app, scenario, settled=False)
-    assert times["key"] - times["pending"] < 1.0
+    assert times["key"] < times["ended"]
     assert times["ended"] - times["pending"] > CONNECT_S - 1.0, "the start was slow indeed"
     failures = [m for title, m in shown if title == "Cannot run"]
     assert len(failures) == 1 and "\n" not in failures[0]
@@ -176,7 +176,7 @@ def test_a_sweep_over_a_silent_host_fails_in_one_line_with_the_ui_live(
         await wait_for(pilot, lambda: app.ready)
         t0 = time.monotonic()
         start_sweep(app, settings, SweepPlan(repeat=2))
-        assert time.monotonic() - t0 < 1.0 and app.starting is not None
+        assert time.monotonic() - t0 < CONNECT_S / 2 and app.starting is not None
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen) and app.starting is not None
         await pilot.press("escape")
@@ -188,3 +188,29 @@ def test_a_sweep_over_a_silent_host_fails_in_one_line_with_the_ui_live(
     assert app.controller.sweeping is None and app.runs == []
     assert _ssh_children() == []
     assert os.environ.get("WARMSCOPE_SSH_OPTIONS", "").startswith(f"-p {silent_host} ")
+
+
+def test_a_warmup_over_a_silent_host_fails_in_one_line_with_the_ui_live(
+    silent_host: int, tmp_path: Path
+) -> None:
+    record = tmp_path / "speech.jsonl"
+    shutil.copyfile(Path(__file__).parent / "data" / "speech-script.jsonl", record)
+    app = build_app(records=[record])
+    shown = _told(app)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs)
+        # The viewed run's settings, as if it had run on the silent host.
+        app.runs[0].data.settings = RunSettings(target="model.py:make", host="127.0.0.1")
+        await pilot.press("W")
+        await pilot.press("y")  # read from a record, the host is shown first: use it
+        assert app.starting is not None and app.starting.what == "a warm-up"
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen) and app.starting is not None
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.starting is None, timeout=CONNECT_S + 20)
+
+    run(app, scenario, settled=False)
+    failures = [m for title, m in shown if title == "No warm-up"]
+    assert len(failures) == 1 and failures[0].startswith("--host 127.0.0.1: ssh failed:")
+    assert _ssh_children() == []
