@@ -2,11 +2,11 @@
 
 The runs and their life cycle live in a ``RunController`` (no Textual there). Invariant:
 workers compute and post messages; handlers own UI state. The live run is polled on one timer
-(``POLL_S``) and each batch is applied to the widgets at once. Runs are started on a thread
-worker (over ``--host`` a start waits for the host: ``run_start``) and recorded by a handler; the
-child is forked by the launcher thread (``core/run/launcher.py``), which lives as long as the
-process, so the child's parent-death signal (tied to the thread that forked it) fires only when
-warmscope itself ends. Summaries (sorting every latency) and exports run in thread workers
+(``POLL_S``) and each batch is applied to the widgets at once. Runs are started from handlers
+(over ``--host`` on a thread worker: the start waits for the host, ``run_start``); the child is
+forked by the launcher thread (``core/run/launcher.py``), which lives as long as the process, so
+the child's parent-death signal (tied to the thread that forked it) fires only when warmscope
+itself ends. Summaries (sorting every latency) and exports run in thread workers
 and come back as messages or notifications.
 """
 
@@ -277,7 +277,7 @@ class WarmscopeApp(App[int]):
         return self.controller.live
 
     def start_run(self, settings: RunSettings) -> None:
-        """Start a run (from a handler): its slow part on a worker, the UI live meanwhile
+        """Start a run (from a handler); over ``--host`` on a worker, the UI live meanwhile
         (``run_start``). Errors are shown, not raised."""
         run_start.start_run(self, settings)
 

@@ -144,11 +144,9 @@ class RunController:
 
     def request(self, settings: RunSettings) -> StartRequest:
         """What starting a run of ``settings`` needs: its record's name and command line.
-        Checks what can be checked here (``check_here``: a file target on ``--host`` is a path
-        there, asked by ``build``); ``WarmscopeError`` when the run cannot start."""
+        ``UsageError`` while a sweep runs."""
         if self.sweeping is not None:
             raise UsageError("a sweep is running: Esc on its screen stops it")
-        settings.check_here()
         path, command = self._next_record_path(), settings.command_line()
         overwrite = self.overwrite and path is not None and self._started == 0
         return StartRequest(settings, path, command, overwrite)

@@ -7,7 +7,8 @@ handed to the UI thread, which records it (``RunController`` is not thread-safe)
 that hand-off: a start that ends after the app began quitting finds itself abandoned and ends
 what it made at once, so no child outlives the app. One start at a time: while one is pending,
 another is refused with one line. A child may be spawned from the worker: where the UI keeps a
-launcher thread, every child is spawned there (``core/run/launcher.py``).
+launcher thread, every child is spawned there (``core/run/launcher.py``). A local run starts at
+once on the UI thread: it waits for nothing (the child is spawned, not waited for).
 """
 
 from __future__ import annotations
@@ -162,8 +163,9 @@ def run_next(app: WarmscopeApp, settings: RunSettings) -> None:
 
 
 def start_run(app: WarmscopeApp, settings: RunSettings) -> None:
-    """Start a run of ``settings``: checked here, built on a worker, recorded once it exists.
-    The header says it is starting meanwhile; a run that cannot start is one line."""
+    """Start a run of ``settings``; a run that cannot start is one line. Over ``--host`` it is
+    built on a worker and recorded once it exists, the header saying what it waits for; a local
+    start takes milliseconds (the child is spawned, not waited for) and is done here at once."""
     if app.live is not None:
         app.notify("a run is going: s stops it, k kills it", severity="warning")
         return
@@ -171,6 +173,9 @@ def start_run(app: WarmscopeApp, settings: RunSettings) -> None:
         return
     controller = app.controller
     try:
+        if not settings.host:
+            app.view_entry(controller.start(settings))
+            return
         request = controller.request(settings)
     except (WarmscopeError, OSError) as exc:
         cannot_run(app, str(exc))
@@ -186,7 +191,7 @@ def start_run(app: WarmscopeApp, settings: RunSettings) -> None:
             return
         app.view_entry(controller.started(request, session))
 
-    doing = f"connecting to {clean_name(settings.host)}" if settings.host else "starting"
+    doing = f"connecting to {clean_name(settings.host)}"
     _show_header(app, starting_lines(app, len(app.runs) + 1, settings, doing))
     begin(app, Pending("a run", lambda: controller.build(request), done, end=_kill))
 
