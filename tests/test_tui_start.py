@@ -68,6 +68,7 @@ def _told(app: WarmscopeApp) -> list[tuple[str, str]]:
 
 
 def _ssh_children() -> list[psutil.Process]:
+    """This process's ``ssh`` children that are still running."""
     found = []
     for child in psutil.Process().children(recursive=True):
         try:
@@ -76,6 +77,14 @@ def _ssh_children() -> list[psutil.Process]:
         except psutil.NoSuchProcess:
             continue
     return found
+
+
+def _no_ssh_left(within: float = 5.0) -> bool:
+    """No ``ssh`` child left once a killed one has had ``within`` seconds to be reaped."""
+    deadline = time.monotonic() + within
+    while _ssh_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _ssh_children()
 
 
 def test_the_ui_answers_while_a_start_waits_for_the_host(
@@ -110,7 +119,7 @@ def test_the_ui_answers_while_a_start_waits_for_the_host(
     assert len(failures) == 1 and "\n" not in failures[0]
     assert failures[0].startswith("--host 127.0.0.1: ssh failed:")
     assert app.runs == [] and not list((tmp_path / "runs").glob("*.jsonl"))
-    assert _ssh_children() == []
+    assert _no_ssh_left()
 
 
 def test_quitting_while_the_host_is_silent_leaves_no_ssh(
@@ -127,7 +136,7 @@ def test_quitting_while_the_host_is_silent_leaves_no_ssh(
 
     run(app, scenario, settled=False)
     assert app.runs == []
-    assert _ssh_children() == []
+    assert _no_ssh_left()
     assert not list((tmp_path / "runs").glob("*.jsonl")), "a start that failed keeps no record"
 
 
@@ -157,7 +166,7 @@ def test_a_start_that_ends_after_quitting_is_ended_at_once(
         (record,) = records
         assert read_run(record).status != "ok"
         assert wait_gone(run_id_of(record), 10) == []
-    assert _ssh_children() == []
+    assert _no_ssh_left()
     deadline = time.monotonic() + 10
     while server.left() and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -186,7 +195,7 @@ def test_a_sweep_over_a_silent_host_fails_in_one_line_with_the_ui_live(
     failures = [m for title, m in shown if title == "No sweep"]
     assert len(failures) == 1 and failures[0].startswith("--host 127.0.0.1: ssh failed:")
     assert app.controller.sweeping is None and app.runs == []
-    assert _ssh_children() == []
+    assert _no_ssh_left()
     assert os.environ.get("WARMSCOPE_SSH_OPTIONS", "").startswith(f"-p {silent_host} ")
 
 
@@ -213,4 +222,4 @@ def test_a_warmup_over_a_silent_host_fails_in_one_line_with_the_ui_live(
     run(app, scenario, settled=False)
     failures = [m for title, m in shown if title == "No warm-up"]
     assert len(failures) == 1 and failures[0].startswith("--host 127.0.0.1: ssh failed:")
-    assert _ssh_children() == []
+    assert _no_ssh_left()
