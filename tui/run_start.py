@@ -13,7 +13,9 @@ once on the UI thread: it waits for nothing (the child is spawned, not waited fo
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from warmscope.tui.app import WarmscopeApp
 
 T = TypeVar("T")
+KILL_WAIT_S = 2.0  # as the app gives a killed run on its way out
 
 
 class Pending(Generic[T]):
@@ -55,6 +58,8 @@ class Pending(Generic[T]):
         self._made: T | None = None
         self._error = ""
         self._abandoned = False
+        self.children_before: set[int] = set()
+        """This process's children as the start began: the ``ssh`` ones after them are its."""
 
     def make(self) -> None:
         """On the worker: build it, and keep it for the UI thread, or end it at once if the
@@ -102,6 +107,7 @@ class StartMade(Message):
 def begin(app: WarmscopeApp, pending: Pending[Any]) -> None:
     """Make ``pending`` on a thread worker; ``StartMade`` brings it back to the UI thread."""
     app.starting = pending
+    pending.children_before = _children()
 
     def work() -> None:
         try:
@@ -135,10 +141,26 @@ def refused(app: WarmscopeApp) -> bool:
 
 
 def abandon(app: WarmscopeApp) -> None:
-    """The app is quitting: the pending start ends what it made, now or once made."""
-    if app.starting is not None:
-        app.starting.abandon()
-        app.starting = None
+    """The app is quitting: the pending start ends what it made, now or once made. Its ``ssh``
+    connections are cut now, so that its worker, waiting on them, ends at once rather than at
+    their timeouts (a silent host: the connect timeout; a slow remote: the hello's)."""
+    pending = app.starting
+    if pending is None:
+        return
+    app.starting = None
+    pending.abandon()
+    import psutil  # only where a start is cut short
+
+    for child in psutil.Process().children():
+        with contextlib.suppress(psutil.Error):
+            if child.pid not in pending.children_before and child.name() == "ssh":
+                child.kill()
+
+
+def _children() -> set[int]:
+    import psutil  # with the first start that goes to a worker
+
+    return {child.pid for child in psutil.Process().children()}
 
 
 def run_next(app: WarmscopeApp, settings: RunSettings) -> None:
@@ -201,8 +223,12 @@ def cannot_run(app: WarmscopeApp, error: str) -> None:
 
 
 def _kill(session: LiveRun) -> None:
-    """A run whose start ended after the app began quitting: nobody watches it."""
+    """A run whose start ended after the app began quitting: nobody watches it. Killed, and
+    given a moment to end, so that its record says how it ended before the app is gone."""
     session.kill()
+    deadline = time.monotonic() + KILL_WAIT_S
+    while not session.is_finished() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def starting_lines(app: WarmscopeApp, number: int, settings: RunSettings, doing: str) -> list[Line]:
