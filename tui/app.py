@@ -2,10 +2,11 @@
 
 The runs and their life cycle live in a ``RunController`` (no Textual there). Invariant:
 workers compute and post messages; handlers own UI state. The live run is polled on one timer
-(``POLL_S``) and each batch is applied to the widgets at once. Runs are started from handlers;
-the child is forked by the launcher thread (``core/run/launcher.py``), which lives as long as the
-process, so the child's parent-death signal (tied to the thread that forked it) fires only when
-warmscope itself ends. Summaries (sorting every latency) and exports run in thread workers
+(``POLL_S``) and each batch is applied to the widgets at once. Runs are started from handlers
+(over ``--host`` on a thread worker: the start waits for the host, ``run_start``); the child is
+forked by the launcher thread (``core/run/launcher.py``), which lives as long as the process, so
+the child's parent-death signal (tied to the thread that forked it) fires only when warmscope
+itself ends. Summaries (sorting every latency) and exports run in thread workers
 and come back as messages or notifications.
 """
 
@@ -29,11 +30,10 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from warmscope.core.child import outcome
-from warmscope.core.child.outcome import WarmscopeError
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.safe_text import clean_name, clean_names
 from warmscope.core.run.hangup import detach_terminal
-from warmscope.tui import fmt, glyphs, record_reading
+from warmscope.tui import fmt, glyphs, record_reading, run_start
 from warmscope.tui.ascii_filter import AsciiFilter, ControlFilter
 from warmscope.tui.controller import RunController, SessionFactory, start_session
 from warmscope.tui.hangup import HangupWatchdog
@@ -41,6 +41,7 @@ from warmscope.tui.main_screen import PANES_AFTER_S, MainScreen
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.repaint_all import repaint_all
 from warmscope.tui.run_header import RunHeader
+from warmscope.tui.run_start import Pending, StartMade
 from warmscope.tui.runs import RunEntry, error_lines
 from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
 
@@ -111,6 +112,8 @@ class WarmscopeApp(App[int]):
         self.next_source: str | None = None
         """The file ``next_settings`` came from (a record's name), or ``None`` when they are the
         user's: from a file, their ``untrusted()`` parts run only once the user confirms them."""
+        self.starting: Pending[Any] | None = None
+        """A run, sweep or warm-up being started on a worker thread (``run_start``)."""
         self._timer: Timer | None = None
         self._quitting = False
         self._ending = False  # a hang-up or SIGTERM is being handled
@@ -197,6 +200,7 @@ class WarmscopeApp(App[int]):
     def _end_runs(self) -> None:
         if self._timer is not None:
             self._timer.pause()  # nobody to draw for: no more writes for the terminal to take
+        run_start.abandon(self)
         live = [e.session for e in self.runs if e.live and e.session is not None]
         self.run_worker(self._exit_after(live), exclusive=True, group="hangup")
 
@@ -272,38 +276,17 @@ class WarmscopeApp(App[int]):
     def live(self) -> RunEntry | None:
         return self.controller.live
 
-    def start_run(self, settings: RunSettings) -> RunEntry | None:
-        """Start a run now (from a handler). Errors are shown, not raised."""
-        if self.live is not None:
-            self.notify("a run is going: s stops it, k kills it", severity="warning")
-            return None
-        try:
-            entry = self.controller.start(settings)
-        except (WarmscopeError, OSError) as exc:
-            self.notify(str(exc), title="Cannot run", severity="error", timeout=8, markup=False)
-            return None
-        self.view_entry(entry)
-        return entry
+    def start_run(self, settings: RunSettings) -> None:
+        """Start a run (from a handler); over ``--host`` on a worker, the UI live meanwhile
+        (``run_start``). Errors are shown, not raised."""
+        run_start.start_run(self, settings)
+
+    def on_start_made(self, message: StartMade) -> None:
+        run_start.made(self, message)
 
     def run_next(self, settings: RunSettings) -> None:
-        """Start a run the user asked for; settings from a file that choose what runs (an
-        interpreter, the child's environment, pickle trust) are shown to the user first."""
-        untrusted = settings.untrusted() if self.next_source is not None else {}
-        if not untrusted or self.live is not None:
-            self.start_run(settings)
-            return
-        from warmscope.tui.trust_screen import TrustChoice, TrustScreen
-
-        def done(choice: TrustChoice | None) -> None:
-            if choice is None:
-                self.notify("nothing started", timeout=2)
-                return
-            chosen = settings if choice == "use" else settings.without_untrusted()
-            # Confirmed or dropped: from now on these are the user's settings.
-            self.next_settings, self.next_source = chosen, None
-            self.start_run(chosen)
-
-        self.push_screen(TrustScreen(untrusted, self.next_source or "a file"), done)
+        """Start a run the user asked for (settings from a file shown first: ``run_start``)."""
+        run_start.run_next(self, settings)
 
     def view_entry(self, entry: RunEntry) -> None:
         self.viewed = entry
@@ -583,7 +566,7 @@ class WarmscopeApp(App[int]):
 
         if self.live is not None:
             self.notify("a run is going: the warm-up starts once it ends", timeout=3)
-        elif self.viewed is not None:
+        elif self.viewed is not None and not run_start.refused(self):
             open_warmup(self, self.viewed)
 
     def action_sweep(self) -> None:
@@ -644,6 +627,7 @@ class WarmscopeApp(App[int]):
         await self._quit()
 
     async def _quit(self) -> None:
+        run_start.abandon(self)  # a run still starting is ended once it exists
         live = [e.session for e in self.runs if e.live and e.session is not None]
         if live and not self._quitting:
             self._quitting = True
@@ -667,6 +651,7 @@ class WarmscopeApp(App[int]):
 
     def stop_all(self) -> None:
         """Last resort on the way out: no child outlives the app."""
+        run_start.abandon(self)
         for e in self.runs:
             session = e.session
             if session is not None and not session.is_finished():

@@ -68,6 +68,17 @@ def start_session(
     )
 
 
+@dataclass(frozen=True)
+class StartRequest:
+    """What one run's start needs, fixed on the UI thread before the slow part begins."""
+
+    settings: RunSettings
+    record_path: Path | None
+    command: list[str]
+    overwrite: bool
+    """Replace an existing record (only the first run of an app told to)."""
+
+
 @dataclass
 class Tick:
     """What one poll of the live run brought."""
@@ -125,14 +136,32 @@ class RunController:
         return entry
 
     def start(self, settings: RunSettings) -> RunEntry:
-        """Start a run now; raises ``WarmscopeError`` or ``OSError`` when it cannot start."""
+        """Start a run now, on this thread; raises ``WarmscopeError`` or ``OSError`` when it
+        cannot start. The app starts its runs in three steps instead: ``request`` and
+        ``started`` on the UI thread, ``build`` (the slow part) on a worker."""
+        request = self.request(settings)
+        return self.started(request, self.build(request))
+
+    def request(self, settings: RunSettings) -> StartRequest:
+        """What starting a run of ``settings`` needs: its record's name and command line.
+        ``UsageError`` while a sweep runs."""
         if self.sweeping is not None:
             raise UsageError("a sweep is running: Esc on its screen stops it")
         path, command = self._next_record_path(), settings.command_line()
-        if self.overwrite and path is not None and self._started == 0:
-            session = self._start(settings, path, command, overwrite=True)
-        else:
-            session = self._start(settings, path, command)
+        overwrite = self.overwrite and path is not None and self._started == 0
+        return StartRequest(settings, path, command, overwrite)
+
+    def build(self, request: StartRequest) -> LiveRun:
+        """Plan the run and start it (any thread): the target resolved (over ``--host``, asked
+        there), the record claimed, the child spawned or the connection made. ``WarmscopeError``
+        or ``OSError`` when it cannot start; nothing of it is left then."""
+        settings, path, command = request.settings, request.record_path, request.command
+        if request.overwrite:
+            return self._start(settings, path, command, overwrite=True)
+        return self._start(settings, path, command)
+
+    def started(self, request: StartRequest, session: LiveRun) -> RunEntry:
+        """The run ``build`` started, as a run of the app (the UI thread's: not thread-safe)."""
         self._started += 1
         entry = RunEntry.from_session(len(self.runs) + 1, session)
         self.runs.append(entry)

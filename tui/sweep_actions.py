@@ -1,8 +1,8 @@
 """Starting a sweep from the TUI and taking its processes in as runs of the session.
 
 The settings screen's Ctrl+R with more than one process (or presets and knob values to
-compare) comes here: the sweep is built (its cells checked, its folder made), run on a thread
-worker, and shown on a ``SweepScreen`` that fills in live. Each process, once started, becomes
+compare) comes here: the sweep is built (its cells checked, its folder made) and run on thread
+workers, and shown on a ``SweepScreen`` that fills in live. Each process, once started, becomes
 a run of the app (the main screen follows it under the sweep screen; history and compare list
 it), tagged with its sweep and cell (``RunEntry.sweep``). When the sweep ends its document
 joins the app's sweeps: ``w`` shows it again.
@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from warmscope.core.child.outcome import WarmscopeError
 from warmscope.core.data.settings import RunSettings
+from warmscope.tui import run_start
+from warmscope.tui.run_start import Pending
 from warmscope.tui.runs import RunEntry, SweepTag
 from warmscope.tui.sweep_runner import Started, SweepPlan, SweepRunner, make_runner
 
@@ -26,6 +27,8 @@ def start_sweep(app: WarmscopeApp, settings: RunSettings, plan: SweepPlan) -> No
     to the user first, as for one run."""
     if app.live is not None or app.controller.sweeping is not None:
         app.notify("a run is going: s stops it, k kills it", severity="warning")
+        return
+    if run_start.refused(app):
         return
     untrusted = settings.untrusted() if app.next_source is not None else {}
     if not untrusted:
@@ -45,16 +48,19 @@ def start_sweep(app: WarmscopeApp, settings: RunSettings, plan: SweepPlan) -> No
 
 
 def _start(app: WarmscopeApp, settings: RunSettings, plan: SweepPlan) -> None:
+    """Build the sweep on a worker (its cells checked: over ``--host`` a file target is asked
+    there), then run it on another and show its screen."""
     from warmscope.tui.sweep_screen import SweepScreen
 
-    try:
-        runner = make_runner(settings, plan)
-    except (WarmscopeError, OSError) as exc:
-        app.notify(str(exc), title="No sweep", severity="error", timeout=8, markup=False)
-        return
-    app.controller.sweeping = runner
-    app.run_worker(runner.run, name="sweep", thread=True, group="sweep", exit_on_error=False)
-    app.push_screen(SweepScreen(runner=runner))
+    def done(runner: SweepRunner | None, error: str) -> None:
+        if runner is None:
+            app.notify(error, title="No sweep", severity="error", timeout=8, markup=False)
+            return
+        app.controller.sweeping = runner
+        app.run_worker(runner.run, name="sweep", thread=True, group="sweep", exit_on_error=False)
+        app.push_screen(SweepScreen(runner=runner))
+
+    run_start.begin(app, Pending("a sweep", lambda: make_runner(settings, plan), done))
 
 
 def adopt(app: WarmscopeApp, started: Started, runner: SweepRunner) -> RunEntry:

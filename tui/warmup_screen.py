@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -28,7 +29,6 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
-from warmscope.core.child.outcome import WarmscopeError
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.export import atomic_write
 from warmscope.core.output.safe_text import clean_line
@@ -162,13 +162,19 @@ def open_warmup(app: WarmscopeApp, entry: RunEntry) -> None:
 
 
 def _push(app: WarmscopeApp, entry: RunEntry, settings: RunSettings) -> None:
+    """Make the engine on a worker (over ``--host`` its target is asked there), then show it."""
+    from warmscope.tui import run_start
+
     folder, recipe = warmup_paths(entry.data.record_path)
-    try:
-        engine = make_engine(settings, folder)
-    except (WarmscopeError, OSError) as exc:
-        app.notify(str(exc), title="No warm-up", severity="error", timeout=8, markup=False)
-        return
-    app.push_screen(WarmupScreen(engine, recipe, f"run #{entry.number} {settings.target}"))
+
+    def done(engine: Engine | None, error: str) -> None:
+        if engine is None:
+            app.notify(error, title="No warm-up", severity="error", timeout=8, markup=False)
+        else:
+            app.push_screen(WarmupScreen(engine, recipe, f"run #{entry.number} {settings.target}"))
+
+    build = partial(make_engine, settings, folder)  # looked up now: tests replace it
+    run_start.begin(app, run_start.Pending("a warm-up", build, done))
 
 
 class WarmupScreen(ModalScreen[None]):

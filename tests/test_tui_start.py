@@ -1,0 +1,283 @@
+"""Starting a run from the TUI while the start is slow: over ``--host`` it waits for the host.
+
+The slowness is real: ``--host`` points at a loopback port whose listener never speaks (ssh
+waits for the server's banner until its ``ConnectTimeout``), or at the loopback SSH server of
+``tests/ssh_server.py``. The UI must answer keys and redraw meanwhile, say the start's failure
+in one line, and leave no process behind when the user quits before the start ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from textual.pilot import Pilot
+
+from tests.ssh_server import Server, ssh_server
+from tests.tui_support import run, screen_text, wait_for
+from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.reading import read_run
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.run.proctree import RUN_ID_VAR
+from warmscope.tui.app import WarmscopeApp, build_app
+from warmscope.tui.help_screen import HelpScreen
+from warmscope.tui.run_start import Pending
+from warmscope.tui.sweep_actions import start_sweep
+from warmscope.tui.sweep_runner import SweepPlan
+
+pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="no OpenSSH client")
+PYTHON = sys.executable  # the remote interpreter: this one, which has torch
+CONNECT_S = 3
+"""How long ssh waits for the silent host's banner: the start's slowness."""
+REMOTE_END_S = 30
+
+
+@pytest.fixture
+def silent_host(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
+    """A loopback port that accepts connections and never answers; ssh is pointed at it."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    monkeypatch.setenv(
+        "WARMSCOPE_SSH_OPTIONS",
+        f"-p {port} -o ConnectTimeout={CONNECT_S} -o StrictHostKeyChecking=no "
+        "-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
+    )
+    try:
+        yield port
+    finally:
+        listener.close()
+
+
+def _told(app: WarmscopeApp) -> list[tuple[str, str]]:
+    """Every toast the app shows from now on, as ``(title, message)``."""
+    shown: list[tuple[str, str]] = []
+    notify = app.notify
+
+    def keep(message: str, **kw: object) -> None:
+        shown.append((str(kw.get("title", "")), str(message)))
+        notify(message, **kw)  # type: ignore[arg-type]
+
+    app.notify = keep  # type: ignore[method-assign]
+    return shown
+
+
+def _ssh_children() -> list[psutil.Process]:
+    """This process's ``ssh`` children that are still running."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.name() == "ssh" and child.status() != psutil.STATUS_ZOMBIE:
+                found.append(child)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def _no_ssh_left(within: float = 5.0) -> bool:
+    """No ``ssh`` child left once a killed one has had ``within`` seconds to be reaped."""
+    deadline = time.monotonic() + within
+    while _ssh_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _ssh_children()
+
+
+def test_the_ui_answers_while_a_start_waits_for_the_host(
+    silent_host: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
+    # A file target over --host: its path is asked there before the run is planned.
+    settings = RunSettings(target="model.py:make", host="127.0.0.1", python=PYTHON)
+    app = build_app(settings=settings)
+    shown = _told(app)
+    times: dict[str, float] = {}
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.starting is not None, timeout=10)
+        times["pending"] = time.monotonic()
+        await pilot.pause()
+        assert "connecting to 127.0.0.1" in screen_text(app), "the header says what it waits for"
+        await pilot.press("question_mark")  # a key, handled while the host is silent
+        assert isinstance(app.screen, HelpScreen) and app.starting is not None
+        times["key"] = time.monotonic()
+        await pilot.press("escape")
+        app.start_run(settings)  # a second start, as r or the settings screen's Enter makes
+        assert ("", "a run is starting: wait for it (q quits)") in shown
+        await wait_for(pilot, lambda: app.starting is None, timeout=CONNECT_S + 20)
+        times["ended"] = time.monotonic()
+        await pilot.pause()
+
+    run(app, scenario, settled=False)
+    assert times["key"] < times["ended"]
+    assert times["ended"] - times["pending"] > CONNECT_S - 1.0, "the start was slow indeed"
+    failures = [m for title, m in shown if title == "Cannot run"]
+    assert len(failures) == 1 and "\n" not in failures[0]
+    assert failures[0].startswith("--host 127.0.0.1: ssh failed:")
+    assert app.runs == [] and not list((tmp_path / "runs").glob("*.jsonl"))
+    assert _no_ssh_left()
+
+
+def test_quitting_while_the_host_is_silent_leaves_no_ssh(
+    silent_host: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
+    settings = RunSettings(target="sample:trivial", host="127.0.0.1", python=PYTHON)
+    app = build_app(settings=settings)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.starting is not None, timeout=10)
+        await wait_for(pilot, _ssh_children, timeout=10)  # the connection is being made
+        times["quit"] = time.monotonic()
+        await pilot.press("q")  # nothing ran yet: no question, the app leaves now
+
+    times: dict[str, float] = {}
+    run(app, scenario, settled=False)
+    # The connection was cut: the app and its worker did not wait for ssh's timeout.
+    assert time.monotonic() - times["quit"] < CONNECT_S - 1
+    assert app.runs == []
+    assert _no_ssh_left()
+    assert not list((tmp_path / "runs").glob("*.jsonl")), "a start that failed keeps no record"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with ssh_server(tmp_path_factory.mktemp("ssh")) as running:
+        yield running
+
+
+def test_a_start_that_ends_after_quitting_is_ended_at_once(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs"
+    monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(runs))
+    monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options())
+    settings = RunSettings(target="sample:trivial", iters=100_000, host="127.0.0.1", python=PYTHON)
+    app = build_app(settings=settings)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.starting is not None, timeout=10)
+        await pilot.press("q")  # the connection and the remote start are still on their way
+
+    run(app, scenario, settled=False)
+    assert app.runs == [], "quit before it started: never a run of the app"
+    records = list(runs.glob("*.jsonl"))
+    if records:  # the start ended after the quit: that run was killed at once
+        (record,) = records
+        assert read_run(record).status not in ("ok", "running"), "it ended, and says so"
+    assert _no_ssh_left()
+    # The remote end sees the connection go: its guardian ends the agent (which may be
+    # importing torch, slowly on a busy machine) and removes its folder.
+    deadline = time.monotonic() + REMOTE_END_S
+    while (server.left() or _runs_of_this_process()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert server.left() == [] and _runs_of_this_process() == []
+
+
+def _runs_of_this_process() -> list[int]:
+    """Processes that carry the run id of a run this process started, on either side."""
+    prefix = f"{os.getpid()}-"
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        with contextlib.suppress(psutil.Error):
+            run_id = proc.environ().get(RUN_ID_VAR, "")
+            if run_id.startswith(prefix) and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+    return found
+
+
+def test_a_sweep_over_a_silent_host_fails_in_one_line_with_the_ui_live(
+    silent_host: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
+    app = build_app()
+    shown = _told(app)
+    settings = RunSettings(target="model.py:make", host="127.0.0.1", python=PYTHON)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.ready)
+        t0 = time.monotonic()
+        start_sweep(app, settings, SweepPlan(repeat=2))
+        assert time.monotonic() - t0 < CONNECT_S / 2 and app.starting is not None
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen) and app.starting is not None
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.starting is None, timeout=CONNECT_S + 20)
+
+    run(app, scenario, settled=False)
+    failures = [m for title, m in shown if title == "No sweep"]
+    assert len(failures) == 1 and failures[0].startswith("--host 127.0.0.1: ssh failed:")
+    assert app.controller.sweeping is None and app.runs == []
+    assert _no_ssh_left()
+    assert os.environ.get("WARMSCOPE_SSH_OPTIONS", "").startswith(f"-p {silent_host} ")
+
+
+def test_a_warmup_over_a_silent_host_fails_in_one_line_with_the_ui_live(
+    silent_host: int, tmp_path: Path
+) -> None:
+    record = tmp_path / "speech.jsonl"
+    shutil.copyfile(Path(__file__).parent / "data" / "speech-script.jsonl", record)
+    app = build_app(records=[record])
+    shown = _told(app)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs)
+        # The viewed run's settings, as if it had run on the silent host.
+        app.runs[0].data.settings = RunSettings(target="model.py:make", host="127.0.0.1")
+        await pilot.press("W")
+        await pilot.press("y")  # read from a record, the host is shown first: use it
+        assert app.starting is not None and app.starting.what == "a warm-up"
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen) and app.starting is not None
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.starting is None, timeout=CONNECT_S + 20)
+
+    run(app, scenario, settled=False)
+    failures = [m for title, m in shown if title == "No warm-up"]
+    assert len(failures) == 1 and failures[0].startswith("--host 127.0.0.1: ssh failed:")
+    assert _no_ssh_left()
+
+
+def test_what_a_start_makes_after_the_app_quit_is_ended_not_handed_over() -> None:
+    release = threading.Event()
+    ended: list[str] = []
+    handed: list[tuple[str | None, str]] = []
+
+    def take(made: str | None, error: str) -> None:
+        handed.append((made, error))
+
+    def build() -> str:
+        release.wait(10)
+        return "late"
+
+    late = Pending("a run", build, take, ended.append)
+    worker = threading.Thread(target=late.make)
+    worker.start()
+    late.abandon()  # the app quits while the start is on its way
+    release.set()
+    worker.join(10)
+    late.finish()  # the hand-off, were the app still there to take it
+    assert ended == ["late"] and handed == []
+
+    early = Pending("a run", lambda: "early", take, ended.append)
+    early.make()  # made, and not yet handed over when the app quits
+    early.abandon()
+    early.finish()
+    assert ended == ["late", "early"] and handed == []
+
+    def refuse() -> str:
+        raise UsageError("--host h: ssh failed: no route\nto host")
+
+    for pending in (Pending("a run", lambda: "kept", take), Pending("a run", refuse, take)):
+        pending.make()
+        pending.finish()
+    assert handed == [("kept", ""), (None, "--host h: ssh failed: no route …")]
