@@ -248,6 +248,7 @@ def test_the_tui_shows_a_remote_run_live(
     from warmscope.core.data.settings import RunSettings
     from warmscope.tui.app import build_app
     from warmscope.tui.iteration_table import IterationTable
+    from warmscope.tui.run_header import RunHeader
 
     monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options())
@@ -264,6 +265,7 @@ def test_the_tui_shows_a_remote_run_live(
         assert entry.session is not None
         data = read_run(entry.session.record_path)
         assert (data.count, data.env["host"]) == (30, "127.0.0.1")
+        assert "on 127.0.0.1" in app.screen.query_one(RunHeader).plain, "where the child ran"
 
     run(app, scenario)
     assert server.left() == []

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from rich.style import Style
 
+from warmscope.core.output.safe_text import clean_name
 from warmscope.tui import fmt
 from warmscope.tui.chart import Line
 from warmscope.tui.runs import RunEntry
@@ -38,6 +39,8 @@ def header_lines(entry: RunEntry, styles: dict[str, Style], next_note: str = "")
             (" · " + settings_line(data.settings), None),
         ]
     )
+    if data.settings.host:  # where the child runs, as while it was starting
+        line1.append((f" · on {clean_name(data.settings.host)}", None))
     if entry.record_name:  # where the run is kept, live or opened
         line1.append(("  " + entry.record_name, muted))
     status = view.status
