@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import Result, run_id_of, survivors, wait_gone, warmscope
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.run.ray_executor import INSTALL, parse_executor
+from warmscope.core.run.ray_executor import INSTALL, parse_executor, short
 
 IDENTICAL = ("--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "2", "--iters", "10")
 """Two cells that differ only in an environment variable nothing reads."""
@@ -82,6 +82,22 @@ def test_the_executor_is_parsed() -> None:
     for bad in ("ray:", "dask", "local:x"):
         with pytest.raises(UsageError):
             parse_executor(bad)
+
+
+def test_a_servers_traceback_is_cut_to_one_line() -> None:
+    """Ray Client reports a failure on its server with the server's traceback."""
+    sent = RuntimeError(
+        "Initialization failure from server:\nTraceback (most recent call last):\n"
+        '  File "proxier.py", line 745, in Datapath\n    raise RuntimeError(\n'
+        "RuntimeError: Starting Ray client server failed.\n"
+    )
+    assert short(sent) == (
+        "Initialization failure from server: RuntimeError: Starting Ray client server failed."
+    )
+    assert short(ConnectionError("ray client connection timeout")) == (
+        "ray client connection timeout"
+    )
+    assert short(TimeoutError()) == "TimeoutError"
 
 
 def test_without_ray_one_line_says_how_to_install_it(tmp_path: Path) -> None:

@@ -305,7 +305,7 @@ class RayExecutor:
                 )
             except Exception as exc:
                 raise UsageError(
-                    f"--executor {self.name}: cannot start or join Ray: {exc}"
+                    f"--executor {self.name}: cannot start or join Ray: {short(exc)}"
                 ) from None
             self._started = True
         from ray.util.client import ray as client
@@ -456,6 +456,13 @@ class RayExecutor:
         if self._started and self._ray is not None:
             self._ray.shutdown()
             self._started = False
+
+
+def short(exc: BaseException) -> str:
+    """Ray's message in one line: a server's traceback (Ray Client's) down to its first line
+    and its last, the exception that ended it."""
+    lines = [x.strip() for x in str(exc).splitlines() if x.strip()] or [type(exc).__name__]
+    return lines[0] if len(lines) == 1 else f"{lines[0]} {lines[-1]}"
 
 
 def keep_made(path: Path, data: bytes) -> None:
