@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import Result, run_id_of, survivors, wait_gone, warmscope
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.run.ray_executor import INSTALL, parse_executor
+from warmscope.core.run.ray_executor import INSTALL, parse_executor, short
 
 IDENTICAL = ("--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "2", "--iters", "10")
 """Two cells that differ only in an environment variable nothing reads."""
@@ -82,6 +82,22 @@ def test_the_executor_is_parsed() -> None:
     for bad in ("ray:", "dask", "local:x"):
         with pytest.raises(UsageError):
             parse_executor(bad)
+
+
+def test_a_servers_traceback_is_cut_to_one_line() -> None:
+    """Ray Client reports a failure on its server with the server's traceback."""
+    sent = RuntimeError(
+        "Initialization failure from server:\nTraceback (most recent call last):\n"
+        '  File "proxier.py", line 745, in Datapath\n    raise RuntimeError(\n'
+        "RuntimeError: Starting Ray client server failed.\n"
+    )
+    assert short(sent) == (
+        "Initialization failure from server: RuntimeError: Starting Ray client server failed."
+    )
+    assert short(ConnectionError("ray client connection timeout")) == (
+        "ray client connection timeout"
+    )
+    assert short(TimeoutError()) == "TimeoutError"
 
 
 def test_without_ray_one_line_says_how_to_install_it(tmp_path: Path) -> None:
@@ -206,12 +222,16 @@ def test_a_two_node_cluster_runs_one_process_per_node_at_a_time(
     assert "hosts within noise" in text
 
 
-def first_iterations(record: Path, within: float = 120) -> str:
-    """Wait until ``record`` holds an iteration; its run id."""
+def first_iterations(
+    record: Path, proc: subprocess.Popen[str] | None = None, within: float = 120
+) -> str:
+    """Wait until ``record`` holds an iteration; its run id. ``proc`` ending first fails."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if record.exists() and '"type":"iter' in record.read_text():
             return run_id_of(record)
+        if proc is not None and proc.poll() is not None:
+            pytest.fail(f"the sweep ended first ({proc.returncode}): {proc.communicate()[1]}")
         time.sleep(0.2)
     pytest.fail(f"{record.name}: no iteration came back")
 
@@ -317,3 +337,88 @@ def test_a_cell_that_ran_on_one_host_is_said() -> None:
     assert "setting and host not told apart there" in hosts["answer"]
     mixed = hosts_of({"n1": [(0, 1.0), (1, 2.0)], "n2": [(1, 2.1), (0, 1.1)]})
     assert mixed is not None and mixed["one_host"] == []
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def client_server() -> Iterator[str]:
+    """A one-node Ray on this machine with a Ray Client server on a free loopback port; the
+    ``ray://`` address a user would give."""
+    ray_or_skip()
+    pytest.importorskip("grpc", reason="Ray Client needs 'ray[client]'")
+    from ray.cluster_utils import Cluster
+
+    port = free_port()
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False, "ray_client_server_port": port},
+    )
+    try:
+        address = f"ray://127.0.0.1:{port}"
+        wait_client_ready(address)
+        yield address
+    finally:
+        cluster.shutdown()
+
+
+PROBE = "import sys, ray; ray.init(sys.argv[1], logging_level='ERROR'); ray.shutdown()"
+
+
+def wait_client_ready(address: str, tries: int = 3) -> None:
+    """Wait until a Ray Client connects at ``address``: on a loaded machine the server's
+    first per-client server may die as it starts (inside Ray), failing that connection."""
+    for _ in range(tries):
+        probe = subprocess.run(
+            [sys.executable, "-c", PROBE, address], capture_output=True, text=True, timeout=120
+        )
+        if probe.returncode == 0:
+            return
+    pytest.fail(f"no Ray Client at {address}: {probe.stderr.strip()[-500:]}")
+
+
+def test_a_ray_client_address_runs_the_sweep_through_the_client_server(
+    client_server: str, tmp_path: Path
+) -> None:
+    """``ray:ray://HOST:PORT``: the driver joins through Ray Client; every process runs on the
+    cluster's node, one at a time, and the whole records come back."""
+    r = ray_sweep(tmp_path, f"ray:{client_server}")
+    doc = assert_complete(r)
+    assert doc["executor"] == f"ray:{client_server}"
+    assert f"ray:{client_server}: 1 node" in r.stdout
+    assert len({p["node"]["node_id"] for p in processes(doc)}) == 1
+
+
+def test_ctrl_c_through_ray_client_stops_the_task_and_its_child(
+    client_server: str, tmp_path: Path
+) -> None:
+    """Under Ray Client a task streams through an actor: Ctrl-C stops its child, the
+    iterations so far kept, the sweep ``stopped`` (exit 130)."""
+    records = tmp_path / "records"
+    argv = [sys.executable, "-m", "warmscope.core.cli", "sweep", "sample:trivial"]
+    argv += ["--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "1", "--iters", "40", "--gap", "0.1"]
+    argv += ["--executor", f"ray:{client_server}", "--quiet", "--record", str(records)]
+    argv += ["--json", str(tmp_path / "sweep.json")]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = first_iterations(records / "c0-env.WARMSCOPE_AA=a-r0.jsonl", proc)
+        assert survivors(first), "the child runs on the node"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert wait_gone(first, 10) == [], "the stopped child ended"
+    doc = json.loads((tmp_path / "sweep.json").read_text())
+    assert doc["stopped"] is True
+    [stopped] = processes(doc)
+    assert stopped["status"] == "stopped", stopped["detail"]
+    assert 0 < stopped["iterations"] < 40

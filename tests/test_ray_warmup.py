@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Result, warmscope
-from tests.test_ray_sweep import (  # noqa: F401 (two_nodes: a fixture)
+from tests.test_ray_sweep import (  # noqa: F401 (two_nodes, client_server: fixtures)
+    client_server,
     processes,
     ray_or_skip,
     started_ns,
@@ -99,6 +100,19 @@ def test_a_two_node_cluster_verifies_one_process_per_node_at_a_time(
         mine.sort(key=lambda p: started_ns(p["record"]))
         for before, after in itertools.pairwise(mine):
             assert os.stat(before["record"]).st_mtime_ns < started_ns(after["record"])
+
+
+def test_a_warmup_through_ray_client_ships_its_candidates(
+    client_server: str,  # noqa: F811 (the fixture, imported)
+    tmp_path: Path,
+) -> None:
+    """``ray:ray://HOST:PORT``: every process through the Ray Client server on the cluster's
+    one node, the candidate recipes carried with their tasks."""
+    r = ray_warmup(tmp_path, f"ray:{client_server}")
+    doc = assert_ran_on_nodes(r, tmp_path)
+    assert doc["executor"] == f"ray:{client_server}"
+    assert len({p["node"]["node_id"] for p in every_process(doc)}) == 1
+    assert f"· ray:{client_server}: 1 node" in r.stdout
 
 
 SAVES_BESIDE = """\

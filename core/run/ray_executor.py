@@ -3,7 +3,9 @@
 Each process of the sweep is one Ray task that starts one fresh warmscope child on a node,
 through the same run plan as a local process (``start_run`` on that node), and streams its
 record back as it is written: complete lines, every half second. The record is written here
-as the lines arrive, so a task that dies half way leaves every line it sent.
+as the lines arrive, so a task that dies half way leaves every line it sent. Through Ray
+Client (``ray://``), which carries no streamed returns, the same body runs in an actor that
+the driver pulls each message from.
 
 A task reserves a whole node: all of its CPUs (and its GPUs for a CUDA run), pinned to that
 node. The driver hands the next process of the sweep's interleaved plan to a free node, the
@@ -152,10 +154,11 @@ def _stream_process(
     files: list[tuple[int, str, Any]] | None = None,
     fields: dict[str, tuple[int, str]] | None = None,
     every: float = STREAM_EVERY_S,
+    stop: threading.Event | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The task's body, on its node: the shipped files unpacked, one run plan; its record's
     complete lines as they come; then its side files and the files it made beside the
-    shipped ones."""
+    shipped ones. ``stop`` set: the child stopped, as by ``ray.cancel``."""
     from warmscope.core.run.run_plan import start_run
 
     yield {"node": {"hostname": socket.gethostname(), "pid": os.getpid()}}
@@ -175,6 +178,8 @@ def _stream_process(
                     pending = pending[cut:]
                 if finished:
                     break
+                if stop is not None and stop.is_set():
+                    raise KeyboardInterrupt
         for side in sorted(folder.iterdir()):  # the stderr side file, and any other
             if side.name != name and side.is_file() and side.stat().st_size <= SIDE_FILE_MAX:
                 yield {"file": side.name, "data": side.read_bytes()}
@@ -192,6 +197,33 @@ def _stream_process(
         shutil.rmtree(folder, ignore_errors=True)
 
 
+class _Stream:
+    """Under Ray Client, which carries no streamed returns of a task: the task's body in an
+    actor that the driver pulls its messages from, one call each."""
+
+    def __init__(
+        self,
+        settings: RunSettings,
+        name: str,
+        command: list[str],
+        files: list[tuple[int, str, Any]],
+        fields: dict[str, tuple[int, str]],
+    ) -> None:
+        self._stop = threading.Event()
+        self._body = _stream_process(settings, name, command, files, fields, stop=self._stop)
+
+    def pull(self) -> dict[str, Any] | None:
+        """The next message; ``None`` once the body has ended (or stopped)."""
+        try:
+            return next(self._body)
+        except (StopIteration, KeyboardInterrupt):
+            return None
+
+    def stop(self) -> None:
+        """Called beside a ``pull`` in progress (two calls at once): stop the child."""
+        self._stop.set()
+
+
 @dataclass
 class RayExecutor:
     """Runs a sweep's processes as Ray tasks, one per free node."""
@@ -200,6 +232,8 @@ class RayExecutor:
     nodes: list[Node] = field(default_factory=list)
     _ray: Any = None
     _started: bool = False
+    _client: bool = False
+    """Joined through Ray Client (``ray://``): tasks stream through an actor (``_Stream``)."""
     _busy: dict[str, Any] = field(default_factory=dict)
     _done: queue.Queue[Finished] = field(default_factory=queue.Queue)
     _threads: list[threading.Thread] = field(default_factory=list)
@@ -237,9 +271,12 @@ class RayExecutor:
                 )
             except Exception as exc:
                 raise UsageError(
-                    f"--executor {self.name}: cannot start or join Ray: {exc}"
+                    f"--executor {self.name}: cannot start or join Ray: {short(exc)}"
                 ) from None
             self._started = True
+        from ray.util.client import ray as client
+
+        self._client = client.is_connected()
         self.nodes = [
             Node(
                 n["NodeID"],
@@ -279,13 +316,22 @@ class RayExecutor:
         gpus = node.gpus if str(settings.knobs.get("device", "cpu")).startswith("cuda") else 0
         sent = shipment(settings)
         files = [(index, name, self._put(path)) for index, name, path in sent.files]
-        task = ray.remote(_stream_process).options(
-            num_cpus=node.cpus,
-            num_gpus=gpus,
-            max_retries=0,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
-        )
-        stream = task.remote(settings, record.name, command, files, sent.fields)
+        where = NodeAffinitySchedulingStrategy(node.node_id, soft=False)
+        args = (settings, record.name, command, files, sent.fields)
+        if self._client:
+            actor = ray.remote(_Stream).options(
+                num_cpus=node.cpus,
+                num_gpus=gpus,
+                max_restarts=0,
+                max_concurrency=2,  # a ``stop`` beside the ``pull`` it interrupts
+                scheduling_strategy=where,
+            )
+            stream: Any = actor.remote(*args)
+        else:
+            task = ray.remote(_stream_process).options(
+                num_cpus=node.cpus, num_gpus=gpus, max_retries=0, scheduling_strategy=where
+            )
+            stream = task.remote(*args)
         self._busy[node.node_id] = stream
         self._outstanding += 1
         thread = threading.Thread(
@@ -312,8 +358,7 @@ class RayExecutor:
         error = None
         try:
             with open(record, "ab") as out:
-                for ref in stream:
-                    message = self._ray.get(ref)
+                for message in self._messages(stream):
                     if "node" in message:
                         where = {**where, "hostname": message["node"]["hostname"]}
                     if "lines" in message:
@@ -328,10 +373,22 @@ class RayExecutor:
         except Exception as exc:
             error = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:300]
         finally:
+            if self._client:  # the actor holds its node's CPUs until it is gone
+                with contextlib.suppress(Exception):
+                    self._ray.kill(stream)
             with self._lock:  # the node is free and its end told at once (see ``free``)
                 self._done.put(Finished(n, where, error, node.node_id in self._stopping))
                 self._stopping.discard(node.node_id)
                 self._busy.pop(node.node_id, None)
+
+    def _messages(self, stream: Any) -> Iterator[dict[str, Any]]:
+        """The task's messages as they come: its streamed returns, or the actor's pulls."""
+        if not self._client:
+            for ref in stream:
+                yield self._ray.get(ref)
+            return
+        while (message := self._ray.get(stream.pull.remote())) is not None:
+            yield message
 
     def next_finished(self, timeout: float = 0.2) -> Finished | None:
         try:
@@ -353,7 +410,10 @@ class RayExecutor:
             self._stopping.update(node_id for node_id, _ in busy)
         for _, stream in busy:
             with contextlib.suppress(Exception):
-                self._ray.cancel(stream)
+                if self._client:
+                    stream.stop.remote()
+                else:
+                    self._ray.cancel(stream)
         deadline = time.monotonic() + wait_s
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -362,6 +422,13 @@ class RayExecutor:
         if self._started and self._ray is not None:
             self._ray.shutdown()
             self._started = False
+
+
+def short(exc: BaseException) -> str:
+    """Ray's message in one line: a server's traceback (Ray Client's) down to its first line
+    and its last, the exception that ended it."""
+    lines = [x.strip() for x in str(exc).splitlines() if x.strip()] or [type(exc).__name__]
+    return lines[0] if len(lines) == 1 else f"{lines[0]} {lines[-1]}"
 
 
 def data_from_lines(record: Path, settings: RunSettings, finished: Finished) -> Any:
