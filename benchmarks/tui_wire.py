@@ -220,7 +220,8 @@ def over_host(args: argparse.Namespace, folder: Path) -> None:
         for size, goal in GOALS.items():
             here, there, rates = [], [], []
             for n in range(args.rounds):
-                k, _ = measure(args.target, size, args.seconds, folder / f"here-{n}.jsonl")
+                here_record = folder / f"here-{size[0]}-{n}.jsonl"
+                k, _ = measure(args.target, size, args.seconds, here_record)
                 here.append(k)
                 remote = folder / f"there-{size[0]}-{n}.jsonl"
                 k, _ = measure(args.target, size, args.seconds, remote, ("127.0.0.1", server.env()))
