@@ -166,9 +166,20 @@ def _children() -> set[int]:
 def run_next(app: WarmscopeApp, settings: RunSettings) -> None:
     """Start a run the user asked for; settings from a file that choose what runs (an
     interpreter, the child's environment, pickle trust) are shown to the user first."""
+    if app.live is not None or app.starting is not None:
+        start_run(app, settings)  # which says why it starts nothing
+        return
+    trusted_then(app, settings, lambda chosen: start_run(app, chosen))
+
+
+def trusted_then(
+    app: WarmscopeApp, settings: RunSettings, start: Callable[[RunSettings], None]
+) -> None:
+    """``start(settings)``, where settings from a file choose nothing that runs; else once the
+    user has seen those choices and kept or dropped them (then they are the user's own)."""
     untrusted = settings.untrusted() if app.next_source is not None else {}
-    if not untrusted or app.live is not None or app.starting is not None:
-        start_run(app, settings)
+    if not untrusted:
+        start(settings)
         return
     from warmscope.tui.trust_screen import TrustChoice, TrustScreen
 
@@ -179,7 +190,7 @@ def run_next(app: WarmscopeApp, settings: RunSettings) -> None:
         chosen = settings if choice == "use" else settings.without_untrusted()
         # Confirmed or dropped: from now on these are the user's settings.
         app.next_settings, app.next_source = chosen, None
-        start_run(app, chosen)
+        start(chosen)
 
     app.push_screen(TrustScreen(untrusted, app.next_source or "a file"), done)
 

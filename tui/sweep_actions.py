@@ -30,21 +30,7 @@ def start_sweep(app: WarmscopeApp, settings: RunSettings, plan: SweepPlan) -> No
         return
     if run_start.refused(app):
         return
-    untrusted = settings.untrusted() if app.next_source is not None else {}
-    if not untrusted:
-        _start(app, settings, plan)
-        return
-    from warmscope.tui.trust_screen import TrustChoice, TrustScreen
-
-    def done(choice: TrustChoice | None) -> None:
-        if choice is None:
-            app.notify("nothing started", timeout=2)
-            return
-        chosen = settings if choice == "use" else settings.without_untrusted()
-        app.next_settings, app.next_source = chosen, None
-        _start(app, chosen, plan)
-
-    app.push_screen(TrustScreen(untrusted, app.next_source or "a file"), done)
+    run_start.trusted_then(app, settings, lambda chosen: _start(app, chosen, plan))
 
 
 def _start(app: WarmscopeApp, settings: RunSettings, plan: SweepPlan) -> None:
