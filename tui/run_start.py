@@ -13,7 +13,6 @@ once on the UI thread: it waits for nothing (the child is spawned, not waited fo
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -58,8 +57,6 @@ class Pending(Generic[T]):
         self._made: T | None = None
         self._error = ""
         self._abandoned = False
-        self.children_before: set[int] = set()
-        """This process's children as the start began: the ``ssh`` ones after them are its."""
 
     def make(self) -> None:
         """On the worker: build it, and keep it for the UI thread, or end it at once if the
@@ -107,7 +104,6 @@ class StartMade(Message):
 def begin(app: WarmscopeApp, pending: Pending[Any]) -> None:
     """Make ``pending`` on a thread worker; ``StartMade`` brings it back to the UI thread."""
     app.starting = pending
-    pending.children_before = _children()
 
     def work() -> None:
         try:
@@ -149,18 +145,9 @@ def abandon(app: WarmscopeApp) -> None:
         return
     app.starting = None
     pending.abandon()
-    import psutil  # only where a start is cut short
+    from warmscope.core.run.remote import cut_connecting  # only where a start is cut short
 
-    for child in psutil.Process().children():
-        with contextlib.suppress(psutil.Error):
-            if child.pid not in pending.children_before and child.name() == "ssh":
-                child.kill()
-
-
-def _children() -> set[int]:
-    import psutil  # with the first start that goes to a worker
-
-    return {child.pid for child in psutil.Process().children()}
+    cut_connecting()
 
 
 def run_next(app: WarmscopeApp, settings: RunSettings) -> None:

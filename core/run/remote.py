@@ -26,8 +26,9 @@ import select
 import shlex
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -125,18 +126,46 @@ def connect(
     guardian.start(str(env.get(RUN_ID_VAR, "")), None)
     assert proc.stdin is not None
     try:
-        proc.stdin.write(first)
-        proc.stdin.flush()
-    except BrokenPipeError:
-        pass  # a failed connection: the hello says why
-    try:
-        hello = read_hello(proc, host, python)
+        with connecting(proc):
+            try:
+                proc.stdin.write(first)
+                proc.stdin.flush()
+            except BrokenPipeError:
+                pass  # a failed connection: the hello says why
+            hello = read_hello(proc, host, python)
     except BaseException:
         proc.kill()
         proc.wait()
         raise
     send_config(proc, config_there(config, there, hello))
     return proc, hello
+
+
+_connecting: set[subprocess.Popen[bytes]] = set()
+_connecting_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def connecting(proc: subprocess.Popen[bytes]) -> Iterator[None]:
+    """While ``proc``, an ``ssh``, is still connecting: up to the remote end's first answer."""
+    with _connecting_lock:
+        _connecting.add(proc)
+    try:
+        yield
+    finally:
+        with _connecting_lock:
+            _connecting.discard(proc)
+
+
+def cut_connecting() -> None:
+    """End every ``ssh`` still connecting from this process: whoever waits on one (a run's
+    start, a target's check) fails at once rather than at the connect or hello timeout. For a
+    UI that quits while a start waits on a host."""
+    with _connecting_lock:
+        procs = list(_connecting)
+    for proc in procs:
+        with contextlib.suppress(OSError):
+            proc.kill()
 
 
 def send_config(proc: subprocess.Popen[bytes], config: dict[str, Any]) -> None:

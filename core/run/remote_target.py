@@ -60,7 +60,8 @@ def ask(host: str, python: str | None, request: dict[str, Any]) -> dict[str, Any
         close_fds=True,
     )
     try:
-        line = _send_and_read(proc, stdin, host, python)
+        with remote.connecting(proc):
+            line = _send_and_read(proc, stdin, host, python)
         proc.wait(timeout=remote.CONNECT_TIMEOUT_S)
     finally:
         if proc.poll() is None:
