@@ -74,6 +74,9 @@ def parse_executor(text: str) -> tuple[str, str | None]:
 
 
 REACH_TIMEOUT_S = 5.0
+CLIENT_SERVER_FAILED = "Starting Ray client server failed"
+CLIENT_TRIES = 3
+"""How often a ``ray://`` connection is tried where the head's client server failed to start."""
 
 
 def check_reachable(address: str | None) -> None:
@@ -261,18 +264,26 @@ class RayExecutor:
         os.environ.setdefault("RAY_enable_metrics_collection", "0")
         if not ray.is_initialized():
             check_reachable(self.address)
-            try:
-                ray.init(
-                    # No address: a Ray of its own, even where a cluster runs on this machine.
-                    address=self.address or "local",
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    logging_level="ERROR",
-                )
-            except Exception as exc:
-                raise UsageError(
-                    f"--executor {self.name}: cannot start or join Ray: {short(exc)}"
-                ) from None
+            for attempt in range(CLIENT_TRIES):
+                try:
+                    ray.init(
+                        # No address: a Ray of its own, even where a cluster runs on this machine.
+                        address=self.address or "local",
+                        include_dashboard=False,
+                        log_to_driver=False,
+                        logging_level="ERROR",
+                    )
+                    break
+                except Exception as exc:
+                    # The server Ray Client starts for each connection sometimes dies as it
+                    # starts on a busy head; another is started for the next connection.
+                    if CLIENT_SERVER_FAILED in str(exc) and attempt + 1 < CLIENT_TRIES:
+                        with contextlib.suppress(Exception):
+                            ray.shutdown()  # whatever the failed connection left
+                        continue
+                    raise UsageError(
+                        f"--executor {self.name}: cannot start or join Ray: {short(exc)}"
+                    ) from None
             self._started = True
         from ray.util.client import ray as client
 
