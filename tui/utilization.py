@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 
+from warmscope.core.data import env_keys
 from warmscope.tui.chart import sparkline, stable_window
 from warmscope.tui.runs import RunView
 from warmscope.tui.text_lines import TextLines
@@ -49,22 +50,13 @@ def value_text(value: Any, unit: str) -> str:
 def gpu_note(samples: list[dict[str, Any]], env: dict[str, Any], device: str) -> str:
     """Why there are no GPU rows, in a line (empty when there are)."""
     if samples and any(k.startswith("gpu_") for k in samples[-1]):
-        gpu = env.get("gpu") or {}
-        parts = [str(gpu.get("name", "GPU")) + (" (a MIG slice)" if gpu.get("mig") else "")]
-        limits = [
-            f"{label} {gpu[key]:,.0f}{unit}"
-            for key, label, unit in (
-                ("sm_max_mhz", "SM max", " MHz"),
-                ("power_limit_w", "power limit", " W"),
-                ("memory_mb", "memory", " MB"),
-            )
-            if isinstance(gpu.get(key), (int, float))
-        ]
-        if limits:
-            parts.append(", ".join(limits))
+        gpu = env_keys.nvml_gpu(env)
+        if not gpu:
+            return ""
+        text = env_keys.shown(env, "gpu")
         if gpu.get("unsupported"):
-            parts.append("not reported: " + ", ".join(gpu["unsupported"]))
-        return " · ".join(parts) if gpu else ""
+            text += " · not reported: " + ", ".join(map(str, gpu["unsupported"]))
+        return text
     nvml = str(env.get("nvml") or "")
     if nvml and nvml != "ok":
         return nvml
@@ -116,7 +108,7 @@ class UtilizationPane(TextLines):
         dropped = self._total - len(self.samples)
         shown = self.samples[max(0, stable_window(self._total, spark_w) - dropped) :]
         lines = []
-        ceilings = self.env.get("gpu") or {}
+        ceilings = env_keys.nvml_gpu(self.env)
         for key, name, unit, scale in METRICS:
             if key.startswith("gpu_") and key not in latest:
                 continue

@@ -393,12 +393,33 @@ def environment(torch: Any, device: str) -> dict[str, Any]:
     with contextlib.suppress(Exception):
         env["mkldnn"] = torch.backends.mkldnn.is_available()
     if device.startswith("cuda") and torch.cuda.is_available():
-        index = torch.device(device).index or 0
-        props = torch.cuda.get_device_properties(index)
-        env["gpu"] = props.name
-        env["gpu_memory_mb"] = props.total_memory // 2**20
-        env["cudnn"] = torch.backends.cudnn.version()
+        env["cuda_device"] = cuda_facts(torch, device)
     return env
+
+
+def cuda_facts(torch: Any, device: str) -> dict[str, Any]:
+    """The CUDA facts that change a first call: the device and its capability, the CUDA and
+    cuDNN versions, the module-loading mode in force (torch sets ``LAZY`` where the user set
+    none), and whether cuDNN autotunes and TF32 is allowed. Under ``env.cuda_device`` in the
+    record (the parent's NVML description of the GPU is ``env.gpu``)."""
+    index = torch.device(device).index or 0
+    props = torch.cuda.get_device_properties(index)
+    facts: dict[str, Any] = {
+        "name": props.name,
+        "index": index,
+        "capability": f"{props.major}.{props.minor}",
+        "memory_mb": props.total_memory // 2**20,
+        "multiprocessors": props.multi_processor_count,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+        "module_loading": os.environ.get("CUDA_MODULE_LOADING"),
+        "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+        "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32),
+        "tf32_cudnn": bool(torch.backends.cudnn.allow_tf32),
+    }
+    with contextlib.suppress(Exception):
+        facts["matmul_precision"] = torch.get_float32_matmul_precision()
+    return facts
 
 
 def loaded_graphs(torch: Any, model: Any) -> dict[str, str]:

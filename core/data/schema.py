@@ -30,7 +30,7 @@ from typing import Any
 
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.data import packing
+from warmscope.core.data import env_keys, packing
 from warmscope.core.data.run import NS_PER_MS, Event, RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.safe_text import clean, clean_json, clean_line
@@ -278,7 +278,7 @@ def _check_env(entry: Body) -> None:
 
 
 def _fold_env(data: RunData, body: Body, _: packing.Packed | None) -> None:
-    data.env.update(body.get("env", {}))
+    env_keys.fold(data.env, body.get("env", {}))
 
 
 def _check_phase(entry: Body) -> None:

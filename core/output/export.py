@@ -11,7 +11,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TextIO
 
-from warmscope.core.data import document
+from warmscope.core.data import document, env_keys
 from warmscope.core.data.run import RunData
 from warmscope.core.output import units
 from warmscope.core.output.digest import digest, event_list_text, memory_text, shape_cells
@@ -167,7 +167,11 @@ def markdown(data: RunData, max_rows: int = 12) -> str:
         f"torch {env.get('torch', '?')} · Python {env.get('python', '?')} · "
         f"{env.get('cpu_model', '?')} ({env.get('cpu_logical', '?')} logical cores) · "
         f"{env.get('intra_op_threads', '?')} threads"
-        + (f" · {env['gpu']}" if env.get("gpu") else "")
+        + (
+            f" · {env_keys.gpu_text(env)}"
+            if env_keys.nvml_gpu(env) or env_keys.cuda_device(env)
+            else ""
+        )
     )
     if d.changed:
         lines.append("Settings: " + ", ".join(f"`{k}={v}`" for k, v in d.changed.items()))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from warmscope.core.data import first_call
+from warmscope.core.data import env_keys, first_call
 from warmscope.core.data.run import RunData
 from warmscope.core.output.breakdown import diff, steady_reference
 from warmscope.core.output.digest import (
@@ -38,9 +38,7 @@ def report(data: RunData, compared: RunData | None = None) -> str:
 
     out += ["## Environment", "", "| | |", "| --- | --- |"]
     rows = [
-        ("warmscope", env.get("warmscope")),
-        ("torch", env.get("torch")),
-        ("Python", env.get("python")),
+        *env_keys.rows(env, ("warmscope", "torch", "python")),
         (
             "CPU",
             f"{env.get('cpu_model', '?')}, {env.get('cpu_logical', '?')} logical / {env.get('cpu_physical', '?')} physical cores",
@@ -49,10 +47,8 @@ def report(data: RunData, compared: RunData | None = None) -> str:
             "threads",
             f"{env.get('intra_op_threads', '?')} intra-op, {env.get('inter_op_threads', '?')} inter-op",
         ),
-        ("GPU", _gpu(env)),
-        ("CUDA (torch build)", env.get("torch_cuda")),
-        ("platform", env.get("platform")),
-        ("warmscope's threads", _observer(env.get("observer"))),
+        ("GPU", env_keys.gpu_text(env)),
+        *env_keys.rows(env, ("cuda_device", "torch_cuda", "platform", "observer")),
     ]
     out += [f"| {k} | {v} |" for k, v in rows if v not in (None, "")]
     out.append("")
@@ -252,31 +248,6 @@ def reproduce(data: RunData) -> list[str]:
     if not data.settings.target:  # a damaged record: the command it names, if any
         return data.command or ["warmscope", "run", "?"]
     return data.settings.command_line()
-
-
-def _observer(placed: object) -> str | None:
-    """How warmscope kept out of the child's way: its reader's and sampler's nice value, and
-    the CPUs of each where it set them."""
-    if not isinstance(placed, dict):
-        return None
-    text = f"reader and sampler at nice +{placed.get('nice', 0)}"
-    if placed.get("ui_nice"):
-        text += f", the TUI at nice +{placed['ui_nice']}"
-    if placed.get("child_cpus"):
-        text += f"; child on CPUs {placed['child_cpus']}, warmscope on {placed['observer_cpus']}"
-    elif placed.get("affinity"):
-        text += f"; affinity {placed['affinity']}"
-    return text
-
-
-def _gpu(env: dict[str, object]) -> str:
-    if env.get("gpu"):
-        driver = f", driver {env['driver']}" if env.get("driver") else ""
-        return f"{env['gpu']}{driver}"
-    gpus = env.get("gpus") or []
-    if isinstance(gpus, list) and gpus:
-        return ", ".join(str(g.get("name")) for g in gpus if isinstance(g, dict))
-    return str(env.get("nvml") or "none")
 
 
 def sweep_report(doc: dict[str, Any]) -> str:
