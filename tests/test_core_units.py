@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from warmscope.core.child import protocol
 from warmscope.core.child.knobs import KNOBS, KnobError, knob, parse_fusion_strategy
+from warmscope.core.data.labels import label_for
 from warmscope.core.data.record import RecordError, RecordWriter, read_run
 from warmscope.core.data.settings import PRESETS, RunSettings, SettingsError
 from warmscope.core.data.targets import (
@@ -21,7 +22,7 @@ from warmscope.core.data.targets import (
     parse_input,
     resolve_target,
 )
-from warmscope.core.run.jitlog import StderrParser, label_for
+from warmscope.core.run.jitlog import StderrParser
 
 FAST = settings(derandomize=True, deadline=None, database=None)
 

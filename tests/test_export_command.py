@@ -62,12 +62,14 @@ def test_export_csv_has_a_header_and_a_row_an_iteration(runs: tuple) -> None:  #
     out = warmscope("export", "a.jsonl", "--format", "csv", cwd=tmp)
     assert out.code == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == "iteration,ms,start_ms,shape,label,profiled" and len(lines) == 1 + ITERS
+    assert lines[0] == "iteration,ms,start_ms,shape,label,profiled,device_ms,launch_ms"
+    assert len(lines) == 1 + ITERS
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
     doc = json.loads(a.stdout)
     assert [int(r["iteration"]) for r in rows] == list(range(ITERS))
     assert [float(r["ms"]) for r in rows] == [it["ms"] for it in doc["iterations"]]
     assert {r["profiled"] for r in rows} == {"false"}
+    assert {r["device_ms"] for r in rows} == {r["launch_ms"] for r in rows} == {""}  # a CPU run
     assert [r["label"] for r in rows] == [it.get("label", "") for it in doc["iterations"]]
     many = warmscope("export", "a.jsonl", "b.jsonl", "--format", "csv", "-o", "ab.csv", cwd=tmp)
     assert many.code == 0 and many.stdout == "", many.stderr

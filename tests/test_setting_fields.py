@@ -52,6 +52,7 @@ SAMPLES: dict[str, Any] = {
     "recipe": "warmup.py",
     "memory_limit": "3G",
     "fresh_inputs": True,
+    "replay_opening": True,
     "explain": False,
 }
 INTERNAL = {"sample_hz"}

@@ -241,6 +241,21 @@ def config_value(current: Any, text: str) -> Any:
 # -- the loop --------------------------------------------------------------------------------
 
 
+class DeviceTimer:
+    """CUDA event pairs for the loop's calls, used round-robin: more than a batch holds
+    (``FLUSH_MAX_ITERS``), so a pair is read before it is recorded again."""
+
+    def __init__(self, torch: Any, size: int = FLUSH_MAX_ITERS + 1) -> None:
+        event = torch.cuda.Event
+        self.pairs = [(event(enable_timing=True), event(enable_timing=True)) for _ in range(size)]
+        self.stream = torch.cuda.current_stream()
+
+    def read(self, timed: list[int]) -> list[int]:
+        """The device time of each call, in integer ns (-1: not timed)."""
+        pairs = self.pairs
+        return [int(pairs[k][0].elapsed_time(pairs[k][1]) * 1e6) if k >= 0 else -1 for k in timed]
+
+
 def run_loop(
     torch: Any, model: Any, feeds: list[Any], cfg: dict[str, Any], channel: Channel
 ) -> tuple[str, int]:
@@ -254,7 +269,7 @@ def run_loop(
     iters = cfg["iters"]
     duration_ns = int(cfg["duration"] * 1e9) if cfg.get("duration") else None
     markers = cfg["markers"]
-    sync = None
+    sync: Any = None
     if values["device"].startswith("cuda"):
         sync = torch.cuda.synchronize
     durations: list[int] = []
@@ -288,20 +303,37 @@ def run_loop(
     done_prefix = State.marker_prefix + b"done "
     marker_fd = State.marker_fd
 
+    # Device time (CUDA): an event pair around each call on the current stream, read back
+    # with each batch; every call is synchronized already, so reading them waits for nothing.
+    cuda = values["device"].startswith("cuda")
+    timer = DeviceTimer(torch) if cuda and values.get("device_time") is not False else None
+    pairs = timer.pairs if timer is not None else []
+    stream = timer.stream if timer is not None else None
+    last_pair = len(pairs) - 1
+    pair = 0
+    timed: list[int] = []  # each call's pair, -1 for none (a profiled call)
+    launches: list[int] = []  # how long forward took to return (ns), -1 for none
+
     def flush() -> None:
         nonlocal first_unsent
         with channel_mod.no_interrupt():  # a batch is sent whole or not taken from the lists
             # A stop that landed inside an iteration leaves its lists uneven: that iteration
             # was not complete.
             n = min(len(durations), len(starts), len(shapes) if shape_at is not None else 1 << 62)
-            del durations[n:], starts[n:], shapes[n:]
+            del durations[n:], starts[n:], shapes[n:], timed[n:], launches[n:]
             if durations:
+                if not first_unsent:  # where the pause before the first call ends
+                    State.first_call_ns = loop_start + starts[0]
                 sent_shapes = shapes if shape_at is not None else None
                 batch = protocol.encode_iters(first_unsent, durations, starts, sent_shapes)
+                if timer is not None:
+                    batch += protocol.encode_device(first_unsent, timer.read(timed), launches)
                 first_unsent += len(durations)
                 durations.clear()
                 starts.clear()
                 shapes.clear()
+                timed.clear()
+                launches.clear()
                 channel.flush(batch)
             elif channel.pending:
                 channel.flush()
@@ -309,7 +341,6 @@ def run_loop(
 
     profile_at = sorted(set(cfg.get("profile_iters") or []))
     next_profile = profile_at.pop(0) if profile_at else -1
-    cuda = values["device"].startswith("cuda")
 
     def profile(i: int) -> tuple[int, int]:
         t0, t1, prof = opprofile.profiled_call(torch, model, args, kwargs, sync, cuda)
@@ -350,13 +381,30 @@ def run_loop(
                     State.iteration_start_ns = clock()
                     t0, t1 = profile(i)
                     next_profile = profile_at.pop(0) if profile_at else -1
-                else:
+                    if timer is not None:
+                        timed.append(-1)
+                        launches.append(-1)
+                elif timer is None:
                     t0 = clock()
                     State.iteration_start_ns = t0
                     model(*args, **kwargs)
                     if sync is not None:
                         sync()
                     t1 = clock()
+                else:
+                    # The start event is recorded before the clock starts: only the end
+                    # event's record is inside the host time.
+                    pairs[pair][0].record(stream)
+                    t0 = clock()
+                    State.iteration_start_ns = t0
+                    model(*args, **kwargs)
+                    returned = clock()
+                    pairs[pair][1].record(stream)
+                    sync()
+                    t1 = clock()
+                    timed.append(pair)
+                    launches.append(returned - t0)
+                    pair = pair + 1 if pair < last_pair else 0
                 State.iteration_start_ns = 0
                 durations.append(t1 - t0)
                 starts.append(t0 - loop_start)
@@ -379,6 +427,9 @@ def run_loop(
                 t0, t1 = profile(i)
                 durations.append(t1 - t0)
                 starts.append(t0 - loop_start)
+                if timer is not None:
+                    timed.append(-1)
+                    launches.append(-1)
                 if shape_at is not None:
                     shapes.append(current)
                 ring[slot] = t1 - t0
@@ -469,6 +520,60 @@ def idle_probe(torch: Any, model: Any, feed: Any, cfg: dict[str, Any], channel: 
     return status
 
 
+REPLAYS = 3
+MAX_OPENING = 32
+
+
+def replay_opening(
+    torch: Any, model: Any, feeds: list[Any], cfg: dict[str, Any], channel: Channel
+) -> str:
+    """After the run: its opening (each shape's first call, in the order served) replayed
+    warm, ``REPLAYS`` times, each after the pause that came before the run's first call. What
+    the opening costs with nothing left to warm up: the reference a verified recipe's first
+    calls are held to, beside their steady p50 (on a GPU, the device's clocks after idle slow
+    any call, warm or not)."""
+    pause_ns = max(0, State.first_call_ns - State.setup_end_ns) if State.first_call_ns else 0
+    shape_at = loading.shape_schedule(cfg, len(feeds))
+    order: list[int] = []
+    seen: set[int] = set()
+    for j in range(MAX_OPENING):
+        k = shape_at(j) if shape_at is not None else 0
+        if k is None:
+            break
+        order.append(k)
+        seen.add(k)
+        if len(seen) == len(feeds):
+            break
+    sync = torch.cuda.synchronize if cfg["knobs"]["device"].startswith("cuda") else None
+    fresh = loading.fresh_feed if cfg.get("fresh_inputs") else None
+    State.phase = "opening replay"
+    marker("phase", "opening replay")
+    replays: list[list[float]] = []
+    status = outcome.OK
+    try:
+        with loading.grad_context(torch, cfg["knobs"]["grad_mode"]):
+            for _ in range(REPLAYS):
+                calls = [fresh(feeds[k]) if fresh else feeds[k] for k in order]
+                time.sleep(pause_ns / 1e9)
+                times = []
+                for args, kwargs in calls:
+                    t0 = time.perf_counter_ns()
+                    model(*args, **kwargs)
+                    if sync is not None:
+                        sync()
+                    times.append((time.perf_counter_ns() - t0) / 1e6)
+                replays.append(times)
+    except KeyboardInterrupt:
+        if not State.stop_asked:
+            raise
+        status = outcome.STOPPED
+    channel.send(
+        {"t": "opening", "pause_ms": pause_ns / 1e6, "shapes": order, "ms": replays}, now=True
+    )
+    State.phase = "end"
+    return status
+
+
 def send_memory(torch: Any, cfg: dict[str, Any], channel: Channel) -> None:
     """The child's peak memory: resident set (ru_maxrss), and CUDA's max allocated."""
     memory: dict[str, Any] = {"t": "memory"}
@@ -492,6 +597,9 @@ def send_profile(
         message.update(opprofile.breakdown(prof, wall_ms))
     except Exception as exc:
         message["error"] = f"profile analysis failed: {exc}"
+    if cfg["knobs"]["device"].startswith("cuda"):
+        with contextlib.suppress(Exception):  # the breakdown stands without it
+            message["cuda"] = opprofile.cuda_summary(prof)
     if cfg.get("trace_prefix"):
         path = f"{cfg['trace_prefix']}.iter{iteration}.trace.json"
         try:
@@ -578,9 +686,11 @@ def main() -> int:
             feeds = loading.make_feeds(torch, cfg, examples, device)
         send_inputs(torch, cfg, feeds, channel)
         model = loading.prepare(torch, model, feeds[0], cfg, phase, channel)
+        # The graphs as loaded, before a recipe runs the module, and so that nothing comes
+        # between the recipe's last call and the run's first but the loop's own start.
+        graphs = loading.loaded_graphs(torch, model)
         if cfg.get("recipe"):
             model = serve_recipe(torch, model, feeds, cfg, phase, channel)
-        graphs = loading.loaded_graphs(torch, model)
     except UsageError as exc:
         report_error(channel, exc, where="load", usage=True)
         return outcome.EXIT_USAGE
@@ -596,6 +706,8 @@ def main() -> int:
 
     try:
         status, count = run_loop(torch, model, feeds, cfg, channel)
+        if status == outcome.OK and cfg.get("replay_opening"):
+            status = replay_opening(torch, model, feeds, cfg, channel)
         if status == outcome.OK and cfg.get("idle_probe"):
             status = idle_probe(torch, model, feeds[0], cfg, channel)
     except KeyboardInterrupt as exc:

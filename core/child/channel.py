@@ -40,6 +40,10 @@ class State:
     """What starts a marker line: the run's secret is in it once the agent read its config."""
     watching = False  # a write into the stderr pipe leaves a SIGIO pending (watch_stderr)
     watch_fd: int | None = None  # the agent's read side of the stderr pipe, for the watch
+    setup_end_ns: int = 0
+    """When the last setup phase ended: the pause before the first call starts there."""
+    first_call_ns: int = 0
+    """When the loop's first call started."""
 
 
 class Channel:
@@ -293,5 +297,6 @@ class Phases:
         try:
             yield
         finally:
-            ms = (time.perf_counter_ns() - start) / 1e6
+            State.setup_end_ns = time.perf_counter_ns()
+            ms = (State.setup_end_ns - start) / 1e6
             self.channel.send({"t": "phase", "name": name, "ms": ms}, now=True)

@@ -76,10 +76,13 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
     def compile_id(args: Any) -> str:
         return str(getattr(args, "compile_id", "") or "?")
 
+    tuned_before: dict[str, float] = {}
+
     @callback.on_compile_start
     def on_start(args: Any = None) -> None:
         cid = compile_id(args)
         started[cid] = time.perf_counter_ns()
+        tuned_before[cid] = _autotune_seconds(torch)
         State.activity = f"compiling {cid}"
 
     @callback.on_compile_end
@@ -91,7 +94,11 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
         State.activity = ""
         trigger = getattr(getattr(args, "callback_trigger", None), "name", "")
         title = f"compile {cid}" + (f" ({trigger.lower()})" if trigger else "")
-        channel.send(event("compile", title, "", ms=ms, compile_id=cid))
+        extra: dict[str, Any] = {"compile_id": cid}
+        tuned = _autotune_seconds(torch) - tuned_before.pop(cid, 0.0)
+        if tuned > 0:  # max-autotune benchmarked kernels inside this compile
+            extra["autotune_ms"] = round(tuned * 1000, 3)
+        channel.send(event("compile", title, "", ms=ms, **extra))
 
     class Forward(logging.Handler):
         def __init__(self, kind: str) -> None:
@@ -120,7 +127,13 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
     logging.getLogger("torch._dynamo.convert_frame").addFilter(limit_hit)
 
     with contextlib.suppress(Exception):
-        torch._logging.set_logs(recompiles=True, graph_breaks=True)
+        torch._logging.set_logs(recompiles=True, graph_breaks=True, cudagraphs=True)
+    # CUDA graph trees' warm-up and recording, as events of the call that ran them (the
+    # logger exists once cudagraph trees are imported: named here, it is the same one).
+    graphs = logging.getLogger(CUDAGRAPHS_LOG)
+    graphs.setLevel(logging.DEBUG)
+    graphs.addHandler(CudaGraphEvents(channel))
+    graphs.propagate = False
 
     pgo = logging.getLogger("torch._dynamo.pgo")
     before = pgo.getEffectiveLevel()  # what TORCH_LOGS asked for is printed as ever
@@ -147,6 +160,50 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
             logger = logging.getLogger(qname)
             logger.addHandler(Forward("recompile" if artifact == "recompiles" else "graph_break"))
             logger.propagate = False  # caught here, with the iteration; not printed again
+
+
+CUDAGRAPHS_LOG = "torch._inductor.cudagraph_trees.__cudagraphs"
+"""torch's ``cudagraphs`` logging artifact (``torch._logging.getArtifactLogger``)."""
+CUDAGRAPH_STEPS = (
+    ("Running warmup", "CUDA graph warm-up"),
+    ("Re-recording", "CUDA graph re-recording"),
+    ("Recording function", "CUDA graph recording"),
+)
+"""cudagraph trees' log lines that start a step of a graph's life, and the event's title."""
+
+
+class CudaGraphEvents(logging.Handler):
+    """cudagraph trees' warm-up, recording and re-recording (with its reason) as events;
+    its other lines (eager runs, checkpoints) are left out."""
+
+    def __init__(self, channel: Channel) -> None:
+        super().__init__(logging.DEBUG)
+        self.channel = channel
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):
+            text = record.getMessage()
+            for lead, title in CUDAGRAPH_STEPS:
+                if lead in text:
+                    function = re.search(r"function=([^,\s]+)", text)
+                    named = f" ({function.group(1)})" if function else ""
+                    self.channel.send(event("cudagraph", title + named, text))
+                    return
+
+
+def _autotune_seconds(torch: Any) -> float:
+    """Seconds inductor has spent benchmarking and precompiling kernel choices so far
+    (max-autotune; ``torch._dynamo.utils.compilation_time_metrics``, kept by ``dynamo_timed``)."""
+    with contextlib.suppress(Exception):
+        metrics = torch._dynamo.utils.compilation_time_metrics
+        return float(
+            sum(
+                sum(times)
+                for key, times in metrics.items()
+                if key.endswith(("_template_autotuning", "_template_precompiling"))
+            )
+        )
+    return 0.0
 
 
 def _log_title(kind: str, text: str) -> str:

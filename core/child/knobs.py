@@ -156,6 +156,15 @@ KNOBS: tuple[Knob, ...] = (
         convert=check_device,
     ),
     Knob(
+        "device_time",
+        "bool",
+        None,
+        "CUDA events around each call: device time beside host time (on CUDA runs by "
+        "default; off times the host alone)",
+        "agent",
+        group="run",
+    ),
+    Knob(
         "dtype",
         "choice",
         None,

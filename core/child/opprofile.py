@@ -79,6 +79,55 @@ def breakdown(prof: Any, wall_ms: float, top_n: int = TOP_N) -> dict[str, Any]:
     }
 
 
+MODULE_LOADING = ("Runtime Triggered Module Loading", "Lazy Function Loading")
+"""CUPTI's records of CUDA lazy loading (the parent's ``trace_evidence`` reads them too)."""
+WATCHED_OPS = ("aten::cudnn_convolution", "aten::cudnn_convolution_transpose")
+"""Operators whose inner runtime calls are counted: where cuDNN autotunes."""
+
+
+def cuda_summary(prof: Any) -> dict[str, Any]:
+    """Every CUDA runtime call and CUPTI overhead record of the profiled call, counted and
+    timed (the top operators alone may leave them out), the kernels, and the runtime calls
+    made inside each watched operator: the evidence of CUDA first use and autotuning, kept
+    in the record whether or not its trace travels with it."""
+    calls: dict[str, list[float]] = {}
+    overhead: dict[str, list[float]] = {}
+    kernels = [0, 0.0]
+    runtime: list[tuple[float, str]] = []
+    watched: list[tuple[float, float, str]] = []
+    for e in prof.events():
+        name = str(e.name)
+        start, end = e.time_range.start, e.time_range.end
+        ms = (end - start) / 1000.0
+        on_device = "CUDA" in str(getattr(e, "device_type", ""))
+        if on_device:
+            kernels[0] += 1
+            kernels[1] += ms
+        elif name in MODULE_LOADING or name == "Activity Buffer Request":
+            row = overhead.setdefault(name, [0, 0.0])
+            row[0] += 1
+            row[1] += ms
+        elif name.startswith(("cuda", "cu")) and not name.startswith("cudnn"):
+            row = calls.setdefault(name, [0, 0.0])
+            row[0] += 1
+            row[1] += ms
+            runtime.append((start, name))
+        elif name in WATCHED_OPS:
+            watched.append((start, end, name))
+    inside: dict[str, dict[str, int]] = {}
+    for begin, end, op in watched:
+        inner = inside.setdefault(op, {})
+        for t, name in runtime:
+            if begin <= t <= end:
+                inner[name] = inner.get(name, 0) + 1
+    return {
+        "calls": {k: [int(n), round(ms, 4)] for k, (n, ms) in calls.items()},
+        "overhead": {k: [int(n), round(ms, 4)] for k, (n, ms) in overhead.items()},
+        "kernels": [int(kernels[0]), round(kernels[1], 4)],
+        "inside": inside,
+    }
+
+
 def _shapes(shapes: Any) -> str:
     if not shapes:
         return ""

@@ -15,10 +15,17 @@ lines, each kind with its check and its fold, are declared once in ``schema.KIND
   base64 of little-endian 64-bit integers (``encode_iters``), which both sides convert whole
   in C, where a JSON list costs a Python number per iteration on each side. (A plain JSON list
   of integers, protocol 1's form, is still read.)
+- ``device``: the device side of a batch, on CUDA (sent after its ``iters``): ``i0``, ``dv``
+  (each call's device time: CUDA events recorded around it on the current stream, ns; -1
+  where none was taken, as for a profiled call) and ``ln`` (how long forward took to return,
+  the host having launched its work, ns), columns as in ``iters``.
 - ``inputs``: what the model is given (``source``: ``spec``, ``file`` or ``target``;
   ``inputs``: ``float32[1,300,40]``, ``attention_mask=int64[1,128]``).
 - ``shapes``: the table of shapes of a run whose ``--dim`` varies: ``keys`` (``T=300``) and
   ``dims`` (``{"T": 300}``), indexed by ``sh``.
+- ``opening``: the run's first calls replayed warm (``--replay-opening``): ``pause_ms`` (the
+  pause before the run's first call, slept before each replay), ``shapes`` (each call's shape
+  index, as served), ``ms`` (a list of the replayed calls' latencies per replay).
 - ``idle_probe``: ``results`` (``[{"idle_s", "ms": [...]}]``), ``shape`` (the key it used).
 - ``memory``: the child's peak ``peak_rss_mb`` and, on CUDA, ``cuda_max_allocated_mb``.
 - ``event``: ``iteration`` or ``phase``, ``kind``, ``title``, ``text``, optional ``ms``.
@@ -86,6 +93,16 @@ def encode_iters(first: int, ns: list[int], st: list[int], sh: list[int] | None)
         _column(st),
         shapes,
     )
+
+
+def encode_device(first: int, dv: list[int], ln: list[int]) -> bytes:
+    """The ``device`` line of a batch, written directly like ``encode_iters``."""
+    return b'{"t":"device","i0":%d,"dv":"%s","ln":"%s"}\n' % (first, _column(dv), _column(ln))
+
+
+def device_columns(message: dict[str, Any]) -> tuple[Sequence[int], Sequence[int]]:
+    """Device times and launch times of a ``device`` message."""
+    return _ints(message["dv"]), _ints(message["ln"])
 
 
 def _from_base64(text: str) -> bytes:

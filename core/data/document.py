@@ -54,6 +54,11 @@ def iteration_rows(run: RunData) -> Iterator[dict[str, Any]]:
             row["label"] = labels[i]
         if i in profiles:
             row["profiled"] = True
+        device, launch = run.device_ms(i), run.launch_ms(i)
+        if device is not None:
+            row["device_ms"] = round(device, 6)
+        if launch is not None:
+            row["launch_ms"] = round(launch, 6)
         yield row
 
 
@@ -133,6 +138,9 @@ def document_lines(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
     rows = list(_objects(doc, "iterations", "an iteration"))
     if rows:
         yield _iterations(rows, keys)
+        device = _device(rows)
+        if device is not None:
+            yield device
     probes = [p for p in summary.get("idle_probe") or [] if is_dict(p) and is_num(p.get("idle_s"))]
     if probes:
         probe: dict[str, Any] = {"type": "idle_probe"}
@@ -178,6 +186,22 @@ def _iterations(rows: list[dict[str, Any]], keys: list[str]) -> dict[str, Any]:
         index = {k: n for n, k in enumerate(keys)}
         line["sh"] = [index.get(r.get("shape"), -1) for r in rows]  # type: ignore[arg-type]
     return line
+
+
+def _device(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The rows' device side (``device_ms``, ``launch_ms``) as a ``device`` line; ``None`` for
+    a run that timed none. A row without them, or with a value that is no whole number of ns,
+    reads as not timed."""
+    if not any("device_ms" in r for r in rows):
+        return None
+
+    def ns(value: Any) -> int:
+        whole = _whole_ns([value]) if is_num(value) and value >= 0 else None
+        return whole[0] if whole else -1
+
+    dv = [ns(r.get("device_ms")) for r in rows]
+    ln = [ns(r.get("launch_ms")) for r in rows]
+    return {"type": "device", "i0": 0, "dv": dv, "ln": ln}
 
 
 def _whole_ns(values: list[Any]) -> list[int] | None:

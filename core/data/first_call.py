@@ -20,15 +20,13 @@ from itertools import islice
 from typing import Any
 
 from warmscope.core.child import outcome
-from warmscope.core.data import stats
-from warmscope.core.data.run import RunData
+from warmscope.core.data import causes, stats, trace_evidence
+from warmscope.core.data.run import EXPLAINED, RunData
 from warmscope.core.data.settings import MAX_PROFILED, RunSettings
 from warmscope.core.output import breakdown, units
 
 EXPLAINS = "first call"
 """A profile's ``explains``: it is a first call, profiled to explain it."""
-EXPLAINED = "explained"
-"""The kind of the event that carries a first call's label, at that call."""
 
 __all__ = [
     "EXPLAINED",
@@ -53,17 +51,14 @@ class Unexplained:
     p50_ms: float
 
 
-def _first_calls(data: RunData) -> list[tuple[int, str | None, stats.SteadyState]]:
-    """Each shape's first call with its shape's key and state; iteration 0 where the shapes do
-    not vary."""
-    if data.shape_keys:
-        return [
-            (int(idx[0]), data.shape_keys[k], state)
-            for k, (idx, state) in enumerate(data.shape_states())
-            if len(idx)
-        ]
-    state = data.steady_state()
-    return [(0, None, state)] if state is not None and data.count else []
+EXECUTOR_LABELS = ("profiling run", "optimization")
+"""TorchScript's executor: on CUDA its first calls are profiled all the same, for the CUDA first
+use inside them (kernels loaded, cuBLAS/cuDNN handles, autotuning) apart from its own share."""
+
+
+def _on_cuda(data: RunData) -> bool:
+    device = data.settings.knobs.get("device")
+    return isinstance(device, str) and device.startswith("cuda")
 
 
 MIN_STEADY_CALLS = 5
@@ -95,7 +90,7 @@ def unexplained(data: RunData) -> list[Unexplained]:
     if data.status != outcome.OK:
         return []
     out = []
-    for first, key, state in _first_calls(data):
+    for first, key, state in data.first_calls():
         p50 = state.summary.p50_ms
         sigma = state.reference[1] if state.reference is not None else 0.0
         first_ms = data.latency(first)
@@ -103,8 +98,12 @@ def unexplained(data: RunData) -> list[Unexplained]:
             continue
         if not stats.first_call_slow(first_ms, p50, sigma):
             continue
-        if data.label(first) is not None or first in data.profiles:
-            continue  # its events say why, or it was profiled already
+        if first in data.profiles:
+            continue  # profiled already
+        label = data.label(first)
+        if label is not None and not (label in EXECUTOR_LABELS and _on_cuda(data)):
+            continue  # its events say why
+
         against = _steady_call(data, first, state)
         if against is not None:
             out.append(Unexplained(first, against, key, first_ms, p50))
@@ -135,7 +134,8 @@ def notes(data: RunData) -> list[dict[str, Any]]:
     that profiled them cost) where one did."""
     profiles = data.profiles
     out = []
-    for first, key, state in _first_calls(data) if profiles else []:
+    evidence = trace_evidence.for_run(data) if profiles else None
+    for first, key, state in data.first_calls() if profiles else []:
         slow = profiles.get(first)
         if not slow or "ops" not in slow:
             continue
@@ -145,7 +145,16 @@ def notes(data: RunData) -> list[dict[str, Any]]:
         if against is None:
             continue
         steady = profiles[against]
-        label = breakdown.first_call_label(slow, steady)
+        found = [
+            c
+            for c in causes.causes_at(data, first, evidence or causes.no_evidence)
+            if c.source.startswith("profile")
+        ]
+        label = (
+            f"first call: {causes.label(found)}"
+            if found
+            else breakdown.first_call_label(slow, steady)
+        )
         if label is None:
             continue
         out.append(

@@ -23,6 +23,7 @@ from warmscope.core.data.schema import KINDS, apply_line, mode_from_settings
 
 __all__ = [
     "apply_line",
+    "device_line",
     "event_line",
     "iterations_entry",
     "iterations_line",
@@ -44,6 +45,9 @@ def record_entry(
     if message["t"] == "iters":
         ns, st, sh = protocol.iteration_columns(message)
         return iterations_entry(message["i0"], ns, st, sh)
+    if message["t"] == "device":
+        dv, ln = protocol.device_columns(message)
+        return device_line(message["i0"], dv, ln), None
     return record_line(message, elapsed), None
 
 
@@ -54,7 +58,7 @@ def record_line(message: dict[str, Any], elapsed: float) -> dict[str, Any] | Non
     ``elapsed``: seconds since the run started, by the parent's clock, stamped on events.
     """
     kind = message["t"]
-    if kind == "iters":
+    if kind in ("iters", "device"):
         return record_entry(message, elapsed)[0]
     body = {k: v for k, v in message.items() if k != "t"}
     if kind == "event":
@@ -68,6 +72,16 @@ def record_line(message: dict[str, Any], elapsed: float) -> dict[str, Any] | Non
     if line_kind is not None and line_kind.from_agent:
         return {"type": kind, **body}
     return None
+
+
+def device_line(first: int, dv: Sequence[int], ln: Sequence[int]) -> dict[str, Any]:
+    """The device side of a batch as its record line: packed like an ``iters`` line, or
+    plain lists where a value does not pack (the reader then says what is wrong)."""
+    if len(dv) == len(ln) and dv:
+        z = packing.pack_columns([dv, ln])
+        if z is not None:
+            return {"type": "device", "i0": first, "n": len(dv), "z": z}
+    return {"type": "device", "i0": first, "dv": list(dv), "ln": list(ln)}
 
 
 def event_line(event: Event) -> dict[str, Any]:

@@ -144,6 +144,41 @@ def pack(
     return packed.line if packed is not None else None
 
 
+def pack_columns(columns: Sequence[Sequence[int]]) -> str | None:
+    """Integer columns of one length packed as a batch's are (planes, zlib, base64); ``None``
+    where a value is not an integer or beyond 64 bits."""
+    try:
+        body = b"".join(_planes(_int64(col)) for col in columns)
+    except (TypeError, OverflowError):
+        return None
+    return base64.b64encode(zlib.compress(body, _LEVEL)).decode("ascii")
+
+
+def unpack_columns(z: Any, n: int, k: int) -> list[array[int]]:
+    """``k`` columns of ``n`` integers from ``pack_columns``'s text. ``ValueError`` for a text
+    that does not decode to that, a count no batch holds, or one its bytes cannot hold."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError("packed columns need a count 'n'")
+    _check_count(n, z)
+    try:
+        raw_z = base64.b64decode(z, validate=True)
+        inflate = zlib.decompressobj()
+        raw = inflate.decompress(raw_z, 8 * n * k + k)  # a bomb stops at what k columns hold
+    except (binascii.Error, TypeError, zlib.error) as exc:
+        raise ValueError(f"packed columns that do not decode ({exc})") from None
+    if inflate.unconsumed_tail or not inflate.eof:
+        raise ValueError("packed columns longer than their count, or cut short")
+    out, pos = [], 0
+    for _ in range(k):
+        if pos >= len(raw):
+            raise ValueError("packed columns shorter than their count")
+        col, pos = _column(raw, pos, n)
+        out.append(col)
+    if pos != len(raw):
+        raise ValueError("packed columns longer than their count")
+    return out
+
+
 def _column(raw: bytes, pos: int, n: int) -> tuple[array[int], int]:
     code = chr(raw[pos])
     if code not in _WIDTH:

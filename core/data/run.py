@@ -18,11 +18,20 @@ from typing import Any, Protocol
 
 from warmscope.core.child import outcome
 from warmscope.core.data import intervals, stats
+from warmscope.core.data.labels import label_for
 from warmscope.core.data.packing import Batch, MsView, Starts, to_ms, widen
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.run.jitlog import label_for
 
 NS_PER_MS = 1e6
+LAUNCH_BOUND_SHARE = 0.8
+"""A steady call whose forward returns after this share of it, or later, is launch-bound: the
+host spent it launching, and the GPU waited for the launches."""
+DEVICE_BOUND_SHARE = 0.5
+"""A steady call whose forward returns within this share of it is device-bound: the work was
+queued early and the host waited on the GPU."""
+EXPLAINED = "explained"
+"""The kind of the event that carries a first call's explanation, at that call, as the run
+that explained it wrote it (``first_call``); views derive their own from the evidence."""
 
 
 @dataclass
@@ -176,8 +185,16 @@ class RunData:
     idle_probe: list[dict[str, Any]] = field(default_factory=list)
     """``--idle-probe``: ``[{"idle_s", "ms": [...]}]``."""
     idle_probe_shape: str | None = None
+    opening: dict[str, Any] = field(default_factory=dict)
+    """``--replay-opening``: ``pause_ms``, ``shapes`` (each replayed call's shape index, as
+    served) and ``ms`` (the calls' latencies, a list per replay)."""
     memory: dict[str, float] = field(default_factory=dict)
     """The child's peak memory: ``peak_rss_mb``, ``cuda_max_allocated_mb``."""
+    device_ns: array = field(default_factory=lambda: array("q"))
+    """On CUDA, each iteration's device time: CUDA events recorded around the call on the
+    current stream (ns; -1 where none was taken). Empty where the run timed none."""
+    launch_ns: array = field(default_factory=lambda: array("q"))
+    """Beside ``device_ns``: how long forward took to return, its work launched (ns; -1)."""
     _by_iteration: dict[int, list[Event]] = field(default_factory=dict, compare=False)
     _summary: tuple[tuple[int, int, int, bool], stats.Summary] | None = field(
         default=None, compare=False
@@ -279,6 +296,73 @@ class RunData:
             # A batch without indices (recovered from the ring after a crash): not known.
             self.shape_of.extend(shapes if shapes is not None else [-1] * n)
 
+    def add_device(self, first: int, dv: Sequence[int], ln: Sequence[int]) -> None:
+        """The device side of the batch that starts at ``first`` (it follows that batch): a
+        gap before it is filled with -1 (not timed), an overlap is not taken twice."""
+        if len(dv) != len(ln):
+            raise ValueError(f"{len(dv)} device times for {len(ln)} launch times")
+        have = len(self.device_ns)
+        skip = max(0, have - first)
+        if first > have:
+            filler = array("q", [-1]) * (first - have)
+            self.device_ns.extend(filler)
+            self.launch_ns.extend(filler)
+        self.device_ns.extend(array("q", dv[skip:]))
+        self.launch_ns.extend(array("q", ln[skip:]))
+
+    def device_ms(self, iteration: int) -> float | None:
+        """One iteration's device time in ms, ``None`` where it has none."""
+        if iteration >= len(self.device_ns) or self.device_ns[iteration] < 0:
+            return None
+        return self.device_ns[iteration] / NS_PER_MS
+
+    def launch_ms(self, iteration: int) -> float | None:
+        """How long forward took to return in one iteration (ms), ``None`` where not timed."""
+        if iteration >= len(self.launch_ns) or self.launch_ns[iteration] < 0:
+            return None
+        return self.launch_ns[iteration] / NS_PER_MS
+
+    def device_summary(self) -> dict[str, Any] | None:
+        """How busy the device was in a steady call, against the host's time of the same
+        calls: the medians of device time, host time and time until forward returned, over
+        the steady iterations the device timed (``None``: none was). ``bound``: launch-bound
+        where forward returns only at the end of the call (the GPU waits on the host's
+        launches), device-bound where it returns early (the host waits on the GPU)."""
+        if not len(self.device_ns):
+            return None
+        sf = self.summary().steady_from
+        if sf is None:
+            return None
+        left_out = set(self.profiled_here())
+        rows = [
+            (self.latency(i), self.device_ns[i] / NS_PER_MS, self.launch_ns[i] / NS_PER_MS)
+            for i in range(sf, min(self.count, len(self.device_ns)))
+            if self.device_ns[i] >= 0 and self.launch_ns[i] >= 0 and i not in left_out
+        ]
+        if not rows:
+            return None
+        host = stats.percentile([r[0] for r in rows], 50)
+        device = stats.percentile([r[1] for r in rows], 50)
+        launch = stats.percentile([r[2] for r in rows], 50)
+        share = launch / host if host > 0 else 0.0
+        bound = (
+            "launch-bound"
+            if share >= LAUNCH_BOUND_SHARE
+            else "device-bound"
+            if share <= DEVICE_BOUND_SHARE
+            else "mixed"
+        )
+        return {
+            "count": len(rows),
+            "p50_ms": device,
+            "p90_ms": stats.percentile([r[1] for r in rows], 90),
+            "host_p50_ms": host,
+            "launch_p50_ms": launch,
+            "device_share": device / host if host > 0 else None,
+            "launch_share": share,
+            "bound": bound,
+        }
+
     def add_event(self, ev: Event) -> None:
         self.events.append(ev)
         if ev.iteration is not None:
@@ -336,7 +420,10 @@ class RunData:
         snap.shape_of = self.shape_of[:]
         snap.inputs = list(self.inputs)
         snap.idle_probe = list(self.idle_probe)
+        snap.opening = dict(self.opening)
         snap.memory = dict(self.memory)
+        snap.device_ns = self.device_ns[:]
+        snap.launch_ns = self.launch_ns[:]
         snap._by_iteration = {i: list(evs) for i, evs in self._by_iteration.items()}
         return snap
 
@@ -422,6 +509,28 @@ class RunData:
         assert self._shapes is not None
         return self._shapes[1]
 
+    def first_calls(self) -> list[tuple[int, str | None, stats.SteadyState]]:
+        """Each shape's first call with its shape's key and steady state; iteration 0 (and
+        the run's state) where the shapes do not vary."""
+        if self.shape_keys:
+            return [
+                (int(idx[0]), self.shape_keys[k], state)
+                for k, (idx, state) in enumerate(self.shape_states())
+                if len(idx)
+            ]
+        state = self.steady_state()
+        return [(0, None, state)] if state is not None and self.count else []
+
+    def slow_first_calls(self) -> list[int]:
+        """The first calls that cost more than their shape's steady state can explain
+        (``stats.first_call_slow``)."""
+        out = []
+        for first, _, state in self.first_calls():
+            sigma = state.reference[1] if state.reference is not None else 0.0
+            if stats.first_call_slow(self.latency(first), state.summary.p50_ms, sigma):
+                out.append(first)
+        return out
+
     def shape_rows(self) -> list[dict[str, Any]]:
         """The summary's per-shape rows: the first call of each shape (its first-seen cost)
         against that shape's own steady p50, and the events of that first call."""
@@ -440,6 +549,7 @@ class RunData:
                     "first_vs_p50": first_ms / s.p50_ms
                     if first_ms is not None and s.p50_ms
                     else None,
+                    **self._held(first, first_ms, s.p50_ms),
                     "steady_from": s.steady_from,
                     "p90_ms": s.p90_ms,
                     "cv": s.cv,
@@ -450,11 +560,22 @@ class RunData:
             )
         return rows
 
+    def _held(
+        self, first: int | None, first_ms: float | None, p50_ms: float | None
+    ) -> dict[str, Any]:
+        """Where the opening was replayed: the same call warm after the same pause
+        (``replay_ms``) and the first call against the larger of it and the steady p50
+        (``first_vs_held``): what warm-up alone leaves of the first call."""
+        replay = self.replay_ms(first) if first is not None else None
+        if replay is None or first_ms is None or not p50_ms:
+            return {}
+        return {"replay_ms": replay, "first_vs_held": first_ms / max(p50_ms, replay)}
+
     def _first_call_events(self, iteration: int | None) -> list[dict[str, Any]]:
         """The events of one iteration, repeats counted (``NoOpt Graph`` ×6 is one entry)."""
         out: dict[tuple[str, str], dict[str, Any]] = {}
         for e in self.events_at(iteration) if iteration is not None else []:
-            if e.kind in ("stderr", "info"):
+            if e.kind in ("stderr", "info", EXPLAINED):
                 continue
             entry = out.setdefault((e.kind, e.title), {"kind": e.kind, "title": e.title})
             entry["count"] = entry.get("count", 0) + 1
@@ -462,6 +583,19 @@ class RunData:
             if entry["count"] == 1:
                 del entry["count"]
         return list(out.values())
+
+    def replay_ms(self, iteration: int) -> float | None:
+        """The median across replays of the call at ``iteration`` of the run's opening, warm,
+        after the same pause (``--replay-opening``); ``None`` beyond the opening or where the
+        replay served another shape there."""
+        shapes, replays = self.opening.get("shapes") or [], self.opening.get("ms") or []
+        if not replays or iteration >= len(shapes):
+            return None
+        if self.shape_keys and (
+            iteration >= len(self.shape_of) or self.shape_of[iteration] != shapes[iteration]
+        ):
+            return None
+        return stats.percentile([r[iteration] for r in replays], 50)
 
     def idle_probe_rows(self) -> list[dict[str, Any]]:
         """``--idle-probe`` results, each against the steady p50 of the shape it used."""
@@ -500,6 +634,9 @@ class RunData:
             explained = notes(self)
             if explained:
                 out["first_calls"] = explained
+        device = self.device_summary()
+        if device is not None:
+            out["device"] = device
         out.update(self.memory)
         return out
 

@@ -640,6 +640,30 @@ class RunFields:
     """Count profiled iterations in the latency statistics (by default the profiler's slowdown
     keeps them out)."""
 
+    replay_opening: bool = field(
+        default=False,
+        metadata=setting(
+            "bool",
+            (
+                Option(
+                    ("--replay-opening",),
+                    dict(
+                        action="store_true",
+                        help="after the run, replay its first calls (one per shape, in the "
+                        "order served) three times, warm, each time after the pause that came "
+                        "before the run's first call: what the opening costs with nothing left "
+                        "to warm up, on a GPU the device's state after idle (warmup verifies "
+                        "GPU recipes against it)",
+                    ),
+                ),
+            ),
+            group=CAPTURE,
+            compared=False,
+        ),
+    )
+    """Replay the run's opening warm after the pause before it (``warmup`` on a GPU): the
+    reference a first call is held to beside its steady p50."""
+
     explain: bool = field(
         default=True,
         metadata=setting(

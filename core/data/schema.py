@@ -9,11 +9,13 @@ line is one entry here.
 
 The kinds: ``header`` (settings, target, mode, command, run id), ``spawned`` (the agent's pid),
 ``env``, ``phase``, ``inputs`` (what the model is given), ``shapes`` (the table of shape keys
-when ``--dim`` varies them), ``iters`` (a batch of iterations, packed by ``packing``; records
+when ``--dim`` varies them), ``device`` (a batch's device side on CUDA: each call's device
+time and how long forward took to return, packed like ``iters``), ``iters`` (a batch of iterations, packed by ``packing``; records
 before version 2 hold plain lists in integer nanoseconds: ``ns`` durations, ``st`` starts from
 the loop's start, ``sh`` each iteration's index into the shapes table; the earliest, float
 milliseconds ``ms`` and ``start_ms``), ``event``, ``sample``, ``profile``, ``graphs``,
-``idle_probe``, ``memory``, ``error``, ``end``.
+``idle_probe``, ``opening`` (the run's first calls replayed warm, ``--replay-opening``),
+``memory``, ``error``, ``end``.
 
 Every string that comes from the child, the model or a file is made safe for a terminal in the
 fold, once (``safe_text``): no view downstream sees an escape sequence.
@@ -203,6 +205,7 @@ def check_profile(d: Any) -> None:
     for key in ("wall_ms", "ops_ms", "unaccounted_ms"):
         field(d, key, is_num, "a number")
     field(d, "trace", is_opt_str, "a string")
+    field(d, "cuda", is_dict, "an object")
     field(d, "ops", lambda v: isinstance(v, list), "a list")
     for op in d.get("ops", []):
         need(isinstance(op, dict), f"an operator is {kind_of(op)}, expected an object")
@@ -330,6 +333,29 @@ def _fold_iters(data: RunData, body: Body, packed: packing.Packed | None) -> Non
         data.add_iterations(body["i0"], body["ms"], body["start_ms"], body.get("sh"))
 
 
+def _check_device(entry: Body) -> None:
+    field(entry, "i0", lambda v: is_int(v) and v >= 0, "an iteration number", optional=False)
+    if "z" in entry:
+        field(entry, "z", is_str, "a string")
+        field(entry, "n", lambda v: is_int(v) and v > 0, "a count", optional=False)
+    else:
+        for key in ("dv", "ln"):
+            value = entry.get(key)
+            need(
+                isinstance(value, list) and all(is_int(v) for v in value),
+                f"{key!r} is not a list of integers",
+            )
+        need(len(entry["dv"]) == len(entry["ln"]), "'dv' and 'ln' differ in length")
+
+
+def _fold_device(data: RunData, body: Body, _: packing.Packed | None) -> None:
+    if "z" in body:
+        dv, ln = packing.unpack_columns(body["z"], body["n"], 2)
+    else:
+        dv, ln = array("q", body["dv"]), array("q", body["ln"])
+    data.add_device(body["i0"], dv, ln)
+
+
 def _integers(values: list[Any]) -> array[int] | None:
     """``values`` as the narrowest of 32- and 64-bit integer arrays; ``None``: not integers
     that fit."""
@@ -402,6 +428,29 @@ def _fold_idle_probe(data: RunData, body: Body, _: packing.Packed | None) -> Non
     data.idle_probe_shape = body.get("shape")
 
 
+def _check_opening(entry: Body) -> None:
+    field(entry, "pause_ms", lambda v: is_num(v) and v >= 0, "a duration", optional=False)
+    shapes, replays = entry.get("shapes"), entry.get("ms")
+    need(isinstance(shapes, list) and all(map(is_int, shapes)), "'shapes' is not a list of indices")
+    assert isinstance(shapes, list)
+    need(
+        isinstance(replays, list)
+        and all(
+            isinstance(r, list) and len(r) == len(shapes) and all(is_num(v) and v >= 0 for v in r)
+            for r in replays
+        ),
+        "'ms' is not a list of replays, each a latency per call",
+    )
+
+
+def _fold_opening(data: RunData, body: Body, _: packing.Packed | None) -> None:
+    data.opening = {
+        "pause_ms": float(body["pause_ms"]),
+        "shapes": list(body["shapes"]),
+        "ms": [list(map(float, r)) for r in body["ms"]],
+    }
+
+
 def _fold_memory(data: RunData, body: Body, _: packing.Packed | None) -> None:
     data.memory = {k: v for k, v in body.items() if isinstance(v, (int, float))}
 
@@ -445,6 +494,7 @@ KINDS: dict[str, LineKind] = {
     "env": LineKind(_check_env, _fold_env),
     "phase": LineKind(_check_phase, _fold_phase, from_agent=True),
     "iters": LineKind(_check_iters, _fold_iters, clean=False),
+    "device": LineKind(_check_device, _fold_device, clean=False),
     "event": LineKind(check_event, _fold_event, clean=False),
     "sample": LineKind(check_sample, _fold_sample, clean=False),
     "profile": LineKind(check_profile, _fold_profile, from_agent=True),
@@ -452,6 +502,7 @@ KINDS: dict[str, LineKind] = {
     "inputs": LineKind(_check_inputs, _fold_inputs, from_agent=True),
     "shapes": LineKind(_check_shapes, _fold_shapes, from_agent=True),
     "idle_probe": LineKind(_check_idle_probe, _fold_idle_probe, from_agent=True),
+    "opening": LineKind(_check_opening, _fold_opening, clean=False, from_agent=True),
     "memory": LineKind(_no_check, _fold_memory, from_agent=True),
     "error": LineKind(check_error, _fold_error, from_agent=True),
     "end": LineKind(_check_end, _fold_end),

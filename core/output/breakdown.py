@@ -12,6 +12,8 @@ from typing import Any
 from warmscope.core.output import units
 
 UNACCOUNTED = "(not in any operator)"
+PROFILER_OWN = ("Activity Buffer Request",)
+"""Rows the profiler adds for its own work (CUPTI's buffers): not the model's cost."""
 MUCH_SLOWER = 2.0
 
 
@@ -46,6 +48,8 @@ def diff(
     steady_ops = {op["name"]: op for op in steady.get("ops", [])}
     rows: list[OpDelta] = []
     for op in slow.get("ops", []):
+        if op["name"] in PROFILER_OWN:
+            continue
         base = steady_ops.get(op["name"])
         steady_ms = float(base["self_ms"]) if base else 0.0
         delta = OpDelta(

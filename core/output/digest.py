@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
 from warmscope.core.child.knobs import changed, knob, show_value
-from warmscope.core.data import first_call, stats
+from warmscope.core.data import causes as causes_mod
+from warmscope.core.data import first_call, stats, trace_evidence
 from warmscope.core.data.intervals import WITHIN_NOISE, Interval, median_interval
 from warmscope.core.data.run import RunData
 from warmscope.core.data.run_fields import BY_NAME, FIELDS
@@ -68,11 +69,15 @@ class WarmupRow:
     """``profiling run``, ``optimization``, ``compile``, ``recompile``; empty if none applies."""
     profiled: bool
     titles: tuple[str, ...]
-    """Its events' titles, repeats counted (``NoOpt Graph ×6``)."""
+    """Its events' titles, repeats counted (``NoOpt Graph ×6``): what caused it first,
+    warnings after (a warning never titles a call that compiled)."""
+    causes: str = ""
+    """Its causes, the costliest first (``causes.label``): ``the compile 3.32 s · CUDA graph
+    warm-up 163 ms``; empty where no evidence names one."""
 
     @property
     def label_text(self) -> str:
-        return (self.label + (" (profiled)" if self.profiled else "")).strip()
+        return ((self.causes or self.label) + (" (profiled)" if self.profiled else "")).strip()
 
     def titles_text(self, limit: int = 150) -> str:
         text = "; ".join(self.titles)
@@ -204,6 +209,11 @@ class RunDigest:
     first_calls: list[dict[str, Any]] = field(default_factory=list)
     """Slow first calls explained by their profiles against steady state
     (``first_call.notes``)."""
+    device: dict[str, Any] | None = None
+    """On CUDA, how busy the device was in a steady call (``RunData.device_summary``)."""
+    causes: list[causes_mod.Cause] = field(default_factory=list)
+    """Every cause the run's evidence names (``causes.run_causes``): setup phases', then each
+    slow call's."""
 
     @property
     def status_text(self) -> str:
@@ -217,6 +227,7 @@ class RunDigest:
 def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
     summary = data.summary()
     warns = data.warnings() if data.count else []
+    found = causes_mod.run_causes(data, trace_evidence.for_run(data))
     return RunDigest(
         target=clean_name(data.settings.target or "?"),
         mode=data.mode,
@@ -227,7 +238,7 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
         preset=data.settings.preset,
         changed=changed_settings(data.settings),
         phases=dict(data.phases),
-        warmup=warmup_rows(data, summary, max_warmup),
+        warmup=warmup_rows(data, summary, max_warmup, found),
         inputs=run_inputs(data),
         notes=[e.title for e in data.events if e.kind == "knob"],
         record_path=data.record_path,
@@ -239,7 +250,35 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
         memory=dict(data.memory),
         inputs_given=inputs_source(data),
         first_calls=first_call.notes(data),
+        device=data.device_summary(),
+        causes=found,
     )
+
+
+BOUND_WHY = {
+    "launch-bound": "the GPU waits on the host's launches (CUDA graphs, torch.compile's "
+    "reduce-overhead, or fewer and larger kernels help)",
+    "device-bound": "the host waits on the GPU (faster kernels help; fewer launches do not)",
+    "mixed": "the GPU and the host each wait on the other part of the time",
+}
+
+
+def device_text(device: dict[str, Any], why: bool = False) -> str:
+    """``p50 324 µs on the device, 91% of the host's 355 µs · forward returns after 96%:
+    launch-bound``: how busy the device was in a steady call."""
+    from warmscope.core.output.units import ms as fmt_ms
+
+    share = device.get("device_share")
+    text = f"p50 {fmt_ms(device['p50_ms'])} on the device"
+    if isinstance(share, (int, float)):
+        text += f", {share * 100:.0f}% of the host's {fmt_ms(device['host_p50_ms'])}"
+    text += (
+        f" · forward returns after {device['launch_share'] * 100:.0f}% of the call: "
+        f"{device['bound']}"
+    )
+    if why and device["bound"] in BOUND_WHY:
+        text += f" ({BOUND_WHY[device['bound']]})"
+    return text
 
 
 def run_inputs(data: RunData) -> list[str]:
@@ -301,7 +340,12 @@ def event_list_text(events: list[dict[str, Any]], limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS) -> list[WarmupRow]:
+def warmup_rows(
+    data: RunData,
+    summary: stats.Summary,
+    limit: int = WARMUP_ROWS,
+    found: list[causes_mod.Cause] | None = None,
+) -> list[WarmupRow]:
     """The iterations before ``steady_from`` that are slower than the steady p50, and any
     that are labelled (a profiling run, a recompile) or profiled in the run itself. A fast
     iteration inside the warm-up (noise) is not called slow. When the shapes vary, each shape's own: its
@@ -324,6 +368,11 @@ def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS)
     chosen.update(data.labelled())
     here = set(data.profiled_here())
     chosen.update(here)
+    by_iteration: dict[int, list[causes_mod.Cause]] = {}
+    for c in found if found is not None else causes_mod.run_causes(data):
+        if c.iteration is not None:
+            by_iteration.setdefault(c.iteration, []).append(c)
+    chosen.update(i for i in by_iteration if i in data.slow_first_calls())
     return [
         WarmupRow(
             iteration=i,
@@ -331,14 +380,18 @@ def warmup_rows(data: RunData, summary: stats.Summary, limit: int = WARMUP_ROWS)
             label=data.label(i) or "",
             profiled=i in here,
             titles=event_titles(data, i),
+            causes=causes_mod.label(by_iteration.get(i, [])),
         )
         for i in sorted(i for i in chosen if i < data.count)[:limit]
     ]
 
 
 def event_titles(data: RunData, iteration: int) -> tuple[str, ...]:
+    """The titles of an iteration's events, repeats counted; warnings after the events that
+    say what the call did (a compile's warning never titles the compile)."""
     counts: dict[str, int] = {}
-    for e in data.events_at(iteration):
+    events = data.events_at(iteration)
+    for e in sorted(events, key=lambda e: e.kind == "warning"):
         if e.kind not in QUIET_KINDS:
             counts[e.title] = counts.get(e.title, 0) + 1
     return tuple(t if n == 1 else f"{t} ×{n}" for t, n in counts.items())

@@ -75,11 +75,21 @@ def write_json(path: Path, data: RunData, *, parents: bool = True) -> Path:
     return path
 
 
-CSV_COLUMNS = ("iteration", "ms", "start_ms", "shape", "label", "profiled")
+CSV_COLUMNS = (
+    "iteration",
+    "ms",
+    "start_ms",
+    "shape",
+    "label",
+    "profiled",
+    "device_ms",
+    "launch_ms",
+)
 """One row per iteration, as the ``--json`` document's iterations hold it; a column per fact,
 so that ``pandas.read_csv`` reads each as one type (``shape`` and ``label`` empty where none
-applies, ``profiled`` ``true`` or ``false``). A shape is a name from the record: made safe to
-print, as every view shows it."""
+applies, ``profiled`` ``true`` or ``false``, ``device_ms`` and ``launch_ms`` empty where the
+device did not time the call: a CPU run, a profiled call). A shape is a name from the record:
+made safe to print, as every view shows it."""
 
 
 def csv_writer(f: TextIO, *, with_run: bool = False) -> Any:
@@ -103,8 +113,14 @@ def csv_rows(w: Any, data: RunData, run: str | None = None) -> None:
                 clean_line(row.get("shape", "")),
                 clean_line(row.get("label", "")),
                 "true" if row.get("profiled") else "false",
+                _fixed(row.get("device_ms")),
+                _fixed(row.get("launch_ms")),
             ]
         )
+
+
+def _fixed(value: float | None) -> str:
+    return "" if value is None else f"{value:.6f}"
 
 
 SWEEP_CSV_COLUMNS = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from warmscope.core.data.labels import compile_trigger
 from warmscope.core.data.run import RunData
 from warmscope.core.output.breakdown import UNACCOUNTED, diff, steady_reference
 from warmscope.core.output.digest import ratio_text, same_settings, side_rows
@@ -32,7 +33,11 @@ def hints(data: RunData, compared: RunData | None = None) -> list[str]:
             + ": `--set compile_dynamic=true` compiles for dynamic sizes from the first call "
             "(no recompile per size); `--set compile_dynamic=false` keeps every size static."
         )
-    compiles = [e for e in data.events if e.kind == "compile" and e.ms]
+    compiles = [
+        e
+        for e in data.events
+        if e.kind == "compile" and e.ms and compile_trigger(e.title) == "dynamo"
+    ]
     if compiles:
         total = sum(e.ms or 0.0 for e in compiles)
         first = compiles[0]

@@ -15,6 +15,7 @@ from warmscope.core.data import env_keys, first_call
 from warmscope.core.data.run import RunData
 from warmscope.core.output.breakdown import diff, steady_reference
 from warmscope.core.output.digest import (
+    device_text,
     digest,
     event_list_text,
     graph_facts,
@@ -151,6 +152,12 @@ def report(data: RunData, compared: RunData | None = None) -> str:
             out.append(f"| {r['idle_s']:g} | {times} | {ratios} |")
         out.append("")
 
+    if d.device is not None:
+        out += [
+            f"Device time (CUDA events around each call): {device_text(d.device, why=True)}.",
+            "",
+        ]
+
     if d.warmup:
         out += [
             "## Warm-up iterations",
@@ -161,6 +168,23 @@ def report(data: RunData, compared: RunData | None = None) -> str:
         for row in d.warmup:
             titles = row.titles_text().replace("|", "\\|")
             out.append(f"| {row.iteration} | {row.ms:.3f} | {row.label_text} | {titles} |")
+        out.append("")
+
+    if d.causes:
+        out += [
+            "## Why the slow calls were slow",
+            "",
+            "Each cause from the run's own evidence: its events, the profiles of its first "
+            "calls (their traces where found beside the record), its phases and settings.",
+            "",
+            "| call | cause | time | evidence |",
+            "| --- | --- | ---: | --- |",
+        ]
+        for cause in d.causes:
+            when = cause.phase if cause.phase is not None else f"#{cause.iteration}"
+            timed = ms(cause.ms) if cause.ms is not None else "-"
+            evidence = cause.evidence.replace("|", "\\|")
+            out.append(f"| {when} | {cause.name} | {timed} | {evidence} |")
         out.append("")
 
     ref = steady_reference(data.profiles, s.steady_from)

@@ -11,13 +11,25 @@ from typing import Any
 from warmscope.core.child import outcome
 from warmscope.core.data import first_call
 from warmscope.core.data.run import RunData
-from warmscope.core.output.digest import digest, event_list_text, memory_text, ratio_text
+from warmscope.core.output.digest import (
+    device_text,
+    digest,
+    event_list_text,
+    memory_text,
+    ratio_text,
+)
 from warmscope.core.output.safe_text import clean
 from warmscope.core.output.units import metric as metric_cell
 from warmscope.core.output.units import ms as fmt_ms
 from warmscope.core.output.units import rate
 
 SUMMARY_WARMUP_ROWS = 12
+
+
+def clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 RATIO_WIDTH = len("1.80× too few iterations")
 
 
@@ -30,6 +42,9 @@ def render_summary(data: RunData) -> str:
         out.append("settings   " + "  ".join(f"{k}={v}" for k, v in d.changed.items()))
     if d.phases:
         out.append("phases     " + " · ".join(f"{k} {fmt_ms(v)}" for k, v in d.phases.items()))
+    for cause in d.causes:
+        if cause.phase is not None and cause.evidence:
+            out.append(f"           {cause.phase}: {cause.name} ({cause.evidence})")
     if d.inputs:
         given = f"  ({d.inputs_given})" if d.inputs_given and d.inputs_given != "--input" else ""
         out.append("inputs     " + " ".join(d.inputs) + given)
@@ -53,9 +68,15 @@ def render_summary(data: RunData) -> str:
         f"steady     {pooled}p50 {fmt_ms(s.p50_ms)} · p90 {fmt_ms(s.p90_ms)} · p99 {fmt_ms(s.p99_ms)} · "
         f"mean {fmt_ms(s.mean_ms)} · CV {cv} · {rate(s.throughput_per_s)}"
     )
+    if d.device is not None:
+        out.append(f"device     {device_text(d.device)}")
     if d.warmup:
         out.append("slow iterations")
         for row in d.warmup:
+            if row.causes:  # the causes, then the events that show them
+                what = f"{row.label_text}   {row.titles_text(100)}".rstrip()
+                out.append(f"  #{row.iteration:<5} {fmt_ms(row.ms):>11}  {clip(what, 180)}")
+                continue
             out.append(
                 f"  #{row.iteration:<5} {fmt_ms(row.ms):>11}  {row.label_text:<25} "
                 f"{row.titles_text(100)}".rstrip()

@@ -48,6 +48,7 @@ def agent_config(
         "seed": settings.seed,
         "gap": settings.gap,
         "idle_probe": settings.idle_probe,
+        "replay_opening": settings.replay_opening,
         "torch_config": settings.torch_config,
         "recipe": settings.recipe,
         "fresh_inputs": settings.fresh_inputs,

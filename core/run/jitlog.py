@@ -136,21 +136,3 @@ def stderr_title(line: str) -> str:
         return text
     place = match.group("place").rpartition("/")[2]
     return f"{match.group('message').strip()} ({place})"
-
-
-def label_for(kinds_and_titles: list[tuple[str, str]]) -> str | None:
-    """The known cause of an iteration's cost, from its events' kinds and titles.
-
-    Precedence: recompile > compile > optimization > profiling run.
-    """
-    kinds = {k for k, _ in kinds_and_titles}
-    titles = {t for k, t in kinds_and_titles if k == "jit"}
-    if "recompile" in kinds:
-        return "recompile"
-    if "compile" in kinds:
-        return "compile"
-    if "Optimized Graph" in titles:
-        return "optimization"
-    if "Profiled Graph" in titles:
-        return "profiling run"
-    return None

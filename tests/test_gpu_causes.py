@@ -1,0 +1,165 @@
+"""Every GPU warm-up cause named from evidence: table-driven over the records, traces and
+stderr of warmscope's runs on a real H100 (tests/data/gpu_h100), read here without a GPU."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from warmscope.core.data import causes, trace_evidence
+from warmscope.core.data.record import read_run
+from warmscope.core.output.digest import digest
+from warmscope.core.output.report import report
+from warmscope.core.output.text_views import render_summary
+
+RUNS = Path(__file__).parent / "data" / "gpu_h100" / "runs"
+
+
+def record(name: str) -> Path:
+    (path,) = [p for p in (RUNS / name).glob("*.jsonl") if "." not in p.stem]
+    return path
+
+
+def named(name: str) -> dict[object, set[str]]:
+    """Each iteration's (or phase's) cause names in the record ``name``."""
+    data = read_run(record(name))
+    out: dict[object, set[str]] = {}
+    for c in causes.run_causes(data, trace_evidence.for_run(data)):
+        out.setdefault(c.phase if c.phase is not None else c.iteration, set()).add(c.name)
+    return out
+
+
+LAZY = causes.LAZY_LOADING
+CUBLAS = causes.CUBLAS_FIRST_USE
+CUDNN = causes.CUDNN_FIRST_USE
+TUNED = causes.CUDNN_AUTOTUNING
+TUNED_FIRST = causes.CUDNN_AUTOTUNING + " with cuDNN's first use"
+FIRST_USE = causes.CUDA_FIRST_USE
+
+# (record, iteration or phase, the causes it must name, the ones it must not)
+TABLE = [
+    # A CNN's first eager call: lazy loading, cuBLAS and cuDNN first use, not "kernel selection".
+    ("cnn-eager", 0, {LAZY, CUBLAS, CUDNN, causes.ALLOCATOR}, {TUNED}),
+    ("cnn-eager", "cuda init", {causes.CONTEXT}, set()),
+    # cudnn_benchmark on, three shapes, profiled: the autotuner in each shape's first call.
+    ("cnn-eager-3shapes-cudnn-profiled", 0, {TUNED_FIRST, CUBLAS, LAZY}, {CUDNN}),
+    ("cnn-eager-3shapes-cudnn-profiled", 1, {TUNED}, {LAZY, CUBLAS}),
+    ("cnn-eager-3shapes-cudnn-profiled", 2, {TUNED}, {CUBLAS}),
+    # The same run unprofiled: the settings name the autotuner, the first call its first use.
+    ("cnn-eager-3shapes-cudnn-on", 0, {FIRST_USE, TUNED}, set()),
+    ("cnn-eager-3shapes-cudnn-on", 1, {TUNED}, {FIRST_USE}),
+    ("cnn-eager-3shapes-cudnn-on", 2, {TUNED}, {FIRST_USE}),
+    ("cnn-eager-3shapes-cudnn-off", 0, {FIRST_USE}, {TUNED}),
+    # CUDA_MODULE_LOADING=EAGER: the libraries load whole, in cuda init and at first use.
+    (
+        "cnn-eager-module-loading-EAGER",
+        "cuda init",
+        {causes.CONTEXT + " with eager module loading"},
+        set(),
+    ),
+    ("cnn-eager-EAGER-profiled", 0, {CUDNN, CUBLAS}, {LAZY}),
+    ("cnn-eager-module-loading-LAZY", "cuda init", {causes.CONTEXT}, set()),
+    # A scripted CNN: the profiling run is named, and so is the CUDA first use inside it.
+    ("cnn-script-cudnn-3shapes", 0, {causes.PROFILING_RUN, FIRST_USE, TUNED}, set()),
+    ("cnn-script-cudnn-3shapes", 1, {causes.OPTIMIZATION, TUNED}, set()),
+    ("cnn-script-cudnn-3shapes", 2, {TUNED, LAZY}, set()),
+    # torch.compile on CUDA: the compile, CUDA graph warm-up then recording, Triton autotuning.
+    (
+        "transformer-compile-reduce-overhead",
+        0,
+        {causes.COMPILE, causes.GRAPH_WARMUP},
+        {causes.GRAPH_RECORDING},
+    ),
+    ("transformer-compile-reduce-overhead", 1, {causes.GRAPH_RECORDING}, {causes.COMPILE}),
+    (
+        "transformer-compile-max-autotune-nocg",
+        0,
+        {causes.COMPILE, causes.TRITON_AUTOTUNING},
+        {causes.GRAPH_WARMUP},
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "at", "must", "must_not"), TABLE)
+def test_each_h100_first_call_is_explained_by_its_causes(
+    name: str, at: object, must: set[str], must_not: set[str]
+) -> None:
+    found = named(name).get(at, set())
+    assert must <= found, f"{name} {at}: {found}"
+    assert not (must_not & found), f"{name} {at}: {found}"
+
+
+def test_the_timed_causes_are_what_the_evidence_times() -> None:
+    data = read_run(record("cnn-eager-3shapes-cudnn-profiled"))
+    found = {
+        (c.iteration, c.name): c for c in causes.run_causes(data, trace_evidence.for_run(data))
+    }
+    # iteration 1 (a new shape): the autotuner's time in aten::cudnn_convolution, against steady.
+    tuned = found[(1, TUNED)]
+    assert tuned.ms is not None and 100 < tuned.ms < data.latency(1) * 1.1
+    assert "timing calls in aten::cudnn_convolution" in tuned.evidence
+    # Under reduce-overhead: the recording's own callback time, the warm-up the call's rest.
+    data = read_run(record("transformer-compile-reduce-overhead"))
+    found = {(c.iteration, c.name): c for c in causes.run_causes(data)}
+    assert found[(1, causes.GRAPH_RECORDING)].ms == pytest.approx(22.442831)
+    compile_ms = found[(0, causes.COMPILE)].ms
+    assert compile_ms == pytest.approx(3322.277021)
+    warmup = found[(0, causes.GRAPH_WARMUP)].ms
+    assert warmup == pytest.approx(data.latency(0) - compile_ms)
+
+
+def test_a_warning_never_titles_a_call_that_compiled() -> None:
+    data = read_run(record("transformer-compile-reduce-overhead"))
+    rows = {row.iteration: row for row in digest(data).warmup}
+    assert rows[0].label_text.startswith("the compile")
+    assert rows[0].titles[0] == "compile 0/0 (dynamo)"  # the warning after what the call did
+    assert rows[1].label_text.startswith("CUDA graph recording")
+    text = render_summary(data)
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("#0"))
+    assert line.index("the compile") < line.index("UserWarning")
+
+
+def test_report_explains_an_h100_record_with_todays_rules() -> None:
+    text = report(read_run(record("cnn-eager")))
+    assert "## Why the slow calls were slow" in text
+    assert "cuBLAS first use" in text and "CUDA lazy module loading" in text
+    assert "kernel selection/allocation" not in text  # the stored label is not trusted
+    text = report(read_run(record("transformer-compile-reduce-overhead")))
+    assert "| #0 | the compile |" in text and "| #1 | CUDA graph recording |" in text
+    assert "compiled 1 time(s)" in text  # the recording is not a compile
+
+
+def test_without_its_traces_a_record_is_explained_from_its_profile_lines(tmp_path: Path) -> None:
+    src = record("cnn-eager-3shapes-cudnn-profiled")
+    copy = tmp_path / src.name
+    shutil.copy(src, copy)  # the record alone: no trace beside it, none where it names them
+    data = read_run(copy)
+    assert trace_evidence.for_run(data)(0) is None
+    found = {(c.iteration, c.name) for c in causes.run_causes(data, trace_evidence.for_run(data))}
+    assert {(0, TUNED_FIRST), (0, LAZY), (0, CUBLAS), (1, TUNED)} <= found
+
+
+def test_a_trace_is_found_beside_its_record_gzipped() -> None:
+    data = read_run(record("cnn-eager"))
+    profile = data.profiles[0]
+    assert not Path(profile["trace"]).exists()  # the GPU machine's path
+    evidence = trace_evidence.for_run(data)(0)
+    assert evidence is not None and evidence.source == "trace"
+    assert evidence.count(trace_evidence.MODULE_LOADING) == 13  # 3 modules, 10 functions
+
+
+def test_a_trace_that_is_no_file_or_too_large_is_not_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "trace.json"
+    os.mkfifo(fifo)  # opened, it would block: never opened
+    assert trace_evidence.load(str(fifo), None) is None
+    assert trace_evidence.load("/dev/zero", None) is None
+    big = tmp_path / "big.trace.json"
+    with open(big, "wb") as f:
+        f.truncate(trace_evidence.MAX_TRACE_BYTES + 1)
+    assert trace_evidence.load(str(big), None) is None
+    bad = tmp_path / "bad.trace.json"
+    bad.write_text('{"traceEvents": [1, "x", {"ph": "X", "cat": "kernel", "dur": "NaN"}]}')
+    assert trace_evidence.load(str(bad), None) is not None  # odd events skipped, not raised
