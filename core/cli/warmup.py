@@ -190,7 +190,16 @@ def render(doc: dict[str, Any]) -> str:
     keys = [s["key"] for s in doc["baseline"]["shapes"]]
     width = max(12, *(len(k) + 2 for k in keys)) if keys else 12
     cw = 28
-    lines.append("first call / steady p50, median (95% interval) across processes")
+    held = any(c.get("held_to_replay") for c in doc["candidates"])
+    lines.append(
+        "first call / steady p50, median (95% interval) across processes"
+        + (
+            "; a candidate's held to the larger of its steady p50 and the same call replayed "
+            "warm after the same pause (the GPU after idle)"
+            if held
+            else ""
+        )
+    )
     lines.append(f"{'':{width}}" + "".join(f"{label[: cw - 1]:<{cw}}" for label, _ in cols))
     for key in keys:
         row = f"{key or 'input':{width}}"
@@ -213,6 +222,8 @@ def render(doc: dict[str, Any]) -> str:
             lines.append(f"  {c['label']}: {c['why']}")
         if c.get("break_even"):
             lines.append(f"  {c['label']}: {c['break_even']}")
+        if c.get("held"):
+            lines.append(f"  {c['label']}: {c['held']}")
     for o in doc["observed"]:
         if o.get("note"):
             lines.append(f"observed   {o['note']}")

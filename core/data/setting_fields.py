@@ -72,6 +72,37 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset("eager", "plain eager PyTorch", {"mode": "eager"}),
         Preset("compile", "torch.compile with its defaults (inductor)", {"mode": "compile"}),
+        # GPU: what changes a CUDA run's first calls.
+        Preset(
+            "cudnn-autotune",
+            "GPU: cuDNN autotuning on (each new shape's first call benchmarks its convolutions)",
+            {"cudnn_benchmark": True},
+        ),
+        Preset(
+            "no-cudnn-autotune",
+            "GPU: cuDNN autotuning off (cuDNN's heuristics choose; no benchmark per shape)",
+            {"cudnn_benchmark": False},
+        ),
+        Preset(
+            "lazy-loading",
+            "GPU: CUDA_MODULE_LOADING=LAZY (kernels load at their first launch)",
+            {"cuda_module_loading": "LAZY"},
+        ),
+        Preset(
+            "eager-loading",
+            "GPU: CUDA_MODULE_LOADING=EAGER (every kernel loads when CUDA starts)",
+            {"cuda_module_loading": "EAGER"},
+        ),
+        Preset(
+            "tf32",
+            "GPU: TF32 for float32 matmuls (torch.set_float32_matmul_precision('high'))",
+            {"matmul_precision": "high"},
+        ),
+        Preset(
+            "reduce-overhead",
+            "GPU: torch.compile mode=reduce-overhead (CUDA graphs: warm-up, record, replay)",
+            {"mode": "compile", "compile_mode": "reduce-overhead"},
+        ),
     )
 }
 

@@ -48,6 +48,11 @@ class Recipe:
     num_profiled_runs: int | None = None
     fusion_strategy: str | None = None
     freeze: bool = False
+    cudnn_benchmark: bool | None = None
+    """``torch.backends.cudnn.benchmark`` as verified (``None``: left as torch has it)."""
+    cuda_module_loading: str | None = None
+    """The ``CUDA_MODULE_LOADING`` the recipe was verified under, kept in force: set where CUDA
+    has not started yet, a warning where it started with another."""
     compile_options: dict[str, Any] = field(default_factory=dict)
     """``torch.compile`` keyword arguments (``backend``, ``mode``, ``dynamic``, ``fullgraph``)."""
     mark_dynamic: list[dict[str, Any]] = field(default_factory=list)
@@ -84,6 +89,8 @@ class Recipe:
             parts.append(f"fusion {self.fusion_strategy}")
         if self.freeze:
             parts.append("freeze")
+        if self.cudnn_benchmark is not None:
+            parts.append(f"cuDNN autotuning {'on' if self.cudnn_benchmark else 'off'}")
         if self.mode == "compile":
             dyn = self.compile_options.get("dynamic")
             parts.append("compile" + ("" if dyn is None else f"(dynamic={dyn})"))
@@ -183,8 +190,10 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
             add(f"  {note}")
     add('"""')
     add("")
-    stdlib = (["contextlib"] if recipe.grad_mode == "enabled" else []) + (
-        ["os"] if recipe.cache_artifact else []
+    stdlib = (
+        (["contextlib"] if recipe.grad_mode == "enabled" else [])
+        + (["os"] if recipe.cache_artifact or recipe.cuda_module_loading else [])
+        + (["warnings"] if recipe.cuda_module_loading else [])
     )
     for name in stdlib:
         add(f"import {name}")
@@ -231,6 +240,29 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
         ]
         step("# How many shape specializations the fuser makes before it goes dynamic.")
         step(f"torch.jit.set_fusion_strategy({_literal(stages)})")
+    if recipe.cuda_module_loading:
+        mode = _literal(recipe.cuda_module_loading)
+        step(
+            f"# Verified with CUDA_MODULE_LOADING={recipe.cuda_module_loading}. CUDA reads it as it"
+        )
+        step("# starts: set it in the server's environment (here only where CUDA has not started).")
+        step("if not torch.cuda.is_initialized():")
+        step(f'    os.environ["CUDA_MODULE_LOADING"] = {mode}')
+        step(f'elif os.environ.get("CUDA_MODULE_LOADING") != {mode}:')
+        step("    warnings.warn(")
+        step(
+            f'        f"verified with CUDA_MODULE_LOADING={recipe.cuda_module_loading}; CUDA started'
+            " with {os.environ.get('CUDA_MODULE_LOADING')}\""
+        )
+        step("    )")
+    if recipe.cudnn_benchmark is not None:
+        if recipe.cudnn_benchmark:
+            step("# cuDNN autotuning on: each shape's first call benchmarks its convolutions;")
+            step("# the warm-up calls below pay that for every declared shape.")
+        else:
+            step("# cuDNN autotuning off: no shape's first call benchmarks (cuDNN's heuristics")
+            step("# choose the algorithms), at the steady cost verified.")
+        step(f"torch.backends.cudnn.benchmark = {recipe.cudnn_benchmark}")
     if recipe.mode in ("script", "trace"):
         step("if not isinstance(model, torch.jit.ScriptModule):")
         step("    model = torch.jit.script(model)")

@@ -71,7 +71,29 @@ def judge(facts: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
     else:
         out.update(verdict="verified", why="")
     out["break_even"] = break_even(facts, baseline)
+    out["held"] = held_text(worst) if worst is not None else ""
     return out
+
+
+def held_text(shape: dict[str, Any]) -> str:
+    """Where a first call was held to its replay: ``S=128's first call is 1.78× its steady
+    p50; the same call replayed warm after the same pause, 1.69×``: how much of the first
+    call a warm process pays as well (on a GPU, its clocks after idle)."""
+    raw = (shape.get("raw_ratio") or {}).get("median")
+    replays = (shape.get("replay_ms") or {}).get("values", [])
+    p50s = (shape.get("p50_ms") or {}).get("values", [])
+    if raw is None:
+        return ""
+    # Each process's replay against its own steady p50 (both listed in process order).
+    ratios = sorted(r / p for r, p in zip(replays, p50s, strict=False) if r is not None and p)
+    if not ratios:
+        return ""
+    warm = ratios[len(ratios) // 2]
+    name = shape.get("key") or "the input"
+    return (
+        f"{name}'s first call is {num3(raw)}× its steady p50; the same call replayed warm "
+        f"after the same pause, {num3(warm)}×"
+    )
 
 
 def break_even(facts: dict[str, Any], baseline: dict[str, Any]) -> str:
