@@ -1,0 +1,143 @@
+"""What device time costs a CUDA run: the host time of a call with and without the agent's CUDA
+events around it. Needs a GPU.
+
+Two measures, both printed:
+
+- in one process, blocks of calls alternating the agent's two loop bodies (host only; an event
+  pair from the agent's own ``DeviceTimer``, the start recorded before the clock starts, the
+  end inside it), paired block by block: the added host time per call, free of the spread
+  between processes (a GPU's steady p50 moves by tens of percent from one process to the next);
+- fresh ``warmscope run`` processes alternating ``device_time=on`` and ``off``: the steady
+  p50 each, for context.
+
+The goal: at most 2 µs added per call.
+
+    python benchmarks/device_time_cost.py [--blocks 40] [--calls 400] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+GOAL_US = 2.0
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def in_process(blocks: int, calls: int) -> dict[str, float]:
+    import torch
+
+    from warmscope.core.child.agent import DeviceTimer
+    from warmscope.sample_models.cnn import make_model
+
+    model = make_model().cuda().eval()
+    x = torch.randn(1, 3, 64, 64, device="cuda")
+    sync, clock = torch.cuda.synchronize, time.perf_counter_ns
+    timer = DeviceTimer(torch)
+    pairs, stream = timer.pairs, timer.stream
+    added: list[float] = []
+    host_p50: list[float] = []
+    read_us: list[float] = []
+    with torch.no_grad():
+        for _ in range(300):
+            model(x)
+        sync()
+        for _ in range(blocks):
+            plain, timed, launches = [], [], []
+            for _ in range(calls):  # the agent's body without device time
+                t0 = clock()
+                model(x)
+                sync()
+                plain.append(clock() - t0)
+            for k in range(calls):  # and with it
+                pairs[k][0].record(stream)
+                t0 = clock()
+                model(x)
+                returned = clock()
+                pairs[k][1].record(stream)
+                sync()
+                t1 = clock()
+                timed.append(t1 - t0)
+                launches.append(returned - t0)
+            r0 = clock()
+            timer.read(list(range(calls)))  # the read-back, with each batch, outside any call
+            read_us.append((clock() - r0) / 1e3 / calls)
+            added.append((statistics.median(timed) - statistics.median(plain)) / 1e3)
+            host_p50.append(statistics.median(plain) / 1e3)
+    return {
+        "host_p50_us": statistics.median(host_p50),
+        "added_us": statistics.median(added),
+        "added_lo_us": sorted(added)[len(added) // 4],
+        "added_hi_us": sorted(added)[3 * len(added) // 4],
+        "read_us_per_call": statistics.median(read_us),
+    }
+
+
+def processes(rounds: int, iters: int) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"on": [], "off": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for mode in ("off", "on") if r % 2 else ("on", "off"):
+                path = Path(tmp) / f"{mode}{r}.json"
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "warmscope.core.cli",
+                        "run",
+                        "sample:cnn",
+                        "--mode",
+                        "eager",
+                        "--device",
+                        "cuda",
+                        "--iters",
+                        str(iters),
+                        "--no-explain",
+                        "--set",
+                        f"device_time={mode}",
+                        "--json",
+                        str(path),
+                    ],
+                    check=True,
+                    capture_output=True,
+                    cwd=tmp,
+                )
+                out[mode].append(json.loads(path.read_text())["summary"]["p50_ms"] * 1000)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--blocks", type=int, default=40)
+    parser.add_argument("--calls", type=int, default=400)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=3000)
+    args = parser.parse_args()
+    one = in_process(args.blocks, args.calls)
+    print(
+        f"in one process ({args.blocks} pairs of {args.calls}-call blocks): host p50 "
+        f"{one['host_p50_us']:.1f} µs; device time adds {one['added_us']:.2f} µs a call "
+        f"(quartiles {one['added_lo_us']:.2f} to {one['added_hi_us']:.2f}); reading the events "
+        f"back {one['read_us_per_call']:.2f} µs a call, outside the calls"
+    )
+    many = processes(args.rounds, args.iters) if args.rounds else {"on": [], "off": []}
+    if many["on"]:
+        print(
+            "fresh processes, steady p50 (µs): device_time=on "
+            + ", ".join(f"{v:.1f}" for v in many["on"])
+            + " · off "
+            + ", ".join(f"{v:.1f}" for v in many["off"])
+        )
+    met = one["added_us"] <= GOAL_US
+    print(f"goal: at most {GOAL_US} µs added a call: {'met' if met else 'missed'}")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
