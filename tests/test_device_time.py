@@ -124,3 +124,29 @@ def test_a_device_line_of_the_wrong_shape_is_refused() -> None:
     ):
         with pytest.raises(ValueError):
             check_line(line)
+
+
+def test_the_chart_switches_to_device_time_only_where_the_run_has_it() -> None:
+    from textual.pilot import Pilot
+
+    from tests.tui_support import run
+    from warmscope.tui.app import build_app
+    from warmscope.tui.latency_chart import LatencyChart
+
+    timed = run_of([5000] + [300] * 59, [4900] + [270] * 59, [4000] + [290] * 59)
+    app = build_app(records=[read_run(DATA / "speech-script.jsonl"), timed])
+
+    async def scenario(pilot: Pilot) -> None:
+        chart = app.screen.query_one(LatencyChart)
+        await pilot.press("d")
+        assert not chart.device_time  # a CPU run: nothing to switch to
+        app.view_entry(app.runs[1])
+        await pilot.pause()
+        await pilot.press("d")
+        assert chart.showing_device()
+        assert chart.view is not None and chart.view.device_series.count == 60
+        assert chart.view.device_series.head[1] == pytest.approx(0.27)
+        await pilot.press("d")
+        assert not chart.showing_device()
+
+    run(app, scenario)

@@ -107,6 +107,8 @@ class RunController:
         self._summary_busy: set[int] = set()
         self._rows: dict[int, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
         """Per-shape rows and idle-probe rows, computed with a summary, for its view."""
+        self._device: dict[int, dict[str, Any] | None] = {}
+        """How busy the device was (``RunData.device_summary``), computed with a summary."""
         self._summary_due: dict[int, float] = {}
         self.sweeping: SweepRunner | None = None
         """The sweep running now (``sweep_actions``): no other run starts while it does."""
@@ -132,6 +134,8 @@ class RunController:
         self.runs.append(entry)
         if data.count <= INLINE_SUMMARY_MAX:  # cheaper than a worker and a second frame
             self._rows[entry.number] = (data.shape_rows(), data.idle_probe_rows())
+            if len(data.device_ns):
+                self._device[entry.number] = data.device_summary()
             self.summary_done(entry, data.summary(), data.count, 0.0, tuple(data.warnings()))
         return entry
 
@@ -255,6 +259,8 @@ class RunController:
             warnings = tuple(snapshot.warnings()) if snapshot.finished else ()
             if snapshot.shape_keys or snapshot.idle_probe:
                 self._rows[entry.number] = (snapshot.shape_rows(), snapshot.idle_probe_rows())
+            if len(snapshot.device_ns):
+                self._device[entry.number] = snapshot.device_summary()
             return summary, snapshot.count, time.perf_counter() - t0, warnings
 
         return job
@@ -274,6 +280,8 @@ class RunController:
         entry.view.summary_count = count
         if entry.number in self._rows:
             entry.view.shapes, entry.view.idle_probe = self._rows.pop(entry.number)
+        if entry.number in self._device:
+            entry.view.device = self._device.pop(entry.number)
         entry.view.summary_error = ""
         interval = max(SUMMARY_MIN_INTERVAL_S, SUMMARY_COST_FACTOR * cost)
         self._summary_due[entry.number] = time.monotonic() + interval

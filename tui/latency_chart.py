@@ -52,6 +52,8 @@ class LatencyChart(TextLines):
 
     log_scale: reactive[bool] = reactive(True)
     zoom: reactive[bool] = reactive(False)
+    device_time: reactive[bool] = reactive(False)
+    """Draw each call's device time (CUDA events) instead of its host time."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -74,6 +76,16 @@ class LatencyChart(TextLines):
         self.update_titles()
         self.redraw()
 
+    def watch_device_time(self) -> None:
+        self.hold = ScaleHold()
+        self.update_titles()
+        self.redraw()
+
+    def showing_device(self) -> bool:
+        """Whether the chart draws device time: asked for, and the run has it."""
+        view = self.view
+        return self.device_time and view is not None and view.device_series.count > 0
+
     def on_resize(self) -> None:
         self.update_titles()
 
@@ -87,7 +99,8 @@ class LatencyChart(TextLines):
     def update_titles(self) -> None:
         view = self.view
         # Nothing in the titles moves with each iteration: a new title repaints the whole chart.
-        title = f"latency ({'log' if self.log_scale else 'linear'})"
+        what = "device time" if self.showing_device() else "latency"
+        title = f"{what} ({'log' if self.log_scale else 'linear'})"
         if self.zoom:
             title += " · warm-up view"
         seen = view.series.marks_seen() if view is not None else set()
@@ -111,13 +124,17 @@ class LatencyChart(TextLines):
         if view is None:
             return []
         s = view.summary
+        device = self.showing_device()
+        p50 = s.p50_ms if s else None
+        if device:
+            p50 = view.device["p50_ms"] if view.device else None
         lines = latency_chart(
-            view.series,
+            view.device_series if device else view.series,
             width,
             height,
             log=self.log_scale,
             steady_from=s.steady_from if s else None,
-            p50=s.p50_ms if s else None,
+            p50=p50,
             stop=self._stop(),
             styles=self.styles_for_chart(),
             hold=self.hold,

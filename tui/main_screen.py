@@ -50,6 +50,7 @@ RUN_KEYS = (
     ("W", "app.warmup", "Warm-up recipe", "warmup", "from this run's settings", False),
     ("l", "toggle_log", "Log scale", "log-scale", "log or linear latency axis", False),
     ("z", "toggle_zoom", "Zoom", "zoom", "all iterations or the warm-up view", False),
+    ("d", "toggle_device", "Device time", "device-time", "host or device time (CUDA)", False),
     ("colon", "goto", "Go to iteration", "goto", "any iteration, by its number", False),
     ("space", "freeze", "Freeze", "freeze", "stop repainting while the run goes on", False),
     ("slash", "search_events", "Search events", "search", "⏎, then n N: next/previous", False),
@@ -260,6 +261,15 @@ class MainScreen(Screen[None]):
     def action_toggle_zoom(self) -> None:
         chart = self.query_one(LatencyChart)
         chart.zoom = not chart.zoom
+
+    def action_toggle_device(self) -> None:
+        chart = self.query_one(LatencyChart)
+        entry = self.entry
+        if not chart.device_time and (entry is None or not entry.view.device_series.count):
+            self.notify("no device time: the run did not time its calls on a GPU", timeout=3)
+            return
+        chart.device_time = not chart.device_time
+        self.notify(f"chart: {'device' if chart.device_time else 'host'} time", timeout=2)
 
     def action_goto(self) -> None:
         from warmscope.tui.goto_screen import GotoScreen

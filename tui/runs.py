@@ -77,6 +77,12 @@ class RunView:
 
     def __init__(self) -> None:
         self.series = LatencySeries()
+        self.device_series = LatencySeries()
+        """On CUDA, each call's device time (a call the device did not time, at its host
+        time): the chart's other view."""
+        self.device: dict[str, Any] | None = None
+        """How busy the device was in a steady call (``RunData.device_summary``), computed
+        with the summary."""
         self._own: array[float] = array("d")
         self.latencies: Sequence[float] = self._own
         """Every latency so far: the run's own array once ``attach``-ed, else a copy."""
@@ -136,6 +142,8 @@ class RunView:
             self.count = u.first + len(u.ms)
             self.last_ms = u.ms[-1]
             d.rows = len(u.ms)
+        if u.device_ns:
+            self._add_device(u.device_first, u.device_ns)
         for ev in u.events:
             if ev.iteration is not None:
                 self.by_iteration.setdefault(ev.iteration, []).append((ev.kind, ev.title))
@@ -159,6 +167,23 @@ class RunView:
         self.phases = u.phases
         self._track_rate(time.monotonic() if now is None else now)
         return d
+
+    def _add_device(self, first: int, device_ns: Sequence[int]) -> None:
+        """Device times from ``first`` (they follow their iterations, never lead them); a call
+        the device did not time is drawn at its host time."""
+        start = self.device_series.count
+        skip = max(0, start - first)
+        gap = [self.latencies[i] for i in range(start, first)]
+        if gap:
+            self.device_series.extend(gap)
+        values = device_ns[skip:]
+        if min(values, default=0) >= 0:
+            self.device_series.extend(values, per_ms=NS_PER_MS)
+            return
+        at = first + skip
+        self.device_series.extend(
+            [v / NS_PER_MS if v >= 0 else self.latencies[at + j] for j, v in enumerate(values)]
+        )
 
     def _track_rate(self, now: float) -> None:
         if self._rate_mark is None or self.count == 0:

@@ -61,6 +61,8 @@ def summary_content(view: RunView) -> Content:
         rows.append(("steady", [fmt.rate(s.throughput_per_s)]))
     else:
         rows += [("p50", ["-"]), ("p90 · p99", ["-"]), ("CV", ["-"]), ("steady", ["-"])]
+    if view.device is not None:  # CUDA: how busy the device was in a steady call
+        rows.append(("device", [f"{fmt.ms(view.device['p50_ms'])} · {view.device['bound']}"]))
     if view.warnings:
         said = dict.fromkeys(NOISE_WORDS.get(w.code, w.code) for w in view.warnings)
         rows.append(("noise", [(" · ".join(said), "$warning")]))

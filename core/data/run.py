@@ -85,6 +85,7 @@ class Cursor:
     iterations: int = 0
     events: int = 0
     samples: int = 0
+    device: int = 0
 
 
 @dataclass
@@ -109,6 +110,10 @@ class Update:
     shapes: Sequence[int] = field(default_factory=list)
     """The new iterations' indices into ``shape_keys`` (empty when the shapes do not vary)."""
     shape_keys: list[str] = field(default_factory=list)
+    device_first: int = 0
+    device_ns: Sequence[int] = ()
+    """The device times new since the last look (integer ns, -1 where the device did not
+    time the call), from ``device_first``: they may trail the iterations by a batch."""
 
     @property
     def ns(self) -> Sequence[int] | None:
@@ -397,9 +402,12 @@ class RunData:
             shapes=(self.shape_of if whole else self.shape_of[first:]) if self.shape_keys else [],
             shape_keys=list(self.shape_keys),
         )
+        update.device_first = cursor.device
+        update.device_ns = self.device_ns if whole else self.device_ns[cursor.device :]
         cursor.iterations = self.count
         cursor.events = len(self.events)
         cursor.samples = len(self.samples)
+        cursor.device = len(self.device_ns)
         return update
 
     def snapshot(self) -> RunData:
