@@ -179,15 +179,34 @@ def test_sampler_follows_cuda_visible_devices(
     assert reading is not None and "gpu_util" not in reading
 
 
-def test_the_pane_names_the_device_its_ceilings_and_what_it_cannot_report(nvml: Any) -> None:
+def test_the_readout_shows_each_reading_against_the_devices_own_ceiling(nvml: Any) -> None:
+    from warmscope.core.output import gpu_readout
     from warmscope.tui.utilization import gpu_note
 
     full, mig = Gpu(nvml, 0), Gpu(nvml, 1)
-    mig.sample({CHILD})
     sample = full.sample({CHILD})
-    note = gpu_note([sample], {"gpu": full.describe()}, "cuda:0")
-    assert note == "NVIDIA H100 80GB HBM3 · SM max 1,980 MHz, power limit 700 W, memory 81,559 MB"
-    note = gpu_note([mig.sample({CHILD})], {"gpu": mig.describe()}, "cuda:0")
-    assert note.startswith("NVIDIA H100 80GB HBM3 (a MIG slice) · SM max 1,980 MHz")
-    assert note.endswith("not reported: pcie, power, power limit, process utilization, utilization")
+    env = {"gpu": full.describe(), "driver": H100["driver"]}
+    assert gpu_readout.device_line(env) == "GPU 0 · NVIDIA H100 80GB HBM3 · driver 580.159.04"
+    shown = {r.label: r.text for r in gpu_readout.readings(sample, env)}
+    assert shown == {
+        "util": "99%",
+        "memory": "1,327 / 81,559 MB",
+        "SM clock": "1,980 / 1,980 MHz",
+        "power": "672 / 700 W",
+        "temp": "63°C",
+        "PCIe tx": "3.1 MB/s",
+        "PCIe rx": "6.5 MB/s",
+        "child SM": "93%",
+        "child mem": "838 MB",
+    }
+    assert gpu_note([sample], env, "cuda:0") == ""  # it reports every reading
+    mig.sample({CHILD})
+    sample, env = mig.sample({CHILD}), {"gpu": mig.describe()}
+    assert gpu_readout.device_line(env).startswith("GPU 1 (MIG slice) · NVIDIA H100 80GB HBM3")
+    shown = {r.label: r.text for r in gpu_readout.readings(sample, env)}
+    assert shown["util"] == shown["power"] == shown["PCIe tx"] == shown["child SM"] == "N/A"
+    assert shown["memory"] == "1,327 / 81,559 MB" and shown["child mem"] == "838 MB"
+    assert gpu_note([sample], env, "cuda:0") == (
+        "not reported by the device: pcie, power, power limit, process utilization, utilization"
+    )
     assert gpu_note([{"cpu": 1.0}], {"nvml": "ok"}, "cpu").startswith("GPU not sampled")

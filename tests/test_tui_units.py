@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.text import Text
@@ -229,3 +230,17 @@ def test_cut_whole_cuts_between_items_not_inside_a_figure() -> None:
     assert fmt.cut_whole("a" * 30, 10, "...") == "a" * 7 + "..."
     for width in range(1, 90):
         assert len(fmt.cut_whole(text, width)) <= max(width, 1)
+
+
+@pytest.mark.parametrize(
+    ("height", "roomy", "cpu_rows"),
+    [(17, True, True), (15, True, True), (14, False, True), (11, False, True), (8, False, False)],
+)
+def test_the_usage_panes_layout_fits_its_height(height: int, roomy: bool, cpu_rows: bool) -> None:
+    # 120x40 gives the pane 17 lines, 100x30 11, 80x24 8.
+    from warmscope.tui.utilization import CPU_METRICS, fit
+
+    layout = fit(height, note=False)
+    assert (layout.roomy, layout.cpu_rows) == (roomy, cpu_rows)
+    lines = 1 + (9 + 1 if roomy else 6) + (len(CPU_METRICS) if cpu_rows else 1)
+    assert lines <= height
