@@ -421,3 +421,24 @@ def test_the_usage_pane_repaints_only_the_readings_that_changed() -> None:
             assert repainted < 59 * 57 * 11 / 4, "far less than the whole pane each time"
 
     asyncio.run(scenario())
+
+
+def test_usage_pane_of_a_cuda_run_without_nvml_names_the_device_and_why_no_gpu_rows() -> None:
+    # Derived from a real H100 record: the same run where NVML could not be loaded, so the
+    # parent wrote no NVML description, driver or GPU readings; the child's CUDA facts stay.
+    data = read_run(next(p for p in H100_RECORDS if p.parent.name == "cnn-eager"))
+    reason = "no GPU: NVML unavailable (NVML Shared Library Not Found)"
+    data.env = {k: v for k, v in data.env.items() if k not in ("gpu", "gpus", "driver")}
+    data.env["nvml"] = reason
+    data.samples = [{k: v for k, v in s.items() if not k.startswith("gpu_")} for s in data.samples]
+    app = build_app(records=[data])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("2")
+        await pilot.pause()
+        lines = pane_lines(app)
+        assert lines[0] == "cuda · NVIDIA H100 80GB HBM3, cuDNN 9.19.0"
+        assert f"{figure(data.samples[-1]['cpu'])}%" in row(lines, "child CPU")
+        assert reason in lines and "util" not in "\n".join(lines)
+
+    run(app, scenario)
