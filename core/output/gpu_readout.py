@@ -122,10 +122,10 @@ def readings(
     used = get("gpu_mem_mb")
     sm, sm_max = get("gpu_sm_mhz"), _num(gpu.get("sm_max_mhz"))
     power, limit = get("gpu_power_w"), _num(gpu.get("power_limit_w"))
-    temp = NA if get("gpu_temp_c") is None else f"{get('gpu_temp_c'):.0f}°C"
+    temp = _na(get("gpu_temp_c"), lambda v: f"{v:.0f}°C")
     tx, rx = (get(key) for key in ("gpu_pcie_tx_mbs", "gpu_pcie_rx_mbs"))
     child_sm, child_mem = get("gpu_proc_sm"), get("gpu_proc_mem_mb")
-    child_mem_text = NA if child_mem is None else f"{_int(child_mem)} MB"
+    child_mem_text = _na(child_mem, lambda mb: f"{_int(mb)} MB")
 
     memory, memory_room = against(used, total, " MB")
     clock, clock_room = against(sm, sm_max, " MHz")
@@ -136,7 +136,7 @@ def readings(
         Reading("SM clock", clock, _share(sm, sm_max), room=clock_room),
         Reading("power", watts, _share(power, limit), "gpu_power_w", limit, watts_room),
     ]
-    tx_text, rx_text = (_na(v, lambda v: f"{_rate(v)} MB/s") for v in (tx, rx))
+    tx_text, rx_text = (_na(v, lambda mbs: f"{_rate(mbs)} MB/s") for v in (tx, rx))
     if compact:
         pcie = NA if tx is None and rx is None else f"tx {tx_text} · rx {rx_text}"
         return [
