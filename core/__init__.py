@@ -89,6 +89,8 @@ output/ — what is shown.
     warmup_verdict  a warm-up's verdicts: first calls within noise of steady, the candidate
                 chosen, the one-line answer
     units       latencies and rates as people read them, one unit picker for values and columns
+    gpu_readout the run's GPU as nvitop shows a device: each reading against its ceiling, N/A
+                where the device does not say, and the child's CUDA facts in one line
     safe_text   strings made safe for a terminal
 
 cli/ — the command line: argparse and dispatch, one module a command (each imported when its

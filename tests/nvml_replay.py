@@ -4,16 +4,24 @@ A recording (``tests/gpu/record_nvml.py`` writes one on a GPU machine) holds, pe
 answer of every NVML call the sampler makes, or the NVML error code it raised. ``replay`` returns
 the real ``pynvml`` module's twin with those calls answered from the recording, so errors are
 pynvml's own classes (``NVMLError_NotSupported``…), raised as the library would raise them.
+
+The tests replay ``H100``, a real device's answers. A case it cannot give (a call the device
+does not support, a second device) is derived from it with ``answered``/``not_supported``/
+``with_device``, one answer replaced, so every other answer stays the hardware's own.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import types
 from pathlib import Path
 from typing import Any
 
 import pynvml
+
+H100 = Path(__file__).parent / "data" / "nvml" / "recorded-h100.json"
+"""One NVIDIA H100's answers while a child kept it busy (tests/data/gpu_h100/README.md)."""
 
 CALLS = (
     "nvmlDeviceGetName",
@@ -105,3 +113,28 @@ def replay(recording: dict[str, Any], *, pid_map: dict[int, int] | None = None) 
 
 def load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def answered(
+    recording: dict[str, Any], call: str, answer: Any, *, device: int = 0
+) -> dict[str, Any]:
+    """A copy of ``recording`` in which ``device`` answers ``call`` with ``answer``."""
+    derived = copy.deepcopy(recording)
+    derived["devices"][device]["calls"][call] = answer
+    return derived
+
+
+def not_supported(recording: dict[str, Any], *calls: str, device: int = 0) -> dict[str, Any]:
+    """A copy of ``recording`` in which ``device`` refuses ``calls`` as NVML does a reading the
+    device does not have (``NVML_ERROR_NOT_SUPPORTED``)."""
+    for call in calls:
+        error = {"error_code": pynvml.NVML_ERROR_NOT_SUPPORTED, "error": "Not Supported"}
+        recording = answered(recording, call, error, device=device)
+    return recording
+
+
+def with_device(recording: dict[str, Any], calls: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``recording`` with one more device, answering ``calls``."""
+    derived = copy.deepcopy(recording)
+    derived["devices"].append({"index": len(derived["devices"]), "calls": copy.deepcopy(calls)})
+    return derived

@@ -73,6 +73,6 @@ def test_the_usage_pane_of_a_cuda_record_shows_the_gpu(record: Path) -> None:
         assert app.is_running
         pane = app.screen.query_one(UtilizationPane)
         text = "\n".join(line.plain for line in pane.build_lines(90, 30))
-        assert "GPU util" in text and "NVIDIA H100 80GB HBM3" in text
+        assert text.startswith("GPU 0 · NVIDIA H100 80GB HBM3") and "1,980 / 1,980 MHz" in text
 
     run(app, scenario)

@@ -27,7 +27,7 @@ from warmscope.core.run.integrity import INTEGRITY
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="no OpenSSH client")
 PYTHON = sys.executable  # the remote interpreter: this one, which has torch
 ROOT = Path(__file__).resolve().parent.parent
-RECORDING = ROOT / "tests" / "data" / "nvml" / "handmade.json"
+RECORDING = ROOT / "tests" / "data" / "nvml" / "recorded-h100.json"  # a real H100's answers
 HOSTILE = ROOT / "tests" / "faults" / "hostile.py"
 
 
@@ -482,10 +482,10 @@ def test_the_gpu_is_sampled_on_the_remote(server: Server, tmp_path: Path) -> Non
         assert result.code == 2, result.stderr
         assert "CUDA is not available" in result.stderr.strip().splitlines()[-1]
     env, samples = _gpu_of(tmp_path / "remote.jsonl")
-    assert env["driver"] == "0.0-handmade" and env["nvml"] == "ok"
-    assert env["gpu"]["name"] == "hand-made device 0"  # type: ignore[index]
-    assert samples and samples[-1]["gpu_util"] == 97
-    assert samples[-1]["gpu_proc_mem_mb"] == 2048.0, "the remote agent's own share"
+    assert env["driver"] == "580.159.04" and env["nvml"] == "ok"
+    assert env["gpu"]["name"] == "NVIDIA H100 80GB HBM3"  # type: ignore[index]
+    assert samples and samples[-1]["gpu_util"] == 99
+    assert samples[-1]["gpu_proc_mem_mb"] == 838.0, "the remote agent's own share"
     assert samples[0].keys() == _gpu_of(tmp_path / "local.jsonl")[1][0].keys()
     assert env == _gpu_of(tmp_path / "local.jsonl")[0]
     assert read_run(tmp_path / "remote.jsonl").env["samples"].endswith("and NVML (the GPU)")

@@ -1,7 +1,8 @@
 """Sampling: psutil on a real process; NVML through a stand-in where no GPU exists.
 
-The stand-in is used only because this machine has no NVIDIA GPU; the real NVML path runs
-on a GPU machine. Without NVML the run records the GPU as absent and nothing fails.
+The stand-in, a real H100's answers played back (tests/nvml_replay.py), is used only because
+this machine has no NVIDIA GPU; the real NVML path runs on a GPU machine. Without NVML the
+run records the GPU as absent and nothing fails.
 """
 
 from __future__ import annotations
@@ -11,12 +12,17 @@ import subprocess
 import sys
 import time
 import types
+from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 
+from tests import nvml_replay
+from warmscope.core.data.record import read_run
 from warmscope.core.run import sampler
+
+H100_RUN = Path(__file__).parent / "data" / "gpu_h100" / "runs" / "cnn-eager"
 
 
 def test_samples_a_real_process_tree() -> None:
@@ -39,30 +45,6 @@ def test_samples_a_real_process_tree() -> None:
     assert s.sample() is None  # gone: the session stops sampling
 
 
-class _Struct:
-    def __init__(self, **kw: Any) -> None:
-        self.__dict__.update(kw)
-
-
-def fake_nvml(pid: int) -> types.ModuleType:
-    m = types.ModuleType("pynvml")
-    m.NVML_CLOCK_SM = 1  # type: ignore[attr-defined]
-    m.nvmlInit = lambda: None  # type: ignore[attr-defined]
-    m.nvmlDeviceGetCount = lambda: 1  # type: ignore[attr-defined]
-    m.nvmlDeviceGetHandleByIndex = lambda i: f"gpu{i}"  # type: ignore[attr-defined]
-    m.nvmlDeviceGetName = lambda h: b"Fake H100"  # type: ignore[attr-defined]
-    m.nvmlSystemGetDriverVersion = lambda: "550.1"  # type: ignore[attr-defined]
-    m.nvmlDeviceGetUtilizationRates = lambda h: _Struct(gpu=87, memory=40)  # type: ignore[attr-defined]
-    m.nvmlDeviceGetMemoryInfo = lambda h: _Struct(used=3 * 2**30, total=80 * 2**30)  # type: ignore[attr-defined]
-    m.nvmlDeviceGetPowerUsage = lambda h: 312_500  # type: ignore[attr-defined]
-    m.nvmlDeviceGetClockInfo = lambda h, c: 1980  # type: ignore[attr-defined]
-    m.nvmlDeviceGetComputeRunningProcesses = lambda h: [  # type: ignore[attr-defined]
-        _Struct(pid=pid, usedGpuMemory=2**30),
-        _Struct(pid=1, usedGpuMemory=5 * 2**30),
-    ]
-    return m
-
-
 @pytest.fixture
 def nvml_state(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setattr(sampler, "_nvml_state", {})
@@ -70,16 +52,25 @@ def nvml_state(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 def test_gpu_fields_from_nvml(monkeypatch: pytest.MonkeyPatch, nvml_state: dict[str, Any]) -> None:
-    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml(os.getpid()))
+    # A real H100's answers, its busy child's pid read as this process's.
+    recording = nvml_replay.load(nvml_replay.H100)
+    fake = nvml_replay.replay(recording, pid_map={recording["child_pid"]: os.getpid()})
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
     s = sampler.Sampler(os.getpid(), gpu_index=0)
     reading = s.sample()
     assert reading is not None
-    assert reading["gpu_util"] == 87 and reading["gpu_mem_mb"] == 3072.0
-    assert reading["gpu_power_w"] == 312.5 and reading["gpu_sm_mhz"] == 1980
-    assert reading["gpu_proc_mem_mb"] == 1024.0  # only this process tree's memory
+    assert reading["gpu_util"] == 99 and reading["gpu_mem_mb"] == 1326.8
+    assert reading["gpu_power_w"] == 672.0 and reading["gpu_sm_mhz"] == 1980
+    assert reading["gpu_proc_mem_mb"] == 838.0 and reading["gpu_proc_sm"] == 93.0
     env = sampler.host_environment()
-    assert env["gpus"] == [{"index": 0, "name": "Fake H100", "memory_mb": 80 * 1024}]
-    assert env["driver"] == "550.1" and env["nvml"] == "ok"
+    # What the parent wrote in a real run on that H100.
+    real = read_run(next(p for p in H100_RUN.glob("*.jsonl") if "." not in p.stem)).env
+    assert (
+        env["gpus"]
+        == real["gpus"]
+        == [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "memory_mb": 81559}]
+    )
+    assert env["driver"] == real["driver"] == "580.159.04" and env["nvml"] == "ok"
 
 
 def test_no_nvml_is_reported_not_fatal(

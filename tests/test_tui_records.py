@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Log, TextArea
 
 from tests.tui_support import run, screen_text, settle
-from warmscope.tui.app import build_app
+from warmscope.core.data.reading import read_run
+from warmscope.core.data.run import RunData
+from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.event_screen import EventDetailScreen
 from warmscope.tui.events_pane import EventsPane
 from warmscope.tui.help_screen import HelpScreen
@@ -22,6 +26,9 @@ DATA = Path(__file__).parent / "data"
 SCRIPT = DATA / "speech-script.jsonl"
 NO_PROFILING = DATA / "speech-no-profiling.jsonl"
 FAILED = DATA / "failed-at-3.jsonl"
+H100_RECORDS = sorted(
+    p for p in (DATA / "gpu_h100" / "runs").glob("*/*.jsonl") if "." not in p.stem
+)  # the measured runs on an H100, not their explain/profile side records
 
 
 def test_open_shows_the_first_record_lists_all_and_starts_nothing() -> None:
@@ -177,35 +184,165 @@ def test_no_color_draws_in_greys_only(monkeypatch: pytest.MonkeyPatch) -> None:
     run(app, scenario)
 
 
-def test_usage_pane_shows_gpu_rows_only_with_gpu_samples() -> None:
-    from warmscope.core.data.record import read_run
+def pane_lines(app: WarmscopeApp) -> list[str]:
+    """What the Usage pane shows on screen, a string a line."""
     from warmscope.tui.utilization import UtilizationPane
 
-    plain = read_run(SCRIPT)
-    gpu = read_run(SCRIPT)
-    gpu.samples = [
-        {**s, "gpu_util": 40 + i % 7, "gpu_mem_mb": 812.5, "gpu_power_w": 71.2}
-        for i, s in enumerate(gpu.samples)
-    ]
-    app = build_app(records=[plain, gpu])
+    pane = app.screen.query_one(UtilizationPane)
+    assert pane.size.height >= 5, "the Usage pane takes the tab's height"
+    return [pane.render_line(y).text.rstrip() for y in range(pane.size.height)]
+
+
+def row(lines: list[str], label: str) -> str:
+    """The one line of the pane whose name column holds ``label``."""
+    from warmscope.tui.utilization import NAME_W
+
+    found = [line for line in lines if line.strip()[:NAME_W].rstrip() == label]
+    assert len(found) == 1, (label, lines)
+    return found[0]
+
+
+def figure(value: float) -> str:
+    """A rate or a share as the pane writes it: a decimal under 100, none from there."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+
+
+def test_usage_pane_of_a_cpu_run_has_cpu_rows_and_says_why_no_gpu() -> None:
+    app = build_app(records=[SCRIPT])
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("2")
         await pilot.pause()
-        pane = app.screen.query_one(UtilizationPane)
-        # What the screen shows, not only what the pane would draw: it has room to draw it.
-        assert pane.size.height >= 5, "the Usage pane takes the tab's height"
-        assert "child CPU" in pane.render_line(0).text
-        text = "\n".join(line.plain for line in pane.build_lines(60, 12))
-        assert "child CPU" in text and "GPU util" not in text
+        lines = pane_lines(app)
+        text = "\n".join(lines)
+        assert lines[0].strip().startswith("child CPU")
+        last = app.runs[0].data.samples[-1]
+        assert f"{figure(last['cpu'])}%" in row(lines, "child CPU")
+        assert "util" not in text and "GPU 0" not in text
         assert "no GPU: NVML unavailable" in text  # the recorded reason, in plain words
-        app.view_entry(app.runs[1])
-        await pilot.pause()
-        text = "\n".join(line.plain for line in pane.build_lines(60, 12))
-        assert "GPU util" in text and "812 MB" in text and "71.2 W" in text
-        assert "no GPU" not in text
 
     run(app, scenario)
+
+
+def expected_gpu_rows(data: RunData, sample: dict[str, Any]) -> dict[str, list[str]]:
+    """What each row of the pane must show for ``sample``, written from the record itself:
+    each reading against the device's own ceiling as the record's NVML description gives it."""
+    gpu = data.env["gpu"]
+    used, total = sample["gpu_mem_mb"], gpu["memory_mb"]
+    power, limit = sample["gpu_power_w"], gpu["power_limit_w"]
+    return {
+        "util": [f"{sample['gpu_util']}%"],
+        "memory": [f"{used:,.0f} / {total:,.0f} MB", f"{100 * used / total:.0f}%"],
+        "SM clock": [f"{sample['gpu_sm_mhz']:,} / {gpu['sm_max_mhz']:,} MHz"],
+        "power": [f"{power:,.0f} / {limit:,.0f} W", f"{100 * power / limit:.0f}%"],
+        "temp": [
+            f"{sample['gpu_temp_c']}°C",
+            f"PCIe tx {figure(sample['gpu_pcie_tx_mbs'])} MB/s",
+            f"rx {figure(sample['gpu_pcie_rx_mbs'])} MB/s",
+        ],
+        "child": [
+            f"SM {sample['gpu_proc_sm']:.0f}%",
+            f"memory {sample['gpu_proc_mem_mb']:,.0f} MB",
+        ],
+        "child CPU": [f"{figure(sample['cpu'])}%"],
+    }
+
+
+def busiest(data: RunData) -> RunData:
+    """``data`` cut after its sample of the highest GPU utilisation: the pane's newest."""
+    cut = copy.copy(data)
+    top = max(range(len(data.samples)), key=lambda k: data.samples[k].get("gpu_util", 0))
+    cut.samples = data.samples[: top + 1]
+    return cut
+
+
+@pytest.mark.parametrize("record", H100_RECORDS, ids=lambda p: p.parent.name)
+def test_usage_pane_shows_an_h100_run_as_nvitop_would(record: Path) -> None:
+    data = read_run(record)
+    assert data.env["gpu"]["sm_max_mhz"] == 1980 and data.env["gpu"]["power_limit_w"] == 700
+    app = build_app(records=[data, busiest(data)])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("2")
+        await pilot.pause()
+        for entry in app.runs:
+            app.view_entry(entry)
+            await pilot.pause()
+            lines = pane_lines(app)
+            assert lines[0].startswith("GPU 0 · NVIDIA H100 80GB HBM3, cuDNN 9.19.0")
+            sample = entry.data.samples[-1]
+            for label, texts in expected_gpu_rows(entry.data, sample).items():
+                for text in texts:
+                    assert text in row(lines, label), (label, text)
+            assert "N/A" not in "\n".join(lines)  # an H100 reports every reading
+
+    run(app, scenario)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize(
+    "name",
+    ["cnn-eager-tui-run", "transformer-compile-reduce-overhead", "transformer-eager-tui-run"],
+)
+def test_usage_pane_fits_the_terminal(name: str, size: tuple[int, int]) -> None:
+    record = next(p for p in H100_RECORDS if p.parent.name == name)
+    app = build_app(records=[read_run(record)])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("2")
+        await pilot.pause()
+        lines = pane_lines(app)
+        width = app.screen.query_one("#usage").content_size.width
+        assert all(len(line) <= width for line in lines)
+        sample = app.runs[0].data.samples[-1]
+        rows = expected_gpu_rows(app.runs[0].data, sample)
+        assert lines[0].startswith("GPU 0 · NVIDIA H100 80GB HBM3")
+        if size == (80, 24):  # the readings, two to a line, and what fits whole of the rest
+            for label in ("util", "memory", "SM clock", "power", "child", "child CPU"):
+                assert all(text in row(lines, label) for text in rows[label]), label
+            assert row(lines, "temp").strip().startswith(f"temp       {rows['temp'][0]} · PCIe tx ")
+        else:  # a line a reading, the CPU rows with their sparklines
+            assert rows["temp"][0] in row(lines, "temp")
+            assert f"{figure(sample['gpu_pcie_tx_mbs'])} MB/s" in row(lines, "PCIe tx")
+            assert f"{figure(sample['gpu_pcie_rx_mbs'])} MB/s" in row(lines, "PCIe rx")
+            assert f"{sample['gpu_proc_sm']:.0f}%" in row(lines, "child SM")
+            assert f"{sample['gpu_proc_mem_mb']:,.0f} MB" in row(lines, "child mem")
+            for label in ("child CPU", "child RSS", "threads", "system CPU"):
+                assert row(lines, label).endswith(("▁", "▂", "▃", "▄", "▅", "▆", "▇", "█")), label
+
+    run(app, scenario, size=size)
+
+
+def test_usage_pane_says_na_where_the_device_does_not_report() -> None:
+    # A MIG slice, derived from a real H100 record: NVML gives a slice no device-wide
+    # utilisation, power or PCIe readings, and no power limit; the sampler left them out.
+    data = read_run(next(p for p in H100_RECORDS if p.parent.name == "cnn-eager"))
+    refused = ("gpu_util", "gpu_mem_util", "gpu_power_w", "gpu_pcie_tx_mbs", "gpu_pcie_rx_mbs")
+    data.samples = [{k: v for k, v in s.items() if k not in refused} for s in data.samples]
+    gpu = {k: v for k, v in data.env["gpu"].items() if k != "power_limit_w"}
+    data.env["gpu"] = gpu | {"mig": True, "unsupported": ["pcie", "power", "power limit"]}
+    app = build_app(records=[data])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("2")
+        await pilot.pause()
+        lines = pane_lines(app)
+        assert lines[0].startswith("GPU 0 (MIG slice) · NVIDIA H100 80GB HBM3")
+        assert row(lines, "util").split() == ["util", "N/A"]
+        assert row(lines, "power").split() == ["power", "N/A"]
+        assert "PCIe N/A" in row(lines, "temp")
+        used = data.samples[-1]["gpu_mem_mb"]
+        assert f"{used:,.0f} / {gpu['memory_mb']:,.0f} MB" in row(lines, "memory")
+
+    run(app, scenario)
+    app = build_app(records=[data])
+
+    async def roomy(pilot: Pilot) -> None:
+        await pilot.press("2")
+        await pilot.pause()
+        assert "not reported by the device: pcie, power, power limit" in pane_lines(app)
+
+    run(app, roomy, size=(120, 40))
 
 
 def test_typing_q_in_a_form_field_types_it() -> None:
@@ -243,5 +380,65 @@ def test_chart_keys_switch_scale_and_warmup_view() -> None:
         assert lines[-1].plain.index("60") == 8 + 60
         await pilot.press("z", "l")
         assert chart.log_scale and not chart.zoom
+
+    run(app, scenario)
+
+
+def test_the_usage_pane_repaints_only_the_readings_that_changed() -> None:
+    import asyncio
+
+    from textual.app import App, ComposeResult
+
+    from warmscope.tui.runs import RunView
+    from warmscope.tui.utilization import NAME_W, UtilizationPane
+
+    data = read_run(next(p for p in H100_RECORDS if p.parent.name == "cnn-eager-tui-run"))
+
+    class PaneApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield UtilizationPane(id="usage")
+
+    async def scenario() -> None:
+        app = PaneApp()
+        async with app.run_test(size=(57, 11)) as pilot:  # the pane's size at 100x30
+            pane = app.query_one(UtilizationPane)
+            view = RunView()
+            view.samples.append(data.samples[0])
+            pane.show_view(view, data.env, "cuda")
+            await pilot.pause()
+            pane.show_view(view, data.env, "cuda")  # drawn once at this size: now it diffs
+            assert pane.repainted == [], "nothing new, nothing sent"
+            repainted = 0
+            for sample in data.samples[1:60]:
+                view.samples.append(sample)
+                pane.show_view(view, data.env, "cuda")
+                assert pane.repainted is not None
+                # The header and the names stay; columns sized by the device's ceilings do not
+                # move as the figures change, so a changed reading repaints its own cells.
+                assert all(r.y > 0 and r.x >= NAME_W for r in pane.repainted), pane.repainted
+                repainted += sum(r.width for r in pane.repainted)
+                await pilot.pause()
+            assert repainted < 59 * 57 * 11 / 4, "far less than the whole pane each time"
+
+    asyncio.run(scenario())
+
+
+def test_usage_pane_of_a_cuda_run_without_nvml_names_the_device_and_why_no_gpu_rows() -> None:
+    # Derived from a real H100 record: the same run where NVML could not be loaded, so the
+    # parent wrote no NVML description, driver or GPU readings; the child's CUDA facts stay.
+    data = read_run(next(p for p in H100_RECORDS if p.parent.name == "cnn-eager"))
+    reason = "no GPU: NVML unavailable (NVML Shared Library Not Found)"
+    data.env = {k: v for k, v in data.env.items() if k not in ("gpu", "gpus", "driver")}
+    data.env["nvml"] = reason
+    data.samples = [{k: v for k, v in s.items() if not k.startswith("gpu_")} for s in data.samples]
+    app = build_app(records=[data])
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("2")
+        await pilot.pause()
+        lines = pane_lines(app)
+        assert lines[0] == "cuda · NVIDIA H100 80GB HBM3, cuDNN 9.19.0"
+        assert f"{figure(data.samples[-1]['cpu'])}%" in row(lines, "child CPU")
+        assert reason in lines and "util" not in "\n".join(lines)
 
     run(app, scenario)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.text import Text
@@ -200,3 +201,46 @@ def test_the_summary_panel_names_explained_first_calls_as_core_does() -> None:
     from warmscope.tui.summary_panel import EXPLAINED_KIND
 
     assert EXPLAINED_KIND == EXPLAINED
+
+
+@deterministic
+@given(st.floats(min_value=0, max_value=1.5, allow_nan=False), st.integers(0, 40))
+def test_a_bar_fills_its_width_in_eighths(fraction: float, width: int) -> None:
+    from warmscope.tui.chart import hbar
+
+    filled, empty = hbar(fraction, width)
+    assert len(filled) + len(empty) == width and not empty.strip()
+    part = filled[-1:] if filled[-1:] != "█" else ""
+    eighths = 8 * filled.count("█") + (" ▏▎▍▌▋▊▉".index(part) if part else 0)
+    if width:
+        assert eighths == max(min(width * 8, round(fraction * width * 8)), int(fraction > 0))
+
+
+def test_cut_whole_cuts_between_items_not_inside_a_figure() -> None:
+    text = "GPU 0 · NVIDIA H100 80GB HBM3 (sm 9.0), CUDA 13.0, cuDNN 9.19.0 · driver 580.159.04"
+    assert fmt.cut_whole(text, 100) == text
+    assert (
+        fmt.cut_whole(text, 80)
+        == "GPU 0 · NVIDIA H100 80GB HBM3 (sm 9.0), CUDA 13.0, cuDNN 9.19.0…"
+    )
+    assert fmt.cut_whole(text, 57) == "GPU 0 · NVIDIA H100 80GB HBM3 (sm 9.0), CUDA 13.0…"
+    # An item longer than half the room: cut between words instead of dropping the name.
+    assert fmt.cut_whole(text, 37) == "GPU 0 · NVIDIA H100 80GB HBM3 (sm…"
+    assert fmt.cut_whole("46°C · PCIe tx 2.1 MB/s · rx 38.7 MB/s", 26) == "46°C · PCIe tx 2.1 MB/s…"
+    assert fmt.cut_whole("a" * 30, 10, "...") == "a" * 7 + "..."
+    for width in range(1, 90):
+        assert len(fmt.cut_whole(text, width)) <= max(width, 1)
+
+
+@pytest.mark.parametrize(
+    ("height", "roomy", "cpu_rows"),
+    [(17, True, True), (15, True, True), (14, False, True), (11, False, True), (8, False, False)],
+)
+def test_the_usage_panes_layout_fits_its_height(height: int, roomy: bool, cpu_rows: bool) -> None:
+    # 120x40 gives the pane 17 lines, 100x30 11, 80x24 8.
+    from warmscope.tui.utilization import CPU_METRICS, fit
+
+    layout = fit(height, note=False)
+    assert (layout.roomy, layout.cpu_rows) == (roomy, cpu_rows)
+    lines = 1 + (9 + 1 if roomy else 6) + (len(CPU_METRICS) if cpu_rows else 1)
+    assert lines <= height

@@ -449,3 +449,18 @@ def sparkline(values: list[float], width: int, *, top: float | None = None) -> s
     ceiling = top if top else nice_up(max(values) or 1.0)
     ceiling = max(ceiling, max(values))
     return "".join(blocks[max(1, min(8, round(8 * v / ceiling)))] for v in values)
+
+
+def hbar(fraction: float, width: int) -> tuple[str, str]:
+    """A horizontal bar of ``width`` cells filled to ``fraction`` (0..1) in eighths, as the
+    filled part and the rest (the widget draws the rest as a dim track). Anything above zero
+    fills at least an eighth, so 0.4% does not read as idle."""
+    if width <= 0:
+        return "", ""
+    bar = current().bar
+    eighths = min(width * 8, round(max(0.0, fraction) * width * 8))
+    if fraction > 0 and eighths == 0:
+        eighths = 1
+    full, part = divmod(eighths, 8)
+    filled = bar[8] * full + (bar[part] if part else "")
+    return filled, " " * (width - len(filled))

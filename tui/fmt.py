@@ -21,3 +21,20 @@ def seconds(value: float) -> str:
 
 def count(n: int) -> str:
     return f"{n:,}"
+
+
+ITEM_SEPARATORS = (" · ", ", ")
+
+
+def cut_whole(text: str, width: int, ellipsis: str = "…") -> str:
+    """``text`` in ``width`` cells, cut with ``ellipsis`` after the last whole item that fits
+    (items are separated by `` · `` or ``, ``), or else after the last whole word, so that a
+    figure is not cut in half; a cut that would drop more than half the room cuts anywhere."""
+    if len(text) <= width:
+        return text
+    room = max(0, width - len(ellipsis))
+    for seps in (ITEM_SEPARATORS, (" ",)):
+        at = max(text.rfind(sep, 0, room + len(sep)) for sep in seps)
+        if at >= room // 2 and at > 0:
+            return text[:at].rstrip(" ·,") + ellipsis
+    return text[:room] + ellipsis

@@ -24,6 +24,8 @@ class Glyphs:
 
     blocks: str
     """Nine levels of a cell filled from the bottom: empty, 1/8 … 8/8."""
+    bar: str
+    """Nine levels of a cell filled from the left, for a horizontal bar: empty, 1/8 … 8/8."""
     vline: str
     tick: str
     cross: str
@@ -55,6 +57,7 @@ class Glyphs:
 
 UNICODE = Glyphs(
     blocks=" ▁▂▃▄▅▆▇█",
+    bar=" ▏▎▍▌▋▊▉█",
     vline="│",
     tick="┤",
     cross="┼",
@@ -73,6 +76,7 @@ UNICODE = Glyphs(
 )
 ASCII = Glyphs(
     blocks=" ..::||##",
+    bar=" ..::||##",
     vline="|",
     tick="|",
     cross="+",

@@ -11,6 +11,7 @@ The child's pid is written as ``child_pid``: the tests map it to a pid of their 
 
 from __future__ import annotations
 
+import ctypes
 import json
 import subprocess
 import sys
@@ -20,8 +21,8 @@ from typing import Any
 
 import pynvml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from nvml_replay import CALLS, KEYED
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script, too
+from tests.nvml_replay import CALLS, KEYED
 
 BUSY = (
     "import torch, time\n"
@@ -32,14 +33,24 @@ BUSY = (
 
 
 def plain(value: Any) -> Any:
-    """An NVML answer as JSON: structures as dicts of their fields, bytes as text."""
+    """An NVML answer as JSON, as ``tests/nvml_replay`` reads it back.
+
+    pynvml answers in several shapes: ctypes structures (memory, utilization), plain ints and
+    text, ctypes scalars (``nvmlDeviceIsMigDeviceHandle`` returns a ``c_uint``), lists of
+    structures sliced from ctypes arrays (process utilization) and ``nvmlFriendlyObject``s
+    (running processes). Structures and friendly objects become dicts of their fields, scalars
+    their value, arrays and sequences lists, bytes text.
+    """
     if isinstance(value, bytes):
         return value.decode()
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, pynvml.nvmlFriendlyObject):
+        return {name: plain(v) for name, v in vars(value).items()}
+    if isinstance(value, (ctypes.Structure, ctypes.Union)):
+        return {name: plain(getattr(value, name)) for name, *_ in value._fields_}
+    if isinstance(value, ctypes._SimpleCData):  # the documented base of c_uint and its kin
+        return plain(value.value)
+    if isinstance(value, (ctypes.Array, list, tuple)):
         return [plain(v) for v in value]
-    fields = getattr(value, "_fields_", None)
-    if fields is not None:
-        return {name: plain(getattr(value, name)) for name, *_ in fields}
     return value
 
 
