@@ -4,6 +4,7 @@ device time beside host time, and a warm-up recipe that verifies (``make test-gp
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -155,7 +156,21 @@ def test_the_cudnn_recipe_verifies_on_the_gpu(tmp_path: Path) -> None:
         "recipe.py",
         timeout=900,
     )
+    keep = os.environ.get("WARMSCOPE_GPU_OUT")  # device_checks.sh keeps what it printed
     doc = json.loads((tmp_path / "warmup.json").read_text())
+    if keep:
+        verdicts = [
+            {k: c.get(k) for k in ("label", "verdict", "why", "held", "break_even")}
+            for c in doc["candidates"]
+        ]
+        Path(keep, "warmup.txt").write_text(
+            proc.stdout
+            + proc.stderr[-3000:]
+            + "\n--- candidates\n"
+            + json.dumps(verdicts, indent=1)
+            + "\n--- recipe.py\n"
+            + (tmp_path / "recipe.py").read_text()
+        )
     assert doc["verdict"] == "verified", proc.stdout
     text = (tmp_path / "recipe.py").read_text()
     assert "torch.backends.cudnn.benchmark" in text and "import warmscope" not in text
