@@ -3,10 +3,11 @@ events around it. Needs a GPU.
 
 Two measures, both printed:
 
-- in one process, blocks of calls alternating the agent's two loop bodies (host only; an event
-  pair from the agent's own ``DeviceTimer``, the start recorded before the clock starts, the
-  end inside it), paired block by block: the added host time per call, free of the spread
-  between processes (a GPU's steady p50 moves by tens of percent from one process to the next);
+- in one process, blocks of calls alternating the agent's two loop bodies (host only: the
+  call and a wait on the current stream; with device time: an event pair from the agent's own
+  ``DeviceTimer``, the start recorded before the clock starts, the end the one waited on),
+  paired block by block: the added host time per call, free of the spread between processes
+  (a GPU's steady p50 moves by tens of percent from one process to the next);
 - fresh ``warmscope run`` processes alternating ``device_time=on`` and ``off``: the steady
   p50 each, for context.
 
@@ -31,17 +32,23 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def in_process(blocks: int, calls: int) -> dict[str, float]:
+    """Blocks of calls alternating the agent's two CUDA loop bodies, host time each: without
+    device time (the call, then a wait on an event recorded on the current stream: the agent's
+    ``stream_sync``) and with it (the agent's ``DeviceTimer`` pair around the call, waited on
+    by its end event); and, for reference, the call then ``torch.cuda.synchronize()``."""
     import torch
 
-    from warmscope.core.child.agent import DeviceTimer
+    from warmscope.core.child.agent import DeviceTimer, stream_sync
     from warmscope.sample_models.cnn import make_model
 
     model = make_model().cuda().eval()
     x = torch.randn(1, 3, 64, 64, device="cuda")
-    sync, clock = torch.cuda.synchronize, time.perf_counter_ns
+    clock = time.perf_counter_ns
+    sync = stream_sync(torch)
     timer = DeviceTimer(torch)
-    pairs, stream = timer.pairs, timer.stream
+    pairs, stream, record, wait = timer.pairs, timer.stream, timer.record, timer.wait
     added: list[float] = []
+    device_sync: list[float] = []
     host_p50: list[float] = []
     read_us: list[float] = []
     with torch.no_grad():
@@ -49,32 +56,39 @@ def in_process(blocks: int, calls: int) -> dict[str, float]:
             model(x)
         sync()
         for _ in range(blocks):
-            plain, timed, launches = [], [], []
+            plain, timed, whole = [], [], []
             for _ in range(calls):  # the agent's body without device time
                 t0 = clock()
                 model(x)
                 sync()
                 plain.append(clock() - t0)
             for k in range(calls):  # and with it
-                pairs[k][0].record(stream)
+                start, end = pairs[k]
+                record(start, stream)
                 t0 = clock()
                 model(x)
-                returned = clock()
-                pairs[k][1].record(stream)
-                sync()
-                t1 = clock()
-                timed.append(t1 - t0)
-                launches.append(returned - t0)
+                clock()  # the agent's "forward returned" reading
+                record(end, stream)
+                wait(end)
+                timed.append(clock() - t0)
+            for _ in range(calls):  # a device-wide synchronize, for reference
+                t0 = clock()
+                model(x)
+                torch.cuda.synchronize()
+                whole.append(clock() - t0)
             r0 = clock()
             timer.read(list(range(calls)))  # the read-back, with each batch, outside any call
             read_us.append((clock() - r0) / 1e3 / calls)
-            added.append((statistics.median(timed) - statistics.median(plain)) / 1e3)
-            host_p50.append(statistics.median(plain) / 1e3)
+            p50 = statistics.median(plain)
+            added.append((statistics.median(timed) - p50) / 1e3)
+            device_sync.append((statistics.median(whole) - p50) / 1e3)
+            host_p50.append(p50 / 1e3)
     return {
         "host_p50_us": statistics.median(host_p50),
         "added_us": statistics.median(added),
         "added_lo_us": sorted(added)[len(added) // 4],
         "added_hi_us": sorted(added)[3 * len(added) // 4],
+        "device_sync_us": statistics.median(device_sync),
         "read_us_per_call": statistics.median(read_us),
     }
 
@@ -124,7 +138,8 @@ def main() -> int:
         f"in one process ({args.blocks} pairs of {args.calls}-call blocks): host p50 "
         f"{one['host_p50_us']:.1f} µs; device time adds {one['added_us']:.2f} µs a call "
         f"(quartiles {one['added_lo_us']:.2f} to {one['added_hi_us']:.2f}); reading the events "
-        f"back {one['read_us_per_call']:.2f} µs a call, outside the calls"
+        f"back {one['read_us_per_call']:.2f} µs a call, outside the calls; a device-wide "
+        f"torch.cuda.synchronize() instead of the stream's wait: {one['device_sync_us']:+.2f} µs"
     )
     many = processes(args.rounds, args.iters) if args.rounds else {"on": [], "off": []}
     if many["on"]:

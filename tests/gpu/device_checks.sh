@@ -23,7 +23,7 @@ say "$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --form
 say "$("$PY" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())')"
 
 say "run: sample:cnn, cudnn_benchmark=on, three shapes"
-timeout 120 ws run sample:cnn --device cuda --input 1x3xSxS --dim S=64,96,128 \
+timeout 120 "$PY" -m warmscope.core.cli run sample:cnn --device cuda --input 1x3xSxS --dim S=64,96,128 \
   --set cudnn_benchmark=on --iters 150 --json run.json --record cnn.jsonl >"$OUT/run-cnn.txt" 2>&1
 say "exit $?"
 ws report cnn.jsonl >"$OUT/report-cnn.md" 2>&1
