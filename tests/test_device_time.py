@@ -150,3 +150,41 @@ def test_the_chart_switches_to_device_time_only_where_the_run_has_it() -> None:
         assert not chart.showing_device()
 
     run(app, scenario)
+
+
+H100_DEVICE_TIME = DATA / "gpu_h100" / "runs" / "cnn-script-cudnn-3shapes-device-time"
+
+
+def test_a_real_h100_record_has_each_calls_device_time_and_says_launch_bound() -> None:
+    data = read_run(H100_DEVICE_TIME / "cnn.jsonl")
+    assert len(data.device_ns) == data.count == 150
+    assert all(v >= 0 for v in data.device_ns) and all(v >= 0 for v in data.launch_ns)
+    device = data.device_summary()
+    assert device is not None and device["bound"] == "launch-bound"
+    assert device["p50_ms"] < device["host_p50_ms"]
+    doc = to_document(data)
+    assert doc["summary"]["device"]["bound"] == "launch-bound"
+    assert doc["iterations"][20]["device_ms"] == pytest.approx(data.device_ns[20] / 1e6)
+    text = render_summary(data)
+    assert "\ndevice     p50 " in text and "launch-bound" in text
+
+
+def test_the_chart_draws_a_real_h100_runs_device_time() -> None:
+    from textual.pilot import Pilot
+
+    from tests.tui_support import run
+    from warmscope.tui.app import build_app
+    from warmscope.tui.latency_chart import LatencyChart
+
+    app = build_app(records=[H100_DEVICE_TIME / "cnn.jsonl"])
+
+    async def scenario(pilot: Pilot) -> None:
+        chart = app.screen.query_one(LatencyChart)
+        await pilot.press("d")
+        assert chart.showing_device()
+        view = chart.view
+        assert view is not None and view.device_series.count == 150
+        assert view.device is not None and view.device["bound"] == "launch-bound"
+        assert chart.border_title is not None and "device time" in str(chart.border_title)
+
+    run(app, scenario)

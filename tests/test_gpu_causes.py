@@ -80,6 +80,17 @@ TABLE = [
         {causes.COMPILE, causes.TRITON_AUTOTUNING},
         {causes.GRAPH_WARMUP},
     ),
+    # Recorded by this warmscope (device time, profiles with a cuda summary, the first call of
+    # a scripted model profiled on CUDA): the executor's share apart from the CUDA first use,
+    # and the part of the measured call its profiled twin did not see.
+    (
+        "cnn-script-cudnn-3shapes-device-time",
+        0,
+        {causes.PROFILING_RUN, TUNED_FIRST, CUBLAS, LAZY, causes.UNSEEN},
+        set(),
+    ),
+    ("cnn-script-cudnn-3shapes-device-time", 1, {causes.OPTIMIZATION, TUNED}, {CUBLAS}),
+    ("cnn-script-cudnn-3shapes-device-time", 2, {TUNED, LAZY}, set()),
 ]
 
 
@@ -163,3 +174,32 @@ def test_a_trace_that_is_no_file_or_too_large_is_not_read(tmp_path: Path) -> Non
     bad = tmp_path / "bad.trace.json"
     bad.write_text('{"traceEvents": [1, "x", {"ph": "X", "cat": "kernel", "dur": "NaN"}]}')
     assert trace_evidence.load(str(bad), None) is not None  # odd events skipped, not raised
+
+
+def test_a_profiling_runs_own_share_is_its_profiled_call_less_the_cuda_first_use() -> None:
+    data = read_run(record("cnn-script-cudnn-3shapes-device-time"))
+    found = {
+        (c.iteration, c.name): c for c in causes.run_causes(data, trace_evidence.for_run(data))
+    }
+    profile = data.profiles[0]
+    cuda_ms = sum(
+        c.ms or 0.0
+        for (i, name), c in found.items()
+        if i == 0 and name not in (causes.PROFILING_RUN, causes.UNSEEN)
+    )
+    assert found[(0, causes.PROFILING_RUN)].ms == pytest.approx(profile["wall_ms"] - cuda_ms)
+    unseen = found[(0, causes.UNSEEN)]
+    assert unseen.ms == pytest.approx(data.latency(0) - profile["wall_ms"])
+
+
+def test_the_profile_lines_own_cuda_summary_serves_without_the_trace(tmp_path: Path) -> None:
+    src = record("cnn-script-cudnn-3shapes-device-time")
+    for name in (src.name, src.with_suffix("").name + ".explain.jsonl"):
+        shutil.copy(src.with_name(name), tmp_path / name)
+    data = read_run(tmp_path / src.name)
+    assert "cuda" in data.profiles[1] and trace_evidence.for_run(data)(1) is None
+    evidence = trace_evidence.from_profile(data.profiles[1])
+    assert evidence.source == "profile" and evidence.complete
+    assert evidence.inside_count("aten::cudnn_convolution", trace_evidence.TIMING) > 0
+    found = {(c.iteration, c.name) for c in causes.run_causes(data, trace_evidence.for_run(data))}
+    assert {(1, TUNED), (2, TUNED), (0, TUNED_FIRST)} <= found

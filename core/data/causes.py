@@ -163,7 +163,7 @@ def causes_at(data: RunData, i: int, evidence: EvidenceFor = no_evidence) -> lis
     if profile is not None and "ops" in profile:
         steady = _steady_profile(data, i, profile)
         measured = _profile_causes(data, i, profile, steady, evidence(i), evidence)
-        return _with_executor_share(data, i, out, measured)
+        return _with_executor_share(data, i, out, measured, profile)
     if any(c.name in (COMPILE, RECOMPILE) for c in out) or i not in data.slow_first_calls():
         return out
     return out + _unprofiled_first_call(data, i, out)
@@ -405,25 +405,50 @@ def _profile_causes(
     return out
 
 
+UNSEEN = "not seen by the profiler"
+UNSEEN_SHARE = 0.2
+"""A measured call this much longer than its profiled twin (a share of the call) names the gap."""
+
+
 def _with_executor_share(
-    data: RunData, i: int, from_events: list[Cause], measured: list[Cause]
+    data: RunData, i: int, from_events: list[Cause], measured: list[Cause], profile: dict[str, Any]
 ) -> list[Cause]:
     """A TorchScript profiling run (or optimization) on CUDA with the CUDA first use measured
-    in the same call: the executor's own share is the rest of the call."""
+    in the same call: the executor's own share is the profiled call less that first use. Where
+    the profile came from another process and the measured call took much longer than its
+    profiled twin, the gap is named as what it is: not in the profile (the profiler's own start
+    in that process, CUPTI's, did work the measured process did inside its call)."""
+    wall = float(profile.get("wall_ms") or 0.0)
+    cuda_ms = sum(c.ms or 0.0 for c in measured)
     out = []
     for cause in from_events:
-        if cause.name in (PROFILING_RUN, OPTIMIZATION) and measured:
-            cuda_ms = sum(c.ms or 0.0 for c in measured)
-            rest = data.latency(i) - cuda_ms
+        if cause.name in (PROFILING_RUN, OPTIMIZATION) and measured and wall:
+            rest = wall - cuda_ms
             cause = Cause(
                 cause.name,
                 i,
                 rest if rest > 0 else None,
-                f"{cause.evidence}; the call less the CUDA first use in it",
+                f"{cause.evidence}; the profiled call less the CUDA first use in it",
                 source=cause.source,
             )
         out.append(cause)
-    return out + measured
+    out += measured
+    gap = data.latency(i) - wall
+    if wall and profile.get("separate") and gap > UNSEEN_SHARE * data.latency(i):
+        from warmscope.core.output.units import ms as fmt_ms
+
+        out.append(
+            Cause(
+                UNSEEN,
+                i,
+                gap,
+                f"this call took {fmt_ms(data.latency(i))}, its profiled twin in the explaining "
+                f"process {fmt_ms(wall)}: the rest is not in the profile (work the profiler's "
+                "own start did first there; --profile-in-run profiles this process itself)",
+                source="profile (separate process)",
+            )
+        )
+    return out
 
 
 def _unprofiled_first_call(data: RunData, i: int, known: list[Cause]) -> list[Cause]:

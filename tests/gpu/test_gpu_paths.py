@@ -48,8 +48,9 @@ def test_a_cuda_run_has_device_time_beside_host_time(tmp_path: Path) -> None:
     doc = run(tmp_path, "sample:cnn", "--mode", "eager", "--device", "cuda", "--iters", "300")
     timed = [r for r in doc["iterations"] if "device_ms" in r]
     assert len(timed) == len(doc["iterations"])
-    # Events on the stream inside the host's span: never longer than the host's time.
-    assert all(r["device_ms"] <= r["ms"] * 1.01 and 0 <= r["launch_ms"] <= r["ms"] for r in timed)
+    # The start event is recorded just before the host's clock starts, the end one is what the
+    # call waits on: the device's span is the host's, give or take that record.
+    assert all(r["device_ms"] <= r["ms"] + 0.05 and 0 <= r["launch_ms"] <= r["ms"] for r in timed)
     device = doc["summary"]["device"]
     assert device["bound"] in ("launch-bound", "device-bound", "mixed")
     cuda = doc["env"]["cuda_device"]
