@@ -53,10 +53,11 @@ def test_emitted_file_imports_only_torch_and_the_standard_library() -> None:
             mark_dynamic=[{"input": 0, "axis": 1, "min": 20, "max": 30}],
         ),
         speech_recipe(specs=[], shapes=[], calls=[Call({}, 2)]),
+        speech_recipe(device="cuda", cudnn_benchmark=False, cuda_module_loading="LAZY"),
     ):
         text = emit_python(recipe, target="sample:speech")
         compile(text, "recipe.py", "exec")  # valid Python
-        assert imports_of(text) <= {"torch", "contextlib", "os"}
+        assert imports_of(text) <= {"torch", "contextlib", "os", "warnings"}
         assert "warmscope" not in text.replace("warmscope for", "")
         assert "def prepare(model, example_inputs=None):" in text
         formatted = subprocess.run(
@@ -122,3 +123,41 @@ def test_mark_dynamic_covers_the_declared_range_and_leaves_size_one_alone() -> N
         {"input": 0, "axis": 1, "min": 8, "max": 32},
         {"input": 1, "axis": 1, "min": 8, "max": 32},
     ]
+
+
+def test_a_gpu_recipe_sets_cudnn_autotuning_and_keeps_module_loading_in_force() -> None:
+    text = emit_python(
+        speech_recipe(device="cuda", cudnn_benchmark=True, cuda_module_loading="EAGER")
+    )
+    assert "torch.backends.cudnn.benchmark = True" in text
+    assert text.index("cudnn.benchmark") < text.index("for _ in range(3):")  # before the calls
+    assert 'os.environ["CUDA_MODULE_LOADING"] = "EAGER"' in text
+    assert "if not torch.cuda.is_initialized():" in text and "warnings.warn(" in text
+    assert "torch.cuda.synchronize()" in text
+    cpu = emit_python(speech_recipe())
+    assert "cudnn" not in cpu and "CUDA_MODULE_LOADING" not in cpu
+
+
+def test_a_verified_candidate_that_slows_every_call_is_not_chosen_over_one_that_does_not() -> None:
+    from warmscope.core.output.warmup_verdict import choose
+
+    # What the H100 warm-up of sample:cnn (cudnn_benchmark on, three shapes) found.
+    def candidate(label: str, startup_ms: float, break_even: str) -> dict[str, object]:
+        return {
+            "label": label,
+            "verdict": "verified",
+            "startup_ms": {"median": startup_ms},
+            "break_even": break_even,
+            "worst": {"key": "S=96", "ratio": 1.0},
+        }
+
+    calls = candidate("warm-up calls", 872.0, "")
+    off = candidate(
+        "cuDNN autotuning off",
+        354.0,
+        "steady p50 183 µs above the baseline's: past ~3,526 calls the slowdown costs more "
+        "than the baseline's warm-up (646 ms)",
+    )
+    assert choose([calls, off]) is calls
+    off_only = choose([off, {**calls, "verdict": "not verified"}])
+    assert off_only is off  # the only verified one, its cost said in its break-even

@@ -15,6 +15,8 @@ LABEL_W = 10
 PHASE_W = 18
 PHASE_MIN_MS = 1.0
 MAX_SHAPE_ROWS = 8
+BOUND_WORDS = {"launch-bound": "by launches", "device-bound": "by the GPU", "mixed": "both"}
+"""What a steady CUDA call waits on, in the pane's few columns."""
 EXPLAINED_KIND = "explained"
 """``first_call.EXPLAINED``, not imported: that module brings the profile analysis, which the
 first frame does not need (``test_tui_units`` keeps the two equal)."""
@@ -62,7 +64,8 @@ def summary_content(view: RunView) -> Content:
     else:
         rows += [("p50", ["-"]), ("p90 · p99", ["-"]), ("CV", ["-"]), ("steady", ["-"])]
     if view.device is not None:  # CUDA: how busy the device was in a steady call
-        rows.append(("device", [f"{fmt.ms(view.device['p50_ms'])} · {view.device['bound']}"]))
+        rows.append(("device p50", [fmt.ms(view.device["p50_ms"])]))
+        rows.append(("bound", [BOUND_WORDS.get(view.device["bound"], view.device["bound"])]))
     if view.warnings:
         said = dict.fromkeys(NOISE_WORDS.get(w.code, w.code) for w in view.warnings)
         rows.append(("noise", [(" · ".join(said), "$warning")]))
