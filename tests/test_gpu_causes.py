@@ -203,3 +203,12 @@ def test_the_profile_lines_own_cuda_summary_serves_without_the_trace(tmp_path: P
     assert evidence.inside_count("aten::cudnn_convolution", trace_evidence.TIMING) > 0
     found = {(c.iteration, c.name) for c in causes.run_causes(data, trace_evidence.for_run(data))}
     assert {(1, TUNED), (2, TUNED), (0, TUNED_FIRST)} <= found
+
+
+def test_the_json_document_carries_each_cause() -> None:
+    from warmscope.core.data.document import to_document
+
+    doc = to_document(read_run(record("transformer-compile-reduce-overhead")))
+    named = {(c["iteration"], c["name"]) for c in doc["causes"]}
+    assert {(0, causes.COMPILE), (0, causes.GRAPH_WARMUP), (1, causes.GRAPH_RECORDING)} <= named
+    assert all(set(c) >= {"name", "iteration", "ms", "evidence", "source"} for c in doc["causes"])

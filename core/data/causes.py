@@ -156,7 +156,7 @@ def setup_causes(data: RunData) -> list[Cause]:
 def causes_at(data: RunData, i: int, evidence: EvidenceFor = no_evidence) -> list[Cause]:
     """The causes of iteration ``i``: its events', then, for a first call on CUDA, what its
     profile shows (or, unprofiled, what its settings say)."""
-    out = _event_causes(data, i, _events_at(data, i))
+    out = _event_causes(data, i, data.events_at(i))
     if not _on_cuda(data) or i not in _first_calls(data):
         return out
     profile = data.profiles.get(i)
@@ -176,10 +176,6 @@ def label(causes: list[Cause]) -> str:
 
     ordered = sorted(causes, key=lambda c: -(c.ms if c.ms is not None else -1.0))
     return " · ".join(c.name + (f" {fmt_ms(c.ms)}" if c.ms is not None else "") for c in ordered)
-
-
-def _events_at(data: RunData, i: int) -> list[Event]:
-    return data.events_at(i)
 
 
 # -- events ------------------------------------------------------------------------------------

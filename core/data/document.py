@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core.child import outcome
+from warmscope.core.data import trace_evidence
+from warmscope.core.data.causes import run_causes
 from warmscope.core.data.run import NS_PER_MS, RunData
 from warmscope.core.data.schema import (
     FOLD_ERRORS,
@@ -88,6 +90,7 @@ def to_document(run: RunData, *, iterations: bool = True) -> dict[str, Any]:
         "inputs": run.inputs,
         "inputs_source": run.inputs_source,
         "summary": {**run.summary_dict(), "noisy": any(w.noisy for w in warns)},
+        "causes": [c.to_json() for c in run_causes(run, trace_evidence.for_run(run))],
         "warnings": [w.text for w in warns],
         "record": run.record_path,
         "stderr_file": run.stderr_path,
