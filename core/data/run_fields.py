@@ -532,6 +532,25 @@ class RunFields:
         ),
     )
 
+    trust_native: bool = field(
+        default=False,
+        metadata=setting(
+            "bool",
+            (
+                Option(
+                    ("--trust-native",),
+                    dict(
+                        action="store_true",
+                        help="allow an AOTInductor package (.pt2): loading it runs the compiled "
+                        "native code it holds",
+                    ),
+                ),
+            ),
+            compared=False,
+            trusted=False,
+        ),
+    )
+
     jit_log: str | None = field(
         default=None,
         metadata=setting(

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from warmscope.core.child import target_files
 from warmscope.core.child.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.run_fields import FIELDS, RunFields, default_of
@@ -164,7 +165,10 @@ class RunSettings(RunFields):
             check_python(self.python)
         try:
             target = resolve_target(
-                self.target, trust_pickle=self.trust_pickle, there=self._there(reach_host)
+                self.target,
+                trust_pickle=self.trust_pickle,
+                trust_native=self.trust_native,
+                there=self._there(reach_host),
             )
             self.shape_plan(target)
         except UsageError as exc:  # a bad target, or a host that could not be asked
@@ -195,7 +199,9 @@ class RunSettings(RunFields):
         # Imported when needed: it starts ssh, and the run machinery imports these settings.
         from warmscope.core.run.remote_target import resolve_there
 
-        return lambda spec: resolve_there(host, self.python, spec, self.trust_pickle)
+        return lambda spec: resolve_there(
+            host, self.python, spec, self.trust_pickle, self.trust_native
+        )
 
     def profile_plan(self) -> tuple[list[int], bool]:
         """``--profile-iters``: the iterations to profile, and whether to add a steady one."""
@@ -236,6 +242,10 @@ class RunSettings(RunFields):
                 raise TargetError("give --input or --inputs FILE, not both")
             if not os.path.isfile(self.inputs_file):
                 raise TargetError(f"--inputs {clean_line(self.inputs_file)}: no such file")
+            try:
+                target_files.check_zip(self.inputs_file)  # torch.load inflates its members
+            except target_files.Refused as exc:
+                raise TargetError(f"--inputs: {exc}") from None
         specs = self.input_specs(target)
         dims = self.dim_values()
         used = {name for spec in specs for name in spec.symbols}

@@ -26,19 +26,22 @@ from warmscope.core.run import remote
 ANSWER_TIMEOUT_S = remote.HELLO_TIMEOUT_S
 """How long the connection, the remote interpreter's start and the look at the file may take."""
 
-_answers: dict[tuple[str, str | None, str, bool, str], Target] = {}
+_answers: dict[tuple[str, str | None, str, bool, bool, str], Target] = {}
 _lock = threading.Lock()
 
 
-def resolve_there(host: str, python: str | None, spec: str, trust_pickle: bool) -> Target:
+def resolve_there(
+    host: str, python: str | None, spec: str, trust_pickle: bool, trust_native: bool = False
+) -> Target:
     """The target ``spec`` names on ``host``. ``TargetError`` (one line naming the host) for a
     file that cannot be the target, ``UsageError`` when the host cannot be asked."""
-    key = (host, python, spec, trust_pickle, os.environ.get(remote.SSH_OPTIONS_VAR, ""))
+    options = os.environ.get(remote.SSH_OPTIONS_VAR, "")
+    key = (host, python, spec, trust_pickle, trust_native, options)
     with _lock:
         known = _answers.get(key)
     if known is not None:
         return known
-    answer = ask(host, python, file_request(spec, trust_pickle))
+    answer = ask(host, python, file_request(spec, trust_pickle, trust_native))
     if "error" in answer:
         raise TargetError(f"--host {host}: {answer['error']}")
     target = from_answer(spec, answer["target"])
