@@ -17,7 +17,7 @@ from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.run_fields import FIELDS, RunFields, default_of
 from warmscope.core.data.setting_fields import DEFAULT_ITERS as DEFAULT_ITERS
 from warmscope.core.data.setting_fields import DEFAULT_SAMPLE_HZ as DEFAULT_SAMPLE_HZ
-from warmscope.core.data.setting_fields import KINDS, argv
+from warmscope.core.data.setting_fields import KINDS, argv, consent
 from warmscope.core.data.setting_fields import PRESETS as PRESETS
 from warmscope.core.data.setting_fields import SCHEDULES as SCHEDULES
 from warmscope.core.data.setting_fields import Preset as Preset
@@ -301,6 +301,12 @@ class RunSettings(RunFields):
             for f in FIELDS
             if not f.trusted and getattr(self, f.name) != default_of(f.name)
         }
+
+    def consent_items(self) -> list[str]:
+        """``untrusted()`` as the user is asked to confirm it: every item of it, one line each,
+        with what it would do (``Setting.consent``)."""
+        found = self.untrusted()
+        return [line for f in FIELDS if f.name in found for line in consent(f, self)]
 
     def without_untrusted(self) -> RunSettings:
         """A copy with ``untrusted()`` reset: this interpreter, no extra environment, no pickle."""
