@@ -44,7 +44,14 @@ from warmscope.core.run.cgroup import parse_size
 from warmscope.core.run.ending import Ending
 from warmscope.core.run.guardian import Guardian
 from warmscope.core.run.proctree import RUN_ID_VAR
-from warmscope.core.run.shipment import FLAGS, SHIPPED_FIELDS, Shipment, keep_made, shipment
+from warmscope.core.run.shipment import (
+    FLAGS,
+    SHIPPED_FIELDS,
+    Shipment,
+    comes_back,
+    keep_made,
+    shipment,
+)
 
 SSH_OPTIONS_VAR = "WARMSCOPE_SSH_OPTIONS"
 CHILD_DIR = Path(__file__).resolve().parent.parent / "child"
@@ -222,6 +229,7 @@ def payload(
             "shipped": sent.fields,
             "blobs": [[rel, len(data)] for rel, data in sent.blobs],
             "made_max": FILES_MAX,
+            "made_names": sent.expected,
         }
     )
     data = body.encode()
@@ -234,10 +242,16 @@ def payload(
 
 class Sent:
     """The local files that travel with a run, read: where each field's file goes (relative to
-    the guardian's folder) and every file's bytes, in the order the guardian reads them."""
+    the guardian's folder), every file's bytes, in the order the guardian reads them, and the
+    files the run may make beside them that come back (``in/N/NAME``)."""
 
-    def __init__(self, fields: dict[str, str], blobs: list[tuple[str, bytes]]) -> None:
-        self.fields, self.blobs = fields, blobs
+    def __init__(
+        self,
+        fields: dict[str, str],
+        blobs: list[tuple[str, bytes]],
+        expected: list[str] | None = None,
+    ) -> None:
+        self.fields, self.blobs, self.expected = fields, blobs, expected or []
 
 
 def shipped_files(sent: Shipment, host: str) -> Sent:
@@ -265,7 +279,8 @@ def shipped_files(sent: Shipment, host: str) -> Sent:
             raise UsageError(f"--host {host}: cannot read {what} to send it there: {why}") from None
         blobs.append((sent.place(index, name), data))
     fields = {name: sent.place(index, file) for name, (index, file) in sent.fields.items()}
-    return Sent(fields, blobs)
+    expected = [sent.place(i, name) for i, names in sent.expected.items() for name in names]
+    return Sent(fields, blobs, sorted(expected))
 
 
 def read_hello(proc: subprocess.Popen[bytes], host: str, python: str | None) -> dict[str, Any]:
@@ -404,7 +419,8 @@ def ring_for(settings: RunSettings, received: Callable[[], int]) -> IterationRin
     guardian's, read back when the agent ends (``received``: the iterations the run holds)."""
     if not settings.host:
         return IterationRing.create()
-    return RemoteRing(received, shipment(settings).folders)
+    sent = shipment(settings)
+    return RemoteRing(received, sent.folders, sent.expected, settings.host)
 
 
 class RemoteRing:
@@ -414,13 +430,21 @@ class RemoteRing:
     the last sample carried (the iteration running there, as of that sample).
 
     The ``remote_file`` lines before it bring the files the run made beside the shipped ones,
-    in pieces: each is kept in the local ``folders`` its neighbour was sent from."""
+    in pieces: each one the run is known to make (``expected``, ``shipment.comes_back``) is
+    kept in the local ``folders`` its neighbour was sent from; any other is named, not kept."""
 
     fd = -1
     """No descriptor here: the agent's is the guardian's (``config_there``)."""
 
-    def __init__(self, received: Callable[[], int], folders: Sequence[Path] = ()) -> None:
+    def __init__(
+        self,
+        received: Callable[[], int],
+        folders: Sequence[Path] = (),
+        expected: dict[int, set[str]] | None = None,
+        host: str = "the host",
+    ) -> None:
         self.slots = SLOTS
+        self.host_name = host
         self._received = received
         self._completed: int | None = None
         self._sampled = 0
@@ -428,21 +452,35 @@ class RemoteRing:
         self._ns: Sequence[int] = ()
         self._st: Sequence[int] = ()
         self._folders = list(folders)
+        self._expected = expected or {}
         self._made: dict[tuple[int, str], bytearray] = {}
+        self.left: list[str] = []
+        """Files the run made there that were not copied here (``path there``, by name)."""
 
-    def received(self, msg: dict[str, Any]) -> None:
-        """One of the guardian's ``LAST_WORDS``; ``ValueError`` when it does not hold together."""
+    def received(self, msg: dict[str, Any]) -> str | None:
+        """One of the guardian's ``LAST_WORDS``; ``ValueError`` when it does not hold together.
+        A note for the run's events where the run made a file that is not copied here."""
         if msg["t"] == "remote_file":
-            self.received_file(msg)
-        else:
-            self.received_ring(msg)
+            return self.received_file(msg)
+        self.received_ring(msg)
+        return None
 
-    def received_file(self, msg: dict[str, Any]) -> None:
+    def received_file(self, msg: dict[str, Any]) -> str | None:
         """A piece of a file the run made there beside a shipped one; the last piece keeps it
-        (the first process to make it wins, with the mode it had there)."""
+        (the first process to make it wins). A file the run is not known to make is named in
+        the note returned with its first piece, and none of it is kept."""
         index, name = int(msg["beside"]), str(msg["name"])
-        if not 0 <= index < len(self._folders) or Path(name).name != name or name in ("", ".."):
-            raise ValueError(f"a remote file with no place here: {name[:80]!r}")
+        if not 0 <= index < len(self._folders):
+            raise ValueError(f"a remote file with no place here: {clean_line(name[:80])!r}")
+        if msg.get("left") or not comes_back(name, self._expected.get(index, set())):
+            if msg.get("left") or int(msg.get("at", 0)) == 0:
+                self.left.append(name)
+                return (
+                    f"the run made {clean_line(name[:120])!r} beside a file sent to "
+                    f"{self.host_name}: not copied here (only a recipe's cache artifact comes "
+                    "back)"
+                )
+            return None
         got = self._made.setdefault((index, name), bytearray())
         if int(msg["at"]) != len(got):
             raise ValueError(f"the pieces of the remote file {name[:80]!r} are out of order")
@@ -451,11 +489,9 @@ class RemoteRing:
             raise ValueError(f"the remote file {name[:80]!r} is over {FILES_MAX >> 20} MiB")
         if msg.get("end"):
             del self._made[(index, name)]
-            mode = msg.get("mode")
             with contextlib.suppress(OSError):  # no room here: as if the run had made none
-                keep_made(
-                    self._folders[index] / name, bytes(got), mode if type(mode) is int else None
-                )
+                keep_made(self._folders[index] / name, bytes(got))
+        return None
 
     def received_ring(self, msg: dict[str, Any]) -> None:
         """The guardian's ``remote_ring`` line; ``ValueError`` when it does not hold together."""

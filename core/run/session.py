@@ -504,7 +504,10 @@ class RunSession:
             self.ring.sampled(msg)
             return self._commit(remote.sample_line(msg, self.elapsed(), self.data.count))
         elif kind in remote.LAST_WORDS and isinstance(self.ring, remote.RemoteRing):  # it ended
-            return self.ring.received(msg)
+            note = self.ring.received(msg)
+            if note is not None:  # made there, left there: the user sees its name
+                self._add_event(Event("info", note))
+            return None
         elif kind == "hello":
             self._hello = True
             if msg.get("v") != protocol.VERSION:
