@@ -58,7 +58,12 @@ CHILD_DIR = Path(__file__).resolve().parent.parent / "child"
 GUARDIAN = CHILD_DIR / "remote_guardian.py"
 CONNECT_TIMEOUT_S = 15
 HELLO_TIMEOUT_S = 60.0
-"""How long the connection and the remote interpreter's start may take."""
+"""How long the connection and the remote interpreter's start may take, and the longest ssh may
+leave a write of the run's start (the guardian, the agent, the files sent) untaken."""
+SIGNAL_TIMEOUT_S = 5.0
+"""How long a signal for the remote agent may wait for ssh to take it."""
+MAX_HELLO_BYTES = 1 << 20
+"""The longest hello a guardian sends (its machine's facts): a longer line is not one."""
 NO_SUCH_COMMAND = 127
 SSH_FAILED = 255
 CRASH_BASE = 128  # the guardian's exit for an agent killed by signal N: 128 + N
@@ -130,22 +135,49 @@ def connect(
         start_new_session=True,
         close_fds=True,
     )
-    guardian.start(str(env.get(RUN_ID_VAR, "")), None)
-    assert proc.stdin is not None
+    # ssh is in a session of its own, out of the run's id: the run's guardian ends it by its
+    # pid if warmscope dies (SIGTERM, SIGKILL) before it could.
+    guardian.start(str(env.get(RUN_ID_VAR, "")), None, also=proc.pid)
     try:
         with connecting(proc):
-            try:
-                proc.stdin.write(first)
-                proc.stdin.flush()
-            except BrokenPipeError:
-                pass  # a failed connection: the hello says why
+            # A failed connection breaks the pipe: the hello's absence then says why.
+            if not write_within(proc, first, HELLO_TIMEOUT_S):
+                raise UsageError(f"--host {host}: no answer in {HELLO_TIMEOUT_S:g} s ({STALLED})")
             hello = read_hello(proc, host, python)
+            if not write_within(proc, protocol.encode(config_there(config, there, hello))):
+                raise UsageError(f"--host {host}: no answer in {HELLO_TIMEOUT_S:g} s ({STALLED})")
     except BaseException:
         proc.kill()
         proc.wait()
         raise
-    send_config(proc, config_there(config, there, hello))
     return proc, hello
+
+
+STALLED = "ssh took none of the run's start for that long: the connection or the remote end stalls"
+
+
+def write_within(proc: subprocess.Popen[bytes], data: bytes, stall_s: float | None = None) -> bool:
+    """All of ``data`` to ``proc``'s stdin, waiting at most ``stall_s`` (``HELLO_TIMEOUT_S``)
+    for it to take each part: ``False`` where it took nothing for that long. A broken pipe
+    (ssh gone: its exit says why) counts as written."""
+    assert proc.stdin is not None
+    limit = HELLO_TIMEOUT_S if stall_s is None else stall_s
+    fd = proc.stdin.fileno()
+    view = memoryview(data)
+    os.set_blocking(fd, False)
+    try:
+        while view:
+            if not select.select([], [fd], [], limit)[1]:
+                return False
+            try:
+                view = view[os.write(fd, view[: 1 << 16]) :]
+            except BlockingIOError:
+                continue
+            except BrokenPipeError:
+                return True
+    finally:
+        os.set_blocking(fd, True)
+    return True
 
 
 _connecting: set[subprocess.Popen[bytes]] = set()
@@ -173,14 +205,6 @@ def cut_connecting() -> None:
     for proc in procs:
         with contextlib.suppress(OSError):
             proc.kill()
-
-
-def send_config(proc: subprocess.Popen[bytes], config: dict[str, Any]) -> None:
-    """The agent's config line; the connection stays open (its EOF ends the remote run)."""
-    assert proc.stdin is not None
-    with contextlib.suppress(BrokenPipeError):  # gone already: the run's end says why
-        proc.stdin.write(protocol.encode(config))
-        proc.stdin.flush()
 
 
 def remote_cache(settings: RunSettings) -> str:
@@ -288,26 +312,50 @@ def read_hello(proc: subprocess.Popen[bytes], host: str, python: str | None) -> 
     nothing of the protocol behind it is taken. ``UsageError`` naming why when it never comes."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
-    line = b""
+    line = bytearray()
     deadline = time.monotonic() + HELLO_TIMEOUT_S
     while not line.endswith(b"\n"):
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             proc.kill()
             raise UsageError(f"--host {host}: no answer in {HELLO_TIMEOUT_S:g} s")
+        if len(line) >= MAX_HELLO_BYTES:
+            proc.kill()
+            raise UsageError(f"--host {host}: the remote end's first line runs past 1 MiB")
         chunk = os.read(fd, 1)
         if not chunk:
             raise UsageError(failure(proc, host, python))
         line += chunk
     try:
         hello = json.loads(line)
-        if hello.get("t") != "remote":
+        if not isinstance(hello, dict) or hello.get("t") != "remote":
             raise ValueError
-    except ValueError:
+    except (ValueError, RecursionError):
         raise UsageError(
-            f"--host {host}: the remote interpreter printed something else: {line[:80]!r}"
+            f"--host {host}: the remote interpreter printed something else: {bytes(line[:80])!r}"
         ) from None
+    missing = hello_problem(hello)
+    if missing:
+        raise UsageError(
+            f"--host {host}: the remote end's hello {missing}: not warmscope's guardian"
+        )
     return dict(hello)
+
+
+def hello_problem(hello: dict[str, Any]) -> str | None:
+    """What a hello lacks that the run needs of it (its folder there, its agent's ring)."""
+    home = hello.get("home")
+    if not isinstance(home, str) or not home.startswith("/"):
+        return "names no home folder (an absolute path)"
+    ring = hello.get("ring", {})
+    if not isinstance(ring, dict) or not all(
+        isinstance(ring.get(key), int) for key in ring.keys() & {"fd", "slots"}
+    ):
+        return "gives a ring that is not a descriptor and a count"
+    shipped = hello.get("shipped", {})
+    if not isinstance(shipped, dict) or not all(isinstance(v, str) for v in shipped.values()):
+        return "places the files sent somewhere that is not a path"
+    return None
 
 
 def failure(proc: subprocess.Popen[bytes], host: str, python: str | None) -> str:
@@ -318,7 +366,7 @@ def failure(proc: subprocess.Popen[bytes], host: str, python: str | None) -> str
     except subprocess.TimeoutExpired:
         proc.kill()
         code = proc.wait()
-    said = [ln.strip() for ln in proc.stderr.read().decode(errors="replace").splitlines()]
+    said = [ln.strip() for ln in proc.stderr.read(1 << 16).decode(errors="replace").splitlines()]
     said = [ln for ln in said if ln and not ln.startswith("Warning: Permanently added")]
     last = said[-1][:200] if said else f"exit status {code}"
     if code == NO_SUCH_COMMAND:
@@ -363,10 +411,11 @@ def send_signal(proc: subprocess.Popen[bytes], sig: int) -> None:
         proc.kill()
         return
     try:
-        proc.stdin.write(b"signal %d\n" % sig)
-        proc.stdin.flush()
+        taken = write_within(proc, b"signal %d\n" % sig, SIGNAL_TIMEOUT_S)
     except (OSError, ValueError):
-        proc.kill()  # the connection is gone: the guardian ends what it started
+        taken = False
+    if not taken:
+        proc.kill()  # the connection is gone or stalls: the guardian ends what it started
 
 
 def environment(hello: dict[str, Any], host: str) -> dict[str, Any]:

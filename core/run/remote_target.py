@@ -25,6 +25,8 @@ from warmscope.core.run import remote
 
 ANSWER_TIMEOUT_S = remote.HELLO_TIMEOUT_S
 """How long the connection, the remote interpreter's start and the look at the file may take."""
+MAX_ANSWER_BYTES = 1 << 20
+"""The longest answer line read: one JSON object naming a file."""
 
 _answers: dict[tuple[str, str | None, str, bool, bool, str], Target] = {}
 _lock = threading.Lock()
@@ -89,20 +91,22 @@ def _send_and_read(
 ) -> bytes:
     """Write the program and the request, then read the one answer line."""
     assert proc.stdin is not None and proc.stdout is not None
-    try:
-        proc.stdin.write(stdin)
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass  # a failed connection: its stderr says why
+    # A failed connection breaks the pipe (its stderr then says why); one that takes nothing
+    # for as long as an answer may take is given up on.
+    if not remote.write_within(proc, stdin, ANSWER_TIMEOUT_S):
+        raise UsageError(f"--host {host}: no answer in {ANSWER_TIMEOUT_S:g} s")
+    proc.stdin.close()
     fd = proc.stdout.fileno()
-    line = b""
+    line = bytearray()
     deadline = time.monotonic() + ANSWER_TIMEOUT_S
     while not line.endswith(b"\n"):
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             raise UsageError(f"--host {host}: no answer in {ANSWER_TIMEOUT_S:g} s")
+        if len(line) > MAX_ANSWER_BYTES:
+            raise UsageError(f"--host {host}: the remote answer runs past 1 MiB")
         chunk = os.read(fd, 65536)
         if not chunk:
             raise UsageError(remote.failure(proc, host, python))
         line += chunk
-    return line
+    return bytes(line)
