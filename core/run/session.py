@@ -205,7 +205,8 @@ class RunSession:
             self.mode,
             markers=self._markers,
             marker_secret=self._marker_secret,
-            trace_prefix=str(self.record_path.with_suffix("")),
+            # Absolute: the model may change the child's working folder before it profiles.
+            trace_prefix=str(self.record_path.with_suffix("").absolute()),
             ring_fd=self.ring.fd,
             ring_slots=self.ring.slots,
             separate_profiles=self.separate_profiles is not None,
