@@ -17,6 +17,8 @@ import torch
 from tests.conftest import TARGETS, warmscope
 from warmscope.core.child.pt2 import aoti_metadata, built_elsewhere
 
+NATIVE = ("--trust-native",)
+"""An AOTInductor package runs its compiled library: only with consent."""
 COMPILER = shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++")
 
 BUILD_AOTI = """
@@ -55,7 +57,7 @@ def phases(doc: dict) -> dict[str, float]:
 def test_an_aoti_package_runs_with_the_inputs_it_records(
     aoti_package: Path, tmp_path: Path, record_dir: Path
 ) -> None:
-    r = warmscope("run", str(aoti_package), "--iters", "4", json_path=tmp_path / "r.json")
+    r = warmscope("run", str(aoti_package), *NATIVE, "--iters", "4", json_path=tmp_path / "r.json")
     assert r.code == 0, r.stderr
     assert r.doc is not None
     assert r.doc["target"]["kind"] == "aoti"
@@ -72,6 +74,7 @@ def test_an_aoti_package_takes_inputs_given_and_refuses_a_mode(
     r = warmscope(
         "run",
         str(aoti_package),
+        *NATIVE,
         "--input",
         "2x8:ones",
         "--iters",
@@ -80,7 +83,7 @@ def test_an_aoti_package_takes_inputs_given_and_refuses_a_mode(
     )
     assert r.code == 0, r.stderr
     assert r.doc is not None and r.doc["inputs_source"] == "spec"
-    compiled = warmscope("run", str(aoti_package), "--mode", "compile", "--iters", "2")
+    compiled = warmscope("run", str(aoti_package), *NATIVE, "--mode", "compile", "--iters", "2")
     assert compiled.code == 2
     assert "already compiled: --mode compile does not apply" in compiled.stderr
 
@@ -97,7 +100,7 @@ def test_an_aoti_package_for_another_device_says_so(
                 assert b'"AOTI_DEVICE_KEY": "cpu"' in data
                 data = data.replace(b'"AOTI_DEVICE_KEY": "cpu"', b'"AOTI_DEVICE_KEY": "cuda"')
             dst.writestr(name, data)
-    r = warmscope("run", str(moved), "--iters", "2")
+    r = warmscope("run", str(moved), *NATIVE, "--iters", "2")
     assert r.code == 2
     assert "AOTInductor package built for cuda; this run's device is cpu" in r.stderr
     assert "--device cuda" in r.stderr
@@ -200,13 +203,13 @@ def test_an_aoti_package_takes_the_inputs_of_the_program_packaged_with_it(
     )
     subprocess.run([sys.executable, "-c", script, str(program), str(TARGETS)], check=True)
     both = repack(aoti_package, tmp_path / "both.pt2", program=program)
-    r = warmscope("run", str(both), "--iters", "2", json_path=tmp_path / "r.json")
+    r = warmscope("run", str(both), *NATIVE, "--iters", "2", json_path=tmp_path / "r.json")
     assert r.code == 0, r.stderr
     assert r.doc is not None and r.doc["target"]["kind"] == "aoti"
     assert r.doc["inputs"] == ["float32[2,8]"]
 
     bare = repack(aoti_package, tmp_path / "bare.pt2")
-    asked = warmscope("run", str(bare), "--iters", "2")
+    asked = warmscope("run", str(bare), *NATIVE, "--iters", "2")
     assert asked.code == 2
     assert "records no fixed input shapes" in asked.stderr and "--input" in asked.stderr
-    assert warmscope("run", str(bare), "--input", "2x8", "--iters", "2").code == 0
+    assert warmscope("run", str(bare), *NATIVE, "--input", "2x8", "--iters", "2").code == 0

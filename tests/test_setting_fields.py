@@ -44,6 +44,7 @@ SAMPLES: dict[str, Any] = {
     "host": "gpu-box",
     "compile_cache": "warm",
     "trust_pickle": True,
+    "trust_native": True,
     "jit_log": ">graph_fuser",
     "torch_logs": "+dynamo",
     "profile_iters": "0,1,steady",
@@ -169,7 +170,7 @@ def test_the_diff_names_a_changed_env_value_on_both_sides() -> None:
 
 def test_every_untrusted_field_is_named_and_reset() -> None:
     untrusted = {f.name for f in FIELDS if not f.trusted}
-    assert {"python", "env", "trust_pickle", "torch_config"} <= untrusted
+    assert {"python", "env", "trust_pickle", "trust_native", "torch_config"} <= untrusted
     for f in FIELDS:
         s = with_value(f.name) if f.name in SAMPLES else RunSettings(target="t")
         found = s.untrusted()

@@ -179,7 +179,7 @@ def trusted_then(
         app.next_settings, app.next_source = chosen, None
         start(chosen)
 
-    app.push_screen(TrustScreen(untrusted, app.next_source or "a file"), done)
+    app.push_screen(TrustScreen(settings, app.next_source or "a file"), done)
 
 
 def start_run(app: WarmscopeApp, settings: RunSettings) -> None:

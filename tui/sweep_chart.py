@@ -51,8 +51,10 @@ def strips(doc: dict[str, Any], running: Sequence[tuple[int, float]] = ()) -> li
     decided = is_decided(ranking)  # a best only where it is beyond noise better than the rest
     for c in doc.get("cells", []):
         stat = c.get("first_ms")
-        values = [float(v) for v in (stat or {}).get("values", []) if isinstance(v, (int, float))]
+        values = [float(v) for v in (stat or {}).get("values", []) if _finite(v)]
         iv = interval_of(stat)
+        if iv is not None and not all(map(math.isfinite, (iv.median, iv.lo, iv.hi))):
+            iv = None  # a live sweep's figure no axis can place
         many = iv is not None and len(values) >= 2
         rank = ranks.get(c.get("index"), {})
         style = "bold" if decided and rank.get("vs_best") == "best" else ""
@@ -60,13 +62,17 @@ def strips(doc: dict[str, Any], running: Sequence[tuple[int, float]] = ()) -> li
             Strip(
                 label=clean_line(str(c.get("label", "?"))),
                 done=values,
-                running=[ms for cell, ms in running if cell == c.get("index")],
+                running=[ms for cell, ms in running if cell == c.get("index") and _finite(ms)],
                 interval=(iv.median, iv.lo, iv.hi) if many and iv is not None else None,
                 figure=iv_text(stat) if many else (fmt.ms(values[0]) if values else "-"),
                 style="dim" if rank.get("dropped_round") else style,
             )
         )
     return out
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
 
 
 @dataclass
@@ -76,6 +82,8 @@ class Axis:
     log: bool
 
     def position(self, value: float, width: int) -> int:
+        if not math.isfinite(value):  # drawn at the end it lies beyond
+            value = self.lo if value < 0 or value != value else self.hi
         f = math.log if self.log else float
         span = f(self.hi) - f(self.lo)
         at = (f(max(value, self.lo)) - f(self.lo)) / span if span > 0 else 0.5

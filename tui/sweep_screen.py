@@ -11,6 +11,7 @@ tagged with its sweep and cell.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -41,6 +42,11 @@ if TYPE_CHECKING:
 
 CURVE_POINTS = 60
 """The first iterations whose median latency each setting's curve shows."""
+TEXT_MAX = 2000
+LABEL_MAX = 120
+WARNINGS_SHOWN = 20
+"""What the screen shows of a document's texts: a document is data, and its strings may be
+of any length (the full text is ``warmscope report``'s)."""
 POLL_S = 0.25
 """How often a running sweep's screen takes the runner's news: points, a finished process."""
 
@@ -62,21 +68,27 @@ def sweep_table(doc: dict[str, Any]) -> Table:
         verdict = ranks.get(c.get("index"), {}).get("vs_best", "")
         style = "bold" if decided and verdict == "best" else ("dim" if verdict == "worse" else "")
         table.add_row(
-            Text(clean_line(str(c.get("label", "?"))), style=style),
+            Text(short(c.get("label", "?"), LABEL_MAX), style=style),
             str(len(c.get("runs", []))),
             iv_text(c.get("first_ms")),
             iv_text(c.get("warmup_excess_ms")),
             count_text(c.get("steady_from")),
             iv_text(c.get("steady_p50_ms")),
-            clean_line(str(c.get("shapes", "-"))),
+            short(c.get("shapes", "-"), LABEL_MAX),
         )
     return table
+
+
+def short(value: Any, most: int) -> str:
+    """``value`` as one safe line of at most ``most`` characters."""
+    text = str(value)
+    return clean_line(text if len(text) <= most else text[: most - 1] + "…")
 
 
 def head_text(doc: dict[str, Any]) -> str:
     """The digest's lines under the answer: the sweep's size, the coverage its intervals
     reach, how its verdicts are reached (as ``warmscope sweep`` prints them)."""
-    return "\n".join(clean_line(line) for line in header_lines(doc))
+    return "\n".join(short(line, TEXT_MAX) for line in header_lines(doc))
 
 
 def progress_text(state: RunnerState, elapsed: float) -> str:
@@ -98,6 +110,11 @@ def progress_text(state: RunnerState, elapsed: float) -> str:
     if state.ended and doc.get("folder"):
         parts.append(f"records {doc['folder']}")
     return clean_line(" · ".join(parts))
+
+
+def _drawable(value: Any) -> float:
+    """A curve's point: a live sweep's figure no curve can draw (none, NaN, infinite) is 0."""
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
 
 
 class SweepChart(Widget):
@@ -160,7 +177,7 @@ class SweepScreen(ModalScreen[None]):
                 Text("median latency of the first iterations (each on its own scale)", style="dim")
             )
             for i, c in enumerate(doc.get("cells", [])):
-                yield Static(Text(clean_line(str(c.get("label", "?"))), style="bold"))
+                yield Static(Text(short(c.get("label", "?"), LABEL_MAX), style="bold"))
                 yield Sparkline([], classes="sweep-curve", id=f"sweep-curve-{i}")
             yield Static("", id="sweep-warnings")
         yield Footer()
@@ -216,13 +233,16 @@ class SweepScreen(ModalScreen[None]):
         if key == self._drawn:
             return  # nothing new but the clock
         self._drawn = key
-        answer = clean_line(str(doc.get("answer", "")))
-        short = short_of_plan(doc)
-        warnings = [clean_line(str(w)) for w in doc.get("warnings", [])]
+        answer = short(doc.get("answer", ""), TEXT_MAX)
+        cut = short_of_plan(doc)
+        warnings = [short(w, TEXT_MAX) for w in doc.get("warnings", [])[: WARNINGS_SHOWN + 1]]
         if self.running:  # how far it got is the progress line's to say
-            answer = answer.removeprefix(f"{short}; ") if short else answer
-            warnings = [w for w in warnings if not (short and w.startswith(short))]
+            answer = answer.removeprefix(f"{cut}; ") if cut else answer
+            warnings = [w for w in warnings if not (cut and w.startswith(cut))]
             answer = f"so far: {answer}" if doc.get("finished") else "waiting for the first process"
+        more = len(doc.get("warnings", [])) - WARNINGS_SHOWN
+        if more > 0:
+            warnings[WARNINGS_SHOWN:] = [f"… and {more:,} more (warmscope report shows them all)"]
         self.query_one("#sweep-answer", Static).update(
             Text(answer, style="dim" if self.running else "bold")
         )
@@ -230,8 +250,9 @@ class SweepScreen(ModalScreen[None]):
         self.query_one("#sweep-chart", SweepChart).show(strips(doc, running))
         self.query_one("#sweep-table", Static).update(sweep_table(doc))
         for i, c in enumerate(doc.get("cells", [])):
-            medians = [row.get("median") or 0.0 for row in c.get("by_iteration", [])]
-            self.query_one(f"#sweep-curve-{i}", Sparkline).data = medians[:CURVE_POINTS]
+            rows = c.get("by_iteration", [])[:CURVE_POINTS]
+            medians = [_drawable(row.get("median")) for row in rows]
+            self.query_one(f"#sweep-curve-{i}", Sparkline).data = medians
         box = self.query_one("#sweep-warnings", Static)
         box.update(Text("\n".join(warnings), style="yellow"))
         box.display = bool(warnings)

@@ -1,35 +1,32 @@
 """``TrustScreen``: settings read from a file that choose what runs, shown before a run uses them.
 
-A record is data: its interpreter, the environment it gives the child (``LD_PRELOAD``…) and its
-pickle trust run code of the record's author. The screen lists them plainly and lets the user
-use them (``y``/Enter), run without them (``n``: this interpreter, no extra environment, no
-pickle trust) or start nothing (Esc).
+A record is data: its interpreter, the environment it gives the child (``LD_PRELOAD``…), its
+recipe, imports, host, torch config and trust of pickles or native code run code of the
+record's author. The screen lists every one of them, ``RunSettings.untrusted()`` item by item
+with what it would do (``RunSettings.consent_items``), in a list that scrolls however long it
+is, and lets the user use them (``y``/Enter), run without them (``n``: this interpreter, no
+extra environment, none of them) or start nothing (Esc).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
+
+from warmscope.core.data.settings import RunSettings
 
 TrustChoice = Literal["use", "without"]
 """``use``: run with them; ``without``: run with ``RunSettings.without_untrusted()``."""
 
 
-def trust_items(untrusted: dict[str, Any]) -> list[str]:
-    """One line per item of ``RunSettings.untrusted()``, as a person reads it."""
-    items = []
-    if untrusted.get("python") is not None:
-        items.append(f"interpreter {untrusted['python']}")
-    for name, value in dict(untrusted.get("env") or {}).items():
-        items.append(f"environment {name}={value}")
-    if untrusted.get("trust_pickle"):
-        items.append("trust pickle: loads code from the file")
-    return items
+def trust_items(settings: RunSettings) -> list[str]:
+    """One line per item of ``settings.untrusted()``, as a person reads it."""
+    return settings.consent_items()
 
 
 class TrustScreen(ModalScreen[TrustChoice | None]):
@@ -41,24 +38,28 @@ class TrustScreen(ModalScreen[TrustChoice | None]):
         Binding("escape", "cancel", "Cancel", id="trust-cancel"),
     ]
 
-    def __init__(self, untrusted: dict[str, Any], source: str) -> None:
+    def __init__(self, settings: RunSettings, source: str) -> None:
         super().__init__()
-        self.items = trust_items(untrusted)
+        self.items = trust_items(settings)
         self.source = source
 
     def compose(self) -> ComposeResult:
+        count = len(self.items)
         with Vertical(id="trust-box"):
             yield Static(
-                f"These settings come from {self.source}, not from you. They choose what runs:",
+                f"These settings come from {self.source}, not from you. They choose what runs "
+                f"({count} item{'s' if count != 1 else ''}; ↑ ↓ PgUp PgDn scroll):",
                 id="trust-intro",
                 markup=False,
             )
+            # A list of any length scrolls inside the box: the keys below stay on screen.
+            with VerticalScroll(id="trust-list"):
+                yield Static(
+                    "\n".join(f"• {item}" for item in self.items), id="trust-items", markup=False
+                )
             yield Static(
-                "\n".join(f"  {item}" for item in self.items), id="trust-items", markup=False
-            )
-            yield Static(
-                "y / Enter: use them · n: run without them (this interpreter, no extra "
-                "environment, no pickle trust) · Esc: run nothing",
+                "y / Enter: use them · n: run without them (this interpreter, none of the "
+                "above) · Esc: run nothing",
                 id="trust-keys",
                 markup=False,
             )
@@ -66,6 +67,7 @@ class TrustScreen(ModalScreen[TrustChoice | None]):
 
     def on_mount(self) -> None:
         self.query_one("#trust-box").border_title = "run with these?"
+        self.query_one("#trust-list", VerticalScroll).focus()
 
     def action_choose(self, choice: TrustChoice) -> None:
         self.dismiss(choice)

@@ -158,7 +158,7 @@ def open_warmup(app: WarmscopeApp, entry: RunEntry) -> None:
         else:
             _push(app, entry, settings if choice == "use" else settings.without_untrusted())
 
-    app.push_screen(TrustScreen(untrusted, entry.record_name or "a record"), chosen)
+    app.push_screen(TrustScreen(settings, entry.record_name or "a record"), chosen)
 
 
 def _push(app: WarmscopeApp, entry: RunEntry, settings: RunSettings) -> None:

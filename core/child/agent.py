@@ -763,4 +763,11 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Every return of main() follows the run's last protocol line, sent at once. The agent
+    # ends with the run: interpreter shutdown would wait for the model's own threads (a
+    # non-daemon one never ends), so it exits as os._exit does, once its output is out.
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)

@@ -35,7 +35,6 @@ import platform
 import shutil
 import signal
 import socket
-import stat
 import sys
 import tempfile
 import threading
@@ -274,9 +273,10 @@ PIECE = 4 << 20
 """The bytes of a made file one ``remote_file`` line carries."""
 
 
-def send_made(home: str, shipped: set[str], most: int, out: Out) -> None:
+def send_made(home: str, shipped: set[str], most: int, out: Out, wanted: set[str]) -> None:
     """Each file made in a folder of shipped files (``in/N/``), in ``remote_file`` lines:
-    its folder's number, its name, its mode, and its bytes in base64 pieces. One over
+    its folder's number, its name, and its bytes in base64 pieces, where it is one the parent
+    takes back (``wanted``: ``in/N/NAME``); any other only by name (``left``), and one over
     ``most`` bytes stays (the run's stderr says so)."""
     root = os.path.join(home, "in")
     folders = [n for n in os.listdir(root) if n.isdigit()] if os.path.isdir(root) else []
@@ -295,7 +295,9 @@ def send_made(home: str, shipped: set[str], most: int, out: Out) -> None:
                 sys.stderr.flush()
                 continue
             head = {"t": "remote_file", "beside": int(index), "name": name}
-            head["mode"] = stat.S_IMODE(info.st_mode)
+            if f"in/{index}/{name}" not in wanted:
+                out.write((json.dumps({**head, "left": True}) + "\n").encode())
+                continue
             with open(path, "rb") as f:
                 at, piece = 0, f.read(PIECE)
                 while True:
@@ -430,7 +432,8 @@ def main() -> None:
         end_run(pid, run_id)
         passing.join(5.0)  # the last protocol lines, once every writer is gone
         with contextlib.suppress(OSError):  # the connection may be what ended the run
-            send_made(home, shipped, int(payload.get("made_max", 0)), out)
+            wanted = {str(rel) for rel in payload.get("made_names") or []}
+            send_made(home, shipped, int(payload.get("made_max", 0)), out, wanted)
             out.write(ring_line(ring, passed.through))
     finally:
         shutil.rmtree(home, ignore_errors=True)

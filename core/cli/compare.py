@@ -30,7 +30,7 @@ GLOB_CHARS = "*?["
 def side_paths(arg: Path) -> list[Path]:
     """The records one argument names: itself, a folder's ``*.jsonl``, a pattern's matches,
     or a one-setting sweep document's processes."""
-    from warmscope.core.run.sweep import is_sweep_document, read_sweep
+    from warmscope.core.run.sweep import is_sweep_document, read_sweep, record_path
 
     shown = clean_line(str(arg))
     if arg.is_dir():
@@ -51,9 +51,13 @@ def side_paths(arg: Path) -> list[Path]:
                 f"{shown} is a sweep of {len(cells)} settings: compare it alone, or name one "
                 "setting's records"
             )
-        records = [Path(str(p.get("record"))) for p in cells[0].get("processes", [])]
-        # Records are named as the sweep wrote them: beside the document if moved since.
-        return [p if p.exists() else arg.parent / p.name for p in records]
+        named = [p.get("record") for p in cells[0].get("processes", [])]
+        # Where a record is nowhere, its place beside the document: the reader names it.
+        return [
+            record_path(r, doc, arg) or arg.parent / Path(r).name
+            for r in named
+            if isinstance(r, str)
+        ]
     return [arg]
 
 

@@ -85,8 +85,7 @@ def _sweeps(args: argparse.Namespace, records: list[Path], output: Path | None) 
                 export.sweep_csv_rows(writer, doc, str(path) if several else None)
         else:
             texts = [sweep_report(doc) for doc in docs]
-            text = "\n---\n\n".join(texts)
-            f.write(clean(text) if output is None else text)
+            f.write(clean("\n---\n\n".join(texts)))  # a file is shown on a terminal too
     if output is not None:
         print(f"{args.format} of {len(records)} sweep(s) written to {output}", file=sys.stderr)
     return outcome.EXIT_OK
@@ -121,9 +120,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                 export.csv_rows(writer, data, str(path) if several else None)
             else:
                 text = report(data)
-                # On a terminal as `warmscope report` prints it: nothing from the record
-                # (a target, an event's title) can drive the terminal.
-                f.write(("\n---\n\n" if n else "") + (clean(text) if output is None else text))
+                # As `warmscope report` prints it: nothing from the record (a target, an
+                # event's title) can drive the terminal that shows it, or the file, later.
+                f.write(("\n---\n\n" if n else "") + clean(text))
         if args.format == "json" and several:
             f.write("]\n")
     if output is not None:

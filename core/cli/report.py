@@ -31,7 +31,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if output is None:
         emit(clean(text), end="")
     else:
-        atomic_write(output, text)
+        atomic_write(output, clean(text))  # a file is shown on a terminal too
         print(f"report written to {output}", file=sys.stderr)
     return outcome.EXIT_OK
 

@@ -36,6 +36,11 @@ returns an nn.Module (optionally with example inputs: a module-level example_inp
 """
 
 
+MAX_SWEEP_RUNS = 2000
+"""The most run records of one sweep document the TUI opens: each is a run of the session,
+held in memory with its iterations."""
+
+
 def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
     """``warmscope open``: run records as given; a sweep document stands for its runs, and the
     TUI shows its answer and table first. Each file is read here, to fail early in one line
@@ -54,6 +59,11 @@ def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
             runs = sweep_runs(doc, path)
             if not runs:
                 raise UsageError(f"sweep {clean_line(str(path))}: none of its run records exist")
+            if len(runs) > MAX_SWEEP_RUNS:
+                raise UsageError(
+                    f"sweep {clean_line(str(path))} names {len(runs):,} run records: the TUI "
+                    f"opens at most {MAX_SWEEP_RUNS:,} (`warmscope report` reads the document)"
+                )
             records += runs
             sweeps.append(doc)
         else:

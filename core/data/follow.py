@@ -3,21 +3,24 @@
 ``warmscope open`` of such a record shows the run so far and then grows with it: each
 ``poll`` reads the complete lines written since the last one (a line still being written
 waits for its newline) and folds them with the same checks as ``read_run`` (``reading``).
-When the writer lets go of the record (``record.is_live``) and nothing is left to read, the
-run has ended: as its ``end`` line says, or crashed where there is none. Folding the lines
-the run wrote gives the run's own figures: the record is where the run keeps them.
+When the writer lets go of the record and nothing is left to read, the run has ended: as its
+``end`` line says, or crashed where there is none. Folding the lines the run wrote gives the
+run's own figures: the record is where the run keeps them. Both the reading and the writer's
+hold are asked of the file opened, not of its name: a record deleted (or replaced) while it is
+followed is still the one its run writes, followed to its end and said to be gone.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import threading
 import time
 from pathlib import Path
 
 from warmscope.core.child import outcome
 from warmscope.core.data.reading import MAX_LINE_BYTES, RecordError, fold_entry, live_writer
-from warmscope.core.data.record import is_live
 from warmscope.core.data.run import Cursor, RunData, Update
 
 READ_BYTES = 8 << 20
@@ -43,21 +46,51 @@ class RecordFollower:
         """Fold every complete line written since the last read; at the writer's end, end."""
         if self.data.finished or self._file.closed:
             return
-        live = is_live(self.path)  # before reading: what a dead writer wrote is all there
+        live = self._writer_holds()  # before reading: what a dead writer wrote is all there
         try:
             chunk = self._file.read(READ_BYTES)
             self._fold(chunk)
         except (RecordError, OSError, UnicodeDecodeError, ValueError) as exc:
             self._end(outcome.CRASHED, f"following stopped: {exc}")
             return
+        gone = self._gone()
         if self.data.finished:
             self._file.close()
+            if gone:
+                self.data.status_detail += f"; {gone}"
         elif not live and len(chunk) < READ_BYTES:
-            self._end(
-                outcome.CRASHED, "the record ends before the run did (warmscope itself stopped)"
-            )
+            detail = "the record ends before the run did (warmscope itself stopped)"
+            self._end(outcome.CRASHED, f"{detail}; {gone}" if gone else detail)
         elif self.data.status == outcome.RUNNING:
-            self.data.status_detail = live_writer(self.path, self.data) or ""
+            if gone:
+                self.data.status_detail = f"{gone}: followed from the file still open"
+            else:
+                self.data.status_detail = live_writer(self.path, self.data) or ""
+
+    def _writer_holds(self) -> bool:
+        """Whether a live run's writer holds the file this follower opened (its ``flock``,
+        as ``record.is_live`` asks of a path)."""
+        fd = self._file.fileno()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+
+    def _gone(self) -> str:
+        """What became of the record's name, where it no longer names the file followed."""
+        try:
+            named, held = os.stat(self.path), os.fstat(self._file.fileno())
+        except FileNotFoundError:
+            return f"its record {self.path} was deleted while it was followed"
+        except OSError:
+            return ""
+        if (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino):
+            return f"its record {self.path} was replaced while it was followed"
+        return ""
 
     def _fold(self, chunk: bytes) -> None:
         lines = (self._pending + chunk).split(b"\n")

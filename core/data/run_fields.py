@@ -116,6 +116,58 @@ def _nothing(args: argparse.Namespace, settings: RunSettings) -> None:
     """Applied with another entry (the preset with the knobs)."""
 
 
+# What each untrusted setting would do, as the user confirms it (``Setting.consent``).
+
+
+def _imports_consent(settings: RunSettings) -> list[str]:
+    return [
+        f"--import {name}: imports it in the child, running its code" for name in settings.imports
+    ]
+
+
+def _env_consent(settings: RunSettings) -> list[str]:
+    return [
+        f"--set env.{name}={value}: environment {name}={value} for the child"
+        for name, value in settings.env.items()
+    ]
+
+
+def _torch_config_consent(settings: RunSettings) -> list[str]:
+    return [
+        f"--set {name}={value}: torch config the child sets (some options name programs it runs)"
+        for name, value in settings.torch_config.items()
+    ]
+
+
+def _recipe_consent(settings: RunSettings) -> list[str]:
+    return [f"--recipe {settings.recipe}: runs {settings.recipe} (its prepare(model)) in the child"]
+
+
+def _python_consent(settings: RunSettings) -> list[str]:
+    return [f"--python {settings.python}: interpreter {settings.python} runs the child"]
+
+
+def _host_consent(settings: RunSettings) -> list[str]:
+    # The local files the run names travel with it: the user sees what leaves this machine.
+    sent = [
+        f"{flag} {value}"
+        for flag, value in (("--recipe", settings.recipe), ("--inputs", settings.inputs_file))
+        if value
+    ]
+    line = f"--host {settings.host}: runs the child on {settings.host} over ssh"
+    if sent:
+        line += f", and sends {' and '.join(sent)} to host {settings.host}"
+    return [line]
+
+
+def _trust_pickle_consent(settings: RunSettings) -> list[str]:
+    return [f"--trust-pickle: trust pickle: loads code from the file {settings.target}"]
+
+
+def _trust_native_consent(settings: RunSettings) -> list[str]:
+    return [f"--trust-native: runs the compiled native code the package {settings.target} holds"]
+
+
 @dataclass
 class RunFields:
     """Every run setting, declared once: its field (type and default) carries its ``Setting``
@@ -190,6 +242,7 @@ class RunFields:
                 ),
             ),
             trusted=False,  # importing a module runs its code
+            consent=_imports_consent,
         ),
     )
     """``--import MODULE``: modules the child imports before it loads the target."""
@@ -360,6 +413,7 @@ class RunFields:
             shown=_map_shown("env", "env."),
             absent="unset",
             trusted=False,
+            consent=_env_consent,
         ),
     )
 
@@ -371,6 +425,7 @@ class RunFields:
             argv=_map_argv("torch_config", ""),
             shown=_map_shown("torch_config", ""),
             trusted=False,  # some options name programs (inductor.cpp.cxx)
+            consent=_torch_config_consent,
         ),
     )
     """``--set dynamo.NAME=VALUE`` / ``inductor.NAME=VALUE``, as typed."""
@@ -439,6 +494,7 @@ class RunFields:
                 ),
             ),
             trusted=False,
+            consent=_recipe_consent,
         ),
     )
 
@@ -472,6 +528,7 @@ class RunFields:
                 ),
             ),
             trusted=False,
+            consent=_python_consent,
         ),
     )
 
@@ -490,6 +547,7 @@ class RunFields:
                 ),
             ),
             trusted=False,
+            consent=_host_consent,
         ),
     )
 
@@ -529,6 +587,27 @@ class RunFields:
             ),
             compared=False,
             trusted=False,
+            consent=_trust_pickle_consent,
+        ),
+    )
+
+    trust_native: bool = field(
+        default=False,
+        metadata=setting(
+            "bool",
+            (
+                Option(
+                    ("--trust-native",),
+                    dict(
+                        action="store_true",
+                        help="allow an AOTInductor package (.pt2): loading it runs the compiled "
+                        "native code it holds",
+                    ),
+                ),
+            ),
+            compared=False,
+            trusted=False,
+            consent=_trust_native_consent,
         ),
     )
 

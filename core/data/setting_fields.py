@@ -174,6 +174,7 @@ class Option:
 Reader = Callable[[argparse.Namespace, "RunSettings"], None]
 Writer = Callable[["RunSettings"], list[str]]
 Shown = Callable[["RunSettings"], dict[str, Any]]
+Consent = Callable[["RunSettings"], list[str]]
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,9 @@ class Setting:
     """How a comparison writes the side left at its default."""
     trusted: bool = True
     """``False``: it runs code or chooses what runs; from a file, only once the user confirms."""
+    consent: Consent | None = None
+    """An untrusted setting's value as the user is asked to confirm it: one line per item, the
+    option as written and what it would do (``--recipe r.py: runs its prepare(model)``)."""
     make_default: Callable[[], Any] = lambda: None
     """A new default value (a list or a map of its own); set from the field's default."""
 
@@ -244,6 +248,13 @@ def argv(s: Setting, settings: RunSettings) -> list[str]:
     if s.kind == "floats":
         return [flag, ",".join(f"{g:g}" for g in value)]
     return [flag, _text(value)]
+
+
+def consent(s: Setting, settings: RunSettings) -> list[str]:
+    """What the user confirms of an untrusted setting: its declared lines, else the option as
+    the reproduce line writes it. Each line made safe to show."""
+    lines = s.consent(settings) if s.consent is not None else [" ".join(argv(s, settings))]
+    return [clean_line(line) for line in lines]
 
 
 def shown(s: Setting, settings: RunSettings) -> dict[str, Any]:

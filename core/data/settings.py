@@ -11,12 +11,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from warmscope.core.child import target_files
 from warmscope.core.child.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.run_fields import FIELDS, RunFields, default_of
 from warmscope.core.data.setting_fields import DEFAULT_ITERS as DEFAULT_ITERS
 from warmscope.core.data.setting_fields import DEFAULT_SAMPLE_HZ as DEFAULT_SAMPLE_HZ
-from warmscope.core.data.setting_fields import KINDS, argv
+from warmscope.core.data.setting_fields import KINDS, argv, consent
 from warmscope.core.data.setting_fields import PRESETS as PRESETS
 from warmscope.core.data.setting_fields import SCHEDULES as SCHEDULES
 from warmscope.core.data.setting_fields import Preset as Preset
@@ -164,7 +165,10 @@ class RunSettings(RunFields):
             check_python(self.python)
         try:
             target = resolve_target(
-                self.target, trust_pickle=self.trust_pickle, there=self._there(reach_host)
+                self.target,
+                trust_pickle=self.trust_pickle,
+                trust_native=self.trust_native,
+                there=self._there(reach_host),
             )
             self.shape_plan(target)
         except UsageError as exc:  # a bad target, or a host that could not be asked
@@ -195,7 +199,9 @@ class RunSettings(RunFields):
         # Imported when needed: it starts ssh, and the run machinery imports these settings.
         from warmscope.core.run.remote_target import resolve_there
 
-        return lambda spec: resolve_there(host, self.python, spec, self.trust_pickle)
+        return lambda spec: resolve_there(
+            host, self.python, spec, self.trust_pickle, self.trust_native
+        )
 
     def profile_plan(self) -> tuple[list[int], bool]:
         """``--profile-iters``: the iterations to profile, and whether to add a steady one."""
@@ -236,6 +242,10 @@ class RunSettings(RunFields):
                 raise TargetError("give --input or --inputs FILE, not both")
             if not os.path.isfile(self.inputs_file):
                 raise TargetError(f"--inputs {clean_line(self.inputs_file)}: no such file")
+            try:
+                target_files.check_zip(self.inputs_file)  # torch.load inflates its members
+            except target_files.Refused as exc:
+                raise TargetError(f"--inputs: {exc}") from None
         specs = self.input_specs(target)
         dims = self.dim_values()
         used = {name for spec in specs for name in spec.symbols}
@@ -291,6 +301,12 @@ class RunSettings(RunFields):
             for f in FIELDS
             if not f.trusted and getattr(self, f.name) != default_of(f.name)
         }
+
+    def consent_items(self) -> list[str]:
+        """``untrusted()`` as the user is asked to confirm it: every item of it, one line each,
+        with what it would do (``Setting.consent``)."""
+        found = self.untrusted()
+        return [line for f in FIELDS if f.name in found for line in consent(f, self)]
 
     def without_untrusted(self) -> RunSettings:
         """A copy with ``untrusted()`` reset: this interpreter, no extra environment, no pickle."""

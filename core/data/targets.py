@@ -246,7 +246,11 @@ class Target:
 
 
 def resolve_target(
-    spec: str, *, trust_pickle: bool = False, there: Callable[[str], Target] | None = None
+    spec: str,
+    *,
+    trust_pickle: bool = False,
+    trust_native: bool = False,
+    there: Callable[[str], Target] | None = None,
 ) -> Target:
     """Check ``spec`` and say how to load it; ``TargetError`` with one clear line otherwise.
 
@@ -281,18 +285,19 @@ def resolve_target(
         raise TargetError(
             f"bad target {spec!r}: expected file.py:factory or package.module:factory"
         )
-    return (
-        there(spec) if there else _found(spec, target_files.archive, str(Path(spec)), trust_pickle)
-    )
+    if there:
+        return there(spec)
+    return _found(spec, target_files.archive, str(Path(spec)), trust_pickle, "", trust_native)
 
 
-def file_request(spec: str, trust_pickle: bool) -> dict[str, Any]:
+def file_request(spec: str, trust_pickle: bool, trust_native: bool = False) -> dict[str, Any]:
     """What ``target_files.answer`` is asked about a file target ``spec`` (one that
     ``resolve_target`` hands to ``there``)."""
     head, sep, factory = spec.rpartition(":")
     if sep and factory and not _looks_like_windows_drive(spec):
         return {"path": str(PurePosixPath(head)), "factory": factory}
-    return {"path": str(PurePosixPath(spec)), "trust_pickle": trust_pickle}
+    path = str(PurePosixPath(spec))
+    return {"path": path, "trust_pickle": trust_pickle, "trust_native": trust_native}
 
 
 def from_answer(spec: str, found: dict[str, Any]) -> Target:

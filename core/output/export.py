@@ -15,7 +15,7 @@ from warmscope.core.data import document, env_keys
 from warmscope.core.data.run import RunData
 from warmscope.core.output import units
 from warmscope.core.output.digest import digest, event_list_text, memory_text, shape_cells
-from warmscope.core.output.safe_text import clean_line
+from warmscope.core.output.safe_text import clean, clean_line
 
 FORMATS = ("json", "csv", "md")
 REPORT_SUFFIX = "report.md"
@@ -100,9 +100,17 @@ def csv_writer(f: TextIO, *, with_run: bool = False) -> Any:
     return w
 
 
+def csv_cell(value: Any) -> Any:
+    """A CSV cell: a number as it is, nothing for ``None``, any other value as text made safe
+    to print (``safe_text.clean_line``): a spreadsheet or a ``cat`` of the file shows it."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    return "" if value is None else clean_line(str(value))
+
+
 def csv_rows(w: Any, data: RunData, run: str | None = None) -> None:
     """``data``'s iterations onto a ``csv_writer`` (``run``: its ``run`` column)."""
-    lead = [] if run is None else [run]
+    lead = [] if run is None else [csv_cell(run)]
     for row in document.iteration_rows(data):
         w.writerow(
             [
@@ -151,7 +159,7 @@ def sweep_csv_writer(f: TextIO, *, with_sweep: bool = False) -> Any:
 
 def sweep_csv_rows(w: Any, doc: dict[str, Any], sweep: str | None = None) -> None:
     """A sweep document's processes onto a ``sweep_csv_writer``."""
-    lead = [] if sweep is None else [sweep]
+    lead = [] if sweep is None else [csv_cell(sweep)]
     for cell in doc.get("cells") or []:
         for p in cell.get("processes") or []:
             node = p.get("node") if isinstance(p.get("node"), dict) else {}
@@ -161,9 +169,8 @@ def sweep_csv_rows(w: Any, doc: dict[str, Any], sweep: str | None = None) -> Non
                 "setting": cell.get("label"),
                 "host": node.get("hostname", ""),
             }
-            w.writerow(
-                lead + ["" if values.get(c) is None else values[c] for c in SWEEP_CSV_COLUMNS]
-            )
+            # Every text cell through the one sanitiser, as the record's CSV does.
+            w.writerow(lead + [csv_cell(values.get(c)) for c in SWEEP_CSV_COLUMNS])
 
 
 def write_csv(path: Path, data: RunData) -> Path:
@@ -238,7 +245,7 @@ def markdown(data: RunData, max_rows: int = 12) -> str:
 
 
 def write_markdown(path: Path, data: RunData) -> Path:
-    atomic_write(path, markdown(data))
+    atomic_write(path, clean(markdown(data)))
     return path
 
 
@@ -248,7 +255,7 @@ def export_all(data: RunData, directory: Path, stem: str) -> list[Path]:
     from warmscope.core.output.report import report
 
     report_path = directory / f"{stem}.{REPORT_SUFFIX}"
-    atomic_write(report_path, report(data))
+    atomic_write(report_path, clean(report(data)))
     return [
         write_json(directory / f"{stem}.json", data),
         write_csv(directory / f"{stem}.csv", data),

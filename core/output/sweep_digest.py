@@ -209,6 +209,7 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
         "per_process_s": round((sweep.wall_s - sweep.warming_s) / done, 3) if done else None,
         "schedule": [[p.cell, p.repeat] for p in sweep.processes],
         "folder": str(sweep.folder) if sweep.folder else None,
+        "ran_in": sweep.ran_in,
         "executor": getattr(sweep.executor, "name", "local"),
     }
     dropped = {d.cell: d for d in race.drops}

@@ -52,6 +52,38 @@ class ReaderConsumer(Protocol):
         read at least what the stderr pipe held as it began (always, unless measured)."""
 
 
+class Gathered:
+    """One stream's line in progress, gathered in time linear in what arrives: its pieces are
+    kept apart and joined once, when its newline comes (copying the whole line on every read
+    made an endless line quadratic)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+        self.size = 0
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines ``chunk`` completes (possibly none); the rest is kept."""
+        if b"\n" not in chunk:
+            self.pieces.append(chunk)
+            self.size += len(chunk)
+            return []
+        lines = chunk.split(b"\n")
+        if self.pieces:
+            lines[0] = b"".join([*self.pieces, lines[0]])
+        rest = lines.pop()
+        self.pieces, self.size = ([rest], len(rest)) if rest else ([], 0)
+        return lines
+
+    def take(self) -> bytes:
+        """What is kept, joined; the line starts again."""
+        data = b"".join(self.pieces)
+        self.pieces, self.size = [], 0
+        return data
+
+    def drop(self) -> None:
+        self.pieces, self.size = [], 0
+
+
 class PipeReader:
     """Reads ``proc``'s stdout and stderr for ``consumer`` until ``proc`` has exited.
 
@@ -79,7 +111,7 @@ class PipeReader:
         proc, consumer = self.proc, self.consumer
         out_fd, err_fd = self.out_fd, self.err_fd
         selector = selectors.DefaultSelector()
-        buffers = {out_fd: b"", err_fd: b""}
+        buffers = {out_fd: Gathered(), err_fd: Gathered()}
         for fd in (out_fd, err_fd):
             os.set_blocking(fd, False)
             selector.register(fd, selectors.EVENT_READ)
@@ -110,26 +142,25 @@ class PipeReader:
                     chunk = os.read(fd, READ_CHUNK)
                 except BlockingIOError:
                     continue
+                gathered = buffers[fd]
                 if not chunk:
                     selector.unregister(fd)
-                    if buffers[fd] and fd == out_fd:
-                        consumer.torn_message(buffers[fd])
-                    elif buffers[fd]:
-                        consumer.stderr_lines([buffers[fd]])
+                    if gathered.size and fd == out_fd:
+                        consumer.torn_message(gathered.take())
+                    elif gathered.size:
+                        consumer.stderr_lines([gathered.take()])
                     continue
                 got += len(chunk)
                 if fd == err_fd:
                     consumed += len(chunk)
-                lines = (buffers[fd] + chunk).split(b"\n")
-                buffers[fd] = lines.pop()
+                lines = gathered.feed(chunk)
                 if fd == err_fd:
-                    if len(buffers[fd]) > MAX_STDERR_LINE:
-                        lines.append(buffers[fd])  # a newline-less flood: cut it, bound memory
-                        buffers[fd] = b""
+                    if gathered.size > MAX_STDERR_LINE:
+                        lines.append(gathered.take())  # a newline-less flood: cut it, bound memory
                     consumer.stderr_lines(lines)
                 else:
-                    if len(buffers[fd]) > MAX_PROTOCOL_LINE:
-                        buffers[fd] = b""
+                    if gathered.size > MAX_PROTOCOL_LINE:
+                        gathered.drop()
                         consumer.message_too_long(MAX_PROTOCOL_LINE)
                     consumer.protocol_lines(lines)
             now = time.monotonic()

@@ -40,7 +40,14 @@ from typing import Any
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.run.shipment import keep_made, shipment
+from warmscope.core.output.safe_text import clean_line
+from warmscope.core.run.shipment import (
+    comes_back,
+    keep_made,
+    shipment,
+    side_comes_back,
+    write_data,
+)
 
 INSTALL = "--executor ray needs Ray, which is not installed: pip install 'warmscope[ray]'"
 SIDE_FILE_MAX = 64 << 20
@@ -126,6 +133,18 @@ class Finished:
     """The task's failure (a worker or node lost, an exception on the node)."""
     cancelled: bool = False
     """The sweep stopped it (Ctrl-C, or an abort)."""
+
+
+def _note_left(record: Path, where: dict[str, Any], names: list[str]) -> None:
+    """Files a task made that were not copied here, named where the run's output is kept."""
+    shown = ", ".join(repr(clean_line(name[:120])) for name in names[:20])
+    more = f" and {len(names) - 20} more" if len(names) > 20 else ""
+    line = (
+        f"warmscope: the task on {clean_line(str(where.get('hostname', '?')))} made {shown}{more} "
+        "beside the files sent to it: not copied here\n"
+    )
+    with contextlib.suppress(OSError), open(record.with_suffix(".stderr.txt"), "a") as f:
+        f.write(line)
 
 
 def _unpack(
@@ -347,7 +366,7 @@ class RayExecutor:
         self._outstanding += 1
         thread = threading.Thread(
             target=self._follow,
-            args=(n, node, stream, record, sent.folders),
+            args=(n, node, stream, record, sent.folders, sent.expected),
             daemon=True,
             name="warmscope-ray",
         )
@@ -362,11 +381,22 @@ class RayExecutor:
             self._refs[key] = self._ray.put(path.read_bytes())
         return self._refs[key]
 
-    def _follow(self, n: int, node: Node, stream: Any, record: Path, folders: list[Path]) -> None:
+    def _follow(
+        self,
+        n: int,
+        node: Node,
+        stream: Any,
+        record: Path,
+        folders: list[Path],
+        expected: dict[int, set[str]],
+    ) -> None:
         """Write the task's lines to ``record`` as they come, its side files beside it and the
-        files it made beside shipped ones beside their local originals; then tell the sweep."""
+        files it made beside shipped ones that come back (``shipment.comes_back``) beside
+        their local originals; then tell the sweep. Any other file the task sends is named in
+        the record's stderr side file, not copied."""
         where = node.to_json()
         error = None
+        left: list[str] = []
         try:
             with open(record, "ab") as out:
                 for message in self._messages(stream):
@@ -375,15 +405,24 @@ class RayExecutor:
                     if "lines" in message:
                         out.write(message["lines"])
                         out.flush()
-                    if "file" not in message or Path(message["file"]).name != message["file"]:
+                    if "file" not in message:
                         continue
-                    if "beside" in message:
-                        keep_made(folders[message["beside"]] / message["file"], message["data"])
+                    name, index = str(message["file"]), message.get("beside")
+                    if index is None and side_comes_back(record.name, name):
+                        write_data(record.parent / name, message["data"])
+                    elif (
+                        isinstance(index, int)
+                        and 0 <= index < len(folders)
+                        and comes_back(name, expected.get(index, set()))
+                    ):
+                        keep_made(folders[index] / name, message["data"])
                     else:
-                        (record.parent / message["file"]).write_bytes(message["data"])
+                        left.append(name)
         except Exception as exc:
             error = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:300]
         finally:
+            if left:
+                _note_left(record, where, left)
             if self._client:  # the actor holds its node's CPUs until it is gone
                 with contextlib.suppress(Exception):
                     self._ray.kill(stream)

@@ -44,14 +44,26 @@ from warmscope.core.run.cgroup import parse_size
 from warmscope.core.run.ending import Ending
 from warmscope.core.run.guardian import Guardian
 from warmscope.core.run.proctree import RUN_ID_VAR
-from warmscope.core.run.shipment import FLAGS, SHIPPED_FIELDS, Shipment, keep_made, shipment
+from warmscope.core.run.shipment import (
+    FLAGS,
+    SHIPPED_FIELDS,
+    Shipment,
+    comes_back,
+    keep_made,
+    shipment,
+)
 
 SSH_OPTIONS_VAR = "WARMSCOPE_SSH_OPTIONS"
 CHILD_DIR = Path(__file__).resolve().parent.parent / "child"
 GUARDIAN = CHILD_DIR / "remote_guardian.py"
 CONNECT_TIMEOUT_S = 15
 HELLO_TIMEOUT_S = 60.0
-"""How long the connection and the remote interpreter's start may take."""
+"""How long the connection and the remote interpreter's start may take, and the longest ssh may
+leave a write of the run's start (the guardian, the agent, the files sent) untaken."""
+SIGNAL_TIMEOUT_S = 5.0
+"""How long a signal for the remote agent may wait for ssh to take it."""
+MAX_HELLO_BYTES = 1 << 20
+"""The longest hello a guardian sends (its machine's facts): a longer line is not one."""
 NO_SUCH_COMMAND = 127
 SSH_FAILED = 255
 CRASH_BASE = 128  # the guardian's exit for an agent killed by signal N: 128 + N
@@ -123,22 +135,49 @@ def connect(
         start_new_session=True,
         close_fds=True,
     )
-    guardian.start(str(env.get(RUN_ID_VAR, "")), None)
-    assert proc.stdin is not None
+    # ssh is in a session of its own, out of the run's id: the run's guardian ends it by its
+    # pid if warmscope dies (SIGTERM, SIGKILL) before it could.
+    guardian.start(str(env.get(RUN_ID_VAR, "")), None, also=proc.pid)
     try:
         with connecting(proc):
-            try:
-                proc.stdin.write(first)
-                proc.stdin.flush()
-            except BrokenPipeError:
-                pass  # a failed connection: the hello says why
+            # A failed connection breaks the pipe: the hello's absence then says why.
+            if not write_within(proc, first, HELLO_TIMEOUT_S):
+                raise UsageError(f"--host {host}: no answer in {HELLO_TIMEOUT_S:g} s ({STALLED})")
             hello = read_hello(proc, host, python)
+            if not write_within(proc, protocol.encode(config_there(config, there, hello))):
+                raise UsageError(f"--host {host}: no answer in {HELLO_TIMEOUT_S:g} s ({STALLED})")
     except BaseException:
         proc.kill()
         proc.wait()
         raise
-    send_config(proc, config_there(config, there, hello))
     return proc, hello
+
+
+STALLED = "ssh took none of the run's start for that long: the connection or the remote end stalls"
+
+
+def write_within(proc: subprocess.Popen[bytes], data: bytes, stall_s: float | None = None) -> bool:
+    """All of ``data`` to ``proc``'s stdin, waiting at most ``stall_s`` (``HELLO_TIMEOUT_S``)
+    for it to take each part: ``False`` where it took nothing for that long. A broken pipe
+    (ssh gone: its exit says why) counts as written."""
+    assert proc.stdin is not None
+    limit = HELLO_TIMEOUT_S if stall_s is None else stall_s
+    fd = proc.stdin.fileno()
+    view = memoryview(data)
+    os.set_blocking(fd, False)
+    try:
+        while view:
+            if not select.select([], [fd], [], limit)[1]:
+                return False
+            try:
+                view = view[os.write(fd, view[: 1 << 16]) :]
+            except BlockingIOError:
+                continue
+            except BrokenPipeError:
+                return True
+    finally:
+        os.set_blocking(fd, True)
+    return True
 
 
 _connecting: set[subprocess.Popen[bytes]] = set()
@@ -166,14 +205,6 @@ def cut_connecting() -> None:
     for proc in procs:
         with contextlib.suppress(OSError):
             proc.kill()
-
-
-def send_config(proc: subprocess.Popen[bytes], config: dict[str, Any]) -> None:
-    """The agent's config line; the connection stays open (its EOF ends the remote run)."""
-    assert proc.stdin is not None
-    with contextlib.suppress(BrokenPipeError):  # gone already: the run's end says why
-        proc.stdin.write(protocol.encode(config))
-        proc.stdin.flush()
 
 
 def remote_cache(settings: RunSettings) -> str:
@@ -222,6 +253,7 @@ def payload(
             "shipped": sent.fields,
             "blobs": [[rel, len(data)] for rel, data in sent.blobs],
             "made_max": FILES_MAX,
+            "made_names": sent.expected,
         }
     )
     data = body.encode()
@@ -234,10 +266,16 @@ def payload(
 
 class Sent:
     """The local files that travel with a run, read: where each field's file goes (relative to
-    the guardian's folder) and every file's bytes, in the order the guardian reads them."""
+    the guardian's folder), every file's bytes, in the order the guardian reads them, and the
+    files the run may make beside them that come back (``in/N/NAME``)."""
 
-    def __init__(self, fields: dict[str, str], blobs: list[tuple[str, bytes]]) -> None:
-        self.fields, self.blobs = fields, blobs
+    def __init__(
+        self,
+        fields: dict[str, str],
+        blobs: list[tuple[str, bytes]],
+        expected: list[str] | None = None,
+    ) -> None:
+        self.fields, self.blobs, self.expected = fields, blobs, expected or []
 
 
 def shipped_files(sent: Shipment, host: str) -> Sent:
@@ -265,7 +303,8 @@ def shipped_files(sent: Shipment, host: str) -> Sent:
             raise UsageError(f"--host {host}: cannot read {what} to send it there: {why}") from None
         blobs.append((sent.place(index, name), data))
     fields = {name: sent.place(index, file) for name, (index, file) in sent.fields.items()}
-    return Sent(fields, blobs)
+    expected = [sent.place(i, name) for i, names in sent.expected.items() for name in names]
+    return Sent(fields, blobs, sorted(expected))
 
 
 def read_hello(proc: subprocess.Popen[bytes], host: str, python: str | None) -> dict[str, Any]:
@@ -273,26 +312,50 @@ def read_hello(proc: subprocess.Popen[bytes], host: str, python: str | None) -> 
     nothing of the protocol behind it is taken. ``UsageError`` naming why when it never comes."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
-    line = b""
+    line = bytearray()
     deadline = time.monotonic() + HELLO_TIMEOUT_S
     while not line.endswith(b"\n"):
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             proc.kill()
             raise UsageError(f"--host {host}: no answer in {HELLO_TIMEOUT_S:g} s")
+        if len(line) >= MAX_HELLO_BYTES:
+            proc.kill()
+            raise UsageError(f"--host {host}: the remote end's first line runs past 1 MiB")
         chunk = os.read(fd, 1)
         if not chunk:
             raise UsageError(failure(proc, host, python))
         line += chunk
     try:
         hello = json.loads(line)
-        if hello.get("t") != "remote":
+        if not isinstance(hello, dict) or hello.get("t") != "remote":
             raise ValueError
-    except ValueError:
+    except (ValueError, RecursionError):
         raise UsageError(
-            f"--host {host}: the remote interpreter printed something else: {line[:80]!r}"
+            f"--host {host}: the remote interpreter printed something else: {bytes(line[:80])!r}"
         ) from None
+    missing = hello_problem(hello)
+    if missing:
+        raise UsageError(
+            f"--host {host}: the remote end's hello {missing}: not warmscope's guardian"
+        )
     return dict(hello)
+
+
+def hello_problem(hello: dict[str, Any]) -> str | None:
+    """What a hello lacks that the run needs of it (its folder there, its agent's ring)."""
+    home = hello.get("home")
+    if not isinstance(home, str) or not home.startswith("/"):
+        return "names no home folder (an absolute path)"
+    ring = hello.get("ring", {})
+    if not isinstance(ring, dict) or not all(
+        isinstance(ring.get(key), int) for key in ring.keys() & {"fd", "slots"}
+    ):
+        return "gives a ring that is not a descriptor and a count"
+    shipped = hello.get("shipped", {})
+    if not isinstance(shipped, dict) or not all(isinstance(v, str) for v in shipped.values()):
+        return "places the files sent somewhere that is not a path"
+    return None
 
 
 def failure(proc: subprocess.Popen[bytes], host: str, python: str | None) -> str:
@@ -303,7 +366,7 @@ def failure(proc: subprocess.Popen[bytes], host: str, python: str | None) -> str
     except subprocess.TimeoutExpired:
         proc.kill()
         code = proc.wait()
-    said = [ln.strip() for ln in proc.stderr.read().decode(errors="replace").splitlines()]
+    said = [ln.strip() for ln in proc.stderr.read(1 << 16).decode(errors="replace").splitlines()]
     said = [ln for ln in said if ln and not ln.startswith("Warning: Permanently added")]
     last = said[-1][:200] if said else f"exit status {code}"
     if code == NO_SUCH_COMMAND:
@@ -348,10 +411,11 @@ def send_signal(proc: subprocess.Popen[bytes], sig: int) -> None:
         proc.kill()
         return
     try:
-        proc.stdin.write(b"signal %d\n" % sig)
-        proc.stdin.flush()
+        taken = write_within(proc, b"signal %d\n" % sig, SIGNAL_TIMEOUT_S)
     except (OSError, ValueError):
-        proc.kill()  # the connection is gone: the guardian ends what it started
+        taken = False
+    if not taken:
+        proc.kill()  # the connection is gone or stalls: the guardian ends what it started
 
 
 def environment(hello: dict[str, Any], host: str) -> dict[str, Any]:
@@ -404,7 +468,8 @@ def ring_for(settings: RunSettings, received: Callable[[], int]) -> IterationRin
     guardian's, read back when the agent ends (``received``: the iterations the run holds)."""
     if not settings.host:
         return IterationRing.create()
-    return RemoteRing(received, shipment(settings).folders)
+    sent = shipment(settings)
+    return RemoteRing(received, sent.folders, sent.expected, settings.host)
 
 
 class RemoteRing:
@@ -414,13 +479,21 @@ class RemoteRing:
     the last sample carried (the iteration running there, as of that sample).
 
     The ``remote_file`` lines before it bring the files the run made beside the shipped ones,
-    in pieces: each is kept in the local ``folders`` its neighbour was sent from."""
+    in pieces: each one the run is known to make (``expected``, ``shipment.comes_back``) is
+    kept in the local ``folders`` its neighbour was sent from; any other is named, not kept."""
 
     fd = -1
     """No descriptor here: the agent's is the guardian's (``config_there``)."""
 
-    def __init__(self, received: Callable[[], int], folders: Sequence[Path] = ()) -> None:
+    def __init__(
+        self,
+        received: Callable[[], int],
+        folders: Sequence[Path] = (),
+        expected: dict[int, set[str]] | None = None,
+        host: str = "the host",
+    ) -> None:
         self.slots = SLOTS
+        self.host_name = host
         self._received = received
         self._completed: int | None = None
         self._sampled = 0
@@ -428,21 +501,35 @@ class RemoteRing:
         self._ns: Sequence[int] = ()
         self._st: Sequence[int] = ()
         self._folders = list(folders)
+        self._expected = expected or {}
         self._made: dict[tuple[int, str], bytearray] = {}
+        self.left: list[str] = []
+        """Files the run made there that were not copied here (``path there``, by name)."""
 
-    def received(self, msg: dict[str, Any]) -> None:
-        """One of the guardian's ``LAST_WORDS``; ``ValueError`` when it does not hold together."""
+    def received(self, msg: dict[str, Any]) -> str | None:
+        """One of the guardian's ``LAST_WORDS``; ``ValueError`` when it does not hold together.
+        A note for the run's events where the run made a file that is not copied here."""
         if msg["t"] == "remote_file":
-            self.received_file(msg)
-        else:
-            self.received_ring(msg)
+            return self.received_file(msg)
+        self.received_ring(msg)
+        return None
 
-    def received_file(self, msg: dict[str, Any]) -> None:
+    def received_file(self, msg: dict[str, Any]) -> str | None:
         """A piece of a file the run made there beside a shipped one; the last piece keeps it
-        (the first process to make it wins, with the mode it had there)."""
+        (the first process to make it wins). A file the run is not known to make is named in
+        the note returned with its first piece, and none of it is kept."""
         index, name = int(msg["beside"]), str(msg["name"])
-        if not 0 <= index < len(self._folders) or Path(name).name != name or name in ("", ".."):
-            raise ValueError(f"a remote file with no place here: {name[:80]!r}")
+        if not 0 <= index < len(self._folders):
+            raise ValueError(f"a remote file with no place here: {clean_line(name[:80])!r}")
+        if msg.get("left") or not comes_back(name, self._expected.get(index, set())):
+            if msg.get("left") or int(msg.get("at", 0)) == 0:
+                self.left.append(name)
+                return (
+                    f"the run made {clean_line(name[:120])!r} beside a file sent to "
+                    f"{self.host_name}: not copied here (only a recipe's cache artifact comes "
+                    "back)"
+                )
+            return None
         got = self._made.setdefault((index, name), bytearray())
         if int(msg["at"]) != len(got):
             raise ValueError(f"the pieces of the remote file {name[:80]!r} are out of order")
@@ -451,11 +538,9 @@ class RemoteRing:
             raise ValueError(f"the remote file {name[:80]!r} is over {FILES_MAX >> 20} MiB")
         if msg.get("end"):
             del self._made[(index, name)]
-            mode = msg.get("mode")
             with contextlib.suppress(OSError):  # no room here: as if the run had made none
-                keep_made(
-                    self._folders[index] / name, bytes(got), mode if type(mode) is int else None
-                )
+                keep_made(self._folders[index] / name, bytes(got))
+        return None
 
     def received_ring(self, msg: dict[str, Any]) -> None:
         """The guardian's ``remote_ring`` line; ``ValueError`` when it does not hold together."""

@@ -25,20 +25,25 @@ from warmscope.core.run import remote
 
 ANSWER_TIMEOUT_S = remote.HELLO_TIMEOUT_S
 """How long the connection, the remote interpreter's start and the look at the file may take."""
+MAX_ANSWER_BYTES = 1 << 20
+"""The longest answer line read: one JSON object naming a file."""
 
-_answers: dict[tuple[str, str | None, str, bool, str], Target] = {}
+_answers: dict[tuple[str, str | None, str, bool, bool, str], Target] = {}
 _lock = threading.Lock()
 
 
-def resolve_there(host: str, python: str | None, spec: str, trust_pickle: bool) -> Target:
+def resolve_there(
+    host: str, python: str | None, spec: str, trust_pickle: bool, trust_native: bool = False
+) -> Target:
     """The target ``spec`` names on ``host``. ``TargetError`` (one line naming the host) for a
     file that cannot be the target, ``UsageError`` when the host cannot be asked."""
-    key = (host, python, spec, trust_pickle, os.environ.get(remote.SSH_OPTIONS_VAR, ""))
+    options = os.environ.get(remote.SSH_OPTIONS_VAR, "")
+    key = (host, python, spec, trust_pickle, trust_native, options)
     with _lock:
         known = _answers.get(key)
     if known is not None:
         return known
-    answer = ask(host, python, file_request(spec, trust_pickle))
+    answer = ask(host, python, file_request(spec, trust_pickle, trust_native))
     if "error" in answer:
         raise TargetError(f"--host {host}: {answer['error']}")
     target = from_answer(spec, answer["target"])
@@ -86,20 +91,22 @@ def _send_and_read(
 ) -> bytes:
     """Write the program and the request, then read the one answer line."""
     assert proc.stdin is not None and proc.stdout is not None
-    try:
-        proc.stdin.write(stdin)
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass  # a failed connection: its stderr says why
+    # A failed connection breaks the pipe (its stderr then says why); one that takes nothing
+    # for as long as an answer may take is given up on.
+    if not remote.write_within(proc, stdin, ANSWER_TIMEOUT_S):
+        raise UsageError(f"--host {host}: no answer in {ANSWER_TIMEOUT_S:g} s")
+    proc.stdin.close()
     fd = proc.stdout.fileno()
-    line = b""
+    line = bytearray()
     deadline = time.monotonic() + ANSWER_TIMEOUT_S
     while not line.endswith(b"\n"):
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             raise UsageError(f"--host {host}: no answer in {ANSWER_TIMEOUT_S:g} s")
+        if len(line) > MAX_ANSWER_BYTES:
+            raise UsageError(f"--host {host}: the remote answer runs past 1 MiB")
         chunk = os.read(fd, 65536)
         if not chunk:
             raise UsageError(remote.failure(proc, host, python))
         line += chunk
-    return line
+    return bytes(line)

@@ -205,7 +205,8 @@ class RunSession:
             self.mode,
             markers=self._markers,
             marker_secret=self._marker_secret,
-            trace_prefix=str(self.record_path.with_suffix("")),
+            # Absolute: the model may change the child's working folder before it profiles.
+            trace_prefix=str(self.record_path.with_suffix("").absolute()),
             ring_fd=self.ring.fd,
             ring_slots=self.ring.slots,
             separate_profiles=self.separate_profiles is not None,
@@ -504,7 +505,10 @@ class RunSession:
             self.ring.sampled(msg)
             return self._commit(remote.sample_line(msg, self.elapsed(), self.data.count))
         elif kind in remote.LAST_WORDS and isinstance(self.ring, remote.RemoteRing):  # it ended
-            return self.ring.received(msg)
+            note = self.ring.received(msg)
+            if note is not None:  # made there, left there: the user sees its name
+                self._add_event(Event("info", note))
+            return None
         elif kind == "hello":
             self._hello = True
             if msg.get("v") != protocol.VERSION:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import shutil
 import time
@@ -34,12 +35,14 @@ from warmscope.core.data.racing import MIN_PROCESSES, Race
 from warmscope.core.data.reading import MAX_DOCUMENT_BYTES
 from warmscope.core.data.record import RecordError, new_folder
 from warmscope.core.data.run import RunData, Update
+from warmscope.core.data.schema import Shape
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.sweep_schema import MAX_CELLS, check_sweep, finite_float, not_finite
 from warmscope.core.output.export import atomic_write
+from warmscope.core.output.safe_text import clean_line
 
 FORMAT = "warmscope-sweep"
 VERSION = 1
-MAX_CELLS = 64
 MAX_BY_ITERATION = 1000
 """``by_iteration`` covers at most this many first iterations."""
 
@@ -160,6 +163,8 @@ class Sweep:
     executor: Any = None
     """Runs the processes elsewhere (``ray_executor.RayExecutor``, started); ``None``: here,
     one at a time."""
+    ran_in: str = field(default_factory=os.getcwd)
+    """The folder the sweep ran in: its records' relative paths are from there."""
 
     def __post_init__(self) -> None:
         if self.repeat < 1:
@@ -405,37 +410,68 @@ def is_sweep_document(path: Path) -> bool:
 
 def read_sweep(path: Path) -> dict[str, Any]:
     """A sweep document; ``RecordError`` (one line) for anything else. It is read whole, so
-    one larger than any sweep writes (``MAX_DOCUMENT_BYTES``) is refused before it is read."""
+    one larger than any sweep writes (``MAX_DOCUMENT_BYTES``) is refused before it is read;
+    then checked whole (``sweep_schema``), so no reader meets a field of the wrong type."""
+    shown = clean_line(str(path))
     try:
         size = path.stat().st_size
-        if size > MAX_DOCUMENT_BYTES:
-            raise RecordError(
-                f"{path} holds {size >> 20} MB: more than a sweep document's "
-                f"{MAX_DOCUMENT_BYTES >> 20} MB, not one warmscope wrote"
-            )
-        doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise RecordError(f"no such file: {path}") from None
+        raise RecordError(f"no such file: {shown}") from None
+    except OSError as exc:
+        raise RecordError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    if size > MAX_DOCUMENT_BYTES:
+        raise RecordError(
+            f"{shown} holds {size >> 20} MB: more than a sweep document's "
+            f"{MAX_DOCUMENT_BYTES >> 20} MB, not one warmscope wrote"
+        )
+    try:
+        doc = json.loads(
+            path.read_text(encoding="utf-8"), parse_constant=not_finite, parse_float=finite_float
+        )
+    except FileNotFoundError:
+        raise RecordError(f"no such file: {shown}") from None
     except (OSError, ValueError, RecursionError) as exc:
-        raise RecordError(f"{path} is not a warmscope sweep document: {exc}") from None
+        why = clean_line(str(exc))[:200]
+        raise RecordError(f"{shown} is not a warmscope sweep document: {why}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise RecordError(f"{path} is not a warmscope sweep document")
+        raise RecordError(f"{shown} is not a warmscope sweep document")
     if not isinstance(doc.get("version"), int) or doc["version"] > VERSION:
-        raise RecordError(f"{path}: sweep document version {doc.get('version')!r} is not known")
-    if not isinstance(doc.get("cells"), list) or not all(isinstance(c, dict) for c in doc["cells"]):
-        raise RecordError(f"{path}: its cells are not a list of objects")
+        version = clean_line(repr(doc.get("version")))[:40]
+        raise RecordError(f"{shown}: sweep document version {version} is not known")
+    try:
+        check_sweep(doc)
+    except Shape as exc:
+        raise RecordError(f"{shown}: not a sweep document warmscope wrote: {exc}") from None
     return doc
 
 
+def record_path(record: str, doc: dict[str, Any], path: Path) -> Path | None:
+    """Where the run record a sweep document names is, ``None`` where it is nowhere: as
+    written (a relative path from the folder the sweep ran in, ``ran_in``), else beside the
+    document (a sweep keeps its records there, and the two move together), else from here
+    (a document from before ``ran_in``, read where its sweep ran)."""
+    written = Path(record)
+    ran_in = doc.get("ran_in")
+    places = []
+    if written.is_absolute():
+        places.append(written)
+    elif isinstance(ran_in, str) and os.path.isabs(ran_in):
+        places.append(Path(ran_in) / written)
+    places.append(path.parent / written.name)
+    if not written.is_absolute():
+        places.append(written)
+    return next((p for p in places if p.is_file()), None)
+
+
 def sweep_runs(doc: dict[str, Any], path: Path) -> list[Path]:
-    """Every record of a sweep document that exists, relative paths read from its folder."""
-    out = []
+    """Every record of a sweep document that exists, each once (``record_path``)."""
+    out: list[Path] = []
+    seen: set[Path] = set()
     for cell in doc["cells"]:
         for p in cell.get("processes", []):
             record = p.get("record") if isinstance(p, dict) else None
-            if isinstance(record, str):
-                rp = Path(record)
-                rp = rp if rp.is_absolute() else path.parent / rp
-                if rp.exists():
-                    out.append(rp)
+            found = record_path(record, doc, path) if isinstance(record, str) else None
+            if found is not None and found.resolve() not in seen:
+                seen.add(found.resolve())
+                out.append(found)
     return out

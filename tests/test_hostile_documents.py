@@ -1,0 +1,379 @@
+"""Sweep documents handed over by someone else: one schema, one line and exit 2 for a field of
+the wrong type, whichever command reads it; NaN and infinities; escape sequences in every
+export; a document recorded under a relative folder; a document far larger than a sweep makes.
+
+The documents are real files: a checked-in sweep of real runs (an H100's, with its records),
+mutated field by field, and a sweep run here for the relative folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import csv
+import io
+import json
+import math
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from textual.pilot import Pilot
+
+from tests.conftest import warmscope
+from tests.tui_support import run, screen_text, wait_for
+from warmscope.core.cli.compare import side_paths
+from warmscope.core.cli.view import open_records
+from warmscope.core.data.record import RecordError
+from warmscope.core.output.export import sweep_csv_rows, sweep_csv_writer
+from warmscope.core.output.report import sweep_report
+from warmscope.core.output.text_views import render_sweep
+from warmscope.core.run.sweep import read_sweep, sweep_runs
+from warmscope.tui.app import build_app
+from warmscope.tui.sweep_chart import draw, strips
+from warmscope.tui.sweep_screen import SweepScreen, head_text, sweep_table
+
+SWEEP = Path(__file__).parent / "data/gpu_h100/runs/warmup-cnn-script-cudnn-3shapes/verify"
+ESC = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x9b31m"
+"""An OSC 52 clipboard write, a screen clear and a C1 CSI: what a terminal must never get."""
+
+
+@pytest.fixture
+def document(tmp_path: Path) -> Path:
+    """The checked-in sweep with its records, in a folder of the test's own."""
+    folder = tmp_path / "sweep"
+    shutil.copytree(SWEEP, folder)
+    return folder / "sweep.json"
+
+
+def every_reader(doc: dict[str, Any], path: Path) -> None:
+    """What each command and the TUI make of a document, all of it evaluated."""
+    render_sweep(doc)
+    sweep_report(doc)
+    sweep_csv_rows(sweep_csv_writer(io.StringIO()), doc, str(path))
+    for width in (40, 100):
+        draw(strips(doc, [(0, 1.0)]), width)
+    console = Console(file=io.StringIO(), width=100)
+    console.print(sweep_table(doc))
+    head_text(doc)
+    sweep_runs(doc, path)
+    if len(doc["cells"]) == 1:
+        side_paths(path)
+
+
+BAD = ("x", -1, 2.5, True, None, [], {}, [[1, 2, 3]])
+ALIKE = ("settings",)
+"""Where every key is of one kind, which no reader interprets: its place is mutated, not each
+key in it."""
+
+
+def spots(value: Any, where: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every place in a document worth a mutation: each key, and in a list its first item (the
+    rest are of the same kind); of a map of like items (``phases``), its first."""
+    if isinstance(value, dict):
+        items = list(value.items())
+        if where and where[-1] == "phases":
+            items = items[:1]
+        for key, item in items:
+            yield (*where, key)
+            if key not in ALIKE:
+                yield from spots(item, (*where, key))
+    elif isinstance(value, list) and value:
+        yield (*where, 0)
+        yield from spots(value[0], (*where, 0))
+
+
+def mutated(doc: dict[str, Any], where: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    node = out
+    for key in where[:-1]:
+        node = node[key]
+    if value is KeyError:
+        if isinstance(node, dict):
+            del node[where[-1]]
+    else:
+        node[where[-1]] = value
+    return out
+
+
+def test_every_field_of_the_wrong_type_is_one_line_or_read_by_every_reader(
+    document: Path,
+) -> None:
+    doc = json.loads(document.read_text())
+    places = list(spots(doc))
+    assert len(places) > 100
+    refused = read = 0
+    for where in places:
+        for value in (*BAD, KeyError):
+            document.write_text(json.dumps(mutated(doc, where, value)))
+            try:
+                got = read_sweep(document)
+            except RecordError as exc:
+                assert "\n" not in str(exc) and len(str(exc)) < 400, str(exc)
+                refused += 1
+                continue
+            try:
+                every_reader(got, document)
+            except Exception as exc:  # the schema let through what a reader cannot take
+                raise AssertionError(f"{where} = {value!r}: {exc!r}") from exc
+            read += 1
+    assert refused > 100 and read > 50
+
+
+CASES: dict[str, Callable[[dict[str, Any]], None]] = {
+    "a median that is a string": lambda d: d["cells"][0]["first_ms"].update(median="fast"),
+    "a coverage that is a string": lambda d: d["cells"][0]["first_ms"].update(coverage="95%"),
+    "processes that are a string": lambda d: d["cells"][0].update(processes="many"),
+    "a ranking that is a string": lambda d: d.update(ranking="first"),
+    "a schedule of one number": lambda d: d.update(schedule=[[0]]),
+    "a schedule that is a string": lambda d: d.update(schedule="interleaved"),
+    "warnings that are a number": lambda d: d.update(warnings=7),
+    "a command that is a number": lambda d: d.update(command=7),
+    "a NaN median": lambda d: d["cells"][0]["first_ms"].update(median=math.nan),
+    "an infinite value": lambda d: d["cells"][0]["first_ms"]["values"].__setitem__(0, math.inf),
+    "65 cells": lambda d: d.update(cells=d["cells"] * 33),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_report_compare_export_and_open_say_what_is_wrong_in_one_line(
+    case: str, document: Path, tmp_path: Path
+) -> None:
+    doc = json.loads(document.read_text())
+    CASES[case](doc)
+    document.write_text(json.dumps(doc))  # NaN and Infinity as Python's json writes them
+    for command in (
+        ["report"],
+        ["compare"],
+        ["export", "--format", "csv"],
+        ["open"],
+    ):
+        r = warmscope(*command, str(document), env={"TERM": "xterm-256color"}, timeout=60)
+        lines = r.stderr.strip().splitlines()
+        assert r.code == 2, (command, r.stderr)
+        assert len(lines) == 1 and "Traceback" not in r.stderr, (command, r.stderr)
+        assert str(document) in lines[0]
+
+
+def test_nan_and_infinity_in_a_live_sweep_are_drawn_not_raised() -> None:
+    """A document the TUI did not read from a file (a sweep it runs) can hold what no file
+    may: the chart and the table draw around it."""
+    doc = json.loads((SWEEP / "sweep.json").read_text())
+    cell = doc["cells"][0]
+    cell["first_ms"].update(median=math.nan, lo=-math.inf, hi=math.inf)
+    cell["first_ms"]["values"] = [math.nan, math.inf, -math.inf, 1.0]
+    cell["by_iteration"][0]["median"] = math.nan
+    doc["ranking"][0]["median"] = math.inf
+    every_reader(doc, SWEEP / "sweep.json")
+    app = build_app(sweeps=[doc])
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen), timeout=20)
+        await wait_for(pilot, lambda: doc["cells"][1]["label"] in screen_text(app), timeout=20)
+
+    run(app, scenario, settled=False)
+
+
+def test_no_escape_byte_in_any_export_of_a_sweep(document: Path, tmp_path: Path) -> None:
+    doc = json.loads(document.read_text())
+    doc["target"] = f"sample:{ESC}"
+    doc["answer"] = ESC
+    doc["warnings"] = [ESC]
+    cell = doc["cells"][0]
+    cell["label"] = f"eager{ESC}"
+    cell["processes"][0].update(status=f"ok{ESC}", detail=ESC, warnings=[ESC])
+    cell["processes"][0]["record"] = f"{cell['processes'][0]['record']}{ESC}"
+    cell["processes"][0]["node"] = {"hostname": f"box{ESC}"}
+    document.write_text(json.dumps(doc))
+    outputs = []
+    for fmt in ("csv", "json", "md"):
+        out = tmp_path / f"export.{fmt}"
+        r = warmscope("export", str(document), "--format", fmt, "-o", str(out))
+        assert r.code == 0, r.stderr
+        outputs.append(out.read_bytes())
+        shown = warmscope("export", str(document), "--format", fmt)
+        assert shown.code == 0, shown.stderr
+        outputs.append(shown.stdout.encode())
+    report = tmp_path / "report.md"
+    assert warmscope("report", str(document), "-o", str(report)).code == 0
+    outputs.append(report.read_bytes())
+    for data in outputs:
+        text = data.decode()
+        assert not any(ch in text for ch in ("\x1b", "\x07", "\x9b")), text[:300]
+    rows = list(csv.reader(io.StringIO(outputs[0].decode())))
+    assert rows[1][1].startswith("eager")
+
+
+def test_a_sweep_recorded_under_a_relative_folder_opens_from_anywhere(
+    tmp_path: Path, record_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    r = warmscope(
+        "sweep",
+        "sample:trivial",
+        "--preset",
+        "eager,torchscript",
+        "--repeat",
+        "1",
+        "--iters",
+        "3",
+        "--record",
+        "logs/sw",
+        cwd=tmp_path,
+        timeout=180,
+    )
+    assert r.code == 0, r.stderr
+    document = tmp_path / "logs/sw/sweep.json"
+    doc = json.loads(document.read_text())
+    assert doc["ran_in"] == str(tmp_path)
+    assert doc["cells"][0]["processes"][0]["record"].startswith("logs/sw/")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd, name in ((elsewhere, str(document)), (tmp_path / "logs", "sw/sweep.json")):
+        monkeypatch.chdir(cwd)
+        records, sweeps = open_records([Path(name)])
+        assert len(records) == 2 and all(p.is_file() for p in records)
+        assert sweeps and sweeps[0]["ran_in"] == str(tmp_path)
+
+    # A document from before the folder was recorded: its records are found beside it.
+    older = {k: v for k, v in doc.items() if k != "ran_in"}
+    document.write_text(json.dumps(older))
+    monkeypatch.chdir(elsewhere)
+    records, _ = open_records([document])
+    assert sorted(p.name for p in records) == sorted(
+        Path(p["record"]).name for c in doc["cells"] for p in c["processes"]
+    )
+    assert all(p.is_file() for p in records)
+
+
+TUI_RSS_BOUND = 1536 << 20
+
+
+def big_document(folder: Path, megabytes: float) -> Path:
+    """The checked-in sweep grown to about ``megabytes``: as many cells as a sweep may have
+    (64), each with thousands of processes naming the records there."""
+    doc = json.loads((folder / "sweep.json").read_text())
+    cells = []
+    for index in range(64):
+        cell = copy.deepcopy(doc["cells"][index % 2])
+        cell.update(index=index, label=f"cell {index}")
+        cells.append(cell)
+    doc["cells"] = cells
+    doc["ranking"] = []
+    size = len(json.dumps(doc))
+    per_process = len(json.dumps(cells[0]["processes"][0])) + 2
+    repeat = max(1, (int(megabytes * 2**20) - size) // (64 * per_process))
+    firsts = [cell["processes"][:3] for cell in cells]
+    path = folder / f"big-{megabytes:g}.json"
+    for _ in range(3):  # the estimate, then what the text came to
+        for cell, first in zip(cells, firsts, strict=True):
+            cell["processes"] = [{**first[n % 3], "repeat": n} for n in range(repeat)]
+        text = json.dumps(doc)
+        if len(text) <= megabytes * 2**20:
+            break
+        repeat = int(repeat * megabytes * 2**20 / len(text) * 0.999)
+    path.write_text(text)
+    return path
+
+
+def high_water(proc: Any) -> int:
+    """The most memory ``proc`` has held (the kernel's VmHWM), else what it holds now."""
+    try:
+        for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) << 10
+    except OSError:
+        pass
+    return int(proc.memory_info().rss)
+
+
+SWEEP_DRAWN = b"cell(s) \xc3\x97"
+"""The sweep screen's head line (``sweep  TARGET · 64 cell(s) × 3 processes``)."""
+
+
+def tui_peak_rss(document: Path, seconds: float = 60.0) -> tuple[int, bytes, int | None]:
+    """``warmscope open DOCUMENT`` in a real pseudo-terminal: its peak RSS until its sweep
+    screen is drawn (or it exits), the screen's bytes, and its exit status where it exited."""
+    import fcntl
+    import pty
+    import struct
+    import subprocess
+    import termios
+    import time
+
+    import psutil
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "warmscope.core.cli", "open", str(document)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        env=dict(os.environ, TERM="xterm-256color"),
+    )
+    os.close(slave)
+    os.set_blocking(master, False)
+    seen, peak = b"", 0
+    watched = psutil.Process(proc.pid)
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            with contextlib.suppress(BlockingIOError, OSError):
+                seen += os.read(master, 1 << 16)
+            try:
+                peak = max(peak, high_water(watched))
+            except psutil.Error:
+                break
+            if SWEEP_DRAWN in seen:
+                time.sleep(1.0)  # what it holds once drawn
+                peak = max(peak, high_water(watched))
+                break
+            time.sleep(0.05)
+        for _ in range(40):  # q closes the sweep's screen, then quits
+            if proc.poll() is not None:
+                break
+            with contextlib.suppress(OSError):
+                os.write(master, b"q")
+                os.read(master, 1 << 16)
+            time.sleep(0.5)
+        proc.wait(timeout=5)
+    finally:
+        proc.kill()
+        os.close(master)
+    return peak, seen, proc.returncode
+
+
+def test_a_large_sweep_document_opens_in_the_tui_within_its_memory_bound(
+    tmp_path: Path,
+) -> None:
+    """16 MB here (``benchmarks/tui_sweep_document.py`` measures 64 MB)."""
+    folder = tmp_path / "sweep"
+    shutil.copytree(SWEEP, folder)
+    document = big_document(folder, 16)
+    peak, seen, code = tui_peak_rss(document)
+    assert SWEEP_DRAWN in seen, seen[-2000:]
+    assert code == 0
+    assert peak < TUI_RSS_BOUND // 2, f"{peak >> 20} MiB"
+
+
+def test_a_document_with_a_hundred_thousand_cells_is_refused_in_one_line(
+    tmp_path: Path,
+) -> None:
+    doc = json.loads((SWEEP / "sweep.json").read_text())
+    kept = ("label", "runs", "processes", "first_ms", "shapes")
+    cell = {k: v for k, v in doc["cells"][0].items() if k in kept}
+    cell["processes"] = []
+    doc["cells"] = [{**cell, "index": n} for n in range(100_000)]
+    document = tmp_path / "huge.json"
+    document.write_text(json.dumps(doc))
+    assert 16 << 20 < document.stat().st_size < 64 << 20
+    peak, seen, code = tui_peak_rss(document)
+    assert code == 2
+    assert b"100000 cells" in seen and b"at most 64" in seen
+    assert peak < TUI_RSS_BOUND
