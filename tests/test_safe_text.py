@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warmscope.core.output import safe_text
-from warmscope.core.output.safe_text import REPLACEMENT, clean, clean_json, clean_line
+from warmscope.core.base import safe_text
+from warmscope.core.base.safe_text import REPLACEMENT, clean, clean_json, clean_line
 
 FAST = settings(derandomize=True, deadline=None, database=None, max_examples=300)
 R = REPLACEMENT

@@ -26,8 +26,8 @@ from textual.pilot import Pilot
 from tests.test_big_record import big_record  # noqa: F401  (the fixture)
 from tests.test_tui_hostile import notes, rewrite
 from tests.tui_support import run, screen_text, wait_for
+from warmscope.core.base.safe_text import REPLACEMENT, clean, clean_name, strip_controls
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.output.safe_text import REPLACEMENT, clean, clean_name, strip_controls
 from warmscope.tui.app import build_app
 from warmscope.tui.compare_screen import CompareScreen
 from warmscope.tui.confirm_screen import ConfirmScreen

@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.text import Text
 
+from warmscope.core.base import units
 from warmscope.core.cli import make_parser
 from warmscope.core.cli.options import build_settings
 from warmscope.core.data.run import Event, Update
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.output import units
 from warmscope.tui import fmt
 from warmscope.tui.chart import latency_chart, overlay_chart
 from warmscope.tui.runs import RunView

@@ -29,9 +29,9 @@ from textual.filter import LineFilter
 from textual.screen import Screen
 from textual.timer import Timer
 
+from warmscope.core.base.safe_text import clean_name, clean_names
 from warmscope.core.child import outcome
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.output.safe_text import clean_name, clean_names
 from warmscope.core.run.hangup import detach_terminal
 from warmscope.tui import fmt, glyphs, record_reading, run_start
 from warmscope.tui.ascii_filter import AsciiFilter, ControlFilter

@@ -12,7 +12,7 @@ from rich.segment import Segment
 from textual.color import Color
 from textual.filter import LineFilter
 
-from warmscope.core.output.safe_text import strip_controls
+from warmscope.core.base.safe_text import strip_controls
 
 SAME = {
     "·": ".", "•": "*", "…": "~", "–": "-", "—": "-", "×": "x", "≈": "~", "µ": "u",

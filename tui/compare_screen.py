@@ -15,8 +15,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 from textual.widgets.data_table import ColumnKey
 
+from warmscope.core.base import units
 from warmscope.core.data.stats import Summary
-from warmscope.core.output import units
 from warmscope.core.output.digest import (
     MetricRow,
     comparison_notes,

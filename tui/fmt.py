@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 # One latency formatter for the CLI and the TUI lives in core; re-exported for the widgets.
-from warmscope.core.output.units import ms as ms
-from warmscope.core.output.units import num3 as num3
-from warmscope.core.output.units import rate as rate
+from warmscope.core.base.units import ms as ms
+from warmscope.core.base.units import num3 as num3
+from warmscope.core.base.units import rate as rate
 
 
 def seconds(value: float) -> str:

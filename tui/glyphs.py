@@ -12,7 +12,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from warmscope.core.output.safe_text import clean_name
+from warmscope.core.base.safe_text import clean_name
 
 # Terminals whose fonts lack the Unicode set (by TERM, or its prefix before a '-').
 ASCII_TERMS = frozenset({"linux", "vt100", "vt102", "vt220", "dumb", "ansi"})

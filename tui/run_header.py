@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from rich.style import Style
 
-from warmscope.core.output.safe_text import clean_name
+from warmscope.core.base.safe_text import clean_name
 from warmscope.tui import fmt
 from warmscope.tui.chart import Line
 from warmscope.tui.runs import RunEntry

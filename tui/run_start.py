@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from textual.message import Message
 
+from warmscope.core.base.safe_text import clean_name
 from warmscope.core.child.outcome import WarmscopeError
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.output.safe_text import clean_name
 from warmscope.core.run.ending import one_line
 from warmscope.tui.chart import Line
 from warmscope.tui.run_header import STATUS, RunHeader

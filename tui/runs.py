@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
+from warmscope.core.base.safe_text import clean_name
 from warmscope.core.child import outcome
 from warmscope.core.data.intervals import RunWarning
 from warmscope.core.data.labels import label_for
 from warmscope.core.data.run import NS_PER_MS, Cursor, Event, LiveRun, RunData, Update
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.stats import Summary
-from warmscope.core.output.safe_text import clean_name
 from warmscope.tui.series import LatencySeries, mark_priority
 
 MAX_EVENTS = 2000

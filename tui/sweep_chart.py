@@ -17,7 +17,7 @@ from typing import Any
 
 from rich.text import Text
 
-from warmscope.core.output.safe_text import clean_line
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.output.sweep_digest import interval_of, is_decided, iv_text
 from warmscope.tui import fmt, glyphs
 

@@ -26,7 +26,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Sparkline, Static
 
-from warmscope.core.output.safe_text import clean_line
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.output.sweep_digest import (
     count_text,
     header_lines,

@@ -16,7 +16,7 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
-from warmscope.core.output.safe_text import clean_line
+from warmscope.core.base.safe_text import clean_line
 from warmscope.tui.chart import Line
 
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.output.safe_text import clean_line
 
 EPILOG = """\
 exit codes: 0 completed, 1 the run failed (model raised, child crashed, timeout),

@@ -13,6 +13,7 @@ import glob
 import json
 from pathlib import Path
 
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
@@ -21,7 +22,6 @@ from warmscope.core.data.reading import tell_live
 from warmscope.core.data.record import read_summarized
 from warmscope.core.data.run import RunData
 from warmscope.core.output.digest import comparison, run_diff
-from warmscope.core.output.safe_text import clean_line
 from warmscope.core.output.text_views import render_comparison, render_sweep
 
 GLOB_CHARS = "*?["

@@ -7,8 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.output.safe_text import clean_line
 
 
 def say(line: str) -> None:

@@ -21,11 +21,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from warmscope.core.base.safe_text import clean, clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.console import reason
-from warmscope.core.output.safe_text import clean, clean_line
 
 FORMATS = ("json", "csv", "md")
 

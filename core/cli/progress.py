@@ -6,9 +6,9 @@ import sys
 import time
 from typing import Any
 
-from warmscope.core.output.safe_text import clean_line
+from warmscope.core.base.safe_text import clean_line
+from warmscope.core.base.units import ms
 from warmscope.core.output.text_views import process_line
-from warmscope.core.output.units import ms
 
 
 class Progress:

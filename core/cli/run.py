@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from warmscope.core.base.safe_text import clean, clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
@@ -15,7 +16,6 @@ from warmscope.core.cli.progress import Progress
 from warmscope.core.cli.sweep import run_sweep
 from warmscope.core.data.run import RunData
 from warmscope.core.output.export import dump_json, write_json
-from warmscope.core.output.safe_text import clean, clean_line
 from warmscope.core.output.text_views import render_summary
 from warmscope.core.run.hangup import HangupGuard
 

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
@@ -15,7 +16,6 @@ from warmscope.core.cli.options import TARGET_HELP, add_run_options, build_setti
 from warmscope.core.cli.progress import SweepProgress, done_line
 from warmscope.core.data.settings import PRESETS, RunSettings
 from warmscope.core.output.digest import settings_line
-from warmscope.core.output.safe_text import clean_line
 from warmscope.core.output.text_views import render_sweep
 from warmscope.core.run.hangup import HangupGuard
 

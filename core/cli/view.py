@@ -7,10 +7,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command, UsageParser, add_records
 from warmscope.core.cli.options import add_run_options, add_view_options, build_settings
-from warmscope.core.output.safe_text import clean_line
 
 DESCRIPTION = """\
 Watch what a PyTorch model does in its first forward passes, live, and which executor

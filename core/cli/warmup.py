@@ -9,15 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base.safe_text import clean_line
+from warmscope.core.base.units import ratio_interval
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.options import TARGET_HELP, add_run_options, build_settings
 from warmscope.core.cli.sweep import add_executor_option
 from warmscope.core.output.export import atomic_write
-from warmscope.core.output.safe_text import clean_line
 from warmscope.core.output.sweep_digest import iv_text
-from warmscope.core.output.units import ratio_interval
 
 HELP = """\
 Derive a warm-up recipe for TARGET, verify it in fresh processes, and write it as a Python file

@@ -172,7 +172,7 @@ def causes_at(data: RunData, i: int, evidence: EvidenceFor = no_evidence) -> lis
 def label(causes: list[Cause]) -> str:
     """The causes of one call in a line, the costliest first: ``cuDNN first use 111 ms ·
     cuBLAS first use 74.1 ms · CUDA lazy module loading 53.2 ms``."""
-    from warmscope.core.output.units import ms as fmt_ms
+    from warmscope.core.base.units import ms as fmt_ms
 
     ordered = sorted(causes, key=lambda c: -(c.ms if c.ms is not None else -1.0))
     return " · ".join(c.name + (f" {fmt_ms(c.ms)}" if c.ms is not None else "") for c in ordered)
@@ -431,7 +431,7 @@ def _with_executor_share(
     out += measured
     gap = data.latency(i) - wall
     if wall and profile.get("separate") and gap > UNSEEN_SHARE * data.latency(i):
-        from warmscope.core.output.units import ms as fmt_ms
+        from warmscope.core.base.units import ms as fmt_ms
 
         out.append(
             Cause(

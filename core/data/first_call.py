@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from warmscope.core.base import units
 from warmscope.core.child import outcome
 from warmscope.core.data import causes, stats, trace_evidence
 from warmscope.core.data.run import EXPLAINED, RunData
 from warmscope.core.data.settings import MAX_PROFILED, RunSettings
-from warmscope.core.output import breakdown, units
+from warmscope.core.output import breakdown
 
 EXPLAINS = "first call"
 """A profile's ``explains``: it is a first call, profiled to explain it."""

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, TextIO, cast
 
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.data.document import read_document
 from warmscope.core.data.run import RunData
@@ -35,7 +36,6 @@ from warmscope.core.data.schema import (
     kind_of,
     need,
 )
-from warmscope.core.output.safe_text import clean_line
 
 MAX_LINE_BYTES = 16 << 20
 """The longest record line read (a batch line is a few hundred kilobytes; a TorchScript graph a

@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base.safe_text import clean, clean_json, clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data import env_keys, packing
 from warmscope.core.data.run import NS_PER_MS, Event, RunData
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.output.safe_text import clean, clean_json, clean_line
 
 FORMAT = "warmscope-record"
 VERSION = 2

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child.knobs import show_value
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.output.safe_text import clean_line
 
 if TYPE_CHECKING:
     from warmscope.core.data.settings import RunSettings

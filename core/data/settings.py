@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import target_files
 from warmscope.core.child.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.child.outcome import UsageError
@@ -31,7 +32,6 @@ from warmscope.core.data.targets import (
     parse_input,
     resolve_target,
 )
-from warmscope.core.output.safe_text import clean_line
 from warmscope.core.run.compile_cache import MODES as COMPILE_CACHE_MODES
 
 # What `--jit-log` means when not given, for script/trace runs: the profiling executor's own

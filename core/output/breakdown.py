@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from warmscope.core.output import units
+from warmscope.core.base import units
 
 UNACCOUNTED = "(not in any operator)"
 PROFILER_OWN = ("Activity Buffer Request",)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
+from warmscope.core.base.safe_text import clean_name
 from warmscope.core.child.knobs import changed, knob, show_value
 from warmscope.core.data import causes as causes_mod
 from warmscope.core.data import first_call, stats, trace_evidence
@@ -24,7 +25,6 @@ from warmscope.core.data.run_fields import BY_NAME, FIELDS
 from warmscope.core.data.setting_fields import shown, shown_value
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output import verdicts
-from warmscope.core.output.safe_text import clean_name
 
 WARMUP_ROWS = 15
 """At most this many warm-up rows: a run that never settles would list every iteration."""
@@ -266,7 +266,7 @@ BOUND_WHY = {
 def device_text(device: dict[str, Any], why: bool = False) -> str:
     """``p50 324 µs on the device, 91% of the host's 355 µs · forward returns after 96%:
     launch-bound``: how busy the device was in a steady call."""
-    from warmscope.core.output.units import ms as fmt_ms
+    from warmscope.core.base.units import ms as fmt_ms
 
     share = device.get("device_share")
     text = f"p50 {fmt_ms(device['p50_ms'])} on the device"

@@ -11,11 +11,11 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TextIO
 
+from warmscope.core.base import units
+from warmscope.core.base.safe_text import clean, clean_line
 from warmscope.core.data import document, env_keys
 from warmscope.core.data.run import RunData
-from warmscope.core.output import units
 from warmscope.core.output.digest import digest, event_list_text, memory_text, shape_cells
-from warmscope.core.output.safe_text import clean, clean_line
 
 FORMATS = ("json", "csv", "md")
 REPORT_SUFFIX = "report.md"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from warmscope.core.base.units import ms
 from warmscope.core.data import env_keys, first_call
 from warmscope.core.data.run import RunData
 from warmscope.core.output.breakdown import diff, steady_reference
@@ -23,7 +24,6 @@ from warmscope.core.output.digest import (
     shape_cells,
 )
 from warmscope.core.output.hints import hints
-from warmscope.core.output.units import ms
 
 MAX_WARMUP_ROWS = 15
 MAX_DIFF_ROWS = 8

@@ -28,12 +28,12 @@ import math
 import statistics
 from typing import TYPE_CHECKING, Any
 
+from warmscope.core.base import units
+from warmscope.core.base.units import ms as fmt_ms
 from warmscope.core.child import outcome
 from warmscope.core.data import intervals, racing
 from warmscope.core.data.intervals import Interval, median_interval
 from warmscope.core.data.run import RunData
-from warmscope.core.output import units
-from warmscope.core.output.units import ms as fmt_ms
 
 if TYPE_CHECKING:
     from warmscope.core.run.sweep import Sweep

@@ -8,6 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base.safe_text import clean
+from warmscope.core.base.units import metric as metric_cell
+from warmscope.core.base.units import ms as fmt_ms
+from warmscope.core.base.units import rate
 from warmscope.core.child import outcome
 from warmscope.core.data import first_call
 from warmscope.core.data.run import RunData
@@ -18,10 +22,6 @@ from warmscope.core.output.digest import (
     memory_text,
     ratio_text,
 )
-from warmscope.core.output.safe_text import clean
-from warmscope.core.output.units import metric as metric_cell
-from warmscope.core.output.units import ms as fmt_ms
-from warmscope.core.output.units import rate
 
 SUMMARY_WARMUP_ROWS = 12
 

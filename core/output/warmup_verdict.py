@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from warmscope.core.base.units import ms as fmt_ms
+from warmscope.core.base.units import num3
 from warmscope.core.child import outcome
 from warmscope.core.data.intervals import median_interval
-from warmscope.core.output.units import ms as fmt_ms
-from warmscope.core.output.units import num3
 
 MAX_RATIO = 1.2
 

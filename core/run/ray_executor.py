@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.output.safe_text import clean_line
 from warmscope.core.run.shipment import (
     comes_back,
     keep_made,

@@ -32,13 +32,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome, protocol
 from warmscope.core.child.gpu_sampler import gpu_ordinal
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.child.ring import SLOTS, IterationRing
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.targets import Target
-from warmscope.core.output.safe_text import clean_line
 from warmscope.core.run import launcher
 from warmscope.core.run.cgroup import parse_size
 from warmscope.core.run.ending import Ending

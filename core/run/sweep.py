@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.knobs import KnobError, knob
 from warmscope.core.child.outcome import UsageError
@@ -39,7 +40,6 @@ from warmscope.core.data.schema import Shape
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.sweep_schema import MAX_CELLS, check_sweep, finite_float, not_finite
 from warmscope.core.output.export import atomic_write
-from warmscope.core.output.safe_text import clean_line
 
 FORMAT = "warmscope-sweep"
 VERSION = 1

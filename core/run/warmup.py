@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base.units import ms as fmt_ms
+from warmscope.core.base.units import num3
 from warmscope.core.child import outcome
 from warmscope.core.child.knobs import compile_options
 from warmscope.core.data import env_keys
@@ -48,8 +50,6 @@ from warmscope.core.output.recipe import (
     emit_python,
 )
 from warmscope.core.output.sweep_digest import stat_json
-from warmscope.core.output.units import ms as fmt_ms
-from warmscope.core.output.units import num3
 from warmscope.core.output.warmup_verdict import MAX_RATIO, answer, choose, judge
 from warmscope.core.output.warmup_verdict import worst_shape as worst_shape
 from warmscope.core.run.sweep import Cell, Sweep
