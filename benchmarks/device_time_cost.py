@@ -103,7 +103,7 @@ def processes(rounds: int, iters: int) -> dict[str, list[float]]:
                     [
                         sys.executable,
                         "-m",
-                        "warmscope.core.cli",
+                        "warmscope.cli",
                         "run",
                         "sample:cnn",
                         "--mode",

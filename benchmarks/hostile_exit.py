@@ -31,7 +31,7 @@ def agent_exit_to_warmscope_exit(folder: Path) -> float:
         [
             sys.executable,
             "-m",
-            "warmscope.core.cli",
+            "warmscope.cli",
             "run",
             f"{HOSTILE}:spawns_inheriting_stderr",
             "--input",
@@ -70,7 +70,7 @@ def peak_rss_printing(folder: Path, iters: int) -> tuple[float, float, int]:
         [
             sys.executable,
             "-m",
-            "warmscope.core.cli",
+            "warmscope.cli",
             "run",
             f"{HOSTILE}:prints_every_pass",
             "--input",

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from warmscope.core.data.schema import FORMAT, VERSION
 
-WARMSCOPE = [sys.executable, "-m", "warmscope.core.cli"]
+WARMSCOPE = [sys.executable, "-m", "warmscope.cli"]
 RSS_GOAL_MB = 500.0
 TIME_GOAL_S = 10.0
 HEADER = {"type": "header", "format": FORMAT, "version": VERSION, "settings": {}}

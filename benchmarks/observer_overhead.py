@@ -83,7 +83,7 @@ def watched(
         args = [
             sys.executable,
             "-m",
-            "warmscope.core.cli",
+            "warmscope.cli",
             "run",
             f"{model}:make_model",
             "--mode",

@@ -64,7 +64,7 @@ def sweep(args: list[str], folder: Path, name: str) -> dict[str, Any]:
     t0 = time.monotonic()
     proc = subprocess.run(
         [
-            *(sys.executable, "-m", "warmscope.core.cli", "sweep", *args, "--quiet"),
+            *(sys.executable, "-m", "warmscope.cli", "sweep", *args, "--quiet"),
             *("--record", str(folder / name), "--json", str(out)),
         ],
         capture_output=True,

@@ -39,7 +39,7 @@ from warmscope.core.data.record import read_run
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 WARMSCOPE = str(BIN / "warmscope")
-PACKAGES = ("core", "tui", "sample_models")
+PACKAGES = ("core", "cli", "tui", "sample_models")
 COLS, ROWS = 100, 30
 FOOTER = b"Quit"
 

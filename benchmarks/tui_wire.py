@@ -65,7 +65,7 @@ def measure(
     over = ["--host", host[0], "--python", sys.executable] if host else []
     term = Terminal(
         [
-            *(sys.executable, "-m", "warmscope.core.cli", target, *over),
+            *(sys.executable, "-m", "warmscope.cli", target, *over),
             *("--duration", str(SETTLE_S + seconds + 30), "--record", str(record)),
         ],
         dict(
@@ -96,7 +96,7 @@ def measure(
 def headless(target: str, seconds: float, record: Path) -> None:
     subprocess.run(
         [
-            *(sys.executable, "-m", "warmscope.core.cli", "run", target, "--quiet"),
+            *(sys.executable, "-m", "warmscope.cli", "run", target, "--quiet"),
             *("--duration", str(seconds), "--record", str(record)),
         ],
         stdout=subprocess.DEVNULL,

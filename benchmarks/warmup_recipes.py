@@ -91,7 +91,7 @@ def warmup(case: str, repeat: int, folder: Path) -> tuple[dict[str, Any], float]
     argv = [
         sys.executable,
         "-m",
-        "warmscope.core.cli",
+        "warmscope.cli",
         "warmup",
         *args,
         "--set",

@@ -44,7 +44,7 @@ def record_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def warmscope(*args: str, json_path: Path | None = None, timeout: float = 120, **kw: Any) -> Result:
     """Run `warmscope ARGS` as a user would, through the console entry point."""
-    argv = [sys.executable, "-m", "warmscope.core.cli", *args]
+    argv = [sys.executable, "-m", "warmscope.cli", *args]
     if json_path is not None:
         argv += ["--json", str(json_path)]
     env = dict(os.environ, **kw.pop("env", {}))

@@ -284,7 +284,7 @@ def a_record(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def closed_early(*args: str, read_first: bool) -> tuple[int, str, str]:
     """Run the CLI with stdout on a pipe that the reader closes early (``| head -1``)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "warmscope.core.cli", *args],
+        [sys.executable, "-m", "warmscope.cli", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import warmscope
-from warmscope.core.cli import make_parser
-from warmscope.core.cli.options import build_settings
-from warmscope.core.cli.sweep import sweep_cells
+from warmscope.cli import make_parser
+from warmscope.cli.options import build_settings
+from warmscope.cli.sweep import sweep_cells
 from warmscope.core.data.record import read_run
 
 FAST_COMPILE = ("--mode", "compile", "--set", "compile_backend=eager", "--iters", "3")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FACTORIES, TARGETS, warmscope
-from warmscope.core.cli import make_parser
-from warmscope.core.cli.options import build_settings
+from warmscope.cli import make_parser
+from warmscope.cli.options import build_settings
 from warmscope.core.data.record import read_run
 from warmscope.core.output.export import markdown, write_csv
 from warmscope.core.output.report import report
@@ -310,7 +310,7 @@ def test_module_factory_resolves_from_the_current_folder(tmp_path: Path, record_
 
 def test_version() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "warmscope.core.cli", "--version"], capture_output=True, text=True
+        [sys.executable, "-m", "warmscope.cli", "--version"], capture_output=True, text=True
     )
     assert out.returncode == 0 and out.stdout.startswith("warmscope ")
 
@@ -339,7 +339,7 @@ def test_new_options_are_in_help_and_knobs() -> None:
     for flag in ("--inputs", "--dim", "--schedule", "--seed", "--gap", "--idle-probe", "--version"):
         assert flag in text
     knobs = subprocess.run(
-        [sys.executable, "-m", "warmscope.core.cli", "knobs"], capture_output=True, text=True
+        [sys.executable, "-m", "warmscope.cli", "knobs"], capture_output=True, text=True
     ).stdout
     assert (
         "trace_strict" in knobs and "dynamo.NAME=VALUE" in knobs and "inductor.NAME=VALUE" in knobs

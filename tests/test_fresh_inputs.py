@@ -15,7 +15,7 @@ def printed(tmp_path: Path, *extra: str) -> str:
     record = tmp_path / "r.jsonl"
     r = subprocess.run(
         [
-            *(sys.executable, "-m", "warmscope.core.cli", "run", f"{FACTORIES}:counts_inputs"),
+            *(sys.executable, "-m", "warmscope.cli", "run", f"{FACTORIES}:counts_inputs"),
             *("--input", "16:zeros", "--iters", "12", "--record", str(record), "--quiet"),
             *extra,
         ],

@@ -110,7 +110,7 @@ def test_timeout_and_a_killed_warmscope_end_the_helpers_too(tmp_path: Path) -> N
         [
             sys.executable,
             "-m",
-            "warmscope.core.cli",
+            "warmscope.cli",
             "run",
             f"{HOSTILE}:spawns_escaped",
             "--input",

@@ -27,8 +27,8 @@ from textual.pilot import Pilot
 
 from tests.conftest import warmscope
 from tests.tui_support import run, screen_text, wait_for
-from warmscope.core.cli.compare import side_paths
-from warmscope.core.cli.view import open_records
+from warmscope.cli.compare import side_paths
+from warmscope.cli.view import open_records
 from warmscope.core.data.record import RecordError
 from warmscope.core.output.export import sweep_csv_rows, sweep_csv_writer
 from warmscope.core.output.report import sweep_report
@@ -310,7 +310,7 @@ def tui_peak_rss(document: Path, seconds: float = 60.0) -> tuple[int, bytes, int
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "warmscope.core.cli", "open", str(document)],
+        [sys.executable, "-m", "warmscope.cli", "open", str(document)],
         stdin=slave,
         stdout=slave,
         stderr=slave,

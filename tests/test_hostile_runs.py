@@ -99,7 +99,7 @@ def test_a_live_record_deleted_while_followed_is_reported_gone_not_crashed(
     tmp_path: Path, record_dir: Path
 ) -> None:
     record = tmp_path / "live.jsonl"
-    argv = [sys.executable, "-m", "warmscope.core.cli", "run", "sample:trivial"]
+    argv = [sys.executable, "-m", "warmscope.cli", "run", "sample:trivial"]
     proc = subprocess.Popen(
         [*argv, "--duration", "6", "--record", str(record)],
         stdout=subprocess.DEVNULL,

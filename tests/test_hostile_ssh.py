@@ -111,7 +111,7 @@ def test_large_inputs_to_an_ssh_that_never_reads_are_given_up_on(
 def test_sigterm_while_ssh_stalls_ends_warmscope_and_the_ssh(tmp_path: Path) -> None:
     env, pidfile = fake_ssh(tmp_path / "bin", "deaf")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "warmscope.core.cli", "run", "sample:trivial", "--host", "box"],
+        [sys.executable, "-m", "warmscope.cli", "run", "sample:trivial", "--host", "box"],
         env={**os.environ, **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -134,7 +134,7 @@ def test_sigterm_while_ssh_stalls_ends_warmscope_and_the_ssh(tmp_path: Path) -> 
 def test_a_hello_without_its_fields_is_one_line(tmp_path: Path) -> None:
     env, pidfile = fake_ssh(tmp_path / "bin", "bare")
     r = subprocess.run(
-        [sys.executable, "-m", "warmscope.core.cli", "run", "sample:trivial", "--host", "box"],
+        [sys.executable, "-m", "warmscope.cli", "run", "sample:trivial", "--host", "box"],
         env={**os.environ, **env},
         capture_output=True,
         text=True,
@@ -155,7 +155,7 @@ def test_an_endless_line_after_a_valid_hello_ends_the_run_in_seconds(tmp_path: P
         [
             sys.executable,
             "-m",
-            "warmscope.core.cli",
+            "warmscope.cli",
             "run",
             "sample:trivial",
             "--host",

@@ -93,8 +93,8 @@ def test_the_tuis_first_frame_imports_no_analysis() -> None:
     the digest, the sweeps, the profile analysis or the panes below the chart, which load once
     a run or a record is shown. ``benchmarks/tui_startup.py`` measures what this keeps cheap."""
     code = (
-        "import sys, warmscope.core.cli.view, warmscope.tui.app\n"
-        "from warmscope.core.cli import make_parser\n"
+        "import sys, warmscope.cli.view, warmscope.tui.app\n"
+        "from warmscope.cli import make_parser\n"
         "make_parser(None).parse_args(['sample:trivial'])\n"
         "print(','.join(sorted(sys.modules)))\n"
     )

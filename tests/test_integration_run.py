@@ -154,7 +154,7 @@ def test_ctrl_c_stops_and_still_reports(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "warmscope.core.cli",
+            "warmscope.cli",
             "run",
             "sample:trivial",
             "--duration",

@@ -31,7 +31,7 @@ def start_run(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
     record, doc = tmp_path / "live.jsonl", tmp_path / "live.json"
     proc = subprocess.Popen(
         [
-            *(sys.executable, "-m", "warmscope.core.cli", "run", "sample:trivial"),
+            *(sys.executable, "-m", "warmscope.cli", "run", "sample:trivial"),
             *("--duration", str(DURATION), "--set", "intra_op_threads=1"),
             *("--gap", "0.001", "--record", str(record), "--json", str(doc)),
         ],

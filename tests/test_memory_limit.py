@@ -17,7 +17,7 @@ FACTORIES = Path(__file__).parent / "targets" / "factories.py"
 
 def warmscope(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "warmscope.core.cli", *args],
+        [sys.executable, "-m", "warmscope.cli", *args],
         capture_output=True,
         text=True,
         timeout=180,

@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {
     "core": "warmscope/core",
+    "cli": "warmscope/cli",
     "tui": "warmscope/tui",
     "sample_models": "warmscope/sample_models",
 }
@@ -46,15 +47,15 @@ def test_wheel_contains_every_source_file(tmp_path: Path) -> None:
     }
     assert expected - names == set()
     assert not any(
-        n.startswith(("core/", "tui/", "warmscope/__init__")) for n in names
+        n.startswith(("core/", "cli/", "tui/", "warmscope/__init__")) for n in names
     )  # no generic top-level names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "warmscope = warmscope.core.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    assert "warmscope = warmscope.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
 
 
 def test_every_module_ships_in_the_wheel() -> None:
     """pyproject lists packages one by one: a module in a subfolder of core/ or tui/ (the
-    ``cli`` package) would be left out unless listed."""
+    foundation, ``core/base``) would be left out unless listed."""
     import tomllib
 
     root = Path(__file__).resolve().parent.parent
@@ -62,11 +63,11 @@ def test_every_module_ships_in_the_wheel() -> None:
     packages = set(config["tool"]["setuptools"]["packages"])
     folders = {
         p.parent
-        for top in ("core", "tui")
+        for top in ("core", "cli", "tui")
         for p in (root / top).rglob("*.py")
         if "__pycache__" not in p.parts
     }
-    assert root / "core" / "cli" in folders
+    assert root / "core" / "base" in folders and root / "cli" in folders
     names = {"warmscope." + ".".join(f.relative_to(root).parts) for f in folders}
     assert names <= packages, f"not packaged: {sorted(names - packages)}"
     data = config["tool"]["setuptools"]["package-data"]["warmscope.tui"]
@@ -74,11 +75,11 @@ def test_every_module_ships_in_the_wheel() -> None:
 
 
 def test_the_cli_package_imports_from_a_wheel_and_from_the_tree(tmp_path: Path) -> None:
-    """The ``warmscope.core.cli`` package: from the editable install (this tree) and from a
-    built wheel installed on its own, ``python -m warmscope.core.cli`` answers."""
-    import warmscope.core.cli
+    """The ``warmscope.cli`` package: from the editable install (this tree) and from a
+    built wheel installed on its own, ``python -m warmscope.cli`` answers."""
+    import warmscope.cli
 
-    assert Path(warmscope.core.cli.__file__).parent == ROOT / "core" / "cli"
+    assert Path(warmscope.cli.__file__).parent == ROOT / "cli"
     pytest.importorskip("setuptools")
     wheels, site = tmp_path / "wheels", tmp_path / "site"
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
@@ -94,8 +95,7 @@ def test_the_cli_package_imports_from_a_wheel_and_from_the_tree(tmp_path: Path) 
         capture_output=True,
     )
     probe = (
-        "import warmscope.core.cli as c, warmscope.core.cli.run as r; "
-        "print(c.__file__); print(r.__file__)"
+        "import warmscope.cli as c, warmscope.cli.run as r; print(c.__file__); print(r.__file__)"
     )
     env = {**os.environ, "PYTHONPATH": str(site)}
     shown = subprocess.run(
@@ -103,7 +103,7 @@ def test_the_cli_package_imports_from_a_wheel_and_from_the_tree(tmp_path: Path) 
     )
     assert all(Path(line).is_relative_to(site) for line in shown.stdout.split()), shown.stdout
     version = subprocess.run(
-        [sys.executable, "-m", "warmscope.core.cli", "--version"],
+        [sys.executable, "-m", "warmscope.cli", "--version"],
         env=env,
         capture_output=True,
         text=True,

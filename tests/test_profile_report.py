@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Result, warmscope
-from warmscope.core.cli import make_parser
-from warmscope.core.cli.options import build_settings
+from warmscope.cli import make_parser
+from warmscope.cli.options import build_settings
 from warmscope.core.data.record import read_run
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings, SettingsError, parse_profile_iters

@@ -245,7 +245,7 @@ def test_a_task_killed_half_way_keeps_its_lines_and_ctrl_c_stops_the_next(
     far kept, its child gone, the sweep ``stopped`` (exit 130)."""
     ray_or_skip()
     records = tmp_path / "records"
-    argv = [sys.executable, "-m", "warmscope.core.cli", "sweep", "sample:trivial"]
+    argv = [sys.executable, "-m", "warmscope.cli", "sweep", "sample:trivial"]
     argv += ["--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "1", "--iters", "40", "--gap", "0.1"]
     argv += ["--executor", "ray", "--quiet", "--record", str(records)]
     argv += ["--json", str(tmp_path / "sweep.json")]
@@ -401,7 +401,7 @@ def test_ctrl_c_through_ray_client_stops_the_task_and_its_child(
     """Under Ray Client a task streams through an actor: Ctrl-C stops its child, the
     iterations so far kept, the sweep ``stopped`` (exit 130)."""
     records = tmp_path / "records"
-    argv = [sys.executable, "-m", "warmscope.core.cli", "sweep", "sample:trivial"]
+    argv = [sys.executable, "-m", "warmscope.cli", "sweep", "sample:trivial"]
     argv += ["--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "1", "--iters", "40", "--gap", "0.1"]
     argv += ["--executor", f"ray:{client_server}", "--quiet", "--record", str(records)]
     argv += ["--json", str(tmp_path / "sweep.json")]

@@ -118,7 +118,7 @@ def test_stderr_flood_neither_blocks_the_child_nor_grows_memory(tmp_path: Path) 
         [
             sys.executable,
             "-m",
-            "warmscope.core.cli",
+            "warmscope.cli",
             "run",
             f"{PLANTED}:floods",
             "--input",
@@ -161,7 +161,7 @@ def start_headless(tmp_path: Path, target: str, *extra: str) -> tuple[subprocess
         [
             sys.executable,
             "-m",
-            "warmscope.core.cli",
+            "warmscope.cli",
             "run",
             target,
             "--input",

@@ -142,7 +142,7 @@ def _ssh_of(proc: subprocess.Popen[str]) -> psutil.Process | None:
 
 
 def _long_run(server: Server, record: Path) -> subprocess.Popen[str]:
-    argv = [sys.executable, "-m", "warmscope.core.cli", "run", "sample:trivial"]
+    argv = [sys.executable, "-m", "warmscope.cli", "run", "sample:trivial"]
     argv += ["--duration", "60", "--host", "127.0.0.1", "--python", PYTHON]
     argv += ["--record", str(record)]
     proc = subprocess.Popen(

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import warmscope
+from warmscope.cli import make_parser
+from warmscope.cli.options import build_settings
 from warmscope.core.child.knobs import KNOBS
-from warmscope.core.cli import make_parser
-from warmscope.core.cli.options import build_settings
 from warmscope.core.data.record import read_run
 from warmscope.core.data.run_fields import FIELDS, default_of
 from warmscope.core.data.setting_fields import PRESETS, SCHEDULES

@@ -105,7 +105,7 @@ def test_open_shows_a_sweep_over_its_runs(two_presets: tuple[Result, Path]) -> N
     from textual.pilot import Pilot
 
     from tests.tui_support import run
-    from warmscope.core.cli.view import open_records
+    from warmscope.cli.view import open_records
     from warmscope.tui.app import build_app
     from warmscope.tui.sweep_screen import SweepScreen
 
@@ -164,7 +164,7 @@ def test_a_stopped_sweep_keeps_what_finished(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "warmscope.core.cli",
+            "warmscope.cli",
             "sweep",
             "sample:trivial",
             "--vary",
@@ -251,7 +251,7 @@ def test_a_killed_sweep_says_how_many_of_its_processes_ran(tmp_path: Path) -> No
     folder = tmp_path / "records"
     proc = subprocess.Popen(
         [
-            *(sys.executable, "-m", "warmscope.core.cli", "sweep", "sample:trivial"),
+            *(sys.executable, "-m", "warmscope.cli", "sweep", "sample:trivial"),
             *("--vary", "profiling_executor=on,off", "--repeat", "4", "--iters", "5"),
             *ONE_THREAD,
             *("--record", str(folder)),

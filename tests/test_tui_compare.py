@@ -196,7 +196,7 @@ def test_ascii_compare_screen_is_ascii() -> None:
 
 
 def test_cli_compares_three_records_against_the_first(capsys) -> None:  # type: ignore[no-untyped-def]
-    from warmscope.core.cli import main
+    from warmscope.cli import main
 
     assert main(["compare", str(SCRIPT), str(NO_PROFILING), str(FAILED)]) == 0
     out = capsys.readouterr().out

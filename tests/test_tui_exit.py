@@ -23,7 +23,7 @@ def _tui_until_quit(*args: str, wait_for: bytes, record_dir: Path) -> tuple[int,
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     env = dict(os.environ, TERM="xterm-256color", WARMSCOPE_RECORD_DIR=str(record_dir))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "warmscope.core.cli", *args],
+        [sys.executable, "-m", "warmscope.cli", *args],
         stdin=slave,
         stdout=slave,
         stderr=slave,

@@ -101,7 +101,7 @@ def start_tui(record: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
         [
             sys.executable,
             "-m",
-            "warmscope.core.cli",
+            "warmscope.cli",
             "sample:trivial",
             "--duration",
             "120",

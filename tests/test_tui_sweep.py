@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input
 
 from tests.tui_support import run, screen_text, wait_for
-from warmscope.core.cli.view import open_records
+from warmscope.cli.view import open_records
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_digest import iv_text

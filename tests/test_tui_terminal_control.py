@@ -125,7 +125,7 @@ def _pty(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "warmscope.core.cli", *args],
+        [sys.executable, "-m", "warmscope.cli", *args],
         stdin=slave,
         stdout=slave,
         stderr=slave,

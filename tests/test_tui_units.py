@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.text import Text
 
+from warmscope.cli import make_parser
+from warmscope.cli.options import build_settings
 from warmscope.core.base import units
-from warmscope.core.cli import make_parser
-from warmscope.core.cli.options import build_settings
 from warmscope.core.data.run import Event, Update
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui import fmt
@@ -177,7 +177,7 @@ def test_the_command_line_calls_run_app_with_what_it_takes(monkeypatch) -> None:
     import inspect
     from pathlib import Path
 
-    from warmscope.core.cli import main
+    from warmscope.cli import main
     from warmscope.tui import terminal_app as tui_app
 
     # run_app takes `mouse` and hands the rest to the app: both must accept what they get.

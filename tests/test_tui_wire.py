@@ -85,7 +85,7 @@ def _tui_output(
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}  # colour unless told
     env.update({"TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30", **env_vars})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "warmscope.core.cli", *args],
+        [sys.executable, "-m", "warmscope.cli", *args],
         stdin=slave,
         stdout=slave,
         stderr=slave,

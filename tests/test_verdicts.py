@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from warmscope.core.cli import main
+from warmscope.cli import main
 from warmscope.core.data import intervals
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings

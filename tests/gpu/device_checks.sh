@@ -14,7 +14,7 @@ HERE=$(cd "$(dirname "$0")/../.." && pwd)
 PY=${PYTHON:-python3}
 TMUX_BIN=${TMUX_BIN:-tmux}
 export PYTHONUNBUFFERED=1 TERM=${TERM:-xterm-256color} WARMSCOPE_GPU_OUT="$OUT"
-ws() { "$PY" -m warmscope.core.cli "$@"; }
+ws() { "$PY" -m warmscope.cli "$@"; }
 say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 WORK=$(mktemp -d)
 cd "$WORK" || exit 1
@@ -23,14 +23,14 @@ say "$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --form
 say "$("$PY" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())')"
 
 say "run: sample:cnn, cudnn_benchmark=on, three shapes"
-timeout 120 "$PY" -m warmscope.core.cli run sample:cnn --device cuda --input 1x3xSxS --dim S=64,96,128 \
+timeout 120 "$PY" -m warmscope.cli run sample:cnn --device cuda --input 1x3xSxS --dim S=64,96,128 \
   --set cudnn_benchmark=on --iters 150 --json run.json --record cnn.jsonl >"$OUT/run-cnn.txt" 2>&1
 say "exit $?"
 ws report cnn.jsonl >"$OUT/report-cnn.md" 2>&1
 
 if command -v "$TMUX_BIN" >/dev/null 2>&1; then
   say "TUI in tmux 100x30: sample:cnn eager on cuda; 2 (Usage), then 1 and d (device time)"
-  "$TMUX_BIN" new -d -s ws -x 100 -y 30 "$PY -m warmscope.core.cli sample:cnn --mode eager --device cuda --duration 30"
+  "$TMUX_BIN" new -d -s ws -x 100 -y 30 "$PY -m warmscope.cli sample:cnn --mode eager --device cuda --duration 30"
   sleep 18
   "$TMUX_BIN" send-keys -t ws 2
   sleep 3

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.gpu
 def run(tmp_path: Path, *args: str) -> dict:
     out = tmp_path / "run.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "warmscope.core.cli", "run", *args, "--json", str(out)],
+        [sys.executable, "-m", "warmscope.cli", "run", *args, "--json", str(out)],
         capture_output=True,
         text=True,
         timeout=600,

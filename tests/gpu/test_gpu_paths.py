@@ -17,7 +17,7 @@ pytestmark = pytest.mark.gpu
 
 def warmscope(tmp_path: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "warmscope.core.cli", *args],
+        [sys.executable, "-m", "warmscope.cli", *args],
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -21,11 +21,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from warmscope.cli.command import Command
+from warmscope.cli.console import reason
 from warmscope.core.base.safe_text import clean, clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.cli.command import Command
-from warmscope.core.cli.console import reason
 
 FORMATS = ("json", "csv", "md")
 

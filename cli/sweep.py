@@ -7,13 +7,13 @@ import json
 import sys
 from typing import Any
 
+from warmscope.cli.command import Command
+from warmscope.cli.console import STDOUT, check_json_path, emit, say
+from warmscope.cli.options import TARGET_HELP, add_run_options, build_settings
+from warmscope.cli.progress import SweepProgress, done_line
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.cli.command import Command
-from warmscope.core.cli.console import STDOUT, check_json_path, emit, say
-from warmscope.core.cli.options import TARGET_HELP, add_run_options, build_settings
-from warmscope.core.cli.progress import SweepProgress, done_line
 from warmscope.core.data.settings import PRESETS, RunSettings
 from warmscope.core.output.digest import settings_line
 from warmscope.core.output.text_views import render_sweep

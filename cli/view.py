@@ -7,10 +7,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from warmscope.cli.command import Command, UsageParser, add_records
+from warmscope.cli.options import add_run_options, add_view_options, build_settings
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.cli.command import Command, UsageParser, add_records
-from warmscope.core.cli.options import add_run_options, add_view_options, build_settings
 
 DESCRIPTION = """\
 Watch what a PyTorch model does in its first forward passes, live, and which executor
@@ -111,7 +111,7 @@ def run_tui(
 
 def tui_parser() -> UsageParser:
     """The parser of ``warmscope [TARGET]``, the command line with no command word."""
-    from warmscope.core.cli.command import EPILOG
+    from warmscope.cli.command import EPILOG
     from warmscope.sample_models import DEFAULT_SAMPLE
 
     p = UsageParser(

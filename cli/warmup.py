@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from warmscope.cli.command import Command
+from warmscope.cli.options import TARGET_HELP, add_run_options, build_settings
+from warmscope.cli.sweep import add_executor_option
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.base.units import ratio_interval
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.cli.command import Command
-from warmscope.core.cli.options import TARGET_HELP, add_run_options, build_settings
-from warmscope.core.cli.sweep import add_executor_option
 from warmscope.core.output.export import atomic_write
 from warmscope.core.output.sweep_digest import iv_text
 

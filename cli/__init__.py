@@ -14,10 +14,10 @@ import argparse
 import importlib
 import sys
 
+from warmscope.cli.command import Command
+from warmscope.cli.console import say, stdout_gone
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import WarmscopeError
-from warmscope.core.cli.command import Command
-from warmscope.core.cli.console import say, stdout_gone
 
 MODULES = {
     "run": "run",
@@ -36,13 +36,13 @@ no record, digest or sweep machinery it does not show yet."""
 
 def command(name: str) -> Command:
     """The command ``name`` (a key of ``MODULES``), from its module."""
-    module = importlib.import_module(f"warmscope.core.cli.{MODULES[name]}")
+    module = importlib.import_module(f"warmscope.cli.{MODULES[name]}")
     return next(c for c in module.COMMANDS if c.name == name)
 
 
 def make_parser(name: str | None) -> argparse.ArgumentParser:
     """The parser of ``warmscope COMMAND``; with no command, of the TUI on a target."""
-    from warmscope.core.cli import view
+    from warmscope.cli import view
 
     return view.tui_parser() if name is None else command(name).parser()
 
@@ -64,7 +64,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         args = make_parser(name).parse_args(rest)
         if name is None:
-            from warmscope.core.cli import view
+            from warmscope.cli import view
 
             return view.run_tui(args, argv)
         return command(name).run(args, argv)

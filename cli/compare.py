@@ -13,11 +13,11 @@ import glob
 import json
 from pathlib import Path
 
+from warmscope.cli.command import Command
+from warmscope.cli.console import emit
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.cli.command import Command
-from warmscope.core.cli.console import emit
 from warmscope.core.data.reading import tell_live
 from warmscope.core.data.record import read_summarized
 from warmscope.core.data.run import RunData

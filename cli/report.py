@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from warmscope.cli.command import Command
+from warmscope.cli.console import emit
 from warmscope.core.base.safe_text import clean
 from warmscope.core.child import outcome
-from warmscope.core.cli.command import Command
-from warmscope.core.cli.console import emit
 from warmscope.core.data.record import read_run
 
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from warmscope.cli.command import Command
+from warmscope.cli.console import STDOUT, check_json_path, emit, reason, say
+from warmscope.cli.options import TARGET_HELP, add_run_options, build_settings
+from warmscope.cli.progress import Progress
+from warmscope.cli.sweep import run_sweep
 from warmscope.core.base.safe_text import clean, clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.cli.command import Command
-from warmscope.core.cli.console import STDOUT, check_json_path, emit, reason, say
-from warmscope.core.cli.options import TARGET_HELP, add_run_options, build_settings
-from warmscope.core.cli.progress import Progress
-from warmscope.core.cli.sweep import run_sweep
 from warmscope.core.data.run import RunData
 from warmscope.core.output.export import dump_json, write_json
 from warmscope.core.output.text_views import render_summary

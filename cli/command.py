@@ -1,6 +1,6 @@
 """What a command module gives the parser and the dispatch: its name, its options, its run.
 
-Each module under ``core/cli`` exposes ``COMMANDS``, a tuple of ``Command``; ``core.cli`` finds
+Each module under ``cli`` exposes ``COMMANDS``, a tuple of ``Command``; ``cli`` finds
 a command by the first word of the command line and hands it the parsed arguments.
 """
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from warmscope.cli.command import Command
 from warmscope.core.child import outcome
 from warmscope.core.child.knobs import KNOBS, show_value
-from warmscope.core.cli.command import Command
 from warmscope.core.data.settings import PRESETS
 
 
