@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 from warmscope.core.data import first_call, stats
+from warmscope.core.data.breakdown import UNACCOUNTED, first_call_label
 from warmscope.core.data.record import read_run
 from warmscope.core.data.run import Event, RunData
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.output.breakdown import UNACCOUNTED, first_call_label
 from warmscope.core.output.report import report
 
 from .conftest import TARGETS, warmscope

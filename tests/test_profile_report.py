@@ -10,10 +10,10 @@ import pytest
 from tests.conftest import Result, warmscope
 from warmscope.cli import make_parser
 from warmscope.cli.options import build_settings
+from warmscope.core.data.breakdown import UNACCOUNTED, diff, steady_reference
 from warmscope.core.data.record import read_run
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings, SettingsError, parse_profile_iters
-from warmscope.core.output.breakdown import UNACCOUNTED, diff, steady_reference
 from warmscope.core.output.hints import hints
 
 ONE_THREAD = ("--set", "intra_op_threads=1")

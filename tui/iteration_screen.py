@@ -13,8 +13,8 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
+from warmscope.core.data.breakdown import OpDelta, diff, steady_reference
 from warmscope.core.data.run import Event
-from warmscope.core.output.breakdown import OpDelta, diff, steady_reference
 from warmscope.tui import fmt
 from warmscope.tui.events_pane import EventsPane
 from warmscope.tui.row_list import RowList

@@ -21,10 +21,9 @@ from typing import Any
 
 from warmscope.core.base import units
 from warmscope.core.child import outcome
-from warmscope.core.data import causes, stats, trace_evidence
+from warmscope.core.data import breakdown, causes, stats, trace_evidence
 from warmscope.core.data.run import EXPLAINED, RunData
 from warmscope.core.data.settings import MAX_PROFILED, RunSettings
-from warmscope.core.output import breakdown
 
 EXPLAINS = "first call"
 """A profile's ``explains``: it is a first call, profiled to explain it."""

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from warmscope.core.base.units import ms
+from warmscope.core.data.breakdown import UNACCOUNTED, diff, steady_reference
 from warmscope.core.data.labels import compile_trigger
 from warmscope.core.data.run import RunData
-from warmscope.core.output.breakdown import UNACCOUNTED, diff, steady_reference
 from warmscope.core.output.digest import ratio_text, same_settings, side_rows
 
 UNACCOUNTED_SHARE = 0.5

@@ -13,8 +13,8 @@ from typing import Any
 
 from warmscope.core.base.units import ms
 from warmscope.core.data import env_keys, first_call
+from warmscope.core.data.breakdown import diff, steady_reference
 from warmscope.core.data.run import RunData
-from warmscope.core.output.breakdown import diff, steady_reference
 from warmscope.core.output.digest import (
     device_text,
     digest,
