@@ -6,12 +6,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from warmscope.core.data.run_fields import FIELDS
-from warmscope.core.data.setting_fields import CAPTURE as CAPTURE_GROUP
-from warmscope.core.data.setting_fields import DEFAULT_REPEAT
-from warmscope.core.data.setting_fields import RUN as RUN_GROUP
-from warmscope.core.data.setting_fields import read as read_setting
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.settings.fields import FIELDS
+from warmscope.core.data.settings.setting import CAPTURE as CAPTURE_GROUP
+from warmscope.core.data.settings.setting import DEFAULT_REPEAT
+from warmscope.core.data.settings.setting import RUN as RUN_GROUP
+from warmscope.core.data.settings.setting import read as read_setting
 from warmscope.core.run.version import warmscope_version
 
 TARGET_HELP = (

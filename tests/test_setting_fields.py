@@ -17,9 +17,9 @@ from warmscope.cli import make_parser
 from warmscope.cli.options import build_settings
 from warmscope.core.child.knobs import KNOBS
 from warmscope.core.data.record import read_run
-from warmscope.core.data.run_fields import FIELDS, default_of
-from warmscope.core.data.setting_fields import PRESETS, SCHEDULES
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.settings.fields import FIELDS, default_of
+from warmscope.core.data.settings.setting import PRESETS, SCHEDULES
 from warmscope.core.output.digest import settings_diff, settings_line
 
 # A value unlike the default for each field a command line can give (sample_hz has no option).

@@ -18,9 +18,9 @@ from textual.widgets import Static
 
 from tests.test_tui_hostile import SCRIPT, recording, rewrite
 from tests.tui_support import run, screen_text, wait_for
-from warmscope.core.data.run_fields import FIELDS
-from warmscope.core.data.setting_fields import Setting, argv
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.settings.fields import FIELDS
+from warmscope.core.data.settings.setting import Setting, argv
 from warmscope.tui.app import build_app
 from warmscope.tui.main_screen import MainScreen
 from warmscope.tui.trust_screen import TrustScreen

@@ -21,9 +21,9 @@ from warmscope.core.data import causes as causes_mod
 from warmscope.core.data import first_call, stats, trace_evidence
 from warmscope.core.data.intervals import WITHIN_NOISE, Interval, median_interval
 from warmscope.core.data.run import RunData
-from warmscope.core.data.run_fields import BY_NAME, FIELDS
-from warmscope.core.data.setting_fields import shown, shown_value
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.settings.fields import BY_NAME, FIELDS
+from warmscope.core.data.settings.setting import shown, shown_value
 from warmscope.core.output import verdicts
 
 WARMUP_ROWS = 15

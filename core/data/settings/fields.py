@@ -13,7 +13,7 @@ from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from warmscope.core.child.knobs import KNOBS, default_values
-from warmscope.core.data.setting_fields import (
+from warmscope.core.data.settings.setting import (
     CAPTURE,
     DEFAULT_ITERS,
     DEFAULT_SAMPLE_HZ,

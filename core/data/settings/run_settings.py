@@ -15,15 +15,15 @@ from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import target_files
 from warmscope.core.child.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.data.run_fields import FIELDS, RunFields, default_of
-from warmscope.core.data.setting_fields import DEFAULT_ITERS as DEFAULT_ITERS
-from warmscope.core.data.setting_fields import DEFAULT_SAMPLE_HZ as DEFAULT_SAMPLE_HZ
-from warmscope.core.data.setting_fields import KINDS, argv, consent
-from warmscope.core.data.setting_fields import PRESETS as PRESETS
-from warmscope.core.data.setting_fields import SCHEDULES as SCHEDULES
-from warmscope.core.data.setting_fields import Preset as Preset
-from warmscope.core.data.setting_fields import SettingsError as SettingsError
-from warmscope.core.data.setting_fields import parse_seconds_list as parse_seconds_list
+from warmscope.core.data.settings.fields import FIELDS, RunFields, default_of
+from warmscope.core.data.settings.setting import DEFAULT_ITERS as DEFAULT_ITERS
+from warmscope.core.data.settings.setting import DEFAULT_SAMPLE_HZ as DEFAULT_SAMPLE_HZ
+from warmscope.core.data.settings.setting import KINDS, argv, consent
+from warmscope.core.data.settings.setting import PRESETS as PRESETS
+from warmscope.core.data.settings.setting import SCHEDULES as SCHEDULES
+from warmscope.core.data.settings.setting import Preset as Preset
+from warmscope.core.data.settings.setting import SettingsError as SettingsError
+from warmscope.core.data.settings.setting import parse_seconds_list as parse_seconds_list
 from warmscope.core.data.targets import (
     InputSpec,
     Target,
