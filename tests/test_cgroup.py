@@ -16,7 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from warmscope.core.run.cgroup import RunCgroup, own_path, parse_size, v2_mount
+from warmscope.core.base.sizes import parse_size
+from warmscope.core.run.cgroup import RunCgroup, own_path, v2_mount
 
 HYBRID = (
     "35 25 0:30 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755\n"

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core.base.safe_text import clean_line
+from warmscope.core.base.sizes import parse_size
 from warmscope.core.child import outcome, protocol
 from warmscope.core.child.gpu_sampler import gpu_ordinal
 from warmscope.core.child.outcome import UsageError
@@ -40,7 +41,6 @@ from warmscope.core.child.ring import SLOTS, IterationRing
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.targets import Target
 from warmscope.core.run import launcher
-from warmscope.core.run.cgroup import parse_size
 from warmscope.core.run.ending import Ending
 from warmscope.core.run.guardian import Guardian
 from warmscope.core.run.proctree import RUN_ID_VAR

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base.sizes import parse_size
 from warmscope.core.child import outcome, protocol
 from warmscope.core.child.gpu_sampler import gpu_ordinal
 from warmscope.core.data.fold import apply_line, event_line, iterations_entry, record_entry
@@ -51,7 +52,6 @@ from warmscope.core.run.cgroup import (
     contain,
     oom_kills_here,
     out_of_memory,
-    parse_size,
 )
 from warmscope.core.run.child_setup import agent_config, child_env, spawn_agent
 from warmscope.core.run.compile_cache import CacheSetup

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from warmscope.core.base.safe_text import clean_line
+from warmscope.core.base.sizes import parse_size
 from warmscope.core.child.knobs import show_value
 from warmscope.core.child.outcome import UsageError
 
@@ -123,8 +124,6 @@ def parse_seconds_list(text: str, flag: str) -> list[float]:
 
 def memory_size(text: str) -> str:
     """``--memory-limit``'s value checked (``512M``, ``3G``), kept as written."""
-    from warmscope.core.run.cgroup import parse_size
-
     try:
         parse_size(text)
     except ValueError as exc:
