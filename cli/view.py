@@ -93,7 +93,10 @@ def run_tui(
         ) from None
     settings = build_settings(args) if records is None else None
     if settings is not None:
-        settings.resolve()
+        # With the run machinery: checked before the first frame, once, here.
+        from warmscope.core.run import remote_target
+
+        remote_target.resolve(settings)
     refresh = getattr(args, "refresh", 2.0)
     if not (math.isfinite(refresh) and refresh > 0):
         raise UsageError(f"--refresh must be a positive number of repaints a second, got {refresh}")

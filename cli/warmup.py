@@ -18,6 +18,7 @@ from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.output.export import atomic_write
 from warmscope.core.output.sweep_digest import iv_text
+from warmscope.core.run import remote_target
 
 HELP = """\
 Derive a warm-up recipe for TARGET, verify it in fresh processes, and write it as a Python file
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.emit is not None and args.emit.suffix != ".py":
         raise UsageError(f"--emit {clean_line(str(args.emit))}: a recipe is a .py file")
     if args.emit_cpp is not None:
-        target = settings.resolve()
+        target = remote_target.resolve(settings)
         if not target.scripted:
             raise UsageError("--emit-cpp: libtorch loads TorchScript archives (.pt) only")
         if not settings.inputs or any(s.name for s in settings.input_specs(target)):

@@ -22,6 +22,7 @@ from warmscope.core.child import target_files
 from warmscope.core.data.reading import read_run
 from warmscope.core.data.settings import RunSettings, SettingsError
 from warmscope.core.data.targets import TargetError, resolve_target
+from warmscope.core.run import remote_target
 
 PYTHON = sys.executable  # the remote interpreter: this one, which has torch
 HOST = "127.0.0.1"
@@ -163,13 +164,13 @@ def test_the_answer_is_asked_once_per_host_and_options(
     shutil.copy(server.home / "models" / "scripted.pt", there)
     monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options())
     settings = RunSettings(target="models/once.pt", host=HOST, python=PYTHON, inputs=["1x4"])
-    first = settings.resolve()
+    first = remote_target.resolve(settings)
     assert (first.kind, first.path) == ("archive", str(there.resolve()))
     there.unlink()
-    assert settings.copy().resolve() == first
+    assert remote_target.resolve(settings.copy()) == first
     monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options() + " -o ConnectionAttempts=1")
     with pytest.raises(SettingsError, match=r"no such file there: models/once\.pt"):
-        settings.resolve()
+        remote_target.resolve(settings)
 
 
 def test_the_settings_screens_check_opens_no_connection(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -179,7 +180,7 @@ def test_the_settings_screens_check_opens_no_connection(monkeypatch: pytest.Monk
     settings = RunSettings(target="models/m.pt", host="192.0.2.1", inputs=["1x4"])
     settings.check_here()
     with pytest.raises(SettingsError, match=r"--host 192\.0\.2\.1: ssh failed"):
-        settings.resolve()
+        remote_target.resolve(settings)
     settings.target = "pkg.models:build"  # a module stays a module imported there
     assert settings.resolve().kind == "module"
     settings.target = "sample:nope"
@@ -211,7 +212,7 @@ def test_the_settings_form_takes_a_path_there_without_asking_the_host(
         settings = form.build()
         assert (settings.target, settings.host) == ("models/m.pt", "192.0.2.1")
         with pytest.raises(SettingsError, match="ssh failed"):
-            settings.resolve()  # what the run's start does
+            remote_target.resolve(settings)  # what the run's start does
         await pilot.press("escape")
 
     run(app, scenario)

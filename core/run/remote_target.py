@@ -20,6 +20,7 @@ from typing import Any
 
 from warmscope.core.child import target_files
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.targets import Target, TargetError, file_request, from_answer
 from warmscope.core.run import remote
 
@@ -30,6 +31,19 @@ MAX_ANSWER_BYTES = 1 << 20
 
 _answers: dict[tuple[str, str | None, str, bool, bool, str], Target] = {}
 _lock = threading.Lock()
+
+
+def resolve(settings: RunSettings) -> Target:
+    """``settings.resolve()``, a file target on ``--host`` checked there (one ``ssh``, asked
+    once a process): what every run, sweep and warm-up resolves its target with."""
+    host = settings.host
+    if host is None:
+        return settings.resolve()
+    return settings.resolve(
+        lambda spec: resolve_there(
+            host, settings.python, spec, settings.trust_pickle, settings.trust_native
+        )
+    )
 
 
 def resolve_there(

@@ -45,7 +45,14 @@ from warmscope.core.data.record import (
 from warmscope.core.data.run import Cursor, Event, RunData, Update
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.targets import Target
-from warmscope.core.run import compile_cache, integrity, launcher, proctree, remote
+from warmscope.core.run import (
+    compile_cache,
+    integrity,
+    launcher,
+    proctree,
+    remote,
+    remote_target,
+)
 from warmscope.core.run.attribution import Attribution, BadMarker
 from warmscope.core.run.cgroup import (
     RunCgroup,
@@ -85,7 +92,7 @@ class RunSession:
         ``profiles``: operator profiles taken by a separate process (each with its ``source``
         record): this run keeps them and runs no iteration under the profiler itself."""
         self.settings = settings
-        self.target: Target = settings.resolve()  # raises SettingsError: nothing spawned
+        self.target: Target = remote_target.resolve(settings)  # SettingsError: nothing spawned
         self.mode = settings.effective_mode(self.target)
         self.jit_log = settings.effective_jit_log(self.target)
         # Created now, exclusively: two runs never share a record (RecordError names why).

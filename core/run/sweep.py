@@ -40,6 +40,7 @@ from warmscope.core.data.schema import Shape
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.sweep_schema import MAX_CELLS, check_sweep, finite_float, not_finite
 from warmscope.core.output.export import atomic_write
+from warmscope.core.run import remote_target
 
 FORMAT = "warmscope-sweep"
 VERSION = 1
@@ -174,7 +175,7 @@ class Sweep:
         iters = self.cells[0].settings.iters if self.cells else None
         self.objective, self.k = parse_rank_by(self.rank_by, iters)
         for cell in self.cells:
-            cell.settings.resolve()  # every cell is checked before any process runs
+            remote_target.resolve(cell.settings)  # every cell is checked before any process runs
         # (cell, repeat) in execution order: the processes that ran, then those still
         # planned (an adaptive sweep shortens it as cells drop out).
         self.plan = schedule(len(self.cells), self.repeat)

@@ -52,6 +52,7 @@ from warmscope.core.output.recipe import (
 from warmscope.core.output.sweep_digest import stat_json
 from warmscope.core.output.warmup_verdict import MAX_RATIO, answer, choose, judge
 from warmscope.core.output.warmup_verdict import worst_shape as worst_shape
+from warmscope.core.run import remote_target
 from warmscope.core.run.sweep import Cell, Sweep
 
 FORMAT = "warmscope-warmup"
@@ -116,7 +117,7 @@ class Warmup:
     def __post_init__(self) -> None:
         if self.serve not in SERVES:
             raise RecordError(f"--serve {self.serve}: one of {', '.join(SERVES)}")
-        self.target = self.settings.resolve()
+        self.target = remote_target.resolve(self.settings)
         self.mode = self.settings.effective_mode(self.target)
         self.declared = self.settings.shape_plan(self.target)
         self.served = serve_settings(self.settings, self.serve)

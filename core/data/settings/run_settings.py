@@ -102,17 +102,20 @@ class RunSettings(RunFields):
 
     # -- checking -------------------------------------------------------------------------
 
-    def resolve(self) -> Target:
+    def resolve(self, there: Callable[[str], Target] | None = None) -> Target:
         """Validate everything and resolve the target; ``SettingsError`` names the problem.
-        With ``--host``, a file target is a path there: this asks the host (one ``ssh``)."""
-        return self._check(reach_host=True)
+        With ``--host`` a file target is a path there: ``there`` checks it there (the run
+        layer's ``remote_target.resolve`` passes one that asks the host over ssh); without it
+        nothing leaves this machine, and a stand-in takes the file's place (no mode check
+        refuses it and, as every file target, it brings no example inputs)."""
+        return self._check(there)
 
     def check_here(self) -> None:
         """What ``resolve`` checks, but a file target on ``--host``: nothing leaves this
         machine (for a screen that checks as the user types)."""
-        self._check(reach_host=False)
+        self._check(None)
 
-    def _check(self, *, reach_host: bool) -> Target:
+    def _check(self, there: Callable[[str], Target] | None) -> Target:
         for k in KNOBS:
             try:
                 k.check(self.knobs.get(k.name, k.default))
@@ -168,7 +171,7 @@ class RunSettings(RunFields):
                 self.target,
                 trust_pickle=self.trust_pickle,
                 trust_native=self.trust_native,
-                there=self._there(reach_host),
+                there=self._there(there),
             )
             self.shape_plan(target)
         except UsageError as exc:  # a bad target, or a host that could not be asked
@@ -187,21 +190,12 @@ class RunSettings(RunFields):
                 raise SettingsError(f"bad --import {clean_line(name)!r}: expected a module name")
         return target
 
-    def _there(self, reach_host: bool) -> Callable[[str], Target] | None:
-        """How a file target is checked where it lies: ``None`` here; over ``--host``, on the
-        host, or not at all (``reach_host`` false: a stand-in that no mode check refuses and
-        that, as every file target, brings no example inputs)."""
-        host = self.host
-        if host is None:
+    def _there(self, there: Callable[[str], Target] | None) -> Callable[[str], Target] | None:
+        """How a file target is checked: here (``None``) where it lies here; over ``--host``,
+        by ``there``, else by a stand-in."""
+        if self.host is None:
             return None
-        if not reach_host:
-            return lambda spec: Target(spec, "file", spec)
-        # Imported when needed: it starts ssh, and the run machinery imports these settings.
-        from warmscope.core.run.remote_target import resolve_there
-
-        return lambda spec: resolve_there(
-            host, self.python, spec, self.trust_pickle, self.trust_native
-        )
+        return there or (lambda spec: Target(spec, "file", spec))
 
     def profile_plan(self) -> tuple[list[int], bool]:
         """``--profile-iters``: the iterations to profile, and whether to add a steady one."""
