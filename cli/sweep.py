@@ -15,6 +15,7 @@ from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.settings import PRESETS, RunSettings
+from warmscope.core.data.settings.compile_cache import compile_cache_mode
 from warmscope.core.output.digest import settings_line
 from warmscope.core.output.text_views import render_sweep
 from warmscope.core.run.hangup import HangupGuard
@@ -23,7 +24,6 @@ from warmscope.core.run.hangup import HangupGuard
 def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
     """The cells of ``warmscope sweep`` (presets × ``--vary`` grid), or the one cell of
     ``run --repeat``."""
-    from warmscope.core.run.run_plan import compile_cache_mode
     from warmscope.core.run.sweep import Cell, grid, parse_vary
 
     if not sweep:

@@ -23,6 +23,7 @@ from warmscope.core.child import outcome
 from warmscope.core.child.knobs import KNOBS
 from warmscope.core.child.outcome import UsageError, WarmscopeError
 from warmscope.core.data.settings import PRESETS, RunSettings
+from warmscope.core.data.settings.compile_cache import compile_cache_mode
 from warmscope.core.output.digest import settings_line
 from warmscope.core.run.ending import one_line
 
@@ -57,7 +58,6 @@ class SweepPlan:
     def cells(self, base: RunSettings) -> list[Cell]:
         """The cells: ``base`` repeated, or each chosen preset applied on top of ``base`` (as
         the settings screen applies one) × every combination of the knob values."""
-        from warmscope.core.run.run_plan import compile_cache_mode
         from warmscope.core.run.sweep import Cell, grid
 
         if not self.sweeps:

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MODES = ("cold", "warm", "user")
+from warmscope.core.data.settings.compile_cache import MODES
+
 INDUCTOR_VAR = "TORCHINDUCTOR_CACHE_DIR"
 TRITON_VAR = "TRITON_CACHE_DIR"
 COUNT_LIMIT = 100_000

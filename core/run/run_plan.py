@@ -41,7 +41,7 @@ from warmscope.core.child.outcome import UsageError
 from warmscope.core.data import first_call
 from warmscope.core.data.run import Cursor, Event, RunData, Update
 from warmscope.core.data.schema import apply_line
-from warmscope.core.data.settings import RunSettings, SettingsError
+from warmscope.core.data.settings import RunSettings
 from warmscope.core.run.ending import one_line
 from warmscope.core.run.session import STOP_GRACE_S, RunSession
 
@@ -60,9 +60,6 @@ __all__ = [
     "QUICK_GRACE_S",
     "STOP_GRACE_S",
     "PlannedRun",
-    "compile_cache_mode",
-    "compiles",
-    "default_compile_cache",
     "drive",
     "explain_record_path",
     "profile_record_path",
@@ -72,31 +69,6 @@ __all__ = [
 
 
 # -- the compile cache a run gets ---------------------------------------------------------
-
-
-def default_compile_cache(*, repeated: bool) -> str:
-    """The compile cache of a compile run that asked for none: where processes repeat (a sweep,
-    ``--repeat``) each gets a cold one, so that no cold start depends on the process before it;
-    one run uses the user's own, as torch alone would."""
-    return "cold" if repeated else "user"
-
-
-def compiles(settings: RunSettings) -> bool:
-    """Whether these settings run torch.compile (the mode knob, else the target's own)."""
-    if settings.knobs.get("mode") == "compile":
-        return True
-    try:
-        return settings.effective_mode(settings.resolve()) == "compile"
-    except SettingsError:  # a bad target is refused where the run is built
-        return False
-
-
-def compile_cache_mode(settings: RunSettings, *, repeated: bool) -> str | None:
-    """The cache asked for, else the default for a compile run; ``None`` for one that asked
-    for none and does not compile."""
-    if settings.compile_cache is not None:
-        return settings.compile_cache
-    return default_compile_cache(repeated=repeated) if compiles(settings) else None
 
 
 def warm_cache(

@@ -44,6 +44,7 @@ from warmscope.core.data.record import (
 )
 from warmscope.core.data.run import Cursor, Event, RunData, Update
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.settings.compile_cache import default_compile_cache
 from warmscope.core.data.targets import Target
 from warmscope.core.run import (
     compile_cache,
@@ -179,7 +180,6 @@ class RunSession:
                 self._commit({"type": "env", "env": host_environment()})
             if self.mode == "compile" and not self.settings.host:
                 # Which compiled code the child can find on disk decides its cold start.
-                from warmscope.core.run.run_plan import default_compile_cache  # it imports this one
 
                 self._cache = compile_cache.prepare(
                     self.settings.compile_cache or default_compile_cache(repeated=False),

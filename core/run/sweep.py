@@ -38,6 +38,7 @@ from warmscope.core.data.record import RecordError, new_folder
 from warmscope.core.data.run import RunData, Update
 from warmscope.core.data.schema import Shape
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.settings.compile_cache import compile_cache_mode, compiles
 from warmscope.core.data.sweep_schema import MAX_CELLS, check_sweep, finite_float, not_finite
 from warmscope.core.output.export import atomic_write
 from warmscope.core.run import remote_target
@@ -85,7 +86,6 @@ def grid(
     ``make(preset)`` builds a cell's settings with that preset applied *before* the user's
     ``--set`` (as ``--preset`` and ``--set`` combine for one run); the varied knobs come last.
     """
-    from warmscope.core.run.run_plan import compile_cache_mode  # spawning machinery: when used
 
     cells = []
     chosen: list[str | None] = list(presets) or [None]
@@ -234,7 +234,7 @@ class Sweep:
         ``hung_up()``), keeps what finished, and ends the sweep ``stopped``. ``on_update(sweep,
         n, run, update)``: the n-th process of ``plan`` goes on; ``on_done(sweep, process)``:
         it finished (an adaptive sweep's look, if its round ended, is already taken)."""
-        from warmscope.core.run.run_plan import PlannedRun, compiles, drive, start_run, warm_cache
+        from warmscope.core.run.run_plan import PlannedRun, drive, start_run, warm_cache
 
         if self.folder is None or not self.folder.exists():
             self.prepare_folder()

@@ -13,6 +13,7 @@ from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from warmscope.core.child.knobs import KNOBS, default_values
+from warmscope.core.data.settings.compile_cache import MODES as COMPILE_CACHE_MODES
 from warmscope.core.data.settings.setting import (
     CAPTURE,
     DEFAULT_ITERS,
@@ -29,7 +30,6 @@ from warmscope.core.data.settings.setting import (
     parse_seconds_list,
     setting,
 )
-from warmscope.core.run.compile_cache import MODES as COMPILE_CACHE_MODES
 
 if TYPE_CHECKING:
     from warmscope.core.data.settings import RunSettings

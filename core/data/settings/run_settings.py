@@ -15,6 +15,7 @@ from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import target_files
 from warmscope.core.child.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.settings.compile_cache import MODES as COMPILE_CACHE_MODES
 from warmscope.core.data.settings.fields import FIELDS, RunFields, default_of
 from warmscope.core.data.settings.setting import DEFAULT_ITERS as DEFAULT_ITERS
 from warmscope.core.data.settings.setting import DEFAULT_SAMPLE_HZ as DEFAULT_SAMPLE_HZ
@@ -32,7 +33,6 @@ from warmscope.core.data.targets import (
     parse_input,
     resolve_target,
 )
-from warmscope.core.run.compile_cache import MODES as COMPILE_CACHE_MODES
 
 # What `--jit-log` means when not given, for script/trace runs: the profiling executor's own
 # graph dumps ("Profiled Graph", "Optimized Graph"), which mark its warm-up stages and cost
