@@ -16,6 +16,7 @@ from warmscope.core.child import outcome
 from warmscope.core.data import trace_evidence
 from warmscope.core.data.causes import run_causes
 from warmscope.core.data.run import NS_PER_MS, RunData
+from warmscope.core.data.run_summary import run_summary
 from warmscope.core.data.schema import (
     FOLD_ERRORS,
     RecordError,
@@ -89,7 +90,7 @@ def to_document(run: RunData, *, iterations: bool = True) -> dict[str, Any]:
         "graphs": run.graphs,
         "inputs": run.inputs,
         "inputs_source": run.inputs_source,
-        "summary": {**run.summary_dict(), "noisy": any(w.noisy for w in warns)},
+        "summary": {**run_summary(run), "noisy": any(w.noisy for w in warns)},
         "causes": [c.to_json() for c in run_causes(run, trace_evidence.for_run(run))],
         "warnings": [w.text for w in warns],
         "record": run.record_path,

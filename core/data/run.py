@@ -627,8 +627,9 @@ class RunData:
         return rows
 
     def summary_dict(self) -> dict[str, Any]:
-        """The ``--json`` document's (and the record end line's) ``summary``: the statistics,
-        and the per-shape rows, idle probe and peak memory where the run has them."""
+        """The statistics, and the per-shape rows, idle probe, device time and peak memory
+        where the run has them: the ``summary`` of ``--json`` and of the record's end line,
+        with what its first calls' profiles say (``run_summary``)."""
         out: dict[str, Any] = dict(self.summary().to_dict())
         if self.shape_keys:
             # The percentiles, mean and CV above mix the shapes; each shape's own are its row's.
@@ -636,12 +637,6 @@ class RunData:
             out["shapes"] = self.shape_rows()
         if self.idle_probe:
             out["idle_probe"] = self.idle_probe_rows()
-        if self.profiles:
-            from warmscope.core.data.first_call import notes  # it reads this module
-
-            explained = notes(self)
-            if explained:
-                out["first_calls"] = explained
         device = self.device_summary()
         if device is not None:
             out["device"] = device

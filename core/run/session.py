@@ -43,6 +43,7 @@ from warmscope.core.data.record import (
     side_file_path,
 )
 from warmscope.core.data.run import Cursor, Event, RunData, Update
+from warmscope.core.data.run_summary import run_summary
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.settings.compile_cache import default_compile_cache
 from warmscope.core.data.targets import Target
@@ -642,7 +643,7 @@ class RunSession:
             if not (self._writer.failed or self._writer.closed):
                 # The same line, with the summary of the run as folded (a convenience for
                 # readers of the raw file: `read_run` computes its own).
-                self._writer.write({**end, "summary": self.data.summary_dict()})
+                self._writer.write({**end, "summary": run_summary(self.data)})
                 self._flush_record()
             with contextlib.suppress(OSError, ValueError):
                 self._writer.close()
