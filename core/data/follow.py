@@ -69,7 +69,7 @@ class RecordFollower:
 
     def _writer_holds(self) -> bool:
         """Whether a live run's writer holds the file this follower opened (its ``flock``,
-        as ``record.is_live`` asks of a path)."""
+        as ``record_lock.is_live`` asks of a path)."""
         fd = self._file.fileno()
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)

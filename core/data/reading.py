@@ -23,6 +23,7 @@ from typing import IO, Any, TextIO, cast
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.data.document import read_document
+from warmscope.core.data.record_lock import is_live
 from warmscope.core.data.run import RunData
 from warmscope.core.data.schema import (
     FOLD_ERRORS,
@@ -328,10 +329,8 @@ def tell_live(runs: list[RunData], out: TextIO | None = None) -> None:
 
 def live_writer(path: Path, data: RunData) -> str | None:
     """One line for a record that a live run is still writing (its writer holds the lock,
-    ``record.is_live``): what was read of it is the run so far, not a run that crashed.
+    ``record_lock.is_live``): what was read of it is the run so far, not a run that crashed.
     ``None`` for a record no run holds."""
-    from warmscope.core.data.record import is_live  # it imports this module
-
     if not is_live(path):
         return None
     pid = (data.run_id or "").partition("-")[0]

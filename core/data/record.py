@@ -42,6 +42,7 @@ from warmscope.core.data.reading import (
     read_run,
     read_summarized,
 )
+from warmscope.core.data.record_lock import is_live
 from warmscope.core.data.schema import FORMAT, VERSION, RecordError
 
 __all__ = [
@@ -192,25 +193,6 @@ def _lock_holder(fd: int) -> int | None:
 def _live_error(path: Path, holder: int | None) -> RecordError:
     who = f" (pid {holder})" if holder else ""
     return RecordError(f"{path} is being written by a live run{who}: choose another --record path")
-
-
-def is_live(path: Path) -> bool:
-    """Whether a live run's writer holds the record at ``path`` (its ``flock``)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)  # also drops the shared lock, if taken
-    return False
 
 
 def _replace_existing(path: Path) -> None:
