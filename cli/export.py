@@ -37,10 +37,10 @@ def _out(path: Path | None) -> Iterator[TextIO]:
         yield sys.stdout
         sys.stdout.flush()
         return
-    from warmscope.core.output.export import _beside
+    from warmscope.core.base.files import beside
 
     try:
-        with _beside(path, newline="") as f:
+        with beside(path, newline="") as f:
             yield f
     except OSError as exc:
         raise UsageError(f"cannot write {clean_line(str(path))}: {reason(exc)}") from None

@@ -17,7 +17,7 @@ from warmscope.core.data.record import read_run
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     record, against, output = args.record, args.against, args.output
-    from warmscope.core.output.export import atomic_write
+    from warmscope.core.base.files import atomic_write
     from warmscope.core.output.report import report, sweep_report
     from warmscope.core.run.sweep import is_sweep_document, read_sweep
 

@@ -12,11 +12,11 @@ from typing import Any
 from warmscope.cli.command import Command
 from warmscope.cli.options import TARGET_HELP, add_run_options, build_settings
 from warmscope.cli.sweep import add_executor_option
+from warmscope.core.base.files import atomic_write
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.base.units import ratio_interval
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.output.export import atomic_write
 from warmscope.core.output.sweep_digest import iv_text
 from warmscope.core.run import remote_target
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FACTORIES, warmscope
+from warmscope.core.base.files import atomic_write
 from warmscope.core.child import outcome
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import (
@@ -22,7 +23,6 @@ from warmscope.core.data.settings import (
     check_python,
     parse_profile_iters,
 )
-from warmscope.core.output.export import atomic_write
 
 TINY = (f"{FACTORIES}:tiny", "--input", "2x8")
 ESC = "\x1b"

@@ -29,10 +29,10 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
+from warmscope.core.base.files import atomic_write
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.base.units import ratio_interval
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.output.export import atomic_write
 from warmscope.core.output.sweep_digest import iv_text
 from warmscope.core.run.ending import one_line
 from warmscope.core.run.warmup import Progress, copy_recipe, worst_shape

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TextIO
 
 from warmscope.core.base import units
+from warmscope.core.base.files import atomic_write, beside
 from warmscope.core.base.safe_text import clean, clean_line
 from warmscope.core.data import document, env_keys
 from warmscope.core.data.run import RunData
@@ -19,37 +17,6 @@ from warmscope.core.output.digest import digest, event_list_text, memory_text, s
 
 FORMATS = ("json", "csv", "md")
 REPORT_SUFFIX = "report.md"
-
-
-@contextmanager
-def _beside(path: Path, *, parents: bool = True, newline: str | None = None) -> Iterator[TextIO]:
-    """A new ``PATH.tmp`` to write, renamed onto ``path`` when the block ends without error.
-
-    On any failure (writing, encoding, renaming) the ``.tmp`` file is removed: nothing is
-    left behind. A leftover ``.tmp`` of an earlier crash is replaced, never written through
-    (``O_EXCL``: a link planted there is not followed). ``parents`` creates missing folders.
-    """
-    if parents:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with suppress(FileNotFoundError):
-        os.unlink(tmp)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
-            yield f
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write(path: Path, text: str, *, parents: bool = True) -> None:
-    """Write beside, then rename: a reader never sees half a file, and a failed write leaves
-    no ``.tmp`` behind. ``parents``: create missing folders (else a missing one is an error)."""
-    with _beside(path, parents=parents) as f:
-        f.write(text)
 
 
 def dump_json(f: TextIO, data: RunData) -> None:
@@ -70,7 +37,7 @@ def dump_json(f: TextIO, data: RunData) -> None:
 
 def write_json(path: Path, data: RunData, *, parents: bool = True) -> Path:
     """The ``--json`` document at ``path`` (written beside, then renamed)."""
-    with _beside(path, parents=parents) as f:
+    with beside(path, parents=parents) as f:
         dump_json(f, data)
     return path
 
@@ -175,7 +142,7 @@ def sweep_csv_rows(w: Any, doc: dict[str, Any], sweep: str | None = None) -> Non
 
 def write_csv(path: Path, data: RunData) -> Path:
     """One row per iteration (``CSV_COLUMNS``)."""
-    with _beside(path, newline="") as f:
+    with beside(path, newline="") as f:
         csv_rows(csv_writer(f), data)
     return path
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base.files import atomic_write
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.knobs import KnobError, knob
@@ -40,7 +41,6 @@ from warmscope.core.data.schema import Shape
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.settings.compile_cache import compile_cache_mode, compiles
 from warmscope.core.data.sweep_schema import MAX_CELLS, check_sweep, finite_float, not_finite
-from warmscope.core.output.export import atomic_write
 from warmscope.core.run import remote_target
 
 FORMAT = "warmscope-sweep"
