@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 TORCH  ?= torch==2.13.0
 
-.PHONY: demo test test-gpu lint bench clean
+.PHONY: demo test test-gpu lint bench docs clean
 
 $(BIN)/warmscope: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,5 +33,15 @@ test-gpu: $(BIN)/warmscope
 bench: $(BIN)/warmscope
 	$(BIN)/python benchmarks/observer_overhead.py
 
+# The pages under docs/ as a site in site/ (open site/index.html: it works from files, offline).
+# --strict: a broken link or anchor, or a page left out of mkdocs.yml's nav, fails the build.
+# (NO_MKDOCS_2_WARNING: quiets a banner on every build; mkdocs-material's end of life is 5 May 2027.)
+docs: $(BIN)/mkdocs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+$(BIN)/mkdocs: $(BIN)/warmscope
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[docs]'
+	@touch $@
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info site
