@@ -30,7 +30,7 @@ GLOB_CHARS = "*?["
 def side_paths(arg: Path) -> list[Path]:
     """The records one argument names: itself, a folder's ``*.jsonl``, a pattern's matches,
     or a one-setting sweep document's processes."""
-    from warmscope.core.run.sweep import is_sweep_document, read_sweep, record_path
+    from warmscope.core.data.sweep_document import is_sweep_document, read_sweep, record_path
 
     shown = clean_line(str(arg))
     if arg.is_dir():
@@ -81,7 +81,7 @@ def check_side(arg: Path, side: list[RunData]) -> None:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    from warmscope.core.run.sweep import is_sweep_document, read_sweep
+    from warmscope.core.data.sweep_document import is_sweep_document, read_sweep
 
     args_ = args.records
     if len(args_) == 1 and is_sweep_document(args_[0]):

@@ -49,7 +49,7 @@ def _out(path: Path | None) -> Iterator[TextIO]:
 def _check(records: list[Path], output: Path | None) -> bool:
     """Every file before anything is written: a file, not the output; all records, or all
     sweep documents (``True``)."""
-    from warmscope.core.run.sweep import is_sweep_document
+    from warmscope.core.data.sweep_document import is_sweep_document
 
     sweeps = []
     for record in records:
@@ -70,9 +70,9 @@ def _sweeps(args: argparse.Namespace, records: list[Path], output: Path | None) 
     """Sweep documents: the document, a row per process, or the sweep's report."""
     import json
 
+    from warmscope.core.data.sweep_document import read_sweep
     from warmscope.core.output import export
     from warmscope.core.output.report import sweep_report
-    from warmscope.core.run.sweep import read_sweep
 
     several = len(records) > 1
     docs = [read_sweep(path) for path in records]  # small: a document holds no iteration

@@ -18,8 +18,8 @@ from warmscope.core.data.record import read_run
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     record, against, output = args.record, args.against, args.output
     from warmscope.core.base.files import atomic_write
+    from warmscope.core.data.sweep_document import is_sweep_document, read_sweep
     from warmscope.core.output.report import report, sweep_report
-    from warmscope.core.run.sweep import is_sweep_document, read_sweep
 
     if is_sweep_document(record):
         sweep = read_sweep(record)

@@ -53,7 +53,7 @@ def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
         # A sweep document is .json: only then the sweep machinery, which the TUI's first
         # frame does not need for a run record.
         if path.suffix == ".json" and _is_sweep(path):
-            from warmscope.core.run.sweep import read_sweep, sweep_runs
+            from warmscope.core.data.sweep_document import read_sweep, sweep_runs
 
             doc = read_sweep(path)
             runs = sweep_runs(doc, path)
@@ -74,7 +74,7 @@ def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
 
 
 def _is_sweep(path: Path) -> bool:
-    from warmscope.core.run.sweep import is_sweep_document
+    from warmscope.core.data.sweep_document import is_sweep_document
 
     return is_sweep_document(path)
 

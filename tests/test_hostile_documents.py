@@ -30,10 +30,10 @@ from tests.tui_support import run, screen_text, wait_for
 from warmscope.cli.compare import side_paths
 from warmscope.cli.view import open_records
 from warmscope.core.data.record import RecordError
+from warmscope.core.data.sweep_document import read_sweep, sweep_runs
 from warmscope.core.output.export import sweep_csv_rows, sweep_csv_writer
 from warmscope.core.output.report import sweep_report
 from warmscope.core.output.text_views import render_sweep
-from warmscope.core.run.sweep import read_sweep, sweep_runs
 from warmscope.tui.app import build_app
 from warmscope.tui.sweep_chart import draw, strips
 from warmscope.tui.sweep_screen import SweepScreen, head_text, sweep_table

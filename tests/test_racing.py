@@ -13,7 +13,8 @@ import pytest
 
 from warmscope.core.data import racing
 from warmscope.core.data.racing import Race, compare, p_value, spending, u_cdf
-from warmscope.core.output.sweep_digest import is_decided, rank, stat_json
+from warmscope.core.output.sweep_digest import is_decided, rank
+from warmscope.core.output.sweep_stats import stat_json
 
 Draw = Callable[[random.Random], float]
 

@@ -12,9 +12,9 @@ from warmscope.core.output.sweep_digest import (
     break_even,
     header_lines,
     rank,
-    stat_json,
     sweep_warnings,
 )
+from warmscope.core.output.sweep_stats import stat_json
 from warmscope.core.run.sweep import grid, parse_rank_by, schedule
 
 

@@ -11,7 +11,8 @@ from warmscope.core.data.record import read_summarized
 from warmscope.core.output.digest import comparison
 from warmscope.core.output.report import sweep_report
 from warmscope.core.output.sweep_columns import sweep_columns
-from warmscope.core.output.sweep_digest import iv_text, stat_json
+from warmscope.core.output.sweep_digest import iv_text
+from warmscope.core.output.sweep_stats import stat_json
 from warmscope.core.output.text_views import render_comparison, render_sweep
 
 DATA = Path(__file__).parent / "data"

@@ -17,8 +17,8 @@ from tests.tui_support import run, screen_text, wait_for
 from warmscope.cli.view import open_records
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.sweep_document import read_sweep
 from warmscope.core.output.sweep_digest import iv_text
-from warmscope.core.run.sweep import read_sweep
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.compare_screen import CompareScreen
 from warmscope.tui.settings_screen import SettingsScreen
@@ -298,7 +298,7 @@ def test_the_plan_builds_cells_as_warmscope_sweep_does() -> None:
 
 
 def test_strips_share_one_axis_and_show_each_interval_under_its_points() -> None:
-    from warmscope.core.output.sweep_digest import stat_json
+    from warmscope.core.output.sweep_stats import stat_json
     from warmscope.tui import glyphs
     from warmscope.tui.sweep_chart import strips
 

@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 from tests.tui_support import run, screen_text, wait_for
 from warmscope.core.base.units import ratio_interval
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.output.sweep_digest import stat_json
+from warmscope.core.output.sweep_stats import stat_json
 from warmscope.core.run.warmup import Progress
 from warmscope.tui import warmup_screen
 from warmscope.tui.app import build_app

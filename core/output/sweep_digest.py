@@ -32,8 +32,23 @@ from warmscope.core.base import units
 from warmscope.core.base.units import ms as fmt_ms
 from warmscope.core.child import outcome
 from warmscope.core.data import intervals, racing
-from warmscope.core.data.intervals import Interval, median_interval
+from warmscope.core.data.intervals import median_interval
 from warmscope.core.data.run import RunData
+from warmscope.core.data.sweep_document import FORMAT, MAX_BY_ITERATION, VERSION
+from warmscope.core.output.sweep_hosts import host_factor
+from warmscope.core.output.sweep_stats import (
+    figures,
+    fmt_coverage,
+    interval_of,
+    needed_processes,
+    objective_metric,
+    objective_name,
+    objective_noun,
+    pair_level,
+    ratio_text,
+    size_text,
+    stat_json,
+)
 
 if TYPE_CHECKING:
     from warmscope.core.run.sweep import Sweep
@@ -46,18 +61,6 @@ CELL_METRICS = (
     "setup_ms",
     "start_ms",
 )
-OBJECTIVES = {
-    "first": ("first_ms", "first iteration"),
-    "warmup": ("warmup_excess_ms", "warm-up excess"),
-    "steady": ("steady_p50_ms", "steady p50"),
-    "total": ("total_ms", "time to serve {k} calls"),
-}
-NOUNS = {
-    "first": "first call",
-    "warmup": "warm-up excess",
-    "steady": "steady p50",
-    "total": "time to serve {k} calls",
-}
 IMPORT_PHASE = "import torch"
 
 
@@ -90,31 +93,6 @@ def process_facts(data: RunData, k: int | None = None) -> dict[str, Any]:
     if "compile_cache" in data.env:
         facts["compile_cache"] = data.env["compile_cache"]
     return facts
-
-
-def stat_json(values: list[Any]) -> dict[str, Any]:
-    """``{"median", "lo", "hi", "values"}`` (and ``coverage``); ``values`` keeps every process's
-    value in order, ``None`` where a process has none (never steady, too short)."""
-    iv = median_interval(values)
-    if iv is None:
-        return {"median": None, "lo": None, "hi": None, "values": values, "coverage": None}
-    out = iv.to_json()
-    out["values"] = [None if v is None else round(float(v), 6) for v in values]
-    return out
-
-
-def interval_of(stat: dict[str, Any] | None) -> Interval | None:
-    """A document's ``{"median", "lo", "hi", …}`` as an ``Interval`` (``None`` if empty)."""
-    if not isinstance(stat, dict) or stat.get("median") is None:
-        return None
-    values = tuple(v for v in stat.get("values", []) if v is not None)
-    return Interval(
-        float(stat["median"]),
-        float(stat["lo"]),
-        float(stat["hi"]),
-        values,
-        float(stat.get("coverage") or 0.0),
-    )
 
 
 def cell_json(
@@ -164,8 +142,6 @@ def phase_stats(runs: list[RunData]) -> dict[str, dict[str, Any]]:
 
 def sweep_document(sweep: Sweep) -> dict[str, Any]:
     """The sweep as it stands: every cell's statistics, the ranking, the answer."""
-    from warmscope.core.run.sweep import FORMAT, MAX_BY_ITERATION, VERSION
-
     cells = []
     for c, cell in enumerate(sweep.cells):
         mine = [p.data for p in sweep.processes if p.cell == c]
@@ -232,8 +208,6 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
         for d in race.drops
     ]
     doc["answer"] = answer(doc, cells, ranking, sweep.objective, sweep.k)
-    from warmscope.core.output.sweep_hosts import host_factor
-
     hosts = host_factor(sweep)
     if hosts is not None:
         doc["hosts"] = hosts
@@ -241,30 +215,6 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
     doc["warnings"] = sweep_warnings(doc, cells)
     doc["cells"] = cells
     return doc
-
-
-def objective_metric(objective: str) -> str:
-    return OBJECTIVES[objective][0]
-
-
-def objective_name(objective: str, k: int | None) -> str:
-    return OBJECTIVES[objective][1].format(k=k)
-
-
-def objective_noun(objective: str, k: int | None) -> str:
-    return NOUNS[objective].format(k=k)
-
-
-def figures(stat: dict[str, Any] | None) -> list[float]:
-    """A document statistic's values (``None`` ones left out)."""
-    if not isinstance(stat, dict):
-        return []
-    return [float(v) for v in stat.get("values", []) if v is not None]
-
-
-def pair_level(cells: int) -> float:
-    """One look's share of the error budget for each pair of ``cells`` (a fixed sweep)."""
-    return racing.spending(cells, 1, adaptive=False)[1]
 
 
 def rank(
@@ -331,36 +281,6 @@ def rank(
 def is_decided(ranking: list[dict[str, Any]]) -> bool:
     """The best is beyond noise better than every other cell."""
     return len(ranking) > 1 and all(r["vs_best"] == "worse" for r in ranking[1:])
-
-
-def fmt_ratio(x: float) -> str:
-    return f"{x:.0f}" if x >= 10 else f"{x:.1f}" if x >= 1 else f"{x:.2f}"
-
-
-def fmt_coverage(cov: float) -> str:
-    """``98.4%``; never 100% short of certainty."""
-    shown = round(cov * 100, 1)
-    return f"{min(shown, 99.9) if cov < 1 else shown:.1f}%"
-
-
-def ratio_text(cmp: dict[str, Any] | None) -> str:
-    """``5.3×, 98.4%: 4.1–6.8×`` (a shift: ``12.3 ms, 95.2%: 4.10–20.5 ms``)."""
-    if not isinstance(cmp, dict) or cmp.get("estimate") is None:
-        return "-"
-    est, lo, hi = (float(cmp[k]) for k in ("estimate", "lo", "hi"))
-    cov = fmt_coverage(float(cmp.get("coverage") or 0.0))
-    if cmp.get("ratio"):
-        return f"{fmt_ratio(est)}×, {cov}: {fmt_ratio(lo)}–{fmt_ratio(hi)}×"
-    return f"{fmt_ms(est)}, {cov}: {fmt_ms(lo)} to {fmt_ms(hi)}"
-
-
-def size_text(cmp: dict[str, Any], word: str) -> str:
-    """``4.6× lower (98.4%: 4.2–4.9×)``: a beyond-noise difference in plain words."""
-    est, lo, hi = (float(cmp[k]) for k in ("estimate", "lo", "hi"))
-    cov = fmt_coverage(float(cmp.get("coverage") or 0.0))
-    if cmp.get("ratio"):
-        return f"{fmt_ratio(est)}× {word} ({cov}: {fmt_ratio(lo)}–{fmt_ratio(hi)}×)"
-    return f"{fmt_ms(abs(est))} {word} ({cov}: {fmt_ms(lo)} to {fmt_ms(hi)})"
 
 
 def answer(
@@ -431,16 +351,6 @@ def answer(
     text = prefix + "; ".join(parts)
     tradeoff = break_even(cells)
     return text + (f". {tradeoff}" if tradeoff else "")
-
-
-def needed_processes(cells: int, level: float | None = None) -> int | None:
-    """The fewest processes per cell that could tell two of ``cells`` apart at ``level``
-    (by default a fixed sweep's share per pair)."""
-    level = pair_level(cells) if level is None else level
-    for n in range(1, 200):
-        if racing.smallest_p(n, n) <= level:
-            return n
-    return None
 
 
 def too_few_text(

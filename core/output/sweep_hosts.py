@@ -11,7 +11,7 @@ import statistics
 from typing import TYPE_CHECKING, Any
 
 from warmscope.core.data import racing
-from warmscope.core.output.sweep_digest import (
+from warmscope.core.output.sweep_stats import (
     needed_processes,
     objective_noun,
     pair_level,

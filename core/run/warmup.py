@@ -49,7 +49,7 @@ from warmscope.core.output.recipe import (
     dynamic_marks,
     emit_python,
 )
-from warmscope.core.output.sweep_digest import stat_json
+from warmscope.core.output.sweep_stats import stat_json
 from warmscope.core.output.warmup_verdict import MAX_RATIO, answer, choose, judge
 from warmscope.core.output.warmup_verdict import worst_shape as worst_shape
 from warmscope.core.run import remote_target
