@@ -16,10 +16,16 @@ $(BIN)/warmscope: pyproject.toml
 demo: $(BIN)/warmscope
 	$(BIN)/warmscope sample:speech
 
+# import-linter reads packages from folders named as they import: warmscope's, linked in build/.
+IMPORT_GRAPH := build/import-graph
+
 lint: $(BIN)/warmscope
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	rm -rf $(IMPORT_GRAPH) && mkdir -p $(IMPORT_GRAPH)/warmscope
+	for p in core cli tui sample_models; do ln -s $(CURDIR)/$$p $(IMPORT_GRAPH)/warmscope/$$p; done
+	cd $(IMPORT_GRAPH) && PYTHONPATH=$(CURDIR)/$(IMPORT_GRAPH) $(CURDIR)/$(BIN)/lint-imports --config $(CURDIR)/pyproject.toml
 
 # Tests in parallel, a file to a worker (its module fixtures, an SSH server or a Ray cluster,
 # start once): most tests wait on real children, so two workers halve the time on two cores.

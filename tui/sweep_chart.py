@@ -18,7 +18,8 @@ from typing import Any
 from rich.text import Text
 
 from warmscope.core.base.safe_text import clean_line
-from warmscope.core.output.sweep_digest import interval_of, is_decided, iv_text
+from warmscope.core.output.sweep_digest import is_decided, iv_text
+from warmscope.core.output.sweep_stats import interval_of
 from warmscope.tui import fmt, glyphs
 
 LABEL_MAX = 22
