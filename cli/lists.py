@@ -41,10 +41,11 @@ def knobs(args: argparse.Namespace, argv: list[str]) -> int:
     )
     print("  inductor.NAME=VALUE       torch._inductor.config.NAME (max_autotune, ...)")
     print("  (checked against the installed torch when the run starts; a refusal is reported)")
-    print("\npresets (--preset NAME):")
+    print("\npresets (--preset NAME; each sets its knobs, the others stay as they are):")
+    width = max(len(name) for name in PRESETS)
     for p in PRESETS.values():
         knobs = ", ".join(f"{k}={show_value(v)}" for k, v in p.knobs.items())
-        print(f"  {p.name:<14} {p.help}  [{knobs}]")
+        print(f"  {p.name:<{width}} {p.help}  [{knobs}]")
     return outcome.EXIT_OK
 
 

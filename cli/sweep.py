@@ -14,22 +14,19 @@ from warmscope.cli.progress import SweepProgress, done_line
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.data.settings import PRESETS, RunSettings
-from warmscope.core.data.settings.compile_cache import compile_cache_mode
-from warmscope.core.output.digest import settings_line
+from warmscope.core.data.settings import PRESETS
 from warmscope.core.output.text_views import render_sweep
 from warmscope.core.run.hangup import HangupGuard
 
 
 def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
     """The cells of ``warmscope sweep`` (presets × ``--vary`` grid), or the one cell of
-    ``run --repeat``."""
-    from warmscope.core.run.sweep import Cell, grid, parse_vary
+    ``run --repeat``: ``sweep.grid`` over the settings the options give without ``--preset``
+    (a sweep's presets are its cells)."""
+    from warmscope.core.run.sweep import grid, parse_vary
 
     if not sweep:
-        settings = build_settings(args)
-        settings.compile_cache = compile_cache_mode(settings, repeated=True)
-        return [Cell(settings_line(settings.to_json()), settings)]
+        return grid(build_settings(args), [], [])
     presets = [p.strip() for p in (args.preset or "").split(",") if p.strip()]
     for name in presets:
         if name not in PRESETS:
@@ -37,11 +34,8 @@ def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
     if len(set(presets)) != len(presets):
         raise UsageError("--preset: a preset is given twice")
     varies = [parse_vary(v) for v in args.vary]
-
-    def make(preset: str | None) -> RunSettings:
-        return build_settings(argparse.Namespace(**{**vars(args), "preset": preset}))
-
-    cells = grid(make, presets, varies)
+    base = build_settings(argparse.Namespace(**{**vars(args), "preset": None}))
+    cells = grid(base, presets, varies)
     if len(cells) < 2:
         raise UsageError("a sweep needs at least two settings: --preset A,B or --vary KNOB=V1,V2")
     return cells

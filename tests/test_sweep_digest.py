@@ -115,14 +115,8 @@ def test_ranking_calls_a_difference_only_beyond_noise() -> None:
 def test_schedule_interleaves_and_grid_crosses() -> None:
     assert schedule(3, 2) == [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1)]
 
-    def make(preset: str | None) -> RunSettings:
-        s = RunSettings(target="sample:trivial")
-        if preset:
-            s.apply_preset(preset)
-        return s
-
     cells = grid(
-        make,
+        RunSettings(target="sample:trivial"),
         ["torchscript", "no-profiling"],
         [("freeze", ["on", "off"]), ("intra_op_threads", ["1", "2"])],
     )

@@ -261,7 +261,7 @@ def test_the_plan_builds_cells_as_warmscope_sweep_does() -> None:
 
     base = RunSettings(target="sample:trivial", iters=ITERS)
     base.knobs["intra_op_threads"] = 1
-    base.knobs["profiling_executor"] = False  # a preset resets the executor knobs
+    base.knobs["profiling_executor"] = False  # torchscript names it on; no-profiling, off
     plan = SweepPlan(
         3, parse_presets("torchscript, no-profiling"), parse_varies("grad_mode=no_grad,enabled")
     )

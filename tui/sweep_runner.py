@@ -23,8 +23,6 @@ from warmscope.core.child import outcome
 from warmscope.core.child.knobs import KNOBS
 from warmscope.core.child.outcome import UsageError, WarmscopeError
 from warmscope.core.data.settings import PRESETS, RunSettings
-from warmscope.core.data.settings.compile_cache import compile_cache_mode
-from warmscope.core.output.digest import settings_line
 from warmscope.core.run.ending import one_line
 
 if TYPE_CHECKING:
@@ -56,23 +54,11 @@ class SweepPlan:
         return self.repeat > 1 or self.sweeps
 
     def cells(self, base: RunSettings) -> list[Cell]:
-        """The cells: ``base`` repeated, or each chosen preset applied on top of ``base`` (as
-        the settings screen applies one) × every combination of the knob values."""
-        from warmscope.core.run.sweep import Cell, grid
+        """The cells: ``base`` repeated, or each chosen preset applied to ``base`` × every
+        combination of the knob values (``sweep.grid``, as the command line builds them)."""
+        from warmscope.core.run.sweep import grid
 
-        if not self.sweeps:
-            settings = base.copy()
-            settings.compile_cache = compile_cache_mode(settings, repeated=True)
-            return [Cell(settings_line(settings.to_json()), settings)]
-
-        def make(preset: str | None) -> RunSettings:
-            settings = base.copy()
-            if preset is not None:
-                settings.apply_preset(preset)
-            return settings
-
-        varies = [(k, list(vs)) for k, vs in self.varies]
-        return grid(make, list(self.presets), varies)
+        return grid(base, list(self.presets), [(k, list(vs)) for k, vs in self.varies])
 
     def describe(self, cells: int) -> str:
         """``2 settings × 3 processes`` or ``3 processes``."""

@@ -38,6 +38,7 @@ from warmscope.core.data.run import RunData, Update
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.settings.compile_cache import compile_cache_mode, compiles
 from warmscope.core.data.sweep_schema import MAX_CELLS
+from warmscope.core.output.digest import settings_line
 from warmscope.core.run import remote_target
 
 
@@ -69,26 +70,27 @@ def parse_vary(text: str) -> tuple[str, list[str]]:
 
 
 def grid(
-    make: Callable[[str | None], RunSettings],
+    base: RunSettings,
     presets: Sequence[str],
     varies: Sequence[tuple[str, list[str]]],
 ) -> list[Cell]:
-    """Every preset × every combination of ``--vary`` values, in the order given.
-
-    ``make(preset)`` builds a cell's settings with that preset applied *before* the user's
-    ``--set`` (as ``--preset`` and ``--set`` combine for one run); the varied knobs come last.
-    """
-
+    """The sweep's cells, for the command line and the TUI alike: every preset applied to
+    ``base`` (``RunSettings.apply_preset``: its knobs, the others as ``base`` has them) ×
+    every combination of the varied knobs' values, in the order given; without presets or
+    varied knobs, ``base`` alone. Each cell's compile cache is a repeated process's."""
     cells = []
     chosen: list[str | None] = list(presets) or [None]
     for preset in chosen:
         for combo in itertools.product(*[[(k, v) for v in vs] for k, vs in varies]):
-            settings = make(preset)
+            settings = base.copy()
+            if preset is not None:
+                settings.apply_preset(preset)
             for key, value in combo:
                 settings.set(f"{key}={value}")
             parts = [preset] if preset else []
             parts += [f"{k}={v}" for k, v in combo]
-            cells.append(Cell(" ".join(parts) or "defaults", settings))
+            label = " ".join(parts) or settings_line(settings.to_json())
+            cells.append(Cell(label, settings))
     if len(cells) > MAX_CELLS:
         raise UsageError(f"the sweep has {len(cells)} cells; at most {MAX_CELLS}")
     for cell in cells:

@@ -60,16 +60,13 @@ class RunSettings(RunFields):
     # -- building -------------------------------------------------------------------------
 
     def apply_preset(self, name: str) -> None:
-        """Apply a preset: every executor knob back to its default (a preset promises what
-        it names, whatever an earlier choice turned off), then the preset's own values.
-        Knobs of how the model runs (device, dtype, threads, grad mode) are kept."""
+        """Apply a preset: its knobs take its values, every other knob stays as it is (a
+        preset is what it names: ``frozen`` freezes, whatever fusion strategy was chosen).
+        The one rule for ``--preset``, a sweep's cells and the TUI's settings alike."""
         preset = PRESETS.get(name)
         if preset is None:
             raise SettingsError(f"unknown preset {name!r}: one of {', '.join(PRESETS)}")
         self.preset = name
-        for k in KNOBS:
-            if k.group != "run":
-                self.knobs[k.name] = k.default
         for key, value in preset.knobs.items():
             self.knobs[key] = value
 

@@ -53,8 +53,8 @@ PRESETS: dict[str, Preset] = {
     for p in (
         Preset(
             "torchscript",
-            "TorchScript with torch's defaults (profiling executor on)",
-            {"mode": "script"},
+            "TorchScript, profiling executor on (torch's default)",
+            {"mode": "script", "profiling_executor": None},
         ),
         Preset(
             "no-profiling",
