@@ -57,7 +57,7 @@ def test_emitted_file_imports_only_torch_and_the_standard_library() -> None:
     ):
         text = emit_python(recipe, target="sample:speech")
         compile(text, "recipe.py", "exec")  # valid Python
-        assert imports_of(text) <= {"torch", "contextlib", "os", "warnings"}
+        assert imports_of(text) <= {"torch", "contextlib", "os", "warnings", "typing", "__future__"}
         assert "warmscope" not in text.replace("warmscope for", "")
         assert "def prepare(model, example_inputs=None):" in text
         formatted = subprocess.run(

@@ -21,6 +21,7 @@ from typing import Any
 from . import pt2
 from .channel import Channel, Phases
 from .hooks import install_compile_hooks
+from .inputs import build_inputs
 from .knobs import compile_options
 from .outcome import UsageError
 
@@ -187,50 +188,6 @@ def make_feeds(torch: Any, cfg: dict[str, Any], examples: Examples, device: str)
             "(no sample inputs, or a dynamic dimension): pass --input SPEC"
         )
     raise UsageError(f"{cfg['target']['spec']} has no example inputs: pass --input SPEC")
-
-
-def build_inputs(
-    torch: Any,
-    specs: list[dict[str, Any]],
-    device: str,
-    dtype: str | None,
-    dims: dict[str, int] | None = None,
-    seed: int = 0,
-) -> Feed:
-    """One call's tensors. Defaults: integers zeros (valid indices for embeddings), floats a
-    seeded normal; ``gen`` chooses (``ones``, ``fill``, ``randint``, ``normal``, ``uniform``)."""
-    generator = torch.Generator().manual_seed(seed)
-    args: list[Any] = []
-    kwargs: dict[str, Any] = {}
-    for spec in specs:
-        tdtype = getattr(torch, spec["dtype"])
-        shape = [d if isinstance(d, int) else (dims or {})[d] for d in spec["shape"]]
-        gen = spec.get("gen") or ("normal" if tdtype.is_floating_point else "zeros")
-        a = spec.get("args") or []
-        if gen == "zeros":
-            tensor = torch.zeros(shape, dtype=tdtype)
-        elif gen == "ones":
-            tensor = torch.ones(shape, dtype=tdtype)
-        elif gen == "fill":
-            tensor = torch.full(shape, a[0], dtype=tdtype)
-        elif gen == "randint":
-            tensor = torch.randint(int(a[0]), int(a[1]), shape, generator=generator, dtype=tdtype)
-        elif gen == "uniform":
-            tensor = torch.empty(shape, dtype=torch.float32).uniform_(
-                a[0], a[1], generator=generator
-            )
-        else:
-            tensor = torch.randn(shape, generator=generator, dtype=torch.float32)
-        if tensor.dtype != tdtype:
-            tensor = tensor.to(tdtype)
-        if dtype and tdtype.is_floating_point:
-            tensor = tensor.to(getattr(torch, dtype))
-        tensor = tensor.to(device)
-        if spec.get("name"):
-            kwargs[spec["name"]] = tensor
-        else:
-            args.append(tensor)
-    return args, kwargs
 
 
 def shape_schedule(cfg: dict[str, Any], count: int) -> Callable[[int], int | None] | None:

@@ -8,9 +8,12 @@ fresh processes, so what is verified is what the user gets.
 
 from __future__ import annotations
 
+import inspect
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from warmscope.core.child import inputs
 
 ARTIFACT_SUFFIX = ".cache.bin"
 """The compile-cache artifact is written beside the recipe: ``NAME.py`` -> ``NAME.cache.bin``."""
@@ -112,39 +115,17 @@ def dims_text(dims: dict[str, int]) -> str:
 
 # -- the Python file ----------------------------------------------------------------------------
 
-INPUT_MAKER = '''
+INPUT_MAKER = (
+    inspect.getsource(inputs.build_inputs)
+    + '''
+
 def make_inputs(dims):
     """One call's arguments for a shape, as the measured runs made them (same seed, values)."""
-    generator = torch.Generator().manual_seed(SEED)
-    args, kwargs = [], {}
-    for spec in SPECS:
-        dtype = getattr(torch, spec["dtype"])
-        shape = [d if isinstance(d, int) else dims[d] for d in spec["shape"]]
-        gen = spec.get("gen") or ("normal" if dtype.is_floating_point else "zeros")
-        a = spec.get("args") or []
-        if gen == "zeros":
-            tensor = torch.zeros(shape, dtype=dtype)
-        elif gen == "ones":
-            tensor = torch.ones(shape, dtype=dtype)
-        elif gen == "fill":
-            tensor = torch.full(shape, a[0], dtype=dtype)
-        elif gen == "randint":
-            tensor = torch.randint(int(a[0]), int(a[1]), shape, generator=generator, dtype=dtype)
-        elif gen == "uniform":
-            tensor = torch.empty(shape).uniform_(a[0], a[1], generator=generator)
-        else:
-            tensor = torch.randn(shape, generator=generator)
-        if tensor.dtype != dtype:
-            tensor = tensor.to(dtype)
-        if DTYPE and dtype.is_floating_point:
-            tensor = tensor.to(getattr(torch, DTYPE))
-        tensor = tensor.to(DEVICE)
-        if spec.get("name"):
-            kwargs[spec["name"]] = tensor
-        else:
-            args.append(tensor)
-    return args, kwargs
+    return build_inputs(torch, SPECS, DEVICE, DTYPE, dims, SEED)
 '''
+)
+"""The agent's own maker of inputs (``core/child/inputs.py``), carried whole by the file: the
+same seed and specs make the same tensors in the measured runs and in the server."""
 
 GRAD = {
     "no_grad": "torch.no_grad()",
@@ -195,9 +176,14 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
         + (["os"] if recipe.cache_artifact or recipe.cuda_module_loading else [])
         + (["warnings"] if recipe.cuda_module_loading else [])
     )
+    if recipe.specs:  # the input maker's annotations
+        add("from __future__ import annotations")
+        add("")
     for name in stdlib:
         add(f"import {name}")
-    if stdlib:
+    if recipe.specs:
+        add("from typing import Any")
+    if stdlib or recipe.specs:
         add("")
     add("import torch")
     add("")
