@@ -76,3 +76,21 @@ def wait_gone(run_id: str, within: float) -> list[int]:
     while (left := survivors(run_id)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
+
+
+@pytest.fixture(scope="session")
+def cpp_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The C++ agent (``--runtime cpp``), built once per test run: every worker of the run
+    shares one cache folder (the run's temporary root), and the build's lock lets one build
+    while the others wait. Skipped, with the reason, where no C++ compiler is found."""
+    from warmscope.core.run import cpp_build
+
+    try:
+        cpp_build.compiler()
+    except cpp_build.BuildError as exc:
+        pytest.skip(str(exc))
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # popen-gwN's parent: the same folder for every worker
+    os.environ[cpp_build.CACHE_VAR] = str(root / "cpp-cache")  # inherited by `warmscope` too
+    return cpp_build.build(cpp_build.agent_for(None))

@@ -13,6 +13,7 @@ from typing import Any
 
 from warmscope.core.child.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.data import cpp_runtime
 from warmscope.core.data.run_fields import FIELDS, RunFields, default_of
 from warmscope.core.data.setting_fields import DEFAULT_ITERS as DEFAULT_ITERS
 from warmscope.core.data.setting_fields import DEFAULT_SAMPLE_HZ as DEFAULT_SAMPLE_HZ
@@ -181,6 +182,8 @@ class RunSettings(RunFields):
         for name in self.imports:
             if not all(part.isidentifier() for part in name.split(".")):
                 raise SettingsError(f"bad --import {clean_line(name)!r}: expected a module name")
+        if cpp_runtime.is_cpp(self) and (refused := cpp_runtime.refusal(self, target)):
+            raise SettingsError(refused)
         return target
 
     def _there(self, reach_host: bool) -> Callable[[str], Target] | None:
