@@ -81,8 +81,9 @@ def wait_gone(run_id: str, within: float) -> list[int]:
 @pytest.fixture(scope="session")
 def cpp_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The C++ agent (``--runtime cpp``), built once per test run: every worker of the run
-    shares one cache folder (the run's temporary root), and the build's lock lets one build
-    while the others wait. Skipped, with the reason, where no C++ compiler is found."""
+    shares one cache folder (the run's temporary root, unless ``WARMSCOPE_CACHE_DIR`` names
+    one), and the build's lock lets one build while the others wait. Skipped, with the reason,
+    where no C++ compiler is found."""
     from warmscope.core.run import cpp_build
 
     try:
@@ -92,5 +93,6 @@ def cpp_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent  # popen-gwN's parent: the same folder for every worker
-    os.environ[cpp_build.CACHE_VAR] = str(root / "cpp-cache")  # inherited by `warmscope` too
+    # Inherited by the `warmscope` commands the tests start too.
+    os.environ.setdefault(cpp_build.CACHE_VAR, str(root / "cpp-cache"))
     return cpp_build.build(cpp_build.agent_for(None))
