@@ -96,3 +96,16 @@ def cpp_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # Inherited by the `warmscope` commands the tests start too.
     os.environ.setdefault(cpp_build.CACHE_VAR, str(root / "cpp-cache"))
     return cpp_build.build(cpp_build.agent_for(None))
+
+
+@pytest.fixture(scope="session")
+def cpp_archives(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """TorchScript archives and input files for the C++ runtime's tests
+    (``tests/targets/cpp_archives.py``), saved by a real torch in a child process."""
+    folder = tmp_path_factory.mktemp("cpp_archives")
+    subprocess.run(
+        [sys.executable, "-m", "tests.targets.cpp_archives", str(folder)],
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    return folder

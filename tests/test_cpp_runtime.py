@@ -24,16 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PRINT_AT = 5  # tests/targets/cpp_archives.py
 
 
-@pytest.fixture(scope="module")
-def archives(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The archives and input files, saved by a real torch in a child process."""
-    folder = tmp_path_factory.mktemp("archives")
-    subprocess.run(
-        [sys.executable, "-m", "tests.targets.cpp_archives", str(folder)], check=True, cwd=ROOT
-    )
-    return folder
-
-
 def cpp(target: Path, **kw: object) -> RunSettings:
     settings = RunSettings(target=str(target), **kw)  # type: ignore[arg-type]
     settings.set("runtime=cpp")
@@ -58,12 +48,12 @@ def jit_events(events: list[Event]) -> dict[str, list[int | None]]:
 
 @pytest.mark.parametrize("scheme", ["watch", "every"])
 def test_the_profiling_executors_dumps_are_pinned_to_iterations_0_and_1(
-    scheme: str, cpp_agent: Path, archives: Path, tmp_path: Path
+    scheme: str, cpp_agent: Path, cpp_archives: Path, tmp_path: Path
 ) -> None:
     """As in Python: the profiling run's dump in iteration 0, the optimized graph in 1, each
     line exact (the markers name the iteration), with the SIGIO watch and with a marker after
     every iteration."""
-    settings = cpp(archives / "speech.pt", inputs=["1x300x40"], iters=20)
+    settings = cpp(cpp_archives / "speech.pt", inputs=["1x300x40"], iters=20)
     if scheme == "every":
         settings.env[MARK_EVERY_ITERATION] = "1"
     session = run_to_end(settings, tmp_path / "run.jsonl")
@@ -93,11 +83,11 @@ def test_the_profiling_executors_dumps_are_pinned_to_iterations_0_and_1(
 
 
 def test_the_graph_optimizer_off_is_honoured(
-    cpp_agent: Path, archives: Path, tmp_path: Path
+    cpp_agent: Path, cpp_archives: Path, tmp_path: Path
 ) -> None:
     """``graph_optimizer=off`` (C++'s GraphOptimizerEnabledGuard(false), the seed thread's
     fix): no profiling run and no optimization, so neither dump, and a first call near steady."""
-    settings = cpp(archives / "speech.pt", inputs=["1x300x40"], iters=12)
+    settings = cpp(cpp_archives / "speech.pt", inputs=["1x300x40"], iters=12)
     settings.set("graph_optimizer=off")
     data = run_to_end(settings, tmp_path / "off.jsonl").data
     assert data.status == "ok" and data.count == 12, data.status_detail
@@ -107,11 +97,11 @@ def test_the_graph_optimizer_off_is_honoured(
 
 
 def test_a_scripted_print_is_pinned_without_log_capture(
-    cpp_agent: Path, archives: Path, tmp_path: Path
+    cpp_agent: Path, cpp_archives: Path, tmp_path: Path
 ) -> None:
     """No log capture on (no markers after iterations): TorchScript's print still lands in
     its own iteration, marked before its first line as Python's prints are."""
-    settings = cpp(archives / "printer.pt", inputs=["2x8"], iters=10, jit_log="")
+    settings = cpp(cpp_archives / "printer.pt", inputs=["2x8"], iters=10, jit_log="")
     data = run_to_end(settings, tmp_path / "print.jsonl").data
     assert data.status == "ok", data.status_detail
     printed = [e for e in data.events if "scripted print in call" in e.text + e.title]
@@ -119,31 +109,33 @@ def test_a_scripted_print_is_pinned_without_log_capture(
     assert not printed[0].data.get("approx_iteration")
 
 
-def test_inputs_specs_files_and_keywords(cpp_agent: Path, archives: Path, tmp_path: Path) -> None:
+def test_inputs_specs_files_and_keywords(
+    cpp_agent: Path, cpp_archives: Path, tmp_path: Path
+) -> None:
     """Keyword arguments by name (``NAME=``), and ``--inputs`` files torch.save wrote: a
     tensor, a tuple, a dict of keyword arguments."""
-    settings = cpp(archives / "keywords.pt", inputs=["2x8", "scale=2x8:fill(3)"], iters=3)
+    settings = cpp(cpp_archives / "keywords.pt", inputs=["2x8", "scale=2x8:fill(3)"], iters=3)
     data = run_to_end(settings, tmp_path / "kw.jsonl").data
     assert data.status == "ok", data.status_detail
     assert data.inputs == ["float32[2,8]", "scale=float32[2,8]"]
     for name, want in (("one.pt", ["float32[1,300,40]"]), ("dict.pt", None)):
-        target = archives / ("speech.pt" if name == "one.pt" else "keywords.pt")
+        target = cpp_archives / ("speech.pt" if name == "one.pt" else "keywords.pt")
         data = run_to_end(
-            cpp(target, inputs_file=str(archives / name), iters=2), tmp_path / f"{name}.jsonl"
+            cpp(target, inputs_file=str(cpp_archives / name), iters=2), tmp_path / f"{name}.jsonl"
         ).data
         assert data.status == "ok", data.status_detail
         assert data.inputs == (want or ["x=float32[2,8]", "scale=float32[2,8]"])
 
 
 def test_shapes_follow_the_schedule_python_serves(
-    cpp_agent: Path, archives: Path, tmp_path: Path
+    cpp_agent: Path, cpp_archives: Path, tmp_path: Path
 ) -> None:
     """``--dim`` with ``--schedule random``: the same shapes, in the same order, as the Python
     agent serves from the same seed (the C++ agent draws from Python's own generator)."""
     orders = {}
     for runtime in ("cpp", "python"):
         settings = RunSettings(
-            target=str(archives / "speech.pt"),
+            target=str(cpp_archives / "speech.pt"),
             inputs=["1xTx40"],
             dims=["T=100,200,300"],
             schedule="random",
@@ -159,11 +151,11 @@ def test_shapes_follow_the_schedule_python_serves(
 
 
 def test_a_failing_forward_names_its_iteration(
-    cpp_agent: Path, archives: Path, tmp_path: Path
+    cpp_agent: Path, cpp_archives: Path, tmp_path: Path
 ) -> None:
     """Inputs the model refuses: the run fails in iteration 0 with libtorch's own message."""
     data = run_to_end(
-        cpp(archives / "speech.pt", inputs=["1x300x41"], iters=5), tmp_path / "bad.jsonl"
+        cpp(cpp_archives / "speech.pt", inputs=["1x300x41"], iters=5), tmp_path / "bad.jsonl"
     ).data
     assert data.status == "failed" and data.exit_code == 1
     assert data.error is not None and data.error["iteration"] == 0
@@ -172,11 +164,11 @@ def test_a_failing_forward_names_its_iteration(
 
 
 def test_a_stop_ends_the_run_after_the_iteration_in_progress(
-    cpp_agent: Path, archives: Path, tmp_path: Path
+    cpp_agent: Path, cpp_archives: Path, tmp_path: Path
 ) -> None:
     """SIGINT (warmscope's stop): the C++ child finishes the call in progress, sends what it
     measured and exits as stopped."""
-    settings = cpp(archives / "speech.pt", inputs=["1x300x40"], duration=60)
+    settings = cpp(cpp_archives / "speech.pt", inputs=["1x300x40"], duration=60)
     session = RunSession(settings, record_path=tmp_path / "stop.jsonl")
     session.start()
     cursor, count = Cursor(), 0
@@ -190,11 +182,11 @@ def test_a_stop_ends_the_run_after_the_iteration_in_progress(
     assert session.data.exit_code == 130 and session.data.count >= 5
 
 
-def test_the_child_ends_when_its_parent_goes(cpp_agent: Path, archives: Path) -> None:
+def test_the_child_ends_when_its_parent_goes(cpp_agent: Path, cpp_archives: Path) -> None:
     """Its parent killed (no chance to stop it), the C++ child ends by itself: the
     parent-death signal, and EOF on its stdin."""
     config = {
-        "target": {"spec": "speech.pt", "kind": "archive", "path": str(archives / "speech.pt")},
+        "target": {"spec": "speech.pt", "kind": "archive", "path": str(cpp_archives / "speech.pt")},
         "inputs": [{"dtype": "float32", "shape": [1, 300, 40]}],
         "mode": "script",
         "knobs": {"device": "cpu", "intra_op_threads": 1},
@@ -236,13 +228,15 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_the_cli_runs_an_archive_in_cpp(cpp_agent: Path, archives: Path, tmp_path: Path) -> None:
+def test_the_cli_runs_an_archive_in_cpp(
+    cpp_agent: Path, cpp_archives: Path, tmp_path: Path
+) -> None:
     """``warmscope run --runtime cpp``: the summary names the runtime and C++'s phases; the
     reproduce line gives the runtime back."""
     out = tmp_path / "run.json"
     r = warmscope(
         "run",
-        str(archives / "speech.pt"),
+        str(cpp_archives / "speech.pt"),
         "--runtime",
         "cpp",
         "--input",
@@ -259,11 +253,11 @@ def test_the_cli_runs_an_archive_in_cpp(cpp_agent: Path, archives: Path, tmp_pat
     assert "runtime=cpp" in " ".join(settings.command_line())
 
 
-def test_a_sigint_to_the_agent_itself_is_a_stop(cpp_agent: Path, archives: Path) -> None:
+def test_a_sigint_to_the_agent_itself_is_a_stop(cpp_agent: Path, cpp_archives: Path) -> None:
     """The agent alone (no session): SIGINT mid-run, then ``done`` with status stopped and
     exit 130, the protocol whole."""
     config = {
-        "target": {"spec": "speech.pt", "kind": "archive", "path": str(archives / "speech.pt")},
+        "target": {"spec": "speech.pt", "kind": "archive", "path": str(cpp_archives / "speech.pt")},
         "inputs": [{"dtype": "float32", "shape": [1, 300, 40]}],
         "mode": "script",
         "knobs": {"device": "cpu", "intra_op_threads": 1},

@@ -29,6 +29,20 @@ class Keywords(torch.nn.Module):
         return x * scale
 
 
+class Echo(torch.nn.Module):
+    """Prints what its inputs sum to in its first call: the values each runtime built."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        if self.calls == 0:
+            print("sums", float(x.sum()), float(y.sum()), float(z.sum()))
+        self.calls += 1
+        return x * 2
+
+
 def save(folder: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sample_models"))
     import speech
@@ -37,6 +51,7 @@ def save(folder: Path) -> None:
     torch.jit.save(torch.jit.script(speech.make_model().eval()), str(folder / "speech.pt"))
     torch.jit.save(torch.jit.script(Printer()), str(folder / "printer.pt"))
     torch.jit.save(torch.jit.script(Keywords()), str(folder / "keywords.pt"))
+    torch.jit.save(torch.jit.script(Echo()), str(folder / "echo.pt"))
     torch.save(torch.randn(1, 300, 40), folder / "one.pt")
     torch.save((torch.randn(2, 8),), folder / "tuple.pt")
     torch.save({"x": torch.randn(2, 8), "scale": torch.full((2, 8), 3.0)}, folder / "dict.pt")
