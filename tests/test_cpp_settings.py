@@ -76,6 +76,10 @@ def test_targets_that_need_python_are_refused_naming_what_would_run_them(
         (lambda s: s.set("trace_strict=off"), "torch.jit.trace"),
         (lambda s: s.set("onednn_fusion=on"), "onednn"),
         (lambda s: setattr(s, "recipe", "r.py"), "--emit-cpp"),
+        (
+            lambda s: (setattr(s, "recipe", "r.cpp"), setattr(s, "profile_iters", "0")),
+            "without --recipe",
+        ),
         (lambda s: s.imports.append("m"), "--import"),
         (lambda s: setattr(s, "torch_logs", "+dynamo"), "TORCH_LOGS"),
         (

@@ -1469,8 +1469,9 @@ void check_runs_here(const Json& cfg) {
   std::string mode = cfg["mode"].str();
   if ((kind == "archive" && mode != "script") || (kind == "aoti" && mode != "eager"))
     throw UsageError("--mode " + mode + " has no C++ form for " + spec);
-  if (!cfg["recipe"].null())
-    throw UsageError("--recipe: a Python recipe cannot run in the C++ runtime");
+  if (!cfg["recipe"].null() && kind != "archive")
+    throw UsageError("--recipe: a C++ recipe prepares a TorchScript module, and " + spec +
+                     " is not one");
   if (cfg["imports"].truthy()) throw UsageError("--import: the C++ runtime imports no Python");
   if (cfg["profile_iters"].truthy() || cfg["profile_steady"].truthy())
     throw UsageError("--profile-iters in the C++ runtime: the profile comes from a Python process");
@@ -1611,6 +1612,19 @@ int run(int argc, char** argv) {
         script->refresh();
       }
       graphs = loaded_graphs(*script);
+      if (cfg["recipe"].kind == Json::Str) {
+        // The recipe's own prepare(module), built from its file without its main
+        // (core/run/cpp_build.py): settings, warm-up calls; its time is its start-up cost.
+        Phase phase(channel, "recipe");
+        std::string library = cfg["recipe"].str();
+        void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!handle) throw UsageError("--recipe: cannot load " + library + ": " + dlerror());
+        using Prepare = void (*)(torch::jit::Module*);
+        auto prepare = reinterpret_cast<Prepare>(dlsym(handle, "warmscope_prepare"));
+        if (!prepare) throw UsageError("--recipe: " + library + " has no prepare(module)");
+        prepare(&script->module);
+        script->refresh();
+      }
     }
     check_stop();
   } catch (const Stopped&) {

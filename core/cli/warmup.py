@@ -14,6 +14,7 @@ from warmscope.core.child.outcome import UsageError
 from warmscope.core.cli.command import Command
 from warmscope.core.cli.options import TARGET_HELP, add_run_options, build_settings
 from warmscope.core.cli.sweep import add_executor_option
+from warmscope.core.data.cpp_runtime import is_cpp
 from warmscope.core.output.export import atomic_write
 from warmscope.core.output.safe_text import clean_line
 from warmscope.core.output.sweep_digest import iv_text
@@ -70,7 +71,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--emit-cpp",
         type=Path,
         metavar="FILE.cpp",
-        help="TorchScript archives: the same warm-up for libtorch, as a C++ file",
+        help="TorchScript archives: the same warm-up for libtorch, as a C++ file (with "
+        "--runtime cpp, the file verified in C++ processes; else its Python form's)",
     )
     g.add_argument(
         "--guard",
@@ -112,13 +114,21 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             )
     if args.emit is not None and args.emit.suffix != ".py":
         raise UsageError(f"--emit {clean_line(str(args.emit))}: a recipe is a .py file")
-    if args.emit_cpp is not None:
+    cpp = is_cpp(settings)
+    if cpp and args.emit is not None:
+        raise UsageError(
+            "--emit: --runtime cpp verifies the C++ form of the recipe: --emit-cpp FILE.cpp"
+        )
+    if args.emit_cpp is not None or cpp:
+        flag = "--emit-cpp" if args.emit_cpp is not None else "--runtime cpp"
         target = settings.resolve()
         if not target.scripted:
-            raise UsageError("--emit-cpp: libtorch loads TorchScript archives (.pt) only")
+            raise UsageError(
+                f"{flag}: libtorch loads TorchScript archives (.pt) only, for a warm-up recipe"
+            )
         if not settings.inputs or any(s.name for s in settings.input_specs(target)):
             raise UsageError(
-                "--emit-cpp: libtorch's warm-up makes its inputs from --input specs, "
+                f"{flag}: libtorch's warm-up makes its inputs from --input specs, "
                 "positional ones (no NAME=)"
             )
     if args.record is not None and args.record.exists():
@@ -156,7 +166,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
         chosen = next((c for c in doc["candidates"] if c["label"] == doc["chosen"]), None)
         if chosen is not None:
-            text = emit_cpp(chosen["recipe"], settings.target)
+            # Verified in C++ (--runtime cpp): that very file; else the same warm-up in C++.
+            cpp_file = Path(chosen["file"]) if chosen["file"].endswith(".cpp") else None
+            text = cpp_file.read_text() if cpp_file else emit_cpp(chosen["recipe"], settings.target)
             args.emit_cpp.write_text(text, encoding="utf-8")
             doc["emitted_cpp"] = str(args.emit_cpp)
     text = json.dumps(doc, indent=1, default=str) + "\n"

@@ -56,10 +56,17 @@ def refusal(settings: RunSettings, target: Target) -> str | None:
             default = False
         if settings.knobs.get(name, default) != default:
             return f"--runtime cpp: {name} is {owner}'s, set from Python only"
-    if settings.recipe is not None:
+    if settings.recipe is not None and not settings.recipe.endswith(".cpp"):
         return (
-            "--runtime cpp: --recipe runs a Python file's prepare(model); "
-            "`warmscope warmup --runtime cpp --emit-cpp F.cpp` writes and verifies the C++ form"
+            "--runtime cpp: --recipe takes a C++ recipe (FILE.cpp: `warmscope warmup --runtime "
+            "cpp --emit-cpp FILE.cpp` writes and verifies one); a Python one runs in Python"
+        )
+    if settings.recipe is not None and target.kind != "archive":
+        return f"--runtime cpp: a C++ recipe prepares a TorchScript module; {spec} is not one"
+    if settings.recipe is not None and settings.profile_iters:
+        return (
+            "--runtime cpp: --profile-iters with a C++ recipe: the profile is taken by a "
+            "Python process, which cannot run it; profile without --recipe"
         )
     if settings.imports:
         return "--runtime cpp: --import imports Python modules; the C++ agent has no Python"

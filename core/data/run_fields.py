@@ -446,7 +446,8 @@ class RunFields:
                     dict(
                         metavar="FILE.py",
                         help="run a warm-up recipe's prepare(model) after loading, timed as a "
-                        "setup phase (see `warmscope warmup`); runs code from the file",
+                        "setup phase (see `warmscope warmup`); runs code from the file; with "
+                        "--runtime cpp a C++ recipe (FILE.cpp, `warmup --emit-cpp`), built once",
                     ),
                 ),
             ),

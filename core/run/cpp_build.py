@@ -155,8 +155,10 @@ def _torch_flags(torch: Torch) -> tuple[str, list[str]]:
     return standard.group(1) if standard else "17", flags.group(1).split() if flags else []
 
 
-def command(torch: Torch, cxx: str, source: Path, output: Path) -> list[str]:
-    """The one line that builds the agent against ``torch``."""
+def command(
+    torch: Torch, cxx: str, source: Path, output: Path, extra: tuple[str, ...] = ()
+) -> list[str]:
+    """The one line that builds ``source`` against ``torch`` (``extra``: flags of its own)."""
     standard, flags = _torch_flags(torch)
     lib = torch.root / "lib"
     return [
@@ -166,6 +168,7 @@ def command(torch: Torch, cxx: str, source: Path, output: Path) -> list[str]:
         "-w",
         "-pthread",
         *flags,
+        *extra,
         f'-DWARMSCOPE_TORCH_VERSION="{torch.version}"',
         f'-DWARMSCOPE_TORCH_GIT="{torch.git}"',
         f'-DWARMSCOPE_TORCH_CUDA="{torch.cuda}"',
@@ -234,6 +237,69 @@ def agent_for(python: str | None) -> Agent:
     )
 
 
+RECIPE_SHIM = """// A C++ warm-up recipe's prepare(module), for warmscope's C++ agent: the recipe file itself
+// comes in by -include, built without its own main (WARMUP_NO_MAIN).
+extern "C" void warmscope_prepare(torch::jit::Module* module) { *module = prepare(*module); }
+"""
+"""What the agent calls (``dlsym``): the recipe's own ``prepare``, unchanged."""
+
+
+@dataclass(frozen=True)
+class RecipeLibrary:
+    """A C++ recipe (``warmup --emit-cpp``) built without its ``main`` into a library the
+    agent loads, so that what is verified is that very file's ``prepare``."""
+
+    source: Path
+    folder: Path
+
+    @property
+    def path(self) -> Path:
+        return self.folder / "recipe.so"
+
+    @property
+    def built(self) -> bool:
+        return self.path.exists()
+
+
+@dataclass(frozen=True)
+class Child:
+    """What a ``--runtime cpp`` run starts: the agent, and the library of its ``--recipe``."""
+
+    agent: Agent
+    recipe: RecipeLibrary | None = None
+
+    @property
+    def built(self) -> bool:
+        return self.agent.built and (self.recipe is None or self.recipe.built)
+
+    def build(
+        self,
+        *,
+        cancelled: Callable[[], bool] = lambda: False,
+        tell: Callable[[str], None] | None = None,
+    ) -> tuple[list[str], dict[str, str]]:
+        """The agent's command and what its config gains (the recipe library), each built
+        first where it is not yet."""
+        binary = build(self.agent, cancelled=cancelled, tell=tell)
+        if self.recipe is None:
+            return [str(binary)], {}
+        return [str(binary)], {"recipe": str(build_recipe(self, cancelled=cancelled, tell=tell))}
+
+
+def child_for(python: str | None, recipe: str | None) -> Child:
+    """What a C++ run of ``python``'s torch needs, with its recipe (a ``.cpp`` file)."""
+    agent = agent_for(python)
+    if recipe is None:
+        return Child(agent)
+    source = Path(recipe)
+    try:
+        text = source.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"--recipe {recipe}: cannot read it ({exc.strerror})") from None
+    key = build_key(agent.torch, agent.cxx, text + RECIPE_SHIM.encode())
+    return Child(agent, RecipeLibrary(source.resolve(), cache_root() / "cpp-recipe" / key))
+
+
 def build(
     agent: Agent,
     *,
@@ -243,32 +309,80 @@ def build(
     """The agent's binary, built first where it is not yet: one build at a time per key (a
     second caller waits and finds it built). ``BuildError`` names a failed build in one line
     (the compiler's first error, and where its whole output is)."""
-    agent.folder.mkdir(parents=True, exist_ok=True)
-    with open(agent.folder / "lock", "w") as lock:
+    return _built(
+        agent.folder,
+        agent.binary,
+        lambda out: command(agent.torch, agent.cxx, SOURCE, out),
+        "the C++ agent",
+        agent,
+        cancelled,
+        tell,
+    )
+
+
+def build_recipe(
+    child: Child,
+    *,
+    cancelled: Callable[[], bool] = lambda: False,
+    tell: Callable[[str], None] | None = None,
+) -> Path:
+    """The recipe's library, built first where it is not yet (as ``build``)."""
+    recipe = child.recipe
+    assert recipe is not None
+    recipe.folder.mkdir(parents=True, exist_ok=True)
+    shim = recipe.folder / "shim.cpp"
+    if not shim.exists():
+        shim.write_text(RECIPE_SHIM)
+    extra = ("-shared", "-fPIC", "-DWARMUP_NO_MAIN", "-include", str(recipe.source))
+    agent = child.agent
+    return _built(
+        recipe.folder,
+        recipe.path,
+        lambda out: command(agent.torch, agent.cxx, shim, out, extra),
+        f"the C++ recipe {recipe.source.name}",
+        agent,
+        cancelled,
+        tell,
+    )
+
+
+def _built(
+    folder: Path,
+    output: Path,
+    line_for: Callable[[Path], list[str]],
+    what: str,
+    agent: Agent,
+    cancelled: Callable[[], bool],
+    tell: Callable[[str], None] | None,
+) -> Path:
+    """``output``, compiled by ``line_for(scratch)`` into a scratch file moved into place,
+    under the folder's lock, unless it is there already."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "lock", "w") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        if agent.built:
-            return agent.binary
+        if output.exists():
+            return output
         if tell is not None:
-            tell(f"{BUILDING} against torch {agent.torch.version} (once per torch build)")
-        log = agent.folder / "build.log"
-        with tempfile.NamedTemporaryFile(dir=agent.folder, prefix=".building-", delete=False) as f:
+            tell(f"building {what} against torch {agent.torch.version} (once per torch build)")
+        log = folder / "build.log"
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".building-", delete=False) as f:
             scratch = Path(f.name)
-        line = command(agent.torch, agent.cxx, SOURCE, scratch)
+        line = line_for(scratch)
         t0 = time.monotonic()
         try:
             with open(log, "wb") as out:
                 proc = subprocess.Popen(line, stdout=out, stderr=subprocess.STDOUT)
                 code = _wait(proc, cancelled)
             if code is None:
-                raise UsageError("stopped while building the C++ agent")
+                raise UsageError(f"stopped while building {what}")
             if code != 0:
                 raise BuildError(
-                    f"the C++ agent did not build against torch {agent.torch.version} "
+                    f"{what} did not build against torch {agent.torch.version} "
                     f"({Path(agent.cxx).name} exited {code}): {first_error(log)}; the whole "
                     f"output: {log}"
                 )
             os.chmod(scratch, 0o755)
-            os.replace(scratch, agent.binary)
+            os.replace(scratch, output)
         finally:
             with contextlib.suppress(OSError):
                 scratch.unlink()
@@ -279,8 +393,8 @@ def build(
             "seconds": round(time.monotonic() - t0, 1),
             "command": line,
         }
-        (agent.folder / "build.json").write_text(json.dumps(facts, indent=1) + "\n")
-        return agent.binary
+        (folder / "build.json").write_text(json.dumps(facts, indent=1) + "\n")
+        return output
 
 
 def _wait(proc: subprocess.Popen[bytes], cancelled: Callable[[], bool]) -> int | None:
@@ -306,9 +420,3 @@ def first_error(log: Path) -> str:
         if "error" in ln.lower():
             return ln.strip()[:300]
     return (lines[-1].strip() if lines else "no output")[:300]
-
-
-def built_binary(python: str | None) -> Path:
-    """The agent for ``python``'s torch, built now where it is not yet (without progress: a
-    run plan builds it first, as a step it shows)."""
-    return build(agent_for(python))

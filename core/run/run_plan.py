@@ -212,13 +212,15 @@ class PlannedRun:
             warmed is None and settings.compile_cache == "warm" and self.session.mode == "compile"
         )
         """Whether a warming process of this plan fills the compile cache first."""
-        self.agent = (
-            cpp_build.agent_for(settings.python) if is_cpp(settings) and not settings.host else None
+        self.child = (
+            cpp_build.child_for(settings.python, settings.recipe)
+            if is_cpp(settings) and not settings.host
+            else None
         )
-        """The C++ agent a ``--runtime cpp`` run needs (``cpp_build``), built as its first
-        step where it is not yet (``UsageError`` here: no torch, no compiler)."""
+        """What a ``--runtime cpp`` run starts (``cpp_build``: the agent, a recipe's library),
+        built as its first step where it is not yet (``UsageError`` here: no compiler)."""
         self.steps = [
-            *(["build"] if self.agent is not None and not self.agent.built else []),
+            *(["build"] if self.child is not None and not self.child.built else []),
             *(["profile"] if self.profiling else []),
             *(["warm"] if self.warms else []),
             "measure",
@@ -324,18 +326,18 @@ class PlannedRun:
                 raise _Stopped
 
     def _build(self) -> None:
-        """Build the C++ agent, the plan's note saying so while the compiler runs."""
-        agent = self.agent
-        assert agent is not None
+        """Build the C++ agent (and a recipe's library), the plan's note saying so while the
+        compiler runs."""
+        child = self.child
+        assert child is not None
         with self._lock:
             if self._halted:
                 raise _Stopped
-            self.note = f"{BUILDING} against torch {agent.torch.version} (once per torch build)"
+            version = child.agent.torch.version
+            self.note = f"{BUILDING} against torch {version} (once per torch build)"
             self._started_steps.add(BUILDING)
         try:
-            cpp_build.build(
-                agent, cancelled=lambda: self._halted, tell=lambda s: self._tell(s, False)
-            )
+            child.build(cancelled=lambda: self._halted, tell=lambda s: self._tell(s, False))
         except UsageError:
             if self._halted:
                 raise _Stopped from None
@@ -376,6 +378,9 @@ class PlannedRun:
             return
         settings = first_call.explaining_settings(self.settings, calls)
         if is_cpp(settings):  # the C++ agent has no profiler: Python runs the same file
+            if settings.recipe is not None:
+                self._tell("the first call is not explained: Python cannot run a C++ recipe", True)
+                return
             settings.set("runtime=python")
         path = explain_record_path(self.record_path)
         try:

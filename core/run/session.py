@@ -197,10 +197,11 @@ class RunSession:
 
     def _spawn(self) -> None:
         python = self.settings.python or sys.executable
-        command, who = [python, str(AGENT)], f"--python {python}"
+        command, who, cpp_config = [python, str(AGENT)], f"--python {python}", {}
         cpp = is_cpp(self.settings) and not self.settings.host
         if cpp:  # built first where it is not yet (a run plan builds it as a step it shows)
-            command, who = [str(cpp_build.built_binary(self.settings.python))], "the C++ agent"
+            child = cpp_build.child_for(self.settings.python, self.settings.recipe)
+            (command, cpp_config), who = child.build(), "the C++ agent"
         self._t0 = time.monotonic()
         cache_env = self._cache.env if self._cache is not None else {}
         self._env = child_env(self.settings, self.jit_log, cache_env, self.run_id)
@@ -224,6 +225,7 @@ class RunSession:
             self._commit({"type": "env", "env": remote.environment(hello, host)})
             return
         if cpp:
+            config.update(cpp_config)
             config["spawn_ns"] = time.monotonic_ns()  # its first phase: from here to its main
         self.proc = spawn_agent(command, self._env, self.ring.fd, who)
         # Into the run's cgroup before it reads its config: no model code has run yet.
