@@ -1508,6 +1508,8 @@ int run(int argc, char** argv) {
   // initializers, what `import torch` is to the Python agent. The parent's spawn time, by the
   // same clock, comes with the config.
   int64_t spawned = cfg["spawn_ns"].integer(0);
+  if (const char* there = std::getenv("WARMSCOPE_SPAWN_NS"); there && !spawned)
+    spawned = std::strtoll(there, nullptr, 10);  // over --host: the guardian's fork, there
   if (spawned > 0 && spawned < started_main) {
     channel.send(Message("phase_start").str("name", "start to main").line(), true);
     channel.send(Message("phase").str("name", "start to main").num("ms", double(started_main - spawned) / 1e6).line(), true);

@@ -61,6 +61,8 @@ def refusal(settings: RunSettings, target: Target) -> str | None:
             "--runtime cpp: --recipe takes a C++ recipe (FILE.cpp: `warmscope warmup --runtime "
             "cpp --emit-cpp FILE.cpp` writes and verifies one); a Python one runs in Python"
         )
+    if settings.recipe is not None and settings.host is not None:
+        return "--runtime cpp: a C++ recipe over --host is not built there yet; run it locally"
     if settings.recipe is not None and target.kind != "archive":
         return f"--runtime cpp: a C++ recipe prepares a TorchScript module; {spec} is not one"
     if settings.recipe is not None and settings.profile_iters:
