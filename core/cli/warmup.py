@@ -37,6 +37,10 @@ fresh process each time: reverse (default: the --dim sizes backwards, in turn), 
 order given; the warm-up then runs backwards), random (--seed). Each shape's first call is
 set against that shape's own steady p50.
 
+--runtime cpp: the candidates are C++ files (--emit-cpp's form) for a TorchScript archive, each
+built into a library whose prepare(module) the C++ agent runs; they are verified in fresh C++
+processes, and --emit-cpp hands over the file verified.
+
 verdict: "verified" when, for every shape, the first call is within noise of its steady
 state (the 95% interval of first / steady p50 across processes reaches down to the shape's
 p90 / p50) and its median is at most 1.2x its steady p50; otherwise

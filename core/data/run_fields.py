@@ -311,7 +311,8 @@ class RunFields:
                         help="python (default), or cpp: run a TorchScript archive (.pt) or an "
                         "AOTInductor package (.pt2) in a C++ libtorch program, built once per "
                         "torch build against the torch of --python and cached (needs a C++ "
-                        "compiler); Python-only settings (factories, compile, recipes) are refused",
+                        "compiler); what needs Python (factories, torch.compile, Python recipes) "
+                        "is refused in one line",
                     ),
                 ),
             ),
