@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import warmscope
 from warmscope.core.child.agent import MARK_EVERY_ITERATION
+from warmscope.core.data import env_keys
 from warmscope.core.data.reading import read_run
 from warmscope.core.data.run import Cursor, Event
 from warmscope.core.data.settings import RunSettings
@@ -71,6 +72,7 @@ def test_the_profiling_executors_dumps_are_pinned_to_iterations_0_and_1(
     assert data.env["cpp_agent"]["path"] == str(cpp_agent)
     assert data.env["torch"].startswith("2.")
     assert "python" not in data.env  # no interpreter in the child
+    assert set(data.env) <= set(env_keys.KEYS)  # every key the C++ child writes is declared
     assert list(data.phases)[:2] == ["start to main", "apply knobs"]
     assert {"load", "inputs"} <= set(data.phases)
     assert 0 < data.phases["start to main"] < 30_000
