@@ -17,6 +17,7 @@ from warmscope.core.base.safe_text import clean_line
 from warmscope.core.base.units import ratio_interval
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.cpp_runtime import is_cpp
 from warmscope.core.output.sweep_digest import iv_text
 from warmscope.core.run import remote_target
 
@@ -36,6 +37,10 @@ serve order (--serve): verification serves the shapes in an order the warm-up di
 fresh process each time: reverse (default: the --dim sizes backwards, in turn), cycle (in the
 order given; the warm-up then runs backwards), random (--seed). Each shape's first call is
 set against that shape's own steady p50.
+
+--runtime cpp: the candidates are C++ files (--emit-cpp's form) for a TorchScript archive, each
+built into a library whose prepare(module) the C++ agent runs; they are verified in fresh C++
+processes, and --emit-cpp hands over the file verified.
 
 verdict: "verified" when, for every shape, the first call is within noise of its steady
 state (the 95% interval of first / steady p50 across processes reaches down to the shape's
@@ -71,7 +76,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--emit-cpp",
         type=Path,
         metavar="FILE.cpp",
-        help="TorchScript archives: the same warm-up for libtorch, as a C++ file",
+        help="TorchScript archives: the same warm-up for libtorch, as a C++ file (with "
+        "--runtime cpp, the file verified in C++ processes; else its Python form's)",
     )
     g.add_argument(
         "--guard",
@@ -113,13 +119,21 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             )
     if args.emit is not None and args.emit.suffix != ".py":
         raise UsageError(f"--emit {clean_line(str(args.emit))}: a recipe is a .py file")
-    if args.emit_cpp is not None:
+    cpp = is_cpp(settings)
+    if cpp and args.emit is not None:
+        raise UsageError(
+            "--emit: --runtime cpp verifies the C++ form of the recipe: --emit-cpp FILE.cpp"
+        )
+    if args.emit_cpp is not None or cpp:
+        flag = "--emit-cpp" if args.emit_cpp is not None else "--runtime cpp"
         target = remote_target.resolve(settings)
         if not target.scripted:
-            raise UsageError("--emit-cpp: libtorch loads TorchScript archives (.pt) only")
+            raise UsageError(
+                f"{flag}: libtorch loads TorchScript archives (.pt) only, for a warm-up recipe"
+            )
         if not settings.inputs or any(s.name for s in settings.input_specs(target)):
             raise UsageError(
-                "--emit-cpp: libtorch's warm-up makes its inputs from --input specs, "
+                f"{flag}: libtorch's warm-up makes its inputs from --input specs, "
                 "positional ones (no NAME=)"
             )
     if args.record is not None and args.record.exists():
@@ -157,7 +171,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
         chosen = next((c for c in doc["candidates"] if c["label"] == doc["chosen"]), None)
         if chosen is not None:
-            text = emit_cpp(chosen["recipe"], settings.target)
+            # Verified in C++ (--runtime cpp): that very file; else the same warm-up in C++.
+            cpp_file = Path(chosen["file"]) if chosen["file"].endswith(".cpp") else None
+            text = cpp_file.read_text() if cpp_file else emit_cpp(chosen["recipe"], settings.target)
             args.emit_cpp.write_text(text, encoding="utf-8")
             doc["emitted_cpp"] = str(args.emit_cpp)
     text = json.dumps(doc, indent=1, default=str) + "\n"

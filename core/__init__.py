@@ -6,6 +6,8 @@ child/ — what runs in the child. The agent loads this folder whole, by path, a
 ``_warmscope_child``: the standard library only at import, torch passed in (a test imports every
 module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and ``outcome`` too.
     agent       the child's ``main`` and the timed forward loop
+    cpp_agent.cpp  the C++ agent (``--runtime cpp``): the same loop and protocol for TorchScript
+                archives and AOTInductor packages in libtorch, built by ``cpp_make``
     loading     the target's module, its inputs, the module put in its mode; a recipe's prepare
     pt2         exported programs and AOTInductor packages: loaded as torch loads them, with
                 torch's own error, and the inputs each records
@@ -22,12 +24,15 @@ module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and
     remote_sampler  CPU and memory of the remote agent's process tree, from /proc, beside it,
                 and its GPU where NVML is there
     target_files  what a file target is, told from the file (used here, and shipped for ``--host``)
+    cpp_make    the C++ agent built against the torch an interpreter imports, cached (used here,
+                and shipped for ``--host``)
 
 run/ — the parent's run machinery.
     run_plan    every process of one run (a profiling one, a warming one, the measured one),
                 started by one ``start_run`` for the CLI, the sweep, warmup and the TUI; the
                 one Ctrl-C escalation (``drive``)
     session     the measured process: spawn the agent, contain, place, stop, sample, record
+    cpp_build   what a ``--runtime cpp`` run needs built: the agent (``cpp_make``), a C++ recipe
     pipes       the reader of the child's two pipes: complete lines to its consumer
     attribution which iteration or phase each stderr line belongs to, from the markers (pure)
     ending      the run's status, detail and exit code from what was seen (pure)
@@ -66,6 +71,7 @@ data/ — the data model.
     setting_fields  how such a declaration is read, written and shown; the presets
     settings    ``RunSettings``: building, checking, copying and reading them
     targets     what a target string names
+    cpp_runtime what ``--runtime cpp`` runs, and the one line that refuses the rest
     stats       latency statistics and when a run is steady (each shape against its own speed)
     first_call  a slow first call no event explains: which, the process that profiles it, its
                 label

@@ -76,3 +76,36 @@ def wait_gone(run_id: str, within: float) -> list[int]:
     while (left := survivors(run_id)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
+
+
+@pytest.fixture(scope="session")
+def cpp_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The C++ agent (``--runtime cpp``), built once per test run: every worker of the run
+    shares one cache folder (the run's temporary root, unless ``WARMSCOPE_CACHE_DIR`` names
+    one), and the build's lock lets one build while the others wait. Skipped, with the reason,
+    where no C++ compiler is found."""
+    from warmscope.core.run import cpp_build
+
+    try:
+        cpp_build.compiler()
+    except cpp_build.BuildError as exc:
+        pytest.skip(str(exc))
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # popen-gwN's parent: the same folder for every worker
+    # Inherited by the `warmscope` commands the tests start too.
+    os.environ.setdefault(cpp_build.CACHE_VAR, str(root / "cpp-cache"))
+    return cpp_build.build(cpp_build.agent_for(None))
+
+
+@pytest.fixture(scope="session")
+def cpp_archives(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """TorchScript archives and input files for the C++ runtime's tests
+    (``tests/targets/cpp_archives.py``), saved by a real torch in a child process."""
+    folder = tmp_path_factory.mktemp("cpp_archives")
+    subprocess.run(
+        [sys.executable, "-m", "tests.targets.cpp_archives", str(folder)],
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    return folder

@@ -43,7 +43,7 @@ def test_wheel_contains_every_source_file(tmp_path: Path) -> None:
         f"{FOLDERS[folder]}/{path.relative_to(ROOT / folder).as_posix()}"
         for folder in FOLDERS
         for path in (ROOT / folder).rglob("*")
-        if path.suffix in (".py", ".tcss") and "__pycache__" not in path.parts
+        if path.suffix in (".py", ".tcss", ".cpp") and "__pycache__" not in path.parts
     }
     assert expected - names == set()
     assert not any(

@@ -47,6 +47,7 @@ PHASES = {
     "observe": "observe: fresh processes without a recipe",
     "propose": "propose: writing the candidate recipes",
     "artifact": "propose: one process saves the compile-cache artifact",
+    "build": "propose: building each C++ recipe (once per torch build)",
     "verify": "verify: each candidate's file in fresh processes, interleaved",
 }
 CLOCK_S = 1.0  # the status line's elapsed time

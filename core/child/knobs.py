@@ -133,8 +133,21 @@ def parse_fusion_strategy(value: str) -> list[tuple[str, int]]:
     return stages
 
 
+RUNTIMES = ("python", "cpp")
+
 KNOBS: tuple[Knob, ...] = (
     # How the model runs.
+    Knob(
+        "runtime",
+        "choice",
+        "python",
+        "the child that runs the model: python (the Python agent), or cpp (a libtorch "
+        "program built on demand against the same torch: TorchScript archives and "
+        "AOTInductor packages, without Python)",
+        "agent",
+        RUNTIMES,
+        group="run",
+    ),
     Knob(
         "mode",
         "choice",

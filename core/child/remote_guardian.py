@@ -316,6 +316,7 @@ def load_sibling(home: str, name: str) -> Any:
     spec = importlib.util.spec_from_file_location(f"_warmscope_remote_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up as they are made
     spec.loader.exec_module(module)
     return module
 
@@ -396,6 +397,22 @@ def main() -> None:
             held.update(memory_limit=limit, memory_by="RLIMIT_AS")
         hello["containment"] = held
         out = Out()
+        command = [sys.executable, os.path.join(home, payload["agent"])]
+        if payload.get("runtime") == "cpp":
+            # The C++ agent's source came with the others: built here against the torch this
+            # interpreter imports, cached here as a local run caches it; else one line, why.
+            try:
+                maker = load_sibling(home, "cpp_make")
+                source = maker.Path(home, "child", "cpp_agent.cpp")
+                command = [str(maker.build(maker.agent_for(None, source)))]
+                hello["cpp_agent"] = command[0]
+            except Exception as exc:
+                hello["cpp_error"] = (
+                    str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+                )
+                out.write((json.dumps(hello) + "\n").encode())
+                shutil.rmtree(home, ignore_errors=True)
+                os._exit(2)  # as an agent that refused its run: bad usage
         out.write((json.dumps(hello) + "\n").encode())
         read_side, to_agent = os.pipe()
         from_agent, agent_out = os.pipe()
@@ -412,8 +429,9 @@ def main() -> None:
                 import resource
 
                 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            agent = os.path.join(home, payload["agent"])
-            os.execve(sys.executable, [sys.executable, agent], env)
+            if payload.get("runtime") == "cpp":  # its first phase: from here to its main
+                env["WARMSCOPE_SPAWN_NS"] = str(time.monotonic_ns())
+            os.execve(command[0], command, env)
         os.close(read_side)
         os.close(agent_out)
         threading.Thread(

@@ -149,6 +149,18 @@ def _observer_text(placed: Any) -> str:
 
 
 _HOST = "core.run.sampler.host_environment (parent), or the remote hello (--host)"
+_CPP = "core/child/cpp_agent.cpp send_env (child, --runtime cpp)"
+
+
+def _cpp_agent_text(agent: Any) -> str:
+    """``/…/warmscope-cpp-agent (compiler 12.2.0)``: which binary ran, built by which compiler
+    (its ``__VERSION__``)."""
+    if not isinstance(agent, dict):
+        return ""
+    compiler = f" (compiler {agent['compiler']})" if agent.get("compiler") else ""
+    return f"{agent.get('path', '?')}{compiler}"
+
+
 _CHILD = "core.child.loading.environment (child)"
 _SESSION = "core.run.session (parent)"
 
@@ -183,6 +195,8 @@ KEYS: dict[str, EnvKey] = {
         EnvKey("observer", _SESSION, _dict, "an object", "warmscope's threads", _observer_text),
         EnvKey("compile_cache", _SESSION, _dict, "an object"),
         # The child's own view.
+        EnvKey("runtime", _CPP, _str, "a string", "runtime"),
+        EnvKey("cpp_agent", _CPP, _dict, "an object", "C++ agent", _cpp_agent_text),
         EnvKey("python", _CHILD, _str, "a string", "Python"),
         EnvKey("python_executable", _CHILD, _str, "a string"),
         EnvKey("torch", _CHILD, _str, "a string", "torch"),

@@ -131,7 +131,8 @@ def notes(data: RunData) -> list[dict[str, Any]]:
     shape: ``iteration``, ``shape``, ``against``, ``label`` (``first call: aten::mm 14× steady
     — kernel selection/allocation``), ``leading`` (the operators whose first call costs most,
     and the time no operator accounts for), ``source`` and ``explain_s`` (what the process
-    that profiled them cost) where one did."""
+    that profiled them cost) where one did; ``runtime`` where that process ran in another
+    runtime than the run (a C++ run's first call profiled in Python)."""
     profiles = data.profiles
     out = []
     evidence = trace_evidence.for_run(data) if profiles else None
@@ -177,6 +178,7 @@ def notes(data: RunData) -> list[dict[str, Any]]:
                 "steady_wall_ms": steady.get("wall_ms"),
                 "source": slow.get("source"),
                 "explain_s": slow.get("explain_s"),
+                "runtime": slow.get("runtime"),
             }
         )
     return out
@@ -211,5 +213,11 @@ def detail(note: dict[str, Any]) -> str:
         else:
             parts.append(row["text"])
     if note.get("explain_s") is not None:
-        parts.append(f"one more process, {note['explain_s']:.1f} s")
+        # A C++ run's first call profiled by a Python process: say so, its calls differ.
+        where = (
+            f" ({note['runtime']}: the same file, plus its call path)"
+            if note.get("runtime")
+            else ""
+        )
+        parts.append(f"one more process{where}, {note['explain_s']:.1f} s")
     return " · ".join(parts)

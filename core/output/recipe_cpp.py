@@ -6,6 +6,8 @@ named on its command line, prepares it, then serves every declared shape in reve
 prints each first call's time: the recipe and a check of it in one program.
 
 Build against the libtorch a torch wheel ships (``build_command`` gives the line).
+``warmscope warmup --runtime cpp`` verifies this very file: built without its ``main`` into a
+library whose ``prepare`` the C++ agent runs as the ``recipe`` phase (``cpp_build``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def _tensor(spec: dict[str, Any], dims: dict[str, int], dtype_override: str | No
     opts = f"torch::TensorOptions().dtype({CPP_DTYPES[dtype]})"
     gen = spec.get("gen") or ("normal" if floating else "zeros")
     args = spec.get("args") or []
+    # Drawn from one generator seeded per call's inputs, in order: the values the runs used.
     if gen == "zeros":
         expr = f"torch::zeros({size}, {opts})"
     elif gen == "ones":
@@ -49,11 +52,11 @@ def _tensor(spec: dict[str, Any], dims: dict[str, int], dtype_override: str | No
     elif gen == "fill":
         expr = f"torch::full({size}, {args[0]}, {opts})"
     elif gen == "randint":
-        expr = f"torch::randint({int(args[0])}, {int(args[1])}, {size}, {opts})"
+        expr = f"at::randint({int(args[0])}, {int(args[1])}, {size}, gen, {opts})"
     elif gen == "uniform":
-        expr = f"torch::empty({size}).uniform_({args[0]}, {args[1]}).to({CPP_DTYPES[dtype]})"
+        expr = f"torch::empty({size}).uniform_({args[0]}, {args[1]}, gen).to({CPP_DTYPES[dtype]})"
     else:
-        expr = f"torch::randn({size}).to({CPP_DTYPES[dtype]})"
+        expr = f"at::randn({size}, gen).to({CPP_DTYPES[dtype]})"
     if dtype_override and floating:
         expr = f"{expr}.to({CPP_DTYPES[dtype_override]})"
     return expr
@@ -77,8 +80,10 @@ def emit_cpp(recipe: dict[str, Any], target: str = "") -> str:
         add(f"// Derived and verified by warmscope for {target}.")
     for note in recipe.get("notes") or []:
         add(f"// Without it: {note}")
-    add("#include <torch/script.h>")
+    add("#include <ATen/CPUGeneratorImpl.h>")
+    add("#include <ATen/Parallel.h>")
     add("#include <torch/csrc/jit/runtime/graph_executor.h>")
+    add("#include <torch/script.h>")
     add("")
     add("#include <chrono>")
     add("#include <cstdio>")
@@ -87,7 +92,7 @@ def emit_cpp(recipe: dict[str, Any], target: str = "") -> str:
     add("")
     add("// One call's inputs for each declared shape, as the measured runs made them.")
     add("static std::vector<torch::jit::IValue> make_inputs(int shape) {")
-    add(f"  torch::manual_seed({int(recipe.get('seed') or 0)});")
+    add(f"  auto gen = at::detail::createCPUGenerator({int(recipe.get('seed') or 0)});")
     add("  std::vector<torch::jit::IValue> inputs;")
     add("  switch (shape) {")
     for n, dims in enumerate(shapes):
@@ -108,10 +113,11 @@ def emit_cpp(recipe: dict[str, Any], target: str = "") -> str:
     add("")
     add("torch::jit::Module prepare(torch::jit::Module module) {")
     if recipe.get("threads"):
-        add(f"  torch::set_num_threads({int(recipe['threads'])});  // as measured")
+        add(f"  at::set_num_threads({int(recipe['threads'])});  // as measured")
     if recipe.get("profiling_executor") is False:
-        add("  // The profiling executor's profiling and optimizing runs are the slow first calls.")
-        add("  torch::jit::getProfilingMode() = false;")
+        add("  // The profiling executor's profiling and optimizing runs are the slow first calls:")
+        add("  // the legacy executor runs instead (Python: torch._C._jit_set_profiling_executor).")
+        add("  torch::jit::getExecutorMode() = false;")
     if recipe.get("num_profiled_runs") is not None:
         add(f"  torch::jit::getNumProfiledRuns() = {int(recipe['num_profiled_runs'])};")
     if recipe.get("fusion_strategy"):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 from typing import Any
 
 from warmscope.core.child.knobs import KNOBS
@@ -90,13 +89,15 @@ def child_env(
 
 
 def spawn_agent(
-    python: str, agent: Path, env: dict[str, str], ring_fd: int
+    command: list[str], env: dict[str, str], ring_fd: int, who: str
 ) -> subprocess.Popen[bytes]:
-    """The agent on this machine, at warmscope's own priority (not its UI's), in a process group
-    of its own (stop it and its workers together), holding the shared ring's descriptor."""
+    """The agent on this machine (``command``: an interpreter and agent.py, or the C++
+    agent), at warmscope's own priority (not its UI's), in a process group of its own (stop it
+    and its workers together), holding the shared ring's descriptor. ``who``: how a failure to
+    start names it."""
     try:
         return launcher.popen(
-            [python, str(agent)],
+            command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -106,4 +107,4 @@ def spawn_agent(
             pass_fds=(ring_fd,),
         )
     except OSError as exc:
-        raise UsageError(f"--python {python}: cannot run it ({exc.strerror})") from None
+        raise UsageError(f"{who}: cannot run it ({exc.strerror})") from None

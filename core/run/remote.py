@@ -35,6 +35,7 @@ from typing import Any
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.base.sizes import parse_size
 from warmscope.core.child import outcome, protocol
+from warmscope.core.child.cpp_make import BUILD_TIMEOUT_S
 from warmscope.core.child.gpu_sampler import gpu_ordinal
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.child.ring import SLOTS, IterationRing
@@ -123,7 +124,10 @@ def connect(
     limit = parse_size(settings.memory_limit) if settings.memory_limit else None
     gpu = gpu_ordinal(str(settings.knobs.get("device") or "cpu"))
     sent = shipped_files(shipment(settings), host)
-    first, there = payload(target.to_json(), env, settings.sample_hz, cache, limit, gpu, sent)
+    cpp = settings.knobs.get("runtime") == "cpp"
+    first, there = payload(
+        target.to_json(), env, settings.sample_hz, cache, limit, gpu, sent, cpp=cpp
+    )
     proc = launcher.popen(
         ssh_command(host, python),
         stdin=subprocess.PIPE,
@@ -143,7 +147,10 @@ def connect(
             # A failed connection breaks the pipe: the hello's absence then says why.
             if not write_within(proc, first, HELLO_TIMEOUT_S):
                 raise UsageError(f"--host {host}: no answer in {HELLO_TIMEOUT_S:g} s ({STALLED})")
-            hello = read_hello(proc, host, python)
+            # A C++ run's agent is built there first, where it is not yet: minutes, once.
+            hello = read_hello(proc, host, python, BUILD_TIMEOUT_S if cpp else HELLO_TIMEOUT_S)
+            if hello.get("cpp_error"):
+                raise UsageError(f"--host {host}: {clean_line(str(hello['cpp_error']))}")
             if not write_within(proc, protocol.encode(config_there(config, there, hello))):
                 raise UsageError(f"--host {host}: no answer in {HELLO_TIMEOUT_S:g} s ({STALLED})")
     except BaseException:
@@ -225,12 +232,16 @@ def payload(
     memory_limit: int | None = None,
     gpu_index: int | None = None,
     sent: Sent | None = None,
+    *,
+    cpp: bool = False,
 ) -> tuple[bytes, dict[str, Any]]:
     """What the guardian reads first (a length line, then JSON, then the bytes of each ``sent``
     file), and what will be found on the remote, relative to the guardian's folder: ``target``
     (a ``sample:`` target's file travels with the agent) and each shipped field's file.
     ``gpu_index``: the run's CUDA ordinal, whose device the guardian samples."""
     files = {f"child/{p.name}": p.read_text() for p in sorted(CHILD_DIR.glob("*.py"))}
+    if cpp:  # ``--runtime cpp``: the C++ agent's source, built there (``cpp_make``)
+        files["child/cpp_agent.cpp"] = (CHILD_DIR / "cpp_agent.cpp").read_text()
     remote_target = dict(target)
     if target.get("kind") == "sample" and target.get("path"):
         sample = Path(target["path"])
@@ -246,6 +257,7 @@ def payload(
             "env": own,
             "unset": unset,
             "agent": "child/agent.py",
+            "runtime": "cpp" if cpp else "python",
             "sample_hz": sample_hz,
             "compile_cache": cache,
             "memory_limit": memory_limit,
@@ -307,18 +319,20 @@ def shipped_files(sent: Shipment, host: str) -> Sent:
     return Sent(fields, blobs, sorted(expected))
 
 
-def read_hello(proc: subprocess.Popen[bytes], host: str, python: str | None) -> dict[str, Any]:
+def read_hello(
+    proc: subprocess.Popen[bytes], host: str, python: str | None, within: float = HELLO_TIMEOUT_S
+) -> dict[str, Any]:
     """The guardian's first line on stdout (who and where it is), read a byte at a time so that
     nothing of the protocol behind it is taken. ``UsageError`` naming why when it never comes."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     line = bytearray()
-    deadline = time.monotonic() + HELLO_TIMEOUT_S
+    deadline = time.monotonic() + within
     while not line.endswith(b"\n"):
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             proc.kill()
-            raise UsageError(f"--host {host}: no answer in {HELLO_TIMEOUT_S:g} s")
+            raise UsageError(f"--host {host}: no answer in {within:g} s")
         if len(line) >= MAX_HELLO_BYTES:
             proc.kill()
             raise UsageError(f"--host {host}: the remote end's first line runs past 1 MiB")

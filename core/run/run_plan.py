@@ -39,9 +39,12 @@ from typing import Any
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data import first_call
+from warmscope.core.data.cpp_runtime import is_cpp
 from warmscope.core.data.run import Cursor, Event, RunData, Update
 from warmscope.core.data.schema import apply_line
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.run import cpp_build
+from warmscope.core.run.cpp_build import BUILDING
 from warmscope.core.run.ending import one_line
 from warmscope.core.run.session import STOP_GRACE_S, RunSession
 
@@ -51,6 +54,10 @@ PROFILING = "profiling in a separate process"
 EXPLAINING = "explaining a slow first call in a separate process"
 WARMING = "warming the compile cache in a separate process"
 WARMING_ITERS = 3
+PROFILED_IN_PYTHON = (
+    "the C++ agent has no profiler: the operator profile comes from a Python process running "
+    "the same file with the same knobs (its calls include Python's call path; the C++ run's do not)"
+)
 
 Notify = Callable[[str, bool], None]
 """``(line, warning)``: what the plan tells its caller as it goes (``warning``: something went
@@ -161,6 +168,8 @@ class PlannedRun:
         if settings.profile_iters and not settings.profile_in_run:
             profiling = settings.copy()
             profiling.profile_in_run = True
+            if is_cpp(profiling):  # the C++ agent has no profiler: Python runs the same file
+                profiling.set("runtime=python")
             try:
                 self.profiling = RunSession(
                     profiling,
@@ -175,7 +184,15 @@ class PlannedRun:
             warmed is None and settings.compile_cache == "warm" and self.session.mode == "compile"
         )
         """Whether a warming process of this plan fills the compile cache first."""
+        self.child = (
+            cpp_build.child_for(settings.python, settings.recipe)
+            if is_cpp(settings) and not settings.host
+            else None
+        )
+        """What a ``--runtime cpp`` run starts (``cpp_build``: the agent, a recipe's library),
+        built as its first step where it is not yet (``UsageError`` here: no compiler)."""
         self.steps = [
+            *(["build"] if self.child is not None and not self.child.built else []),
             *(["profile"] if self.profiling else []),
             *(["warm"] if self.warms else []),
             "measure",
@@ -232,6 +249,8 @@ class PlannedRun:
 
     def _run_steps(self) -> None:
         try:
+            if "build" in self.steps:
+                self._build()
             profiles = self._profile() if self.profiling is not None else None
             warmed = self._warm() if self.warms else None
             with self._lock:
@@ -278,10 +297,32 @@ class PlannedRun:
             if self._halted:
                 raise _Stopped
 
+    def _build(self) -> None:
+        """Build the C++ agent (and a recipe's library), the plan's note saying so while the
+        compiler runs."""
+        child = self.child
+        assert child is not None
+        with self._lock:
+            if self._halted:
+                raise _Stopped
+            version = child.agent.torch.version
+            self.note = f"{BUILDING} against torch {version} (once per torch build)"
+            self._started_steps.add(BUILDING)
+        try:
+            child.build(cancelled=lambda: self._halted, tell=lambda s: self._tell(s, False))
+        except UsageError:
+            if self._halted:
+                raise _Stopped from None
+            raise
+        with self._lock:
+            self.note = None
+
     def _profile(self) -> list[dict[str, Any]]:
         profiling = self.profiling
         assert profiling is not None
         self._tell(f"profiling in a separate process first ({profiling.record_path})", False)
+        if is_cpp(self.settings):
+            self._tell(PROFILED_IN_PYTHON, False)
         self._step(profiling, PROFILING)
         data = profiling.data
         if data.status != outcome.OK:
@@ -308,6 +349,11 @@ class PlannedRun:
         if not calls or self._halted:
             return
         settings = first_call.explaining_settings(self.settings, calls)
+        if is_cpp(settings):  # the C++ agent has no profiler: Python runs the same file
+            if settings.recipe is not None:
+                self._tell("the first call is not explained: Python cannot run a C++ recipe", True)
+                return
+            settings.set("runtime=python")
         path = explain_record_path(self.record_path)
         try:
             explaining = RunSession(
@@ -325,6 +371,8 @@ class PlannedRun:
         self._tell(
             f"explaining the slow {calls_text} {which} in a separate process ({path})", False
         )
+        if is_cpp(self.settings):
+            self._tell(PROFILED_IN_PYTHON, False)
         t0 = time.monotonic()
         try:
             self._step(explaining, EXPLAINING)
@@ -373,6 +421,8 @@ class PlannedRun:
             if i in self.data.profiles:
                 continue  # the run's own profile of it stands
             line = {"type": "profile", **got.profiles[i], "separate": True, "source": source}
+            if got.settings.knobs.get("runtime") != self.settings.knobs.get("runtime"):
+                line["runtime"] = got.settings.knobs.get("runtime")  # a difference to state
             if i in against:
                 line.update(explains=first_call.EXPLAINS, against=against[i])
                 line["explain_s"] = round(self.explain_s or 0.0, 3)

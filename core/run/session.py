@@ -33,6 +33,7 @@ from typing import Any
 from warmscope.core.base.sizes import parse_size
 from warmscope.core.child import outcome, protocol
 from warmscope.core.child.gpu_sampler import gpu_ordinal
+from warmscope.core.data.cpp_runtime import is_cpp
 from warmscope.core.data.fold import apply_line, event_line, iterations_entry, record_entry
 from warmscope.core.data.packing import Packed
 from warmscope.core.data.record import (
@@ -49,6 +50,7 @@ from warmscope.core.data.settings.compile_cache import default_compile_cache
 from warmscope.core.data.targets import Target
 from warmscope.core.run import (
     compile_cache,
+    cpp_build,
     integrity,
     launcher,
     proctree,
@@ -204,6 +206,11 @@ class RunSession:
 
     def _spawn(self) -> None:
         python = self.settings.python or sys.executable
+        command, who, cpp_config = [python, str(AGENT)], f"--python {python}", {}
+        cpp = is_cpp(self.settings) and not self.settings.host
+        if cpp:  # built first where it is not yet (a run plan builds it as a step it shows)
+            child = cpp_build.child_for(self.settings.python, self.settings.recipe)
+            (command, cpp_config), who = child.build(), "the C++ agent"
         self._t0 = time.monotonic()
         cache_env = self._cache.env if self._cache is not None else {}
         self._env = child_env(self.settings, self.jit_log, cache_env, self.run_id)
@@ -227,7 +234,10 @@ class RunSession:
             self._commit({"type": "spawned", "pid": self.proc.pid})
             self._commit({"type": "env", "env": remote.environment(hello, host)})
             return
-        self.proc = spawn_agent(python, AGENT, self._env, self.ring.fd)
+        if cpp:
+            config.update(cpp_config)
+            config["spawn_ns"] = time.monotonic_ns()  # its first phase: from here to its main
+        self.proc = spawn_agent(command, self._env, self.ring.fd, who)
         # Into the run's cgroup before it reads its config: no model code has run yet.
         self._cgroup, containment = contain(self.run_id, self.proc.pid, self._memory_limit)
         self._guardian.start(self.run_id, self._cgroup.path if self._cgroup else None)
@@ -706,6 +716,6 @@ class RunSession:
             stop_requested=self._stop_requested,
             killed=self._killed,
             hello=self._hello,
-            python=self.settings.python,
+            python=None if is_cpp(self.settings) else self.settings.python,
             iterations=self.data.count,
         )

@@ -27,6 +27,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,9 @@ from warmscope.core.base.units import ms as fmt_ms
 from warmscope.core.base.units import num3
 from warmscope.core.child import outcome
 from warmscope.core.child.knobs import compile_options
+from warmscope.core.child.outcome import UsageError
 from warmscope.core.data import env_keys
+from warmscope.core.data.cpp_runtime import is_cpp
 from warmscope.core.data.intervals import median_interval
 from warmscope.core.data.record import RecordError, new_folder
 from warmscope.core.data.run import RunData
@@ -49,10 +52,11 @@ from warmscope.core.output.recipe import (
     dynamic_marks,
     emit_python,
 )
+from warmscope.core.output.recipe_cpp import CppRecipeError, emit_cpp
 from warmscope.core.output.sweep_stats import stat_json
 from warmscope.core.output.warmup_verdict import MAX_RATIO, answer, choose, judge
 from warmscope.core.output.warmup_verdict import worst_shape as worst_shape
-from warmscope.core.run import remote_target
+from warmscope.core.run import cpp_build, remote_target
 from warmscope.core.run.sweep import Cell, Sweep
 
 FORMAT = "warmscope-warmup"
@@ -229,6 +233,7 @@ class Warmup:
         self.candidates = self.propose(observed)
         self._tell(Progress("propose", cells=[c.recipe.label for c in self.candidates]))
         self.make_artifacts()
+        self.build_recipes()
         live = [c for c in self.candidates if not c.note]
         if live:
             self.verify = Sweep(
@@ -301,6 +306,15 @@ class Warmup:
         for n, recipe in enumerate(recipes):
             recipe.guard_recompile = self.guard and self.mode == "compile"
             recipe.notes = [o["note"] for o in observed if o.get("note")]
+            if self.cpp:  # the C++ file is what the C++ agent runs, and what --emit-cpp hands over
+                path = folder / f"recipe{n}.cpp"
+                try:
+                    path.write_text(emit_cpp(recipe.to_json(), self.settings.target))
+                except CppRecipeError as exc:
+                    out.append(Candidate(recipe, path, note=f"no libtorch form: {exc}"))
+                    continue
+                out.append(Candidate(recipe, path))
+                continue
             path = folder / f"recipe{n}.py"
             path.write_text(
                 emit_python(
@@ -310,6 +324,32 @@ class Warmup:
             )
             out.append(Candidate(recipe, path))
         return out
+
+    @property
+    def cpp(self) -> bool:
+        """``--runtime cpp``: the candidates are C++ files, verified in the C++ agent."""
+        return is_cpp(self.settings)
+
+    def build_recipes(self) -> None:
+        """``--runtime cpp``: each candidate's file built into the library its processes load,
+        two at a time (a compiler keeps one core busy); one that does not build is not
+        verified, the compiler's line saying why."""
+        live = [c for c in self.candidates if not c.note]
+        if not self.cpp or not live:
+            return
+        self._tell(Progress("build"))
+
+        def one(c: Candidate) -> None:
+            try:
+                cpp_build.child_for(self.settings.python, str(c.path)).build(
+                    cancelled=self._stop.is_set
+                )
+            except UsageError as exc:
+                c.note = f"did not build: {exc}"
+
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(one, live))
+        self._check()
 
     def base_recipe(self) -> Recipe:
         knobs = self.settings.knobs

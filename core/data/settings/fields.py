@@ -12,7 +12,7 @@ import argparse
 from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from warmscope.core.child.knobs import KNOBS, default_values
+from warmscope.core.child.knobs import KNOBS, RUNTIMES, default_values
 from warmscope.core.data.settings.compile_cache import MODES as COMPILE_CACHE_MODES
 from warmscope.core.data.settings.setting import (
     CAPTURE,
@@ -45,6 +45,8 @@ def _read_knobs(args: argparse.Namespace, settings: RunSettings) -> None:
         settings.knobs["mode"] = args.mode
     if args.device:
         settings.set(f"device={args.device}")
+    if getattr(args, "runtime", None):
+        settings.set(f"runtime={args.runtime}")
 
 
 def _knob_base(settings: RunSettings) -> dict[str, Any]:
@@ -355,6 +357,17 @@ class RunFields:
                     ),
                 ),
                 Option(("--device",), dict(metavar="DEV", help="cpu (default), cuda or cuda:N")),
+                Option(
+                    ("--runtime",),
+                    dict(
+                        choices=RUNTIMES,
+                        help="python (default), or cpp: run a TorchScript archive (.pt) or an "
+                        "AOTInductor package (.pt2) in a C++ libtorch program, built once per "
+                        "torch build against the torch of --python and cached (needs a C++ "
+                        "compiler); what needs Python (factories, torch.compile, Python recipes) "
+                        "is refused in one line",
+                    ),
+                ),
             ),
             read=_read_knobs,
             argv=_knobs_argv,
@@ -489,7 +502,8 @@ class RunFields:
                     dict(
                         metavar="FILE.py",
                         help="run a warm-up recipe's prepare(model) after loading, timed as a "
-                        "setup phase (see `warmscope warmup`); runs code from the file",
+                        "setup phase (see `warmscope warmup`); runs code from the file; with "
+                        "--runtime cpp a C++ recipe (FILE.cpp, `warmup --emit-cpp`), built once",
                     ),
                 ),
             ),

@@ -15,6 +15,7 @@ from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import target_files
 from warmscope.core.child.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.data import cpp_runtime
 from warmscope.core.data.settings.compile_cache import MODES as COMPILE_CACHE_MODES
 from warmscope.core.data.settings.fields import FIELDS, RunFields, default_of
 from warmscope.core.data.settings.setting import DEFAULT_ITERS as DEFAULT_ITERS
@@ -185,6 +186,8 @@ class RunSettings(RunFields):
         for name in self.imports:
             if not all(part.isidentifier() for part in name.split(".")):
                 raise SettingsError(f"bad --import {clean_line(name)!r}: expected a module name")
+        if cpp_runtime.is_cpp(self) and (refused := cpp_runtime.refusal(self, target)):
+            raise SettingsError(refused)
         return target
 
     def _there(self, there: Callable[[str], Target] | None) -> Callable[[str], Target] | None:
