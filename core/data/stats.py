@@ -536,32 +536,10 @@ def shape_states(
         (``steady_from`` an index into ``latencies``).
     """
     n = len(latencies)
-    typecode = "d" if per_ms is None else "q"
-    # One pass in C per shape: no Python object is kept per iteration.
-    members = [
-        array("q", compress(count(), map(k.__eq__, islice(shape_of, n)))) for k in range(shapes)
-    ]
-    values = [
-        array(typecode, compress(latencies, map(k.__eq__, islice(shape_of, n))))
-        for k in range(shapes)
-    ]
+    members, values = _by_shape(latencies, shape_of, n, shapes, per_ms)
     excluded = {i for i in exclude if 0 <= i < n}
     busy = set(known_warmup)
-    kept: list[tuple[array, array]] = []  # each shape's kept iterations and their latencies
-    for idx, vals in zip(members, values, strict=True):
-        # The few left out, found by bisection; the rest copied in slices (in C).
-        cut = sorted(bisect_left(idx, i) for i in excluded if _member(idx, i))
-        if cut:
-            bounds = [0, *chain.from_iterable((p, p + 1) for p in cut), len(idx)]
-            spans = list(zip(bounds[::2], bounds[1::2], strict=True))
-            kept.append(
-                (
-                    array("q", chain.from_iterable(idx[a:b] for a, b in spans)),
-                    array(typecode, chain.from_iterable(vals[a:b] for a, b in spans)),
-                )
-            )
-        else:
-            kept.append((idx, vals))
+    kept = [_without(idx, vals, excluded) for idx, vals in zip(members, values, strict=True)]
     refs = [_reference(_in_ms(_tail_counts(v), per_ms)) if len(v) else None for _, v in kept]
     thresholds = [
         _at_most(float(r[0] + band(*r)), per_ms) if r is not None else math.inf for r in refs
@@ -579,17 +557,8 @@ def shape_states(
     excess = 0.0
     run_from = start
     for k, (idx, (km, kv)) in enumerate(zip(members, kept, strict=True)):
-        pos: int | None
         if start is not None and len(km) and km[0] < start:
-            # Seen before the run settled: steady from just past its last slow call before.
-            before = bisect_left(km, start)
-            slow = [
-                p
-                for p in range(before)
-                if km[p] in busy or km[p] in slow_first or kv[p] > thresholds[k]
-            ]
-            pos = slow[-1] + 1 if slow else 0
-            pos = pos if pos < len(km) else None  # it ended slow, before the run settled
+            pos = _steady_before(km, kv, start, thresholds[k], busy | slow_first)
         else:
             local_busy = [p for p, i in enumerate(km) if i in busy] if busy else []
             pos = steady_state(kv, (), local_busy, per_ms).summary.steady_from
@@ -613,6 +582,47 @@ def shape_states(
     steady_from_run = run_from if members and n else None
     overall = _summary(n, first_all, steady_from_run, Distribution(pooled))
     return _remap(overall, overall.steady_from, excess), states
+
+
+def _by_shape(
+    latencies: Sequence[float], shape_of: Sequence[int], n: int, shapes: int, per_ms: float | None
+) -> tuple[list[array], list[array]]:
+    """Each shape's iteration indices and latencies, in run order: one pass in C per shape,
+    no Python object kept per iteration."""
+    typecode = "d" if per_ms is None else "q"
+    members = [
+        array("q", compress(count(), map(k.__eq__, islice(shape_of, n)))) for k in range(shapes)
+    ]
+    values = [
+        array(typecode, compress(latencies, map(k.__eq__, islice(shape_of, n))))
+        for k in range(shapes)
+    ]
+    return members, values
+
+
+def _without(idx: array, vals: array, excluded: set[int]) -> tuple[array, array]:
+    """A shape's iterations and latencies less the excluded ones (profiled): the few left out
+    found by bisection, the rest copied in slices (in C)."""
+    cut = sorted(bisect_left(idx, i) for i in excluded if _member(idx, i))
+    if not cut:
+        return idx, vals
+    bounds = [0, *chain.from_iterable((p, p + 1) for p in cut), len(idx)]
+    spans = list(zip(bounds[::2], bounds[1::2], strict=True))
+    return (
+        array("q", chain.from_iterable(idx[a:b] for a, b in spans)),
+        array(vals.typecode, chain.from_iterable(vals[a:b] for a, b in spans)),
+    )
+
+
+def _steady_before(
+    km: Sequence[int], kv: Sequence[float], start: int, threshold: float, warm: set[int]
+) -> int | None:
+    """A shape seen before the run settled (at ``start``): steady from just past its last slow
+    call before then (``None`` where that was its last call: it ended slow)."""
+    before = bisect_left(km, start)
+    slow = [p for p in range(before) if km[p] in warm or kv[p] > threshold]
+    pos = slow[-1] + 1 if slow else 0
+    return pos if pos < len(km) else None
 
 
 def _tail_counts(v: Sequence[float]) -> Counter[float]:
