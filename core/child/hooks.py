@@ -49,8 +49,9 @@ def watch_compile(torch: Any, channel: Channel) -> None:
 
 
 def install_compile_hooks(torch: Any, channel: Channel) -> None:
-    """Dynamo compile start/end, recompiles with their guard failures, graph breaks, and the
-    recompile limit (from there dynamo runs the function eagerly). Once per process."""
+    """Dynamo compile start/end, recompiles with their guard failures, graph breaks, the
+    recompile limit (from there dynamo runs the function eagerly), CUDA graph trees' steps and
+    max-autotune's time. Once per process."""
     if _installed:
         return
     _installed.append(True)
@@ -59,86 +60,95 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
     except ImportError as exc:
         channel.send(event("info", f"compile events unavailable: {exc}"))
         return
-    started: dict[str, int] = {}
-    # A recompile (logged just before its compile starts) is sent once that compile ends: by
-    # then automatic dynamic shapes has said which dimensions the new graph takes as dynamic.
-    pending: list[tuple[str, str]] = []
-    dynamic: list[tuple[str, int]] = []
+    watch = CompileWatch(torch, channel)
+    callback.on_compile_start(watch.on_start)
+    callback.on_compile_end(watch.on_end)
+    watch.install_logs()
 
-    def flush_recompiles() -> None:
-        made = list(dict.fromkeys(dynamic))
-        dynamic.clear()
-        while pending:
-            title, text = pending.pop(0)
-            channel.send(event("recompile", _with_dynamic(title, made), text + _advice(made)))
-            made = []
 
-    def compile_id(args: Any) -> str:
-        return str(getattr(args, "compile_id", "") or "?")
+class CompileWatch:
+    """What the compile hooks keep between torch's callbacks and its log records."""
 
-    tuned_before: dict[str, float] = {}
+    def __init__(self, torch: Any, channel: Channel) -> None:
+        self.torch = torch
+        self.channel = channel
+        self.started: dict[str, int] = {}
+        self.tuned_before: dict[str, float] = {}
+        # A recompile (logged just before its compile starts) is sent once that compile ends:
+        # by then automatic dynamic shapes has said which dimensions the new graph takes as
+        # dynamic.
+        self.pending: list[tuple[str, str]] = []
+        self.dynamic: list[tuple[str, int]] = []
 
-    @callback.on_compile_start
-    def on_start(args: Any = None) -> None:
-        cid = compile_id(args)
-        started[cid] = time.perf_counter_ns()
-        tuned_before[cid] = _autotune_seconds(torch)
+    # -- torch's compile callbacks ----------------------------------------------------------
+
+    def on_start(self, args: Any = None) -> None:
+        cid = _compile_id(args)
+        self.started[cid] = time.perf_counter_ns()
+        self.tuned_before[cid] = _autotune_seconds(self.torch)
         State.activity = f"compiling {cid}"
 
-    @callback.on_compile_end
-    def on_end(args: Any = None) -> None:
-        flush_recompiles()
-        cid = compile_id(args)
-        begin = started.pop(cid, None)
+    def on_end(self, args: Any = None) -> None:
+        self.flush_recompiles()
+        cid = _compile_id(args)
+        begin = self.started.pop(cid, None)
         ms = (time.perf_counter_ns() - begin) / 1e6 if begin else None
         State.activity = ""
         trigger = getattr(getattr(args, "callback_trigger", None), "name", "")
         title = f"compile {cid}" + (f" ({trigger.lower()})" if trigger else "")
         extra: dict[str, Any] = {"compile_id": cid}
-        tuned = _autotune_seconds(torch) - tuned_before.pop(cid, 0.0)
+        tuned = _autotune_seconds(self.torch) - self.tuned_before.pop(cid, 0.0)
         if tuned > 0:  # max-autotune benchmarked kernels inside this compile
             extra["autotune_ms"] = round(tuned * 1000, 3)
-        channel.send(event("compile", title, "", ms=ms, **extra))
+        self.channel.send(event("compile", title, "", ms=ms, **extra))
 
-    class Forward(logging.Handler):
-        def __init__(self, kind: str) -> None:
-            super().__init__(logging.DEBUG)
-            self.kind = kind
+    def flush_recompiles(self) -> None:
+        made = list(dict.fromkeys(self.dynamic))
+        self.dynamic.clear()
+        while self.pending:
+            title, text = self.pending.pop(0)
+            self.channel.send(event("recompile", _with_dynamic(title, made), text + _advice(made)))
+            made = []
 
-        def emit(self, record: logging.LogRecord) -> None:
-            with contextlib.suppress(Exception):
-                text = record.getMessage()
-                if self.kind == "recompile":
-                    pending.append((_log_title(self.kind, text), text))
-                    return
-                channel.send(event(self.kind, _log_title(self.kind, text), text))
+    # -- torch's logs ----------------------------------------------------------------------
 
-    def limit_hit(record: logging.LogRecord) -> bool:
+    def install_logs(self) -> None:
+        """Recompiles and graph breaks as events, the recompile limit as a warning, the
+        dimensions automatic dynamic shapes makes dynamic, CUDA graph trees' steps."""
+        logging.getLogger("torch._dynamo.convert_frame").addFilter(self.limit_hit)
+        with contextlib.suppress(Exception):
+            self.torch._logging.set_logs(recompiles=True, graph_breaks=True, cudagraphs=True)
+        # The logger exists once cudagraph trees are imported: named here, it is the same one.
+        graphs = logging.getLogger(CUDAGRAPHS_LOG)
+        graphs.setLevel(logging.DEBUG)
+        graphs.addHandler(CudaGraphEvents(self.channel))
+        graphs.propagate = False
+        pgo = logging.getLogger("torch._dynamo.pgo")
+        self.pgo_level = pgo.getEffectiveLevel()  # what TORCH_LOGS asked for prints as ever
+        pgo.setLevel(logging.DEBUG)
+        pgo.addFilter(self.automatic_dynamic)
+        from torch._logging._internal import log_registry  # torch's, imported with dynamo
+
+        for qname in sorted(log_registry.artifact_log_qnames):
+            artifact = qname.rpartition(".__")[2]
+            if artifact in ("recompiles", "graph_breaks"):
+                logger = logging.getLogger(qname)
+                kind = "recompile" if artifact == "recompiles" else "graph_break"
+                logger.addHandler(ForwardLog(kind, self))
+                logger.propagate = False  # caught here, with the iteration; not printed again
+
+    def limit_hit(self, record: logging.LogRecord) -> bool:
         """The recompile/cache-size limit: an event of its iteration, not a raw stderr line."""
         with contextlib.suppress(Exception):
             text = record.getMessage()
             if record.levelno >= logging.WARNING and "hit config." in text:
-                flush_recompiles()
+                self.flush_recompiles()
                 head = text.strip().splitlines()[0].removeprefix("torch._dynamo ")
-                channel.send(event("warning", f"{head}: falls back to eager from here", text))
+                self.channel.send(event("warning", f"{head}: falls back to eager from here", text))
                 return False
         return True
 
-    logging.getLogger("torch._dynamo.convert_frame").addFilter(limit_hit)
-
-    with contextlib.suppress(Exception):
-        torch._logging.set_logs(recompiles=True, graph_breaks=True, cudagraphs=True)
-    # CUDA graph trees' warm-up and recording, as events of the call that ran them (the
-    # logger exists once cudagraph trees are imported: named here, it is the same one).
-    graphs = logging.getLogger(CUDAGRAPHS_LOG)
-    graphs.setLevel(logging.DEBUG)
-    graphs.addHandler(CudaGraphEvents(channel))
-    graphs.propagate = False
-
-    pgo = logging.getLogger("torch._dynamo.pgo")
-    before = pgo.getEffectiveLevel()  # what TORCH_LOGS asked for is printed as ever
-
-    def automatic_dynamic(record: logging.LogRecord) -> bool:
+    def automatic_dynamic(self, record: logging.LogRecord) -> bool:
         """torch's "automatic dynamic size L['x'] size(1) 48 != 24": dimension 1 of x is
         dynamic in the graph now compiling."""
         with contextlib.suppress(Exception):
@@ -146,20 +156,30 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
                 kind, name, which = (str(a) for a in record.args[:3])  # type: ignore[index,union-attr]
                 at = re.fullmatch(r"size\((\d+)\)", which)
                 if kind == "size" and at:
-                    dynamic.append((_source_name(name), int(at.group(1))))
-        return record.levelno >= before
+                    self.dynamic.append((_source_name(name), int(at.group(1))))
+        return record.levelno >= self.pgo_level
 
-    pgo.setLevel(logging.DEBUG)
-    pgo.addFilter(automatic_dynamic)
 
-    from torch._logging._internal import log_registry
+class ForwardLog(logging.Handler):
+    """A recompile or graph-break log record as an event (a recompile waits for its compile's
+    end: ``CompileWatch.flush_recompiles``)."""
 
-    for qname in sorted(log_registry.artifact_log_qnames):
-        artifact = qname.rpartition(".__")[2]
-        if artifact in ("recompiles", "graph_breaks"):
-            logger = logging.getLogger(qname)
-            logger.addHandler(Forward("recompile" if artifact == "recompiles" else "graph_break"))
-            logger.propagate = False  # caught here, with the iteration; not printed again
+    def __init__(self, kind: str, watch: CompileWatch) -> None:
+        super().__init__(logging.DEBUG)
+        self.kind = kind
+        self.watch = watch
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):
+            text = record.getMessage()
+            if self.kind == "recompile":
+                self.watch.pending.append((_log_title(self.kind, text), text))
+                return
+            self.watch.channel.send(event(self.kind, _log_title(self.kind, text), text))
+
+
+def _compile_id(args: Any) -> str:
+    return str(getattr(args, "compile_id", "") or "?")
 
 
 CUDAGRAPHS_LOG = "torch._inductor.cudagraph_trees.__cudagraphs"
