@@ -659,6 +659,31 @@ def report_error(channel: Channel, exc: BaseException, *, where: str, usage: boo
 
 
 def main() -> int:
+    """The run: set up the process, load and prepare (``setup``), measure (``measure``), each
+    failure reported as the protocol says; the exit code."""
+    cfg, channel = start()
+    phase = channel_mod.Phases(channel)
+    try:
+        torch, model, feeds, graphs = setup(cfg, channel, phase)
+    except UsageError as exc:
+        report_error(channel, exc, where="load", usage=True)
+        return outcome.EXIT_USAGE
+    except KeyboardInterrupt as exc:
+        if not State.stop_asked:  # raised by the model's own code: a failure like any other
+            report_error(channel, exc, where=State.phase or "load", usage=False)
+            return outcome.EXIT_FAILED
+        channel.send({"t": "done", "status": outcome.STOPPED, "iterations": 0}, now=True)
+        return outcome.EXIT_STOPPED
+    except BaseException as exc:
+        report_error(channel, exc, where=State.phase or "load", usage=False)
+        return outcome.EXIT_FAILED
+    return measure(torch, model, feeds, graphs, cfg, channel)
+
+
+def start() -> tuple[dict[str, Any], Channel]:
+    """The process's plumbing before any model code: the protocol's descriptor, the config,
+    the parent's death, the stop signals, the marker descriptor and its watch, the crash
+    handler, the hello, the warning hook and the flusher."""
     channel = Channel(take_protocol_fd())
     cfg = read_config()
     State.marker_prefix = protocol.marker_prefix(cfg.get("marker_secret", ""))
@@ -675,67 +700,72 @@ def main() -> int:
     channel.send({"t": "hello", "v": protocol.VERSION, "pid": os.getpid()}, now=True)
     hooks.install_warning_hook(channel)
     channel_mod.start_flusher(channel)
-    phase = channel_mod.Phases(channel)
-    torch: Any = None
-    try:
-        with phase("import torch"):
-            try:
-                import torch
-            except ModuleNotFoundError as exc:
-                if exc.name != "torch":
-                    raise
-                raise UsageError(
-                    f"{sys.executable} has no torch: install torch there, or pass --python "
-                    "with an interpreter that has it"
-                ) from None
-        with phase("apply knobs"):
-            check_capabilities(torch, cfg["knobs"])
-            apply_knobs(torch, cfg["knobs"], channel)
-            if cfg.get("torch_config"):
-                apply_torch_config(cfg["torch_config"], channel)
-            hooks.watch_compile(torch, channel)
-        device = cfg["knobs"]["device"]
-        if device.startswith("cuda"):
-            if not torch.cuda.is_available():
-                raise UsageError(
-                    f"--device {device}: CUDA is not available to this torch "
-                    f"({torch.__version__}, built for CUDA {torch.version.cuda})"
-                )
-            with phase("cuda init"):
-                torch.cuda.init()
-                torch.empty(1, device=device)
-                torch.cuda.synchronize()
-        channel.send({"t": "env", **loading.environment(torch, device)}, now=True)
-        if cfg.get("imports"):
-            with phase("imports"):
-                pt2.import_modules(cfg["imports"])
-        # An AOTInductor package's load (its compiled library, its weights) is its own phase.
-        with phase("load package" if cfg["target"]["kind"] == "aoti" else "load"):
-            model, examples = loading.load_model(torch, cfg["target"], device, channel)
-        if "torch._dynamo" in sys.modules:  # the factory compiled by other means
-            hooks.install_compile_hooks(torch, channel)
-        with phase("inputs"):
-            feeds = loading.make_feeds(torch, cfg, examples, device)
-        send_inputs(torch, cfg, feeds, channel)
-        model = loading.prepare(torch, model, feeds[0], cfg, phase, channel)
-        # The graphs as loaded, before a recipe runs the module, and so that nothing comes
-        # between the recipe's last call and the run's first but the loop's own start.
-        graphs = loading.loaded_graphs(torch, model)
-        if cfg.get("recipe"):
-            model = serve_recipe(torch, model, feeds, cfg, phase, channel)
-    except UsageError as exc:
-        report_error(channel, exc, where="load", usage=True)
-        return outcome.EXIT_USAGE
-    except KeyboardInterrupt as exc:
-        if not State.stop_asked:  # raised by the model's own code: a failure like any other
-            report_error(channel, exc, where=State.phase or "load", usage=False)
-            return outcome.EXIT_FAILED
-        channel.send({"t": "done", "status": outcome.STOPPED, "iterations": 0}, now=True)
-        return outcome.EXIT_STOPPED
-    except BaseException as exc:
-        report_error(channel, exc, where=State.phase or "load", usage=False)
-        return outcome.EXIT_FAILED
+    return cfg, channel
 
+
+def setup(
+    cfg: dict[str, Any], channel: Channel, phase: Any
+) -> tuple[Any, Any, list[Any], dict[str, str]]:
+    """torch, the knobs, CUDA, the model, its inputs, its mode and a recipe, each timed as a
+    setup phase: torch, the module to serve, each shape's inputs and its graphs as loaded."""
+    with phase("import torch"):
+        try:
+            import torch
+        except ModuleNotFoundError as exc:
+            if exc.name != "torch":
+                raise
+            raise UsageError(
+                f"{sys.executable} has no torch: install torch there, or pass --python "
+                "with an interpreter that has it"
+            ) from None
+    with phase("apply knobs"):
+        check_capabilities(torch, cfg["knobs"])
+        apply_knobs(torch, cfg["knobs"], channel)
+        if cfg.get("torch_config"):
+            apply_torch_config(cfg["torch_config"], channel)
+        hooks.watch_compile(torch, channel)
+    device = cfg["knobs"]["device"]
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise UsageError(
+                f"--device {device}: CUDA is not available to this torch "
+                f"({torch.__version__}, built for CUDA {torch.version.cuda})"
+            )
+        with phase("cuda init"):
+            torch.cuda.init()
+            torch.empty(1, device=device)
+            torch.cuda.synchronize()
+    channel.send({"t": "env", **loading.environment(torch, device)}, now=True)
+    if cfg.get("imports"):
+        with phase("imports"):
+            pt2.import_modules(cfg["imports"])
+    # An AOTInductor package's load (its compiled library, its weights) is its own phase.
+    with phase("load package" if cfg["target"]["kind"] == "aoti" else "load"):
+        model, examples = loading.load_model(torch, cfg["target"], device, channel)
+    if "torch._dynamo" in sys.modules:  # the factory compiled by other means
+        hooks.install_compile_hooks(torch, channel)
+    with phase("inputs"):
+        feeds = loading.make_feeds(torch, cfg, examples, device)
+    send_inputs(torch, cfg, feeds, channel)
+    model = loading.prepare(torch, model, feeds[0], cfg, phase, channel)
+    # The graphs as loaded, before a recipe runs the module, and so that nothing comes
+    # between the recipe's last call and the run's first but the loop's own start.
+    graphs = loading.loaded_graphs(torch, model)
+    if cfg.get("recipe"):
+        model = serve_recipe(torch, model, feeds, cfg, phase, channel)
+    return torch, model, feeds, graphs
+
+
+def measure(
+    torch: Any,
+    model: Any,
+    feeds: list[Any],
+    graphs: dict[str, str],
+    cfg: dict[str, Any],
+    channel: Channel,
+) -> int:
+    """The timed loop, then the opening's replay and the idle probe where asked, the peak
+    memory, the graph as last executed and the end: the exit code."""
     try:
         status, count = run_loop(torch, model, feeds, cfg, channel)
         if status == outcome.OK and cfg.get("replay_opening"):
