@@ -345,20 +345,12 @@ def sample(sampler: Any, pid: int, gpu: Any, ring: Any, hz: float, out: Out) -> 
 
 
 def main() -> None:
+    """Unpack what was shipped, say hello, start the agent, pass its protocol and samples
+    through, send back what it made; exit as the agent did."""
     payload = json.loads(read_exact(int(read_line())))
     home = tempfile.mkdtemp(prefix="warmscope-remote-")
     try:
-        for rel, text in payload["files"].items():
-            path = os.path.join(home, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-        shipped: set[str] = set()
-        for rel, size in payload.get("blobs", []):
-            path = os.path.join(home, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            read_file(path, int(size))
-            shipped.add(rel)
+        shipped = unpack(home, payload)
         env = dict(os.environ)
         for name in payload.get("unset", []):
             env.pop(name, None)
@@ -367,73 +359,13 @@ def main() -> None:
         sampler = load_sibling(home, "remote_sampler")
         sampler = sampler if sampler.available() else None
         nvml, nvml_status = load_nvml()
-        hello = whoami(home, nvml, nvml_status)
-        if payload.get("shipped"):  # where each local file the run names was put here
-            hello["shipped"] = {k: f"{home}/{rel}" for k, rel in payload["shipped"].items()}
         gpu = open_gpu(home, nvml, payload.get("gpu_index"), env.get("CUDA_VISIBLE_DEVICES"))
-        if gpu is not None:  # which device, its ceilings, what it cannot report
-            hello["gpu"] = gpu.describe()
-        hello["samples"] = (
-            "not taken: no /proc there"
-            if not sampler
-            else "taken there, from /proc (CPU and memory) and NVML (the GPU)"
-            if gpu
-            else "taken there, from /proc (CPU and memory; not the GPU)"
-        )
         ring = load_sibling(home, "ring").IterationRing.create()
-        hello["ring"] = {"fd": ring.fd, "slots": ring.slots}
-        cache = payload.get("compile_cache")
-        if cache == "cold":  # a fresh folder, gone with the run's own
-            folders = {"inductor": f"{home}/cache/inductor", "triton": f"{home}/cache/triton"}
-            env.update(
-                TORCHINDUCTOR_CACHE_DIR=folders["inductor"], TRITON_CACHE_DIR=folders["triton"]
-            )
-            hello["compile_cache"] = {"mode": cache, "folders": folders, "had_entries": False}
-        elif cache is not None:
-            hello["compile_cache"] = {"mode": cache, "folders": "the remote user's own"}
-        limit = payload.get("memory_limit")
-        held: dict[str, object] = {"by": "process group and run id, there"}
-        if limit:  # the child's address space, as a run without a memory cgroup has it here
-            held.update(memory_limit=limit, memory_by="RLIMIT_AS")
-        hello["containment"] = held
+        hello = hello_line(home, payload, env, nvml, nvml_status, gpu, sampler, ring)
         out = Out()
-        command = [sys.executable, os.path.join(home, payload["agent"])]
-        if payload.get("runtime") == "cpp":
-            # The C++ agent's source came with the others: built here against the torch this
-            # interpreter imports, cached here as a local run caches it; else one line, why.
-            try:
-                maker = load_sibling(home, "cpp_make")
-                source = maker.Path(home, "child", "cpp_agent.cpp")
-                command = [str(maker.build(maker.agent_for(None, source)))]
-                hello["cpp_agent"] = command[0]
-            except Exception as exc:
-                hello["cpp_error"] = (
-                    str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-                )
-                out.write((json.dumps(hello) + "\n").encode())
-                shutil.rmtree(home, ignore_errors=True)
-                os._exit(2)  # as an agent that refused its run: bad usage
+        command = agent_command(home, payload, hello, out)
         out.write((json.dumps(hello) + "\n").encode())
-        read_side, to_agent = os.pipe()
-        from_agent, agent_out = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.setsid()  # its own group: the agent's workers end with it
-            os.dup2(read_side, 0)
-            os.dup2(agent_out, 1)
-            for fd in (read_side, to_agent, from_agent, agent_out):
-                os.close(fd)
-            os.set_inheritable(ring.fd, True)  # the agent's, as a local parent passes it
-            signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a freshly started process has it
-            if limit:
-                import resource
-
-                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            if payload.get("runtime") == "cpp":  # its first phase: from here to its main
-                env["WARMSCOPE_SPAWN_NS"] = str(time.monotonic_ns())
-            os.execve(command[0], command, env)
-        os.close(read_side)
-        os.close(agent_out)
+        pid, to_agent, from_agent = spawn(command, env, ring, payload)
         threading.Thread(
             target=forward, args=(to_agent, pid, pid, run_id), name="forward", daemon=True
         ).start()
@@ -459,6 +391,112 @@ def main() -> None:
         sig = os.WTERMSIG(status)
         os._exit(128 + sig if sig in CRASH_SIGNALS else 1)
     os._exit(os.WEXITSTATUS(status))
+
+
+def unpack(home: str, payload: dict[str, Any]) -> set[str]:
+    """The shipped sources and the run's files (recipe, inputs) under ``home``; the latter's
+    names (what the run may make beside them is told from them)."""
+    for rel, text in payload["files"].items():
+        path = os.path.join(home, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    shipped: set[str] = set()
+    for rel, size in payload.get("blobs", []):
+        path = os.path.join(home, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        read_file(path, int(size))
+        shipped.add(rel)
+    return shipped
+
+
+def hello_line(
+    home: str,
+    payload: dict[str, Any],
+    env: dict[str, str],
+    nvml: Any,
+    nvml_status: str,
+    gpu: Any,
+    sampler: Any,
+    ring: Any,
+) -> dict[str, Any]:
+    """Who and where the guardian is, what it samples, the run's ring, compile cache and
+    containment here (``env`` takes a cold cache's folders)."""
+    hello = whoami(home, nvml, nvml_status)
+    if payload.get("shipped"):  # where each local file the run names was put here
+        hello["shipped"] = {k: f"{home}/{rel}" for k, rel in payload["shipped"].items()}
+    if gpu is not None:  # which device, its ceilings, what it cannot report
+        hello["gpu"] = gpu.describe()
+    hello["samples"] = (
+        "not taken: no /proc there"
+        if not sampler
+        else "taken there, from /proc (CPU and memory) and NVML (the GPU)"
+        if gpu
+        else "taken there, from /proc (CPU and memory; not the GPU)"
+    )
+    hello["ring"] = {"fd": ring.fd, "slots": ring.slots}
+    cache = payload.get("compile_cache")
+    if cache == "cold":  # a fresh folder, gone with the run's own
+        folders = {"inductor": f"{home}/cache/inductor", "triton": f"{home}/cache/triton"}
+        env.update(TORCHINDUCTOR_CACHE_DIR=folders["inductor"], TRITON_CACHE_DIR=folders["triton"])
+        hello["compile_cache"] = {"mode": cache, "folders": folders, "had_entries": False}
+    elif cache is not None:
+        hello["compile_cache"] = {"mode": cache, "folders": "the remote user's own"}
+    held: dict[str, object] = {"by": "process group and run id, there"}
+    if payload.get("memory_limit"):  # the child's address space, as without a memory cgroup
+        held.update(memory_limit=payload["memory_limit"], memory_by="RLIMIT_AS")
+    hello["containment"] = held
+    return hello
+
+
+def agent_command(home: str, payload: dict[str, Any], hello: dict[str, Any], out: Any) -> list[str]:
+    """The agent to run: the shipped Python one, or the C++ one built here against the torch
+    this interpreter imports (cached as a local run caches it); where it cannot be built, the
+    hello says why and the guardian exits as an agent that refused its run."""
+    command = [sys.executable, os.path.join(home, payload["agent"])]
+    if payload.get("runtime") != "cpp":
+        return command
+    try:
+        maker = load_sibling(home, "cpp_make")
+        source = maker.Path(home, "child", "cpp_agent.cpp")
+        command = [str(maker.build(maker.agent_for(None, source)))]
+        hello["cpp_agent"] = command[0]
+    except Exception as exc:
+        hello["cpp_error"] = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        out.write((json.dumps(hello) + "\n").encode())
+        shutil.rmtree(home, ignore_errors=True)
+        os._exit(2)  # as an agent that refused its run: bad usage
+    return command
+
+
+def spawn(
+    command: list[str], env: dict[str, str], ring: Any, payload: dict[str, Any]
+) -> tuple[int, int, int]:
+    """The agent in a session of its own (its workers end with it), the ring passed as a
+    local parent passes it, the memory limit as an rlimit: its pid, and the guardian's ends
+    of its stdin and stdout."""
+    read_side, to_agent = os.pipe()
+    from_agent, agent_out = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        os.dup2(read_side, 0)
+        os.dup2(agent_out, 1)
+        for fd in (read_side, to_agent, from_agent, agent_out):
+            os.close(fd)
+        os.set_inheritable(ring.fd, True)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a freshly started process has it
+        limit = payload.get("memory_limit")
+        if limit:
+            import resource  # in the forked child only
+
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        if payload.get("runtime") == "cpp":  # its first phase: from here to its main
+            env["WARMSCOPE_SPAWN_NS"] = str(time.monotonic_ns())
+        os.execve(command[0], command, env)
+    os.close(read_side)
+    os.close(agent_out)
+    return pid, to_agent, from_agent
 
 
 if __name__ == "__main__":
