@@ -170,11 +170,15 @@ def _trust_native_consent(settings: RunSettings) -> list[str]:
     return [f"--trust-native: runs the compiled native code the package {settings.target} holds"]
 
 
+# Every run setting, declared once: its field (type and default) carries its ``Setting``
+# (options, kind, reproduce-line form, compared, trusted), in five groups. ``RunFields`` puts
+# them together in the order ``--help`` lists their options; ``RunSettings`` adds what is done
+# with them.
+
+
 @dataclass
-class RunFields:
-    """Every run setting, declared once: its field (type and default) carries its ``Setting``
-    (options, kind, reproduce-line form, compared, trusted). The fields are in the order
-    ``--help`` lists their options; ``settings.RunSettings`` adds what is done with them."""
+class WhatRuns:
+    """The target, its inputs and the order of its shapes."""
 
     target: str = field(
         default="",
@@ -344,6 +348,11 @@ class RunFields:
     )
     """After the run: for each, sleep that long then time one call, three times."""
 
+
+@dataclass
+class HowItRuns:
+    """The executor knobs, the preset, the child's environment and torch's config."""
+
     knobs: dict[str, Any] = field(
         default_factory=default_values,
         metadata=setting(
@@ -443,6 +452,11 @@ class RunFields:
     )
     """``--set dynamo.NAME=VALUE`` / ``inductor.NAME=VALUE``, as typed."""
 
+
+@dataclass
+class HowLong:
+    """How long the run goes on."""
+
     iters: int = field(
         default=DEFAULT_ITERS,
         metadata=setting(
@@ -491,6 +505,12 @@ class RunFields:
             ),
         ),
     )
+
+
+@dataclass
+class WhereAndWhat:
+    """What runs around the model and where: a recipe, the memory cap, the interpreter, the
+    host, the compile cache, and the trust a file's code needs."""
 
     recipe: str | None = field(
         default=None,
@@ -624,6 +644,11 @@ class RunFields:
             consent=_trust_native_consent,
         ),
     )
+
+
+@dataclass
+class WhatIsCaptured:
+    """What the run records beside its timings: logs, profiles, explanations, samples."""
 
     jit_log: str | None = field(
         default=None,
@@ -791,6 +816,12 @@ class RunFields:
         ),
     )
     """How often the sampler reads the child's CPU and memory; no option sets it."""
+
+
+@dataclass
+class RunFields(WhatIsCaptured, WhereAndWhat, HowLong, HowItRuns, WhatRuns):
+    """Every run setting: the groups' fields, in their order (a dataclass takes its bases'
+    fields from the last base to the first)."""
 
 
 def _made(f: Field[Any]) -> Setting:
