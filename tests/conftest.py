@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -78,6 +79,49 @@ def wait_gone(run_id: str, within: float) -> list[int]:
     return left
 
 
+def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test run's temporary root: under xdist, popen-gwN's parent, one folder for every
+    worker, so a thing built once (under a lock) serves them all."""
+    root = tmp_path_factory.getbasetemp()
+    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+
+
+BUILD_AOTI = """
+import sys, torch
+sys.path.insert(0, sys.argv[2])
+from factories import TwoInputs
+with torch.no_grad():
+    program = torch.export.export(TwoInputs().eval(), (torch.randn(4, 16), torch.randn(4, 8)))
+    torch._inductor.aoti_compile_and_package(program, package_path=sys.argv[1])
+"""
+
+
+@pytest.fixture(scope="session")
+def aoti_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A two-input model's AOTInductor package (``factories.TwoInputs``, inputs 4x16 and 4x8),
+    compiled by torch with the C++ compiler once per test run: a minute of CPU that the
+    Python and the C++ runtime's tests share. Skipped, with the reason, without a compiler."""
+    from filelock import FileLock  # torch's own dependency
+
+    if not (shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++")):
+        pytest.skip("no C++ compiler (g++ or c++): AOTInductor cannot build a package")
+    root = shared_folder(tmp_path_factory)
+    path = root / "aoti" / "two_inputs.pt2"
+    with FileLock(str(root / "aoti.lock")):
+        if not path.exists():
+            path.parent.mkdir(exist_ok=True)
+            partial = path.with_suffix(".partial.pt2")
+            subprocess.run(
+                [sys.executable, "-c", BUILD_AOTI, str(partial), str(TARGETS)],
+                check=True,
+                env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(root / "aoti" / "cache")),
+                capture_output=True,
+                timeout=600,
+            )
+            partial.rename(path)
+    return path
+
+
 @pytest.fixture(scope="session")
 def cpp_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The C++ agent (``--runtime cpp``), built once per test run: every worker of the run
@@ -90,9 +134,7 @@ def cpp_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
         cpp_build.compiler()
     except cpp_build.BuildError as exc:
         pytest.skip(str(exc))
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # popen-gwN's parent: the same folder for every worker
+    root = shared_folder(tmp_path_factory)
     # Inherited by the `warmscope` commands the tests start too.
     os.environ.setdefault(cpp_build.CACHE_VAR, str(root / "cpp-cache"))
     return cpp_build.build(cpp_build.agent_for(None))

@@ -4,46 +4,17 @@ fed the inputs its compiled wrapper checks for, or those given."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import warmscope
 
-BUILD = """
-import sys, torch
-
-class TwoInputs(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(16, 8)
-
-    def forward(self, x, y):
-        return torch.relu(self.lin(x)) + y
-
-with torch.no_grad():
-    program = torch.export.export(TwoInputs().eval(), (torch.randn(4, 16), torch.randn(4, 8)))
-    torch._inductor.aoti_compile_and_package(program, package_path=sys.argv[1])
-"""
-
 
 @pytest.fixture(scope="module")
-def package(cpp_agent: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A two-input model's package (a minute or so: torch compiles it with the C++ compiler
-    the agent was built with)."""
-    path = tmp_path_factory.mktemp("aoti") / "two_inputs.pt2"
-    cache = tmp_path_factory.mktemp("inductor_cache")
-    subprocess.run(
-        [sys.executable, "-c", BUILD, str(path)],
-        check=True,
-        env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache)),
-        capture_output=True,
-        timeout=600,
-    )
-    return path
+def package(cpp_agent: Path, aoti_package: Path) -> Path:
+    """The test run's two-input package (conftest), with the C++ agent built to run it."""
+    return aoti_package
 
 
 def test_a_package_runs_in_cpp_with_the_inputs_it_records(
@@ -56,6 +27,7 @@ def test_a_package_runs_in_cpp_with_the_inputs_it_records(
         str(package),
         "--runtime",
         "cpp",
+        "--trust-native",
         "--iters",
         "20",
         "--no-explain",
@@ -80,6 +52,7 @@ def test_a_package_takes_inputs_given_positionally_and_refuses_names(
         str(package),
         "--runtime",
         "cpp",
+        "--trust-native",
         "--input",
         "4x16:ones",
         "--input",
@@ -91,7 +64,17 @@ def test_a_package_takes_inputs_given_positionally_and_refuses_names(
     )
     assert r.code == 0, r.stderr
     assert r.doc is not None and r.doc["inputs"] == ["float32[4,16]", "float32[4,8]"]
-    named = warmscope("run", str(package), "--runtime", "cpp", "--input", "x=4x16", "--iters", "2")
+    named = warmscope(
+        "run",
+        str(package),
+        "--runtime",
+        "cpp",
+        "--trust-native",
+        "--input",
+        "x=4x16",
+        "--iters",
+        "2",
+    )
     assert named.code == 2
     assert "positionally" in named.stderr and len(named.stderr.strip().splitlines()) == 1
 
@@ -104,6 +87,7 @@ def test_a_package_fed_the_wrong_shape_fails_with_the_packages_own_check(
         str(package),
         "--runtime",
         "cpp",
+        "--trust-native",
         "--input",
         "4x15",
         "--input",

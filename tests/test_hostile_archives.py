@@ -99,8 +99,9 @@ def test_a_packages_native_code_runs_only_with_trust_native(
 
 
 def deflated_bomb(path: Path, member: str, extra: dict[str, bytes]) -> None:
-    """A 1 MB zip whose ``member`` inflates to 1 GiB of spaces."""
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+    """A 1 MB zip whose ``member`` inflates to 1 GiB of spaces (level 6 packs spaces as
+    tightly as 9 does, in half the time)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
         for name, data in extra.items():
             zf.writestr(name, data)
         with zf.open(member, "w", force_zip64=True) as f:
@@ -120,9 +121,8 @@ def bombs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     program = tmp / "model.pt2"
     deflated_bomb(program, "b/models/model.json", {"b/archive_format": b"pt2"})
-    inputs = tmp / "inputs.pt"
-    deflated_bomb(inputs, "b/data.pkl", {})
-    return {"script": script, "program": program, "inputs": inputs}
+    # An inputs file is any zip: the script's bomb serves (each bomb is seconds of deflate).
+    return {"script": script, "program": program, "inputs": script}
 
 
 @pytest.mark.parametrize("kind", ["script", "program"])

@@ -12,6 +12,17 @@ class Tiny(torch.nn.Module):
         return torch.relu(self.linear(x))
 
 
+class TwoInputs(torch.nn.Module):
+    """The AOTInductor package's model (tests/conftest.py builds it once per test run)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(16, 8)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.lin(x)) + y
+
+
 def tiny() -> torch.nn.Module:
     return Tiny()
 
