@@ -16,6 +16,7 @@ from warmscope.core.data import env_keys, first_call
 from warmscope.core.data.breakdown import diff, steady_reference
 from warmscope.core.data.run import RunData
 from warmscope.core.output.digest import (
+    RunDigest,
     device_text,
     digest,
     event_list_text,
@@ -30,13 +31,38 @@ MAX_DIFF_ROWS = 8
 
 
 def report(data: RunData, compared: RunData | None = None) -> str:
+    """The run as Markdown: one section after another, each from the run's digest (the rows
+    the command line renders) and its record."""
     d = digest(data, max_warmup=MAX_WARMUP_ROWS)
-    s = d.summary
-    env = data.env
-    out = [f"# warmscope report: `{d.target}`", ""]
     status = f"**{d.status}**" + (f" ({d.status_detail})" if d.status_detail else "")
-    out += [f"Run of {data.started or 'unknown time'}: {status}.", ""]
+    out = [
+        f"# warmscope report: `{d.target}`",
+        "",
+        f"Run of {data.started or 'unknown time'}: {status}.",
+        "",
+    ]
+    out += _environment(data)
+    out += _settings(d, data)
+    out += _latency(d, data)
+    out += _memory(d)
+    out += _shapes(d)
+    out += _idle_probe(d, data)
+    out += _device(d)
+    out += _warmup(d)
+    out += _causes(d)
+    out += _profiles(d, data)
+    out += _graphs(data)
+    found = hints(data, compared)
+    if found:
+        out += ["## Hints", ""] + [f"- {h}" for h in found] + [""]
+    out += ["## Reproduce", "", "```sh", shlex.join(reproduce(data)), "```", ""]
+    return "\n".join(out)
 
+
+def _environment(data: RunData) -> list[str]:
+    """Versions, CPU, threads and GPU."""
+    out: list[str] = []
+    env = data.env
     out += ["## Environment", "", "| | |", "| --- | --- |"]
     rows = [
         *env_keys.rows(env, ("warmscope", "torch", "python")),
@@ -53,7 +79,12 @@ def report(data: RunData, compared: RunData | None = None) -> str:
     ]
     out += [f"| {k} | {v} |" for k, v in rows if v not in (None, "")]
     out.append("")
+    return out
 
+
+def _settings(d: RunDigest, data: RunData) -> list[str]:
+    """The knobs that differ from the defaults, the mode, inputs and shapes."""
+    out: list[str] = []
     out += ["## Settings", ""]
     if d.changed:
         out += [f"- `{k}` = `{v}`" for k, v in d.changed.items()]
@@ -72,7 +103,13 @@ def report(data: RunData, compared: RunData | None = None) -> str:
     if settings.gap:
         out.append(f"- idle gap before every iteration: {settings.gap:g} s")
     out.append("")
+    return out
 
+
+def _latency(d: RunDigest, data: RunData) -> list[str]:
+    """The latency summary, its warnings and what came before the first call."""
+    out: list[str] = []
+    s = d.summary
     out += [
         "## Latency (ms)",
         "",
@@ -112,10 +149,20 @@ def report(data: RunData, compared: RunData | None = None) -> str:
             + "."
         )
     out.append("")
+    return out
 
+
+def _memory(d: RunDigest) -> list[str]:
+    """The child's peak memory."""
+    out: list[str] = []
     if d.memory:
         out += [f"Peak memory of the child: {memory_text(d.memory)}.", ""]
+    return out
 
+
+def _shapes(d: RunDigest) -> list[str]:
+    """Each shape's first call against its own steady p50."""
+    out: list[str] = []
     if d.shapes:
         out += [
             "## Shapes",
@@ -134,7 +181,12 @@ def report(data: RunData, compared: RunData | None = None) -> str:
                 f"| {c.ratio} | {c.steady_from} | {titles} |"
             )
         out.append("")
+    return out
 
+
+def _idle_probe(d: RunDigest, data: RunData) -> list[str]:
+    """Calls after idle gaps against the steady p50."""
+    out: list[str] = []
     if d.idle_probe:
         out += [
             "## After idle gaps",
@@ -151,13 +203,23 @@ def report(data: RunData, compared: RunData | None = None) -> str:
             ratios = ", ".join(f"{v:.2f}×" for v in r["vs_p50"]) if r["vs_p50"] else "-"
             out.append(f"| {r['idle_s']:g} | {times} | {ratios} |")
         out.append("")
+    return out
 
+
+def _device(d: RunDigest) -> list[str]:
+    """Device time, where CUDA events timed the calls."""
+    out: list[str] = []
     if d.device is not None:
         out += [
             f"Device time (CUDA events around each call): {device_text(d.device, why=True)}.",
             "",
         ]
+    return out
 
+
+def _warmup(d: RunDigest) -> list[str]:
+    """The warm-up iterations with their labels and events."""
+    out: list[str] = []
     if d.warmup:
         out += [
             "## Warm-up iterations",
@@ -169,7 +231,12 @@ def report(data: RunData, compared: RunData | None = None) -> str:
             titles = row.titles_text().replace("|", "\\|")
             out.append(f"| {row.iteration} | {row.ms:.3f} | {row.label_text} | {titles} |")
         out.append("")
+    return out
 
+
+def _causes(d: RunDigest) -> list[str]:
+    """The named causes of the slow calls."""
+    out: list[str] = []
     if d.causes:
         out += [
             "## Why the slow calls were slow",
@@ -186,8 +253,13 @@ def report(data: RunData, compared: RunData | None = None) -> str:
             evidence = cause.evidence.replace("|", "\\|")
             out.append(f"| {when} | {cause.name} | {timed} | {evidence} |")
         out.append("")
+    return out
 
-    ref = steady_reference(data.profiles, s.steady_from)
+
+def _profiles(d: RunDigest, data: RunData) -> list[str]:
+    """Where the profiled iterations' time went against a steady one."""
+    out: list[str] = []
+    ref = steady_reference(data.profiles, d.summary.steady_from)
     slow = [i for i in sorted(data.profiles) if i != ref]
     if data.profiles:
         out += ["## Where the time went", ""]
@@ -233,11 +305,13 @@ def report(data: RunData, compared: RunData | None = None) -> str:
                     "| operator | here | steady | adds | calls |",
                     "| --- | ---: | ---: | ---: | ---: |",
                 ]
-                for d in rows_:
-                    calls = f"{d.calls_slow}/{d.calls_steady}" if d.kind != "unaccounted" else ""
-                    steady_ms = ms(d.steady_ms) if d.kind != "only here" else "not run"
+                for row in rows_:
+                    calls = (
+                        f"{row.calls_slow}/{row.calls_steady}" if row.kind != "unaccounted" else ""
+                    )
+                    steady_ms = ms(row.steady_ms) if row.kind != "only here" else "not run"
                     out.append(
-                        f"| `{d.name}` | {ms(d.slow_ms)} | {steady_ms} | {ms(d.added_ms)} | {calls} |"
+                        f"| `{row.name}` | {ms(row.slow_ms)} | {steady_ms} | {ms(row.added_ms)} | {calls} |"
                     )
                 out.append("")
         else:
@@ -252,20 +326,19 @@ def report(data: RunData, compared: RunData | None = None) -> str:
                 + ", ".join(f"`{t}`" for t in traces),
                 "",
             ]
+    return out
 
+
+def _graphs(data: RunData) -> list[str]:
+    """The TorchScript graphs as loaded and as last executed."""
+    out: list[str] = []
     if data.graphs:
         out += ["## TorchScript graphs", ""]
         loaded = graph_facts(data.graphs.get("graph", "")).text()
         optimized = graph_facts(data.graphs.get("optimized", "")).text()
         out.append(f"Graph as loaded: {loaded}. Graph executed last, once warm: {optimized}.")
         out.append("")
-
-    found = hints(data, compared)
-    if found:
-        out += ["## Hints", ""] + [f"- {h}" for h in found] + [""]
-
-    out += ["## Reproduce", "", "```sh", shlex.join(reproduce(data)), "```", ""]
-    return "\n".join(out)
+    return out
 
 
 def reproduce(data: RunData) -> list[str]:
