@@ -72,7 +72,27 @@ def emit_cpp(recipe: dict[str, Any], target: str = "") -> str:
     if any(s.get("name") for s in specs):
         raise CppRecipeError("libtorch's forward takes positional inputs only (no NAME=)")
     shapes = recipe["shapes"] or [{}]
-    dtype = recipe.get("dtype")
+    return "\n".join(
+        [
+            *_head(recipe, target),
+            *_make_inputs(recipe, specs, shapes),
+            *_prepare(recipe, shapes),
+            *_main(recipe),
+        ]
+    )
+
+
+def _grad_guard(recipe: dict[str, Any]) -> str | None:
+    """The guard a recipe's calls run under (none where grad mode is enabled)."""
+    if recipe.get("grad_mode") == "enabled":
+        return None
+    if recipe.get("grad_mode") == "inference_mode":
+        return "c10::InferenceMode guard;"
+    return "torch::NoGradGuard guard;"
+
+
+def _head(recipe: dict[str, Any], target: str) -> list[str]:
+    """What the file is, and its includes."""
     out: list[str] = []
     add = out.append
     add(f"// Warm-up recipe for libtorch: {recipe['label']}.")
@@ -90,6 +110,16 @@ def emit_cpp(recipe: dict[str, Any], target: str = "") -> str:
     add("#include <string>")
     add("#include <vector>")
     add("")
+    return out
+
+
+def _make_inputs(
+    recipe: dict[str, Any], specs: list[dict[str, Any]], shapes: list[dict[str, int]]
+) -> list[str]:
+    """``make_inputs(shape)``: one call's inputs for each shape, as the measured runs made them."""
+    dtype = recipe.get("dtype")
+    out: list[str] = []
+    add = out.append
     add("// One call's inputs for each declared shape, as the measured runs made them.")
     add("static std::vector<torch::jit::IValue> make_inputs(int shape) {")
     add(f"  auto gen = at::detail::createCPUGenerator({int(recipe.get('seed') or 0)});")
@@ -111,6 +141,13 @@ def emit_cpp(recipe: dict[str, Any], target: str = "") -> str:
     )
     add(f"static const char* kShapeNames[] = {{{names}}};")
     add("")
+    return out
+
+
+def _prepare(recipe: dict[str, Any], shapes: list[dict[str, int]]) -> list[str]:
+    """``prepare(module)``: the settings, then the warm-up calls."""
+    out: list[str] = []
+    add = out.append
     add("torch::jit::Module prepare(torch::jit::Module module) {")
     if recipe.get("threads"):
         add(f"  at::set_num_threads({int(recipe['threads'])});  // as measured")
@@ -130,13 +167,8 @@ def emit_cpp(recipe: dict[str, Any], target: str = "") -> str:
     add("  module.eval();")
     if recipe.get("freeze"):
         add("  module = torch::jit::freeze(module);")
-    grad = (
-        "c10::InferenceMode guard;"
-        if recipe.get("grad_mode") == "inference_mode"
-        else "torch::NoGradGuard guard;"
-    )
-    if recipe.get("grad_mode") != "enabled":
-        add(f"  {grad}")
+    if (guard := _grad_guard(recipe)) is not None:
+        add(f"  {guard}")
     for call in recipe["calls"]:
         index = shapes.index(call["dims"]) if call["dims"] in shapes else 0
         why = f": {call['why']}" if call.get("why") else ""
@@ -147,6 +179,14 @@ def emit_cpp(recipe: dict[str, Any], target: str = "") -> str:
     add("  return module;")
     add("}")
     add("")
+    return out
+
+
+def _main(recipe: dict[str, Any]) -> list[str]:
+    """A ``main`` that prepares a model and serves each shape twice (``WARMUP_NO_MAIN`` leaves it
+    out where the file is built into a library)."""
+    out: list[str] = []
+    add = out.append
     add("#ifndef WARMUP_NO_MAIN")
     add("int main(int argc, char** argv) {")
     add("  if (argc < 2) {")
@@ -159,8 +199,8 @@ def emit_cpp(recipe: dict[str, Any], target: str = "") -> str:
     add("    return std::chrono::duration<double, std::milli>(b - a).count();")
     add("  };")
     add('  std::printf("prepared in %.1f ms\\n", ms(started, std::chrono::steady_clock::now()));')
-    if recipe.get("grad_mode") != "enabled":
-        add(f"  {grad}")
+    if (guard := _grad_guard(recipe)) is not None:
+        add(f"  {guard}")
     add("  // Serve every shape in reverse order: the first call of each, then a second one.")
     add("  for (int k = kShapes - 1; k >= 0; --k) {")
     add("    auto inputs = make_inputs(k);")
@@ -176,7 +216,7 @@ def emit_cpp(recipe: dict[str, Any], target: str = "") -> str:
     add("}")
     add("#endif")
     add("")
-    return "\n".join(out)
+    return out
 
 
 def shape_name(shapes: list[dict[str, int]], index: int) -> str:
