@@ -294,111 +294,147 @@ def _profile_causes(
     """What the profile of call ``i`` shows against a steady call of its shape."""
     from warmscope.core.data.trace_evidence import from_profile
 
-    slow = found or from_profile(profile)
-    base_ev: Evidence | None = None
+    base: Evidence | None = None
     if steady is not None:
-        base_ev = evidence(int(steady["iteration"])) or from_profile(steady)
-    base = base_ev or Evidence()
-    source = "profile (separate process)" if profile.get("separate") else "profile"
-    wall = float(profile.get("wall_ms") or 0.0)
-    least = max(0.1, 0.01 * wall)
-    ops = {op["name"]: op for op in profile.get("ops", []) if isinstance(op, dict)}
-    steady_ops = {op["name"]: op for op in (steady or {}).get("ops", []) if isinstance(op, dict)}
+        base = evidence(int(steady["iteration"])) or from_profile(steady)
+    against = _AgainstSteady(data, i, profile, steady, found or from_profile(profile), base)
+    return [
+        *against.cudnn_autotuning(),
+        *against.library_first_use(),
+        *against.lazy_loading(),
+        *against.allocator_growth(),
+    ]
 
-    def added(name: str, key: str = "self_ms") -> float:
-        mine = float(ops.get(name, {}).get(key) or 0.0)
-        theirs = float(steady_ops.get(name, {}).get(key) or 0.0)
+
+class _AgainstSteady:
+    """One profiled call held against a steady call of its shape: each method names one cause
+    from what the call did that the steady one did not. An operator one cause claims is not
+    counted by the next."""
+
+    def __init__(
+        self,
+        data: RunData,
+        i: int,
+        profile: dict[str, Any],
+        steady: dict[str, Any] | None,
+        slow: Evidence,
+        base: Evidence | None,
+    ) -> None:
+        self.data = data
+        self.i = i
+        self.slow = slow
+        self.base = base or Evidence()
+        self.source = "profile (separate process)" if profile.get("separate") else "profile"
+        wall = float(profile.get("wall_ms") or 0.0)
+        self.least = max(0.1, 0.01 * wall)  # below this an operator's excess is not a cause
+        self.ops = {op["name"]: op for op in profile.get("ops", []) if isinstance(op, dict)}
+        self.steady_ops = {
+            op["name"]: op for op in (steady or {}).get("ops", []) if isinstance(op, dict)
+        }
+        self.claimed: set[str] = set()
+
+    def added(self, name: str, key: str = "self_ms") -> float:
+        mine = float(self.ops.get(name, {}).get(key) or 0.0)
+        theirs = float(self.steady_ops.get(name, {}).get(key) or 0.0)
         return mine - theirs
 
-    def ratio(name: str) -> float:
-        theirs = float(steady_ops.get(name, {}).get("self_ms") or 0.0)
-        mine = float(ops.get(name, {}).get("self_ms") or 0.0)
+    def ratio(self, name: str) -> float:
+        theirs = float(self.steady_ops.get(name, {}).get("self_ms") or 0.0)
+        mine = float(self.ops.get(name, {}).get("self_ms") or 0.0)
         return mine / theirs if theirs > 0 else float("inf")
 
-    out: list[Cause] = []
-    claimed: set[str] = set()
-    benchmark = _cudnn_benchmark(data)
-    first_of_process = i == 0  # the process's first call on CUDA
+    def cudnn_autotuning(self) -> list[Cause]:
+        """Its timing calls inside a cuDNN convolution, which steady's lacks."""
+        slow, base, out = self.slow, self.base, []
+        benchmark = _cudnn_benchmark(self.data)
+        for op in sorted(n for n in self.ops if n.startswith(CUDNN_PREFIX) and "convolution" in n):
+            timing = slow.inside_count(op, TIMING) - base.inside_count(op, TIMING)
+            events_made = slow.count(TIMING) - base.count(TIMING)
+            tuned = timing > 0 or (
+                not slow.inside
+                and benchmark is not False
+                and events_made > 0
+                and self.added(op) > self.least
+            )
+            if not tuned or self.added(op, "total_ms") < self.least:
+                continue
+            launches = slow.count(LAUNCHES) - base.count(LAUNCHES)
+            calls = (
+                f"{timing} timing calls in {op}" if timing > 0 else f"{events_made} timing calls"
+            )
+            if launches > 0:
+                calls += f", {launches} more launches than steady"
+            with_first = " with cuDNN's first use" if self.i == 0 else ""  # the process's first
+            name = CUDNN_AUTOTUNING + with_first
+            out.append(Cause(name, self.i, self.added(op, "total_ms"), calls, source=self.source))
+            self.claimed.add(op)
+        return out
 
-    # cuDNN autotuning: its timing calls inside a cuDNN convolution, which steady's lacks.
-    for op in sorted(n for n in ops if n.startswith(CUDNN_PREFIX) and "convolution" in n):
-        timing = slow.inside_count(op, TIMING) - base.inside_count(op, TIMING)
-        events_made = slow.count(TIMING) - base.count(TIMING)
-        tuned = timing > 0 or (
-            not slow.inside and benchmark is not False and events_made > 0 and added(op) > least
-        )
-        if not tuned or added(op, "total_ms") < least:
-            continue
-        launches = slow.count(LAUNCHES) - base.count(LAUNCHES)
-        calls = f"{timing} timing calls in {op}" if timing > 0 else f"{events_made} timing calls"
-        if launches > 0:
-            calls += f", {launches} more launches than steady"
-        with_first = " with cuDNN's first use" if first_of_process else ""
-        out.append(
-            Cause(CUDNN_AUTOTUNING + with_first, i, added(op, "total_ms"), calls, source=source)
-        )
-        claimed.add(op)
-
-    # cuBLAS / cuDNN / attention first use: the library operator's own time, far above steady.
-    eager = _module_loading(data) == "EAGER"
-    first_use: dict[str, list[tuple[str, float]]] = {}
-    for name in ops:
-        if name in claimed:
-            continue
-        if name in GEMM_OPS:
-            kind = CUBLAS_FIRST_USE
-        elif name.startswith(CUDNN_PREFIX):
-            kind = CUDNN_FIRST_USE
-        elif name in ATTENTION_OPS:
-            kind = LIBRARY_FIRST_USE
-        else:
-            continue
-        extra = added(name)
-        if extra >= least and ratio(name) >= FIRST_USE_RATIO:
-            first_use.setdefault(kind, []).append((name, extra))
-            claimed.add(name)
-    for kind, found_ops in first_use.items():
-        total = sum(ms for _, ms in found_ops)
-        what = ", ".join(n.removeprefix("aten::") for n, _ in found_ops)
+    def library_first_use(self) -> list[Cause]:
+        """cuBLAS / cuDNN / attention first use: the library operator's own time, far above
+        steady."""
+        eager = _module_loading(self.data) == "EAGER"
+        first_use: dict[str, list[tuple[str, float]]] = {}
+        for name in self.ops:
+            if name in self.claimed:
+                continue
+            if name in GEMM_OPS:
+                kind = CUBLAS_FIRST_USE
+            elif name.startswith(CUDNN_PREFIX):
+                kind = CUDNN_FIRST_USE
+            elif name in ATTENTION_OPS:
+                kind = LIBRARY_FIRST_USE
+            else:
+                continue
+            extra = self.added(name)
+            if extra >= self.least and self.ratio(name) >= FIRST_USE_RATIO:
+                first_use.setdefault(kind, []).append((name, extra))
+                self.claimed.add(name)
         why = (
             "every kernel of the library loaded (module loading EAGER)"
             if eager
-            else ("handle, workspace and library load: time no kernel or runtime call covers")
+            else "handle, workspace and library load: time no kernel or runtime call covers"
         )
-        out.append(Cause(kind, i, total, f"{what}: {why}", source=source))
+        out = []
+        for kind, found_ops in first_use.items():
+            total = sum(ms for _, ms in found_ops)
+            what = ", ".join(n.removeprefix("aten::") for n, _ in found_ops)
+            out.append(Cause(kind, self.i, total, f"{what}: {why}", source=self.source))
+        return out
 
-    # CUDA lazy loading: CUPTI's records, and the first launches they slowed.
-    loads = slow.count(MODULE_LOADING) - base.count(MODULE_LOADING)
-    if loads > 0:
+    def lazy_loading(self) -> list[Cause]:
+        """CUDA lazy loading: CUPTI's records, and the first launches they slowed."""
+        slow, base = self.slow, self.base
+        loads = slow.count(MODULE_LOADING) - base.count(MODULE_LOADING)
+        if loads <= 0:
+            return []
         load_ms = slow.ms(MODULE_LOADING) - base.ms(MODULE_LOADING)
         slowed = [
-            (n, added(n))
-            for n in ops
-            if n not in claimed
+            (n, self.added(n))
+            for n in self.ops
+            if n not in self.claimed
             and n.startswith("aten::")
-            and added(n) >= least
-            and ratio(n) >= FIRST_USE_RATIO
-            and float(ops[n].get("self_ms") or 0.0) >= float(ops[n].get("total_ms") or 0.0) * 0.5
+            and self.added(n) >= self.least
+            and self.ratio(n) >= FIRST_USE_RATIO
+            and float(self.ops[n].get("self_ms") or 0.0)
+            >= float(self.ops[n].get("total_ms") or 0.0) * 0.5
         ]
         launch_ms = max(0.0, slow.ms(LAUNCHES) - base.ms(LAUNCHES))
         ms = max(0.0, load_ms) + launch_ms + sum(m for _, m in slowed)
         first = f", first launches of {', '.join(n.removeprefix('aten::') for n, _ in slowed)}"
-        out.append(
-            Cause(
-                LAZY_LOADING,
-                i,
-                ms,
-                f"{loads} module/function loads (CUPTI){first if slowed else ''}",
-                source=source,
-            )
-        )
+        what = f"{loads} module/function loads (CUPTI){first if slowed else ''}"
+        return [Cause(LAZY_LOADING, self.i, ms, what, source=self.source)]
 
-    # Caching-allocator growth: cudaMalloc in the call.
-    mallocs = slow.count(("cudaMalloc", "cudaMallocAsync")) - base.count(("cudaMalloc",))
-    malloc_ms = slow.ms(("cudaMalloc", "cudaMallocAsync")) - base.ms(("cudaMalloc",))
-    if mallocs > 0 and malloc_ms >= least / 10:
-        out.append(Cause(ALLOCATOR, i, malloc_ms, f"{mallocs} cudaMalloc", source=source))
-    return out
+    def allocator_growth(self) -> list[Cause]:
+        """Caching-allocator growth: cudaMalloc in the call."""
+        slow, base = self.slow, self.base
+        mallocs = slow.count(("cudaMalloc", "cudaMallocAsync")) - base.count(("cudaMalloc",))
+        malloc_ms = slow.ms(("cudaMalloc", "cudaMallocAsync")) - base.ms(("cudaMalloc",))
+        if mallocs > 0 and malloc_ms >= self.least / 10:
+            return [
+                Cause(ALLOCATOR, self.i, malloc_ms, f"{mallocs} cudaMalloc", source=self.source)
+            ]
+        return []
 
 
 UNSEEN = "not seen by the profiler"
