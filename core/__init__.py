@@ -1,6 +1,17 @@
 """warmscope core: everything that is not drawing. Never imports Textual, nor torch at import.
 
-Each sub-package is one role; each module one idea.
+Each sub-package is one role; each module one idea. The layers, lowest first (import-linter's
+contracts in pyproject.toml hold them, run by ``make lint``): base/ < data/ < output/ < run/,
+and above them the front ends, cli/ and tui/. child/ lies below them all: it imports nothing
+of the parent, and the parent reads a few of its declarations (``protocol``, ``knobs``,
+``outcome``).
+A module lower down never imports one higher up; siblings within a layer import without cycles.
+
+base/ — what every layer uses, with no idea of a run.
+    safe_text   text from a child, a model or a file made safe to show on a terminal
+    units       latencies and rates as people read them, one unit picker for values and columns
+    sizes       sizes as people write them (``--memory-limit 512M``)
+    files       files written whole or not at all: beside, then renamed
 
 child/ — what runs in the child. The agent loads this folder whole, by path, as the package
 ``_warmscope_child``: the standard library only at import, torch passed in (a test imports every
@@ -16,6 +27,8 @@ module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and
     protocol    the message format between agent and parent; markers and their per-run secret
     knobs       every executor knob, declared once
     outcome     run statuses, exit codes, the error root
+    inputs      one call's input tensors from their specs, dimensions and seed (the recipe
+                embeds this module, so a recipe's inputs are the measured run's)
     ring        the shared-memory ring of iteration timings a crash cannot take away
     gpu_sampler the run's GPU through NVML (the module handed in): here and beside a remote agent
     opprofile   the operator breakdown of a profiled iteration
@@ -44,61 +57,76 @@ run/ — the parent's run machinery.
     guardian    ends the run's processes if warmscope itself dies
     launcher    children started at warmscope's own priority; the observer kept out of the way
     remote      ``--host``: the agent on another machine over one ``ssh`` connection
-    remote_target  a file target over ``--host``: a path there, checked there, asked once
+    remote_target  a file target over ``--host``: a path there, checked there, asked once;
+                where a run's host comes from (``resolve``)
     shipment    the local files a run names (recipe, its artifact, inputs) sent where the child
                 runs, and what it makes beside them brought back (``--host``, Ray)
     hangup      SIGHUP and SIGTERM: the terminal detached, the runs ended (CLI and TUI)
     sampler     CPU and memory of the child, from outside; its GPU through ``gpu_sampler``
     jitlog      C++ JIT log lines into events; the label of an iteration
-    compile_cache  the inductor/triton cache a compile run gets: cold, warm or the user's
+    compile_cache  the inductor/triton cache folders and their environment (the policy is
+                ``data/settings/compile_cache``)
     sweep       cells × fresh processes, interleaved (``warmscope sweep``, ``run --repeat``)
     ray_executor  a sweep's processes as Ray tasks, a whole node each (``--executor ray``)
     warmup      observe, propose and verify warm-up recipes (``warmscope warmup``)
     version     warmscope's own version
 
-data/ — the data model.
+data/ — the data model: records, settings and what can be computed from them alone.
     run         ``RunData`` (one run), ``Cursor``/``Update`` (what a consumer takes since its
                 last look) and ``LiveRun`` (what a view needs of a run in progress)
+    settings/   a run's settings, declared once: ``run_settings`` (``RunSettings``), ``fields``
+                (every setting as a field: option, kind, reproduce-line form, compared,
+                trusted), ``setting`` (how a declaration is read, written and shown; the
+                presets), ``compile_cache`` (the one compile-cache policy)
     schema      each record line kind declared once: its check and its fold (``KINDS``)
     fold        agent messages into record lines, folded by ``schema``, live and replayed alike
-    record      the run record on disk: writing it safely (names, locks, the side file)
+    record      the run record on disk: writing it safely (names, the side file)
+    record_lock whether a live run is writing a record (its writer's ``flock``)
     reading     a record read back, within bounds whatever it declares; a live one says so
     follow      a record a live run is writing, followed as it grows (a ``LiveRun``)
     document    the ``--json`` document, written from ``RunData`` and read back through ``schema``
+    run_summary a run's ``summary``: its statistics and what its profiles say
     packing     a batch of iterations packed into one short record line, exact to the ns
-    run_fields  every run setting declared once, as a field with its options, kind,
-                reproduce-line form, whether compared and whether trusted
-    setting_fields  how such a declaration is read, written and shown; the presets
-    settings    ``RunSettings``: building, checking, copying and reading them
+    env_keys    every key of a run's ``env``: its writer, its shape, how it is shown
     targets     what a target string names
     cpp_runtime what ``--runtime cpp`` runs, and the one line that refuses the rest
     stats       latency statistics and when a run is steady (each shape against its own speed)
+    labels      an iteration's label: the known cause of its cost, from its events
     first_call  a slow first call no event explains: which, the process that profiles it, its
                 label
+    breakdown   where a slow iteration's time went, against a steady one (operator profiles)
+    trace_evidence  what a profiled call's CUDA activity says (runtime calls, CUPTI, kernels)
+    causes      why the slow calls were slow: each cause named from the run's own evidence
     intervals   medians with order-statistic 95% intervals, "within noise", a process's shape,
                 a noisy run's warnings
     racing      exact rank tests between a sweep's cells, valid under repeated looks;
                 racing (dropping cells) for adaptive sweeps; ratios with their intervals
+    sweep_schema    the sweep document's fields, each with the type a reader relies on
+    sweep_document  the sweep document read back like a record: whole, bounded, checked
 
-output/ — what is shown.
+output/ — what is shown, computed from data/.
     digest      the facts every view shows, computed once (status, warm-up rows, settings
                 that differ, graph facts, compared metrics, warnings)
-    sweep_digest  a sweep's facts, computed once into its document: statistics across
-                processes, the ranking, the break-even and the one-line answer
-    sweep_hosts  whether the machines a sweep ran on differ beyond noise (the host factor)
-    sweep_columns  the columns of a sweep's table, declared once (CLI text and report)
     text_views  the plain text the CLI prints: a run's summary, a sweep, runs compared
+    report      ``warmscope report``: a run as Markdown, a section from its digest each
+    export      ``--json``, CSV and Markdown of a run or a comparison
+    hints       plainly worded hints, each backed by what the record shows
     verdicts    when a comparison may call a difference (one process each, repeated
                 processes, the same settings twice) and the context that differs
-    report      ``warmscope report``; export: ``--json``, CSV, Markdown; hints; breakdown
-    recipe      a warm-up recipe and its Python file; recipe_cpp: the libtorch C++ one
+    sweep_stats the statistics a sweep's views share (medians with intervals, objectives)
+    sweep_digest  a sweep's facts, computed once into its document: statistics across
+                processes, the ranking, the break-even and the one-line answer
+    sweep_hosts whether the machines a sweep ran on differ beyond noise (the host factor)
+    sweep_columns  the columns of a sweep's table, declared once (CLI text and report)
+    recipe      a warm-up recipe and its Python file
+    recipe_cpp  a warm-up recipe as a libtorch C++ file, and the line that builds it
     warmup_verdict  a warm-up's verdicts: first calls within noise of steady, the candidate
                 chosen, the one-line answer
-    units       latencies and rates as people read them, one unit picker for values and columns
     gpu_readout the run's GPU as nvitop shows a device: each reading against its ceiling, N/A
                 where the device does not say, and the child's CUDA facts in one line
-    safe_text   strings made safe for a terminal
 
-cli/ — the command line: argparse and dispatch, one module a command (each imported when its
-command runs).
+cli/ (top level, ``warmscope.cli``) — the command line: argparse and dispatch, one module a
+command (each imported when its command runs). tui/ — the Textual app; it starts runs through
+run/ and never imports torch.
 """
+
