@@ -19,16 +19,18 @@ CALLED = ("better", "worse")
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Result, Result, Path]:
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Result, Result, Result]:
     """Two single runs of the same settings (one through ``--json -``, one with ``--json
-    PATH``) and a folder of four more."""
+    PATH``) and a folder of four more (its sweep document through ``--json -`` too)."""
     tmp = tmp_path_factory.mktemp("aa")
     a = warmscope("run", *TRIVIAL, "--record", str(tmp / "a.jsonl"), "--json", "-", cwd=tmp)
     b = warmscope("run", *TRIVIAL, "--record", str(tmp / "b.jsonl"), json_path=tmp / "b.json")
     assert a.code == 0 and b.code == 0, a.stderr + b.stderr
-    repeated = warmscope("run", *TRIVIAL, "--repeat", "4", "--record", str(tmp / "rep"), "--quiet")
+    repeated = warmscope(
+        "run", *TRIVIAL, "--repeat", "4", "--json", "-", "--record", "rep", cwd=tmp
+    )
     assert repeated.code == 0, repeated.stderr
-    return tmp, a, b, tmp / "rep"
+    return tmp, a, b, repeated
 
 
 def test_run_json_dash_writes_the_document_to_stdout_alone(runs: tuple) -> None:  # type: ignore[type-arg]
@@ -113,7 +115,8 @@ def test_bad_input_is_one_line_and_exit_2(runs: tuple, args: list[str], says: st
 
 
 def test_a_sweep_document_exports_as_itself_a_row_a_process_or_its_report(runs: tuple) -> None:  # type: ignore[type-arg]
-    tmp, _a, _b, rep = runs
+    tmp, *_ = runs
+    rep = tmp / "rep"
     as_json = warmscope("export", "rep/sweep.json", cwd=tmp)
     assert as_json.code == 0, as_json.stderr
     assert as_json.stdout == (rep / "sweep.json").read_text(), "the document, byte for byte"
@@ -133,13 +136,11 @@ def test_a_sweep_document_exports_as_itself_a_row_a_process_or_its_report(runs: 
 
 
 def test_json_dash_writes_a_sweeps_document_to_stdout_alone(runs: tuple) -> None:  # type: ignore[type-arg]
-    tmp, *_ = runs
-    r = warmscope("run", *TRIVIAL, "--repeat", "2", "--json", "-", "--record", "dash-rep", cwd=tmp)
-    assert r.code == 0, r.stderr
-    doc = json.loads(r.stdout)  # stdout is the document alone; the answer went to stderr
-    assert doc == json.loads((tmp / "dash-rep" / "sweep.json").read_text())
-    assert doc["finished"] == 2 and len(doc["cells"][0]["processes"]) == 2
-    assert "2 processes" in r.stderr
+    tmp, _a, _b, repeated = runs
+    doc = json.loads(repeated.stdout)  # stdout is the document alone; the answer went to stderr
+    assert doc == json.loads((tmp / "rep" / "sweep.json").read_text())
+    assert doc["finished"] == 4 and len(doc["cells"][0]["processes"]) == 4
+    assert "4 processes" in repeated.stderr
     assert not (tmp / "-").exists()
 
 

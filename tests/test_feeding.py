@@ -227,6 +227,7 @@ def test_gap_and_idle_probe(tmp_path: Path, record_dir: Path) -> None:
         "0.01",
         "--idle-probe",
         "0,0.05",
+        "--no-explain",
         json_path=tmp_path / "r.json",
     )
     assert r.code == 0, r.stderr

@@ -46,6 +46,7 @@ def run_hostile(tmp_path: Path, name: str, *extra: str, timeout: float = 90):  #
         "20",
         "--record",
         str(record),
+        "--no-explain",  # what is under test is the run; a profile process would double it
         *extra,
         json_path=tmp_path / "r.json",
         timeout=timeout,

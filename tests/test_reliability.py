@@ -126,6 +126,7 @@ def test_stderr_flood_neither_blocks_the_child_nor_grows_memory(tmp_path: Path) 
             "--iters",
             "400",
             "--quiet",
+            "--no-explain",
             "--record",
             str(record),
             "--json",
