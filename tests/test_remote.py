@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import FACTORIES, PLANTED, run_id_of, wait_gone, warmscope
+from tests.conftest import FACTORIES, PLANTED, Result, run_id_of, wait_gone, warmscope
 from tests.ssh_server import Server, ssh_server
 from warmscope.core.data.reading import read_run
 from warmscope.core.run.integrity import INTEGRITY
@@ -41,7 +41,12 @@ def _kinds_at(doc_events: list[dict[str, object]]) -> list[tuple[object, object,
     return [(e["kind"], e.get("iteration"), e["title"]) for e in doc_events]
 
 
-def test_a_run_over_host_matches_a_local_one(server: Server, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def over_host(
+    server: Server, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Result, Result]:
+    """sample:trivial run over ``--host`` and here, with the same arguments (shared)."""
+    tmp_path = tmp_path_factory.mktemp("over_host")
     args = ["run", "sample:trivial", "--iters", "20"]
     there = warmscope(
         *args,
@@ -59,6 +64,13 @@ def test_a_run_over_host_matches_a_local_one(server: Server, tmp_path: Path) -> 
         *args, "--record", str(tmp_path / "local.jsonl"), json_path=tmp_path / "local.json"
     )
     assert here.code == 0, here.stderr
+    return tmp_path, there, here
+
+
+def test_a_run_over_host_matches_a_local_one(
+    server: Server, over_host: tuple[Path, Result, Result]
+) -> None:
+    tmp_path, there, here = over_host
     remote, local = read_run(tmp_path / "remote.jsonl"), read_run(tmp_path / "local.jsonl")
     assert (remote.status, remote.count) == (local.status, local.count) == ("ok", 20)
     assert remote.summary_dict()["first_ms"] is not None
@@ -194,23 +206,11 @@ def test_a_dropped_connection_ends_the_remote_run(server: Server, tmp_path: Path
     assert server.left() == []
 
 
-def test_the_record_says_the_command_that_reproduces_it(server: Server, tmp_path: Path) -> None:
-    record = tmp_path / "r.jsonl"
-    result = warmscope(
-        "run",
-        "sample:trivial",
-        "--iters",
-        "3",
-        "--host",
-        "127.0.0.1",
-        "--python",
-        PYTHON,
-        "--record",
-        str(record),
-        env=server.env(),
-    )
-    assert result.code == 0, result.stderr
-    header = json.loads(record.read_text().splitlines()[0])
+def test_the_record_says_the_command_that_reproduces_it(
+    over_host: tuple[Path, Result, Result],
+) -> None:
+    tmp_path, *_ = over_host
+    header = json.loads((tmp_path / "remote.jsonl").read_text().splitlines()[0])
     assert header["settings"]["host"] == "127.0.0.1"
 
 
