@@ -129,4 +129,3 @@ cli/ (top level, ``warmscope.cli``) — the command line: argparse and dispatch,
 command (each imported when its command runs). tui/ — the Textual app; it starts runs through
 run/ and never imports torch.
 """
-
