@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 TORCH  ?= torch==2.13.0
 
-.PHONY: demo test test-gpu lint bench docs clean
+.PHONY: demo test pytest test-gpu lint bench docs clean
 
 $(BIN)/warmscope: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,9 +27,14 @@ lint: $(BIN)/warmscope
 	for p in core cli tui sample_models; do ln -s $(CURDIR)/$$p $(IMPORT_GRAPH)/warmscope/$$p; done
 	cd $(IMPORT_GRAPH) && PYTHONPATH=$(CURDIR)/$(IMPORT_GRAPH) $(CURDIR)/$(BIN)/lint-imports --config $(CURDIR)/pyproject.toml
 
+# The lint and the tests at once: mypy's minute runs beside the tests, and a lint failure
+# still fails the target (after the tests end).
+test: $(BIN)/warmscope
+	$(MAKE) --no-print-directory -j2 lint pytest
+
 # Tests in parallel, a file to a worker (its module fixtures, an SSH server or a Ray cluster,
 # start once): most tests wait on real children, so two workers halve the time on two cores.
-test: lint
+pytest: $(BIN)/warmscope
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
 # On a GPU machine: the real CUDA and NVML paths (skipped, with the reason, without a GPU).
