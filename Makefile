@@ -35,7 +35,7 @@ test: $(BIN)/warmscope
 # Tests in parallel, a file to a worker (its module fixtures, an SSH server or a Ray cluster,
 # start once): most tests wait on real children, so two workers halve the time on two cores.
 pytest: $(BIN)/warmscope
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
 
 # On a GPU machine: the real CUDA and NVML paths (skipped, with the reason, without a GPU).
 test-gpu: $(BIN)/warmscope
