@@ -99,7 +99,7 @@ def test_the_tuis_first_frame_imports_no_analysis() -> None:
         "print(','.join(sorted(sys.modules)))\n"
     )
     imported = set(run(code).stdout.strip().split(","))
-    assert "warmscope.tui.main_screen" in imported, "the check sees the app's imports"
+    assert "warmscope.tui.screens.main_screen" in imported, "the check sees the app's imports"
     later = {
         "importlib.metadata",  # the version: read when --version asks
         "textual.widgets._tabbed_content",  # the panes' widgets: mounted after the frame
@@ -108,7 +108,7 @@ def test_the_tuis_first_frame_imports_no_analysis() -> None:
         "warmscope.core.data.racing",
         "warmscope.core.data.first_call",
         "warmscope.tui.sweep_runner",
-        "warmscope.tui.events_pane",
-        "warmscope.tui.iteration_table",
+        "warmscope.tui.widgets.run.events_pane",
+        "warmscope.tui.widgets.run.iteration_table",
     }
     assert not later & imported, sorted(later & imported)

@@ -12,8 +12,8 @@ from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
 from warmscope.tui.controller import RunController
-from warmscope.tui.run_header import RunHeader
-from warmscope.tui.summary_panel import SummaryPanel
+from warmscope.tui.widgets.run.run_header import RunHeader
+from warmscope.tui.widgets.run.summary_panel import SummaryPanel
 
 SETTINGS = RunSettings(target="sample:trivial", iters=30)
 WARM = [40.0, 9.0] + [2.0] * 28
@@ -152,8 +152,8 @@ def test_a_failure_reaches_the_header_and_the_stderr_pane() -> None:
 
 
 def test_the_record_path_is_shown_in_the_header_the_history_and_on_exit(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from warmscope.tui.history_screen import HistoryScreen
     from warmscope.tui.runs import record_lines
+    from warmscope.tui.screens.history_screen import HistoryScreen
 
     record = tmp_path / "kept-here.jsonl"
     app = build_app(settings=SETTINGS, record_path=record, start=factory(script()))

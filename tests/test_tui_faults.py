@@ -28,7 +28,7 @@ from tests.tui_support import run, wait_for
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
-from warmscope.tui.run_header import RunHeader
+from warmscope.tui.widgets.run.run_header import RunHeader
 
 SIZE = (100, 30)
 

@@ -10,8 +10,8 @@ from textual.widgets import Input
 from tests.tui_support import run
 from warmscope.tui.app import build_app
 from warmscope.tui.runs import RunView
-from warmscope.tui.settings_screen import SettingsScreen
-from warmscope.tui.summary_panel import summary_content
+from warmscope.tui.screens.settings_screen import SettingsScreen
+from warmscope.tui.widgets.run.summary_panel import summary_content
 
 SCRIPT = Path(__file__).parent / "data" / "speech-script.jsonl"
 

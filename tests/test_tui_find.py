@@ -13,15 +13,15 @@ from tests.tui_support import run, screen_text, settle, wait_for
 from warmscope.core.child import outcome
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
-from warmscope.tui.choice_field import ChoiceField
-from warmscope.tui.compare_screen import CompareScreen
-from warmscope.tui.event_screen import EventDetailScreen
-from warmscope.tui.events_pane import EventsPane
-from warmscope.tui.graphs_screen import GraphsScreen
-from warmscope.tui.iteration_table import IterationTable
-from warmscope.tui.row_list import RowList
-from warmscope.tui.search_line import SearchLine
-from warmscope.tui.settings_screen import SettingsScreen
+from warmscope.tui.screens.compare_screen import CompareScreen
+from warmscope.tui.screens.event_screen import EventDetailScreen
+from warmscope.tui.screens.graphs_screen import GraphsScreen
+from warmscope.tui.screens.settings_screen import SettingsScreen
+from warmscope.tui.widgets.choice_field import ChoiceField
+from warmscope.tui.widgets.row_list import RowList
+from warmscope.tui.widgets.run.events_pane import EventsPane
+from warmscope.tui.widgets.run.iteration_table import IterationTable
+from warmscope.tui.widgets.search_line import SearchLine
 
 DATA = Path(__file__).parent / "data"
 SPEECH = DATA / "speech-script.jsonl"

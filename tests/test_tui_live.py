@@ -16,14 +16,14 @@ from tests.tui_support import run, wait_for
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
-from warmscope.tui.choice_field import ChoiceField
-from warmscope.tui.compare_screen import CompareScreen
-from warmscope.tui.confirm_screen import ConfirmScreen
-from warmscope.tui.export_screen import ExportScreen
-from warmscope.tui.iteration_table import IterationTable
-from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import RunEntry
-from warmscope.tui.settings_screen import SettingsScreen
+from warmscope.tui.screens.compare_screen import CompareScreen
+from warmscope.tui.screens.confirm_screen import ConfirmScreen
+from warmscope.tui.screens.export_screen import ExportScreen
+from warmscope.tui.screens.settings_screen import SettingsScreen
+from warmscope.tui.widgets.choice_field import ChoiceField
+from warmscope.tui.widgets.run.iteration_table import IterationTable
+from warmscope.tui.widgets.run.run_header import RunHeader
 
 FACTORIES = Path(__file__).parent / "targets" / "factories.py"
 SIZE = (100, 30)

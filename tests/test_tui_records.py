@@ -16,12 +16,12 @@ from warmscope.core.data import env_keys
 from warmscope.core.data.reading import read_run
 from warmscope.core.data.run import RunData
 from warmscope.tui.app import WarmscopeApp, build_app
-from warmscope.tui.event_screen import EventDetailScreen
-from warmscope.tui.events_pane import EventsPane
-from warmscope.tui.help_screen import HelpScreen
-from warmscope.tui.history_screen import HistoryScreen
-from warmscope.tui.iteration_table import IterationTable
-from warmscope.tui.run_header import RunHeader
+from warmscope.tui.screens.event_screen import EventDetailScreen
+from warmscope.tui.screens.help_screen import HelpScreen
+from warmscope.tui.screens.history_screen import HistoryScreen
+from warmscope.tui.widgets.run.events_pane import EventsPane
+from warmscope.tui.widgets.run.iteration_table import IterationTable
+from warmscope.tui.widgets.run.run_header import RunHeader
 
 DATA = Path(__file__).parent / "data"
 SCRIPT = DATA / "speech-script.jsonl"
@@ -187,7 +187,7 @@ def test_no_color_draws_in_greys_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def pane_lines(app: WarmscopeApp) -> list[str]:
     """What the Usage pane shows on screen, a string a line."""
-    from warmscope.tui.utilization import UtilizationPane
+    from warmscope.tui.widgets.run.utilization import UtilizationPane
 
     pane = app.screen.query_one(UtilizationPane)
     assert pane.size.height >= 5, "the Usage pane takes the tab's height"
@@ -196,7 +196,7 @@ def pane_lines(app: WarmscopeApp) -> list[str]:
 
 def row(lines: list[str], label: str) -> str:
     """The one line of the pane whose name column holds ``label``."""
-    from warmscope.tui.utilization import NAME_W
+    from warmscope.tui.widgets.run.utilization import NAME_W
 
     found = [line for line in lines if line.strip()[:NAME_W].rstrip() == label]
     assert len(found) == 1, (label, lines)
@@ -367,7 +367,7 @@ def test_typing_q_in_a_form_field_types_it() -> None:
 
 
 def test_chart_keys_switch_scale_and_warmup_view() -> None:
-    from warmscope.tui.latency_chart import LatencyChart
+    from warmscope.tui.widgets.run.latency_chart import LatencyChart
 
     app = build_app(records=[SCRIPT])
 
@@ -395,7 +395,7 @@ def test_the_usage_pane_repaints_only_the_readings_that_changed() -> None:
     from textual.app import App, ComposeResult
 
     from warmscope.tui.runs import RunView
-    from warmscope.tui.utilization import NAME_W, UtilizationPane
+    from warmscope.tui.widgets.run.utilization import NAME_W, UtilizationPane
 
     data = read_run(next(p for p in H100_RECORDS if p.parent.name == "cnn-eager-tui-run"))
 

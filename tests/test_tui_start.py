@@ -29,8 +29,8 @@ from warmscope.core.data.reading import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.run.proctree import RUN_ID_VAR
 from warmscope.tui.app import WarmscopeApp, build_app
-from warmscope.tui.help_screen import HelpScreen
 from warmscope.tui.run_start import Pending
+from warmscope.tui.screens.help_screen import HelpScreen
 from warmscope.tui.sweep_actions import start_sweep
 from warmscope.tui.sweep_runner import SweepPlan
 

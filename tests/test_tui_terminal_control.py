@@ -29,10 +29,10 @@ from tests.tui_support import run, screen_text, wait_for
 from warmscope.core.base.safe_text import REPLACEMENT, clean, clean_name, strip_controls
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
-from warmscope.tui.compare_screen import CompareScreen
-from warmscope.tui.confirm_screen import ConfirmScreen
-from warmscope.tui.history_screen import HistoryScreen
-from warmscope.tui.run_header import RunHeader
+from warmscope.tui.screens.compare_screen import CompareScreen
+from warmscope.tui.screens.confirm_screen import ConfirmScreen
+from warmscope.tui.screens.history_screen import HistoryScreen
+from warmscope.tui.widgets.run.run_header import RunHeader
 
 DATA = Path(__file__).parent / "data"
 SCRIPT = DATA / "speech-script.jsonl"

@@ -58,7 +58,7 @@ def test_without_colour_the_cursor_is_in_reverse_video(monkeypatch) -> None:  # 
 
     from tests.tui_support import run
     from warmscope.tui.app import build_app
-    from warmscope.tui.row_list import RowList
+    from warmscope.tui.widgets.row_list import RowList
 
     monkeypatch.setenv("NO_COLOR", "1")
     app = build_app(records=[Path(r) for r in RECORDS])

@@ -22,8 +22,8 @@ from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.settings.fields import FIELDS
 from warmscope.core.data.settings.setting import Setting, argv
 from warmscope.tui.app import build_app
-from warmscope.tui.main_screen import MainScreen
-from warmscope.tui.trust_screen import TrustScreen
+from warmscope.tui.screens.main_screen import MainScreen
+from warmscope.tui.screens.trust_screen import TrustScreen
 
 UNTRUSTED = [f for f in FIELDS if not f.trusted]
 """Every setting a file may not choose: a field declared later joins the test by itself."""

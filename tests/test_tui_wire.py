@@ -125,7 +125,7 @@ def test_no_mouse_tracking_unless_asked_and_an_idle_screen_writes_nothing() -> N
 def test_a_changed_figure_repaints_its_summary_line_only() -> None:
     import dataclasses
 
-    from warmscope.tui.summary_panel import SummaryPanel
+    from warmscope.tui.widgets.run.summary_panel import SummaryPanel
 
     app = build_app(records=[RECORD])
 

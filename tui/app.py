@@ -37,13 +37,13 @@ from warmscope.tui import fmt, glyphs, record_reading, run_start
 from warmscope.tui.ascii_filter import AsciiFilter, ControlFilter
 from warmscope.tui.controller import RunController, SessionFactory, start_session
 from warmscope.tui.hangup import HangupWatchdog
-from warmscope.tui.main_screen import PANES_AFTER_S, MainScreen
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.repaint_all import repaint_all
-from warmscope.tui.run_header import RunHeader
 from warmscope.tui.run_start import Pending, StartMade
 from warmscope.tui.runs import RunEntry, error_lines
+from warmscope.tui.screens.main_screen import PANES_AFTER_S, MainScreen
 from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
+from warmscope.tui.widgets.run.run_header import RunHeader
 
 if TYPE_CHECKING:
     from warmscope.core.data.record import RecordError
@@ -222,7 +222,7 @@ class WarmscopeApp(App[int]):
         self.ready = True
         items = self.initial_records
         if items and record_reading.any_long(items):
-            from warmscope.tui.loading_screen import LoadingScreen
+            from warmscope.tui.screens.loading_screen import LoadingScreen
 
             # A long record: the first frame now, the reading in a thread, its progress shown.
             self.push_screen(LoadingScreen(id="loading"))
@@ -238,7 +238,7 @@ class WarmscopeApp(App[int]):
         self._records_read(record_reading.read_all(items))
 
     def _loading(self, what: str, fraction: float) -> None:
-        from warmscope.tui.loading_screen import LoadingScreen
+        from warmscope.tui.screens.loading_screen import LoadingScreen
 
         if isinstance(self.screen, LoadingScreen):
             self.screen.show(what, fraction)
@@ -335,7 +335,7 @@ class WarmscopeApp(App[int]):
 
     def _follow_compare(self, entry: RunEntry, finished: bool) -> None:
         """A compare screen that shows the live run follows it: once a second, and at its end."""
-        from warmscope.tui.compare_screen import CompareScreen
+        from warmscope.tui.screens.compare_screen import CompareScreen
 
         screen = self.screen
         if not isinstance(screen, CompareScreen) or not screen.follows(entry):
@@ -445,7 +445,7 @@ class WarmscopeApp(App[int]):
         if not (live := self._live_session()):
             return
         entry, session = live
-        from warmscope.tui.confirm_screen import ConfirmScreen
+        from warmscope.tui.screens.confirm_screen import ConfirmScreen
 
         def answered(yes: bool | None) -> None:
             if yes and not session.is_finished():
@@ -458,7 +458,7 @@ class WarmscopeApp(App[int]):
         )
 
     def action_settings(self) -> None:
-        from warmscope.tui.settings_screen import SettingsResult, SettingsScreen
+        from warmscope.tui.screens.settings_screen import SettingsResult, SettingsScreen
 
         base = self._next_base()
 
@@ -486,7 +486,7 @@ class WarmscopeApp(App[int]):
         self.push_screen(screen, done)
 
     def action_history(self) -> None:
-        from warmscope.tui.history_screen import HistoryScreen
+        from warmscope.tui.screens.history_screen import HistoryScreen
 
         def done(chosen: RunEntry | list[RunEntry] | None) -> None:
             if isinstance(chosen, list):
@@ -511,7 +511,7 @@ class WarmscopeApp(App[int]):
 
     def compare(self, chosen: list[RunEntry]) -> None:
         """Open the compare screen on ``chosen``, the first the baseline (A)."""
-        from warmscope.tui.compare_screen import CompareScreen
+        from warmscope.tui.screens.compare_screen import CompareScreen
 
         self.push_screen(CompareScreen(self.runs, chosen))
 
@@ -536,7 +536,7 @@ class WarmscopeApp(App[int]):
         return RunSettings(target=f"sample:{DEFAULT_SAMPLE}")
 
     def action_profile_iters(self) -> None:
-        from warmscope.tui.profile_screen import ProfileScreen
+        from warmscope.tui.screens.profile_screen import ProfileScreen
 
         base = self._next_base()
 
@@ -555,14 +555,14 @@ class WarmscopeApp(App[int]):
         self.push_screen(ProfileScreen(base.profile_iters or "", iters), done)
 
     def action_graphs(self) -> None:
-        from warmscope.tui.graphs_screen import GraphsScreen
+        from warmscope.tui.screens.graphs_screen import GraphsScreen
 
         if self.viewed is not None:
             self.push_screen(GraphsScreen(self.viewed))
 
     def action_warmup(self) -> None:
         """``W``: a warm-up recipe from the viewed run's settings, verified in fresh processes."""
-        from warmscope.tui.warmup_screen import open_warmup
+        from warmscope.tui.screens.warmup_screen import open_warmup
 
         if self.live is not None:
             self.notify("a run is going: the warm-up starts once it ends", timeout=3)
@@ -571,13 +571,13 @@ class WarmscopeApp(App[int]):
 
     def action_sweep(self) -> None:
         """The last sweep's answer and table (opened, or run here), over its runs."""
-        from warmscope.tui.sweep_screen import SweepScreen
+        from warmscope.tui.screens.sweep_screen import SweepScreen
 
         if self.sweeps and not isinstance(self.screen, SweepScreen):
             self.push_screen(SweepScreen(self.sweeps[-1]))
 
     def action_help(self) -> None:
-        from warmscope.tui.help_screen import HelpScreen
+        from warmscope.tui.screens.help_screen import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -616,7 +616,7 @@ class WarmscopeApp(App[int]):
         live = [e for e in self.runs if e.live and e.session is not None]
         if live and not self._quitting:
             names = ", ".join(f"#{e.number}" for e in live)
-            from warmscope.tui.confirm_screen import ConfirmScreen
+            from warmscope.tui.screens.confirm_screen import ConfirmScreen
 
             def answered(yes: bool | None) -> None:
                 if yes:

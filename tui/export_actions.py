@@ -16,7 +16,7 @@ from warmscope.tui.runs import RunEntry
 def export_run(app: App[Any], entry: RunEntry) -> None:
     """Ask where, then write ``entry``'s JSON, CSV, Markdown and report; beside its record by
     default (the folder the user's runs are kept in, not wherever the app was started)."""
-    from warmscope.tui.export_screen import ExportScreen
+    from warmscope.tui.screens.export_screen import ExportScreen
 
     record = Path(entry.data.record_path) if entry.data.record_path else None
     directory = record_folder([entry])
@@ -37,7 +37,7 @@ def export_run(app: App[Any], entry: RunEntry) -> None:
 def export_comparison(app: App[Any], entries: list[RunEntry]) -> None:
     """Ask where, then write the comparison of ``entries`` (the first the baseline) as its
     JSON document and a Markdown table."""
-    from warmscope.tui.export_screen import ExportScreen
+    from warmscope.tui.screens.export_screen import ExportScreen
 
     stem = "warmscope-compare-" + "-".join(str(e.number) for e in entries)
     title = "the comparison of " + ", ".join(f"#{e.number}" for e in entries)

@@ -24,8 +24,8 @@ from warmscope.core.base.safe_text import clean_name
 from warmscope.core.child.outcome import WarmscopeError
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.run.ending import one_line
-from warmscope.tui.chart import Line
-from warmscope.tui.run_header import STATUS, RunHeader
+from warmscope.tui.drawing.chart import Line
+from warmscope.tui.widgets.run.run_header import STATUS, RunHeader
 
 if TYPE_CHECKING:
     from warmscope.core.data.run import LiveRun
@@ -168,7 +168,7 @@ def trusted_then(
     if not untrusted:
         start(settings)
         return
-    from warmscope.tui.trust_screen import TrustChoice, TrustScreen
+    from warmscope.tui.screens.trust_screen import TrustChoice, TrustScreen
 
     def done(choice: TrustChoice | None) -> None:
         if choice is None:

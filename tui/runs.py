@@ -25,7 +25,7 @@ from warmscope.core.data.labels import label_for
 from warmscope.core.data.run import NS_PER_MS, Cursor, Event, LiveRun, RunData, Update
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.stats import Summary
-from warmscope.tui.series import LatencySeries, mark_priority
+from warmscope.tui.drawing.series import LatencySeries, mark_priority
 
 MAX_EVENTS = 2000
 MAX_SAMPLES = 300

@@ -36,7 +36,7 @@ def start_sweep(app: WarmscopeApp, settings: RunSettings, plan: SweepPlan) -> No
 def _start(app: WarmscopeApp, settings: RunSettings, plan: SweepPlan) -> None:
     """Build the sweep on a worker (its cells checked: over ``--host`` a file target is asked
     there), then run it on another and show its screen."""
-    from warmscope.tui.sweep_screen import SweepScreen
+    from warmscope.tui.screens.sweep_screen import SweepScreen
 
     def done(runner: SweepRunner | None, error: str) -> None:
         if runner is None:

@@ -8,9 +8,9 @@ from rich.style import Style
 
 from warmscope.core.base.safe_text import clean_name
 from warmscope.tui import fmt
-from warmscope.tui.chart import Line
+from warmscope.tui.drawing.chart import Line
 from warmscope.tui.runs import RunEntry
-from warmscope.tui.text_lines import TextLines
+from warmscope.tui.widgets.text_lines import TextLines
 
 STATUS = {
     "starting": ("◌", "muted"),

@@ -17,7 +17,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from warmscope.core.base.safe_text import clean_line
-from warmscope.tui.chart import Line
+from warmscope.tui.drawing.chart import Line
 
 
 def _cells(strip: Strip) -> list[tuple[str, Style | None]] | None:

@@ -8,9 +8,9 @@ from typing import ClassVar
 
 from textual.reactive import reactive
 
-from warmscope.tui.chart import ChartStyles, Line, overlay_chart, overlay_legend, run_letter
-from warmscope.tui.series import LatencySeries
-from warmscope.tui.text_lines import TextLines
+from warmscope.tui.drawing.chart import ChartStyles, Line, overlay_chart, overlay_legend, run_letter
+from warmscope.tui.drawing.series import LatencySeries
+from warmscope.tui.widgets.text_lines import TextLines
 
 RUN_COLOURS = ("$accent", "$secondary", "$success", "$error", "#b07cd8", "$primary")
 """Each run's colour, A first: its curve, its letter in the legend, its picker's label. Not

@@ -7,11 +7,11 @@ from typing import ClassVar
 from rich.style import Style
 from textual.reactive import reactive
 
-from warmscope.tui.chart import ChartStyles, Line, ScaleHold, latency_chart, mark_letter
+from warmscope.tui.drawing.chart import ChartStyles, Line, ScaleHold, latency_chart, mark_letter
+from warmscope.tui.drawing.series import MARK_NAME, MARKS
 from warmscope.tui.glyphs import current
 from warmscope.tui.runs import RunView
-from warmscope.tui.series import MARK_NAME, MARKS
-from warmscope.tui.text_lines import TextLines
+from warmscope.tui.widgets.text_lines import TextLines
 
 ZOOM_MIN = 60
 LEGEND = {3: "profiling", 4: "optimized"}

@@ -16,18 +16,18 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from warmscope.core.child import outcome
-from warmscope.tui.latency_chart import LatencyChart
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ, PANE_HZ, RepaintBudget
-from warmscope.tui.run_header import RunHeader
 from warmscope.tui.runs import Delta, RunEntry
-from warmscope.tui.summary_panel import SummaryPanel
+from warmscope.tui.widgets.run.latency_chart import LatencyChart
+from warmscope.tui.widgets.run.run_header import RunHeader
+from warmscope.tui.widgets.run.summary_panel import SummaryPanel
 
 if TYPE_CHECKING:  # the panes below the chart are imported when mounted, after the first frame
-    from warmscope.tui.events_pane import EventsPane
-    from warmscope.tui.iteration_table import IterationTable
-    from warmscope.tui.row_list import RowList
-    from warmscope.tui.stderr_pane import StderrPane
-    from warmscope.tui.utilization import UtilizationPane
+    from warmscope.tui.widgets.row_list import RowList
+    from warmscope.tui.widgets.run.events_pane import EventsPane
+    from warmscope.tui.widgets.run.iteration_table import IterationTable
+    from warmscope.tui.widgets.run.stderr_pane import StderrPane
+    from warmscope.tui.widgets.run.utilization import UtilizationPane
 
 STDERR_LINES = 1000
 PANES_AFTER_S = 0.05
@@ -125,10 +125,10 @@ class MainScreen(Screen[None]):
     async def _mount_panes(self) -> None:
         from textual.widgets import TabbedContent, TabPane
 
-        from warmscope.tui.events_pane import EventsPane
-        from warmscope.tui.iteration_table import IterationTable
-        from warmscope.tui.stderr_pane import StderrPane
-        from warmscope.tui.utilization import UtilizationPane
+        from warmscope.tui.widgets.run.events_pane import EventsPane
+        from warmscope.tui.widgets.run.iteration_table import IterationTable
+        from warmscope.tui.widgets.run.stderr_pane import StderrPane
+        from warmscope.tui.widgets.run.utilization import UtilizationPane
 
         table = IterationTable(id="iterations")
         table.border_title = "iterations"
@@ -272,7 +272,7 @@ class MainScreen(Screen[None]):
         self.notify(f"chart: {'device' if chart.device_time else 'host'} time", timeout=2)
 
     def action_goto(self) -> None:
-        from warmscope.tui.goto_screen import GotoScreen
+        from warmscope.tui.screens.goto_screen import GotoScreen
 
         entry = self.entry
         if entry is None or not entry.view.count:
@@ -330,12 +330,14 @@ class MainScreen(Screen[None]):
 
     @property
     def _stderr(self) -> StderrPane:
-        from warmscope.tui.stderr_pane import StderrPane  # with the panes, after the first frame
+        from warmscope.tui.widgets.run.stderr_pane import (
+            StderrPane,  # with the panes, after the first frame
+        )
 
         return self.query_one("#stderr", StderrPane)
 
     def on_row_list_selected(self, message: RowList.Selected) -> None:
-        from warmscope.tui.event_screen import EventDetailScreen
+        from warmscope.tui.screens.event_screen import EventDetailScreen
 
         entry = self.entry
         if entry is None:
@@ -343,6 +345,6 @@ class MainScreen(Screen[None]):
         if message.row_list.id == "events":
             self.app.push_screen(EventDetailScreen([message.row]))
             return
-        from warmscope.tui.iteration_screen import IterationScreen
+        from warmscope.tui.screens.iteration_screen import IterationScreen
 
         self.app.push_screen(IterationScreen(entry, message.row[0]))

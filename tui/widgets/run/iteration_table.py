@@ -10,8 +10,8 @@ from typing import Any, overload
 from rich.text import Text
 
 from warmscope.tui import fmt
-from warmscope.tui.row_list import RowList
 from warmscope.tui.runs import RunView
+from warmscope.tui.widgets.row_list import RowList
 
 LABEL_W = 14
 SHAPE_W = 9

@@ -32,8 +32,8 @@ from warmscope.core.data.settings import (
     parse_seconds_list,
 )
 from warmscope.core.data.targets import TargetError, parse_dim, parse_input
-from warmscope.tui.choice_field import ChoiceField
 from warmscope.tui.sweep_runner import SweepPlan, parse_presets, parse_repeat, parse_varies
+from warmscope.tui.widgets.choice_field import ChoiceField
 
 NOTE = (
     "These apply to the next run: each run is a fresh process, because JIT and compiler "

@@ -15,8 +15,8 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
 
 from warmscope.core.output.digest import graph_facts
 from warmscope.tui.runs import RunEntry
-from warmscope.tui.search_line import TEXT_ACTIONS, TEXT_KEYS, SearchLine, TextSearch
-from warmscope.tui.tabbed_modal import TabbedModal, tab_bindings
+from warmscope.tui.screens.tabbed_modal import TabbedModal, tab_bindings
+from warmscope.tui.widgets.search_line import TEXT_ACTIONS, TEXT_KEYS, SearchLine, TextSearch
 
 SIDE_BY_SIDE_MIN_W = 100
 SOURCE_NOTE = re.compile(r"\s+# \S.*:\d+:\d+$")  # `# /path/to/file.py:156:11` after a node

@@ -26,11 +26,11 @@ from rich.text import Text
 from warmscope.core.data import env_keys
 from warmscope.core.output import gpu_readout
 from warmscope.core.output.gpu_readout import Reading
-from warmscope.tui.chart import hbar, sparkline, stable_window
+from warmscope.tui.drawing.chart import hbar, sparkline, stable_window
 from warmscope.tui.fmt import cut_whole
 from warmscope.tui.glyphs import current
 from warmscope.tui.runs import RunView
-from warmscope.tui.text_lines import TextLines
+from warmscope.tui.widgets.text_lines import TextLines
 
 # (sample key, name, unit, full scale: a fixed ceiling, or None to scale to the samples).
 CPU_METRICS: tuple[tuple[str, str, str, float | None], ...] = (

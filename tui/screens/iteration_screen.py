@@ -16,10 +16,10 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from warmscope.core.data.breakdown import OpDelta, diff, steady_reference
 from warmscope.core.data.run import Event
 from warmscope.tui import fmt
-from warmscope.tui.events_pane import EventsPane
-from warmscope.tui.row_list import RowList
 from warmscope.tui.runs import RunEntry
-from warmscope.tui.tabbed_modal import TabbedModal, tab_bindings
+from warmscope.tui.screens.tabbed_modal import TabbedModal, tab_bindings
+from warmscope.tui.widgets.row_list import RowList
+from warmscope.tui.widgets.run.events_pane import EventsPane
 
 OPERATOR_W = 34
 SHAPES_W = 40
@@ -274,13 +274,13 @@ class IterationScreen(TabbedModal):
         return True
 
     def on_row_list_selected(self, message: RowList.Selected) -> None:
-        from warmscope.tui.event_screen import EventDetailScreen
+        from warmscope.tui.screens.event_screen import EventDetailScreen
 
         message.stop()
         self.app.push_screen(EventDetailScreen([message.row]))
 
     def action_all_text(self) -> None:
-        from warmscope.tui.event_screen import EventDetailScreen
+        from warmscope.tui.screens.event_screen import EventDetailScreen
 
         i = self.facts.iteration
         events = list(self.entry.snapshot().events_at(i))  # the child's stderr lines too

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import Footer, Static, TextArea
 
 from warmscope.core.data.run import Event
-from warmscope.tui.search_line import TEXT_KEYS, SearchLine, TextSearch
+from warmscope.tui.widgets.search_line import TEXT_KEYS, SearchLine, TextSearch
 
 
 def event_text(events: list[Event]) -> str:

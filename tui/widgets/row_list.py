@@ -23,7 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
 
-from warmscope.tui.text_lines import changed_regions
+from warmscope.tui.widgets.text_lines import changed_regions
 
 
 def _marks_blanks(style: Style) -> bool:

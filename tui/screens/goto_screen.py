@@ -8,7 +8,7 @@ from textual import on
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from warmscope.tui.prompt_screen import PromptScreen
+from warmscope.tui.screens.prompt_screen import PromptScreen
 
 
 class GotoScreen(PromptScreen[int]):

@@ -26,8 +26,8 @@ from warmscope.core.output.digest import (
 )
 from warmscope.core.output.verdicts import SAME_SETTINGS, context_table
 from warmscope.tui import fmt
-from warmscope.tui.overlay_chart import RUN_COLOURS, OverlayChart
 from warmscope.tui.runs import RunEntry
+from warmscope.tui.widgets.overlay_chart import RUN_COLOURS, OverlayChart
 
 MAX_RUNS = len(RUN_COLOURS)
 """Runs side by side at most: a column each (and its ratio) must still fit a terminal, and each

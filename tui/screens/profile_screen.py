@@ -9,7 +9,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from warmscope.core.data.settings import SettingsError, parse_profile_iters
-from warmscope.tui.prompt_screen import PromptScreen
+from warmscope.tui.screens.prompt_screen import PromptScreen
 
 HELP = (
     "0,1,2,50 · ranges 0-3 · steady: one more pass once the run has settled. Profiled "

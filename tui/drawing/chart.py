@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from rich.style import Style
 
 from warmscope.tui import fmt
+from warmscope.tui.drawing.series import MARK_LETTER, Column, LatencySeries, mark_bits
 from warmscope.tui.glyphs import current
-from warmscope.tui.series import MARK_LETTER, Column, LatencySeries, mark_bits
 
 AXIS_W = 8  # a 7-character value label and the axis line
 

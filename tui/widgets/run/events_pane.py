@@ -13,8 +13,8 @@ from rich.text import Text
 from textual import events
 
 from warmscope.core.data.run import Event
-from warmscope.tui.row_list import RowList
 from warmscope.tui.runs import RunView
+from warmscope.tui.widgets.row_list import RowList
 
 KIND_W = 9
 KIND_STYLE = {"warning": "warn", "recompile": "error", "compile": "accent", "knob": "warn"}

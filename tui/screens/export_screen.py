@@ -10,7 +10,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from warmscope.core.output.export import FORMATS, REPORT_SUFFIX
-from warmscope.tui.prompt_screen import PromptScreen
+from warmscope.tui.screens.prompt_screen import PromptScreen
 
 
 class ExportScreen(PromptScreen[Path]):

@@ -151,7 +151,7 @@ def open_warmup(app: WarmscopeApp, entry: RunEntry) -> None:
     if not untrusted:
         _push(app, entry, settings)
         return
-    from warmscope.tui.trust_screen import TrustChoice, TrustScreen
+    from warmscope.tui.screens.trust_screen import TrustChoice, TrustScreen
 
     def chosen(choice: TrustChoice | None) -> None:
         if choice is None:
