@@ -27,7 +27,7 @@ from warmscope.tui.drawing.chart import (
     stable_window,
 )
 from warmscope.tui.drawing.series import LatencySeries
-from warmscope.tui.runs import RunView
+from warmscope.tui.run_view import RunView
 from warmscope.tui.widgets.run.latency_chart import LatencyChart, legend
 
 RECORD = Path(__file__).parent / "data" / "speech-script.jsonl"

@@ -152,7 +152,7 @@ def test_a_failure_reaches_the_header_and_the_stderr_pane() -> None:
 
 
 def test_the_record_path_is_shown_in_the_header_the_history_and_on_exit(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from warmscope.tui.runs import record_lines
+    from warmscope.tui.run_view import record_lines
     from warmscope.tui.screens.history_screen import HistoryScreen
 
     record = tmp_path / "kept-here.jsonl"

@@ -9,7 +9,7 @@ from textual.widgets import Input
 
 from tests.tui_support import run
 from warmscope.tui.app import build_app
-from warmscope.tui.runs import RunView
+from warmscope.tui.run_view import RunView
 from warmscope.tui.screens.settings_screen import SettingsScreen
 from warmscope.tui.widgets.run.summary_panel import summary_content
 

@@ -16,7 +16,7 @@ from tests.tui_support import run, wait_for
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
-from warmscope.tui.runs import RunEntry
+from warmscope.tui.run_view import RunEntry
 from warmscope.tui.screens.compare_screen import CompareScreen
 from warmscope.tui.screens.confirm_screen import ConfirmScreen
 from warmscope.tui.screens.export_screen import ExportScreen

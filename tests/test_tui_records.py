@@ -187,7 +187,7 @@ def test_no_color_draws_in_greys_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def pane_lines(app: WarmscopeApp) -> list[str]:
     """What the Usage pane shows on screen, a string a line."""
-    from warmscope.tui.widgets.run.utilization import UtilizationPane
+    from warmscope.tui.widgets.run.utilization_pane import UtilizationPane
 
     pane = app.screen.query_one(UtilizationPane)
     assert pane.size.height >= 5, "the Usage pane takes the tab's height"
@@ -196,7 +196,7 @@ def pane_lines(app: WarmscopeApp) -> list[str]:
 
 def row(lines: list[str], label: str) -> str:
     """The one line of the pane whose name column holds ``label``."""
-    from warmscope.tui.widgets.run.utilization import NAME_W
+    from warmscope.tui.widgets.run.utilization_pane import NAME_W
 
     found = [line for line in lines if line.strip()[:NAME_W].rstrip() == label]
     assert len(found) == 1, (label, lines)
@@ -394,8 +394,8 @@ def test_the_usage_pane_repaints_only_the_readings_that_changed() -> None:
 
     from textual.app import App, ComposeResult
 
-    from warmscope.tui.runs import RunView
-    from warmscope.tui.widgets.run.utilization import NAME_W, UtilizationPane
+    from warmscope.tui.run_view import RunView
+    from warmscope.tui.widgets.run.utilization_pane import NAME_W, UtilizationPane
 
     data = read_run(next(p for p in H100_RECORDS if p.parent.name == "cnn-eager-tui-run"))
 

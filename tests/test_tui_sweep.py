@@ -20,7 +20,7 @@ from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.sweep_document import read_sweep
 from warmscope.core.output.sweep_digest import iv_text
 from warmscope.tui.app import WarmscopeApp, build_app
-from warmscope.tui.drawing.sweep_chart import draw
+from warmscope.tui.drawing.sweep_strips import draw
 from warmscope.tui.screens.compare_screen import CompareScreen
 from warmscope.tui.screens.settings_screen import SettingsScreen
 from warmscope.tui.screens.sweep_screen import SweepChart, SweepScreen
@@ -300,7 +300,7 @@ def test_the_plan_builds_cells_as_warmscope_sweep_does() -> None:
 def test_strips_share_one_axis_and_show_each_interval_under_its_points() -> None:
     from warmscope.core.output.sweep_stats import stat_json
     from warmscope.tui import glyphs
-    from warmscope.tui.drawing.sweep_chart import strips
+    from warmscope.tui.drawing.sweep_strips import strips
 
     doc = {
         "cells": [

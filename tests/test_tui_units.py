@@ -17,7 +17,7 @@ from warmscope.core.data.settings import RunSettings
 from warmscope.tui import fmt
 from warmscope.tui.drawing.chart import latency_chart, overlay_chart
 from warmscope.tui.drawing.series import LatencySeries
-from warmscope.tui.runs import RunView
+from warmscope.tui.run_view import RunView
 
 deterministic = settings(derandomize=True, deadline=None, database=None, max_examples=150)
 latency = st.floats(min_value=1e-3, max_value=1e4, allow_nan=False, allow_infinity=False)
@@ -238,7 +238,7 @@ def test_cut_whole_cuts_between_items_not_inside_a_figure() -> None:
 )
 def test_the_usage_panes_layout_fits_its_height(height: int, roomy: bool, cpu_rows: bool) -> None:
     # 120x40 gives the pane 17 lines, 100x30 11, 80x24 8.
-    from warmscope.tui.widgets.run.utilization import CPU_METRICS, fit
+    from warmscope.tui.widgets.run.utilization_pane import CPU_METRICS, fit
 
     layout = fit(height, note=False)
     assert (layout.roomy, layout.cpu_rows) == (roomy, cpu_rows)

@@ -36,11 +36,11 @@ from warmscope.core.run.hangup import detach_terminal
 from warmscope.tui import fmt, glyphs, record_reading, run_start
 from warmscope.tui.ascii_filter import AsciiFilter, ControlFilter
 from warmscope.tui.controller import RunController, SessionFactory, start_session
-from warmscope.tui.hangup import HangupWatchdog
+from warmscope.tui.hangup_watchdog import HangupWatchdog
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.repaint_all import repaint_all
 from warmscope.tui.run_start import Pending, StartMade
-from warmscope.tui.runs import RunEntry, error_lines
+from warmscope.tui.run_view import RunEntry, error_lines
 from warmscope.tui.screens.main_screen import PANES_AFTER_S, MainScreen
 from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
 from warmscope.tui.widgets.run.run_header import RunHeader
@@ -517,15 +517,15 @@ class WarmscopeApp(App[int]):
 
     def export_comparison(self, entries: list[RunEntry]) -> None:
         """Ask where, then write the comparison of ``entries`` (the first the baseline)."""
-        from warmscope.tui import export_actions
+        from warmscope.tui import export_jobs
 
-        export_actions.export_comparison(self, entries)
+        export_jobs.export_comparison(self, entries)
 
     def action_export(self) -> None:
-        from warmscope.tui import export_actions
+        from warmscope.tui import export_jobs
 
         if self.viewed is not None:
-            export_actions.export_run(self, self.viewed)
+            export_jobs.export_run(self, self.viewed)
 
     def _next_base(self) -> RunSettings:
         """The next run's settings, or the default sample's when nothing was chosen yet."""

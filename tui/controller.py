@@ -21,7 +21,7 @@ from warmscope.core.data.intervals import RunWarning
 from warmscope.core.data.run import LiveRun, RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.stats import Summary
-from warmscope.tui.runs import Delta, RunEntry, SweepTag
+from warmscope.tui.run_view import Delta, RunEntry, SweepTag
 
 if TYPE_CHECKING:
     from warmscope.tui.sweep_runner import SweepRunner

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from warmscope.tui.runs import RunEntry
+from warmscope.tui.run_view import RunEntry
 
 if TYPE_CHECKING:
     from warmscope.core.data.intervals import RunWarning

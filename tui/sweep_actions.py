@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui import run_start
 from warmscope.tui.run_start import Pending
-from warmscope.tui.runs import RunEntry, SweepTag
+from warmscope.tui.run_view import RunEntry, SweepTag
 from warmscope.tui.sweep_runner import Started, SweepPlan, SweepRunner, make_runner
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from warmscope.core.output.digest import (
 )
 from warmscope.core.output.verdicts import SAME_SETTINGS, context_table
 from warmscope.tui import fmt
-from warmscope.tui.runs import RunEntry
+from warmscope.tui.run_view import RunEntry
 from warmscope.tui.widgets.overlay_chart import RUN_COLOURS, OverlayChart
 
 MAX_RUNS = len(RUN_COLOURS)

@@ -14,7 +14,7 @@ from textual.events import Resize
 from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
 
 from warmscope.core.output.digest import graph_facts
-from warmscope.tui.runs import RunEntry
+from warmscope.tui.run_view import RunEntry
 from warmscope.tui.screens.tabbed_modal import TabbedModal, tab_bindings
 from warmscope.tui.widgets.search_line import TEXT_ACTIONS, TEXT_KEYS, SearchLine, TextSearch
 

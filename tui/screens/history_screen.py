@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from warmscope.core.output.digest import settings_line
 from warmscope.tui import fmt
-from warmscope.tui.runs import RunEntry
+from warmscope.tui.run_view import RunEntry
 
 COLUMNS = ("", "#", "status", "iters", "first", "p50", "mode", "settings", "target", "record")
 """The figures first, the long names last: at 80 columns it is the names that are cut."""

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from warmscope.core.data.breakdown import OpDelta, diff, steady_reference
 from warmscope.core.data.run import Event
 from warmscope.tui import fmt
-from warmscope.tui.runs import RunEntry
+from warmscope.tui.run_view import RunEntry
 from warmscope.tui.screens.tabbed_modal import TabbedModal, tab_bindings
 from warmscope.tui.widgets.row_list import RowList
 from warmscope.tui.widgets.run.events_pane import EventsPane

@@ -17,7 +17,7 @@ from textual.widgets import Footer
 
 from warmscope.core.child import outcome
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ, PANE_HZ, RepaintBudget
-from warmscope.tui.runs import Delta, RunEntry
+from warmscope.tui.run_view import Delta, RunEntry
 from warmscope.tui.widgets.run.latency_chart import LatencyChart
 from warmscope.tui.widgets.run.run_header import RunHeader
 from warmscope.tui.widgets.run.summary_panel import SummaryPanel
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the panes below the chart are imported when mounted, after 
     from warmscope.tui.widgets.run.events_pane import EventsPane
     from warmscope.tui.widgets.run.iteration_table import IterationTable
     from warmscope.tui.widgets.run.stderr_pane import StderrPane
-    from warmscope.tui.widgets.run.utilization import UtilizationPane
+    from warmscope.tui.widgets.run.utilization_pane import UtilizationPane
 
 STDERR_LINES = 1000
 PANES_AFTER_S = 0.05
@@ -128,7 +128,7 @@ class MainScreen(Screen[None]):
         from warmscope.tui.widgets.run.events_pane import EventsPane
         from warmscope.tui.widgets.run.iteration_table import IterationTable
         from warmscope.tui.widgets.run.stderr_pane import StderrPane
-        from warmscope.tui.widgets.run.utilization import UtilizationPane
+        from warmscope.tui.widgets.run.utilization_pane import UtilizationPane
 
         table = IterationTable(id="iterations")
         table.border_title = "iterations"

@@ -35,7 +35,7 @@ from warmscope.core.output.sweep_digest import (
     short_of_plan,
 )
 from warmscope.tui import fmt
-from warmscope.tui.drawing.sweep_chart import Strip, draw, strips
+from warmscope.tui.drawing.sweep_strips import Strip, draw, strips
 
 if TYPE_CHECKING:
     from warmscope.tui.sweep_runner import RunnerState, SweepRunner

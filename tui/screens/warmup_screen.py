@@ -39,7 +39,7 @@ from warmscope.core.run.warmup import Progress, copy_recipe, worst_shape
 
 if TYPE_CHECKING:
     from warmscope.tui.app import WarmscopeApp
-    from warmscope.tui.runs import RunEntry
+    from warmscope.tui.run_view import RunEntry
 
 BASELINE = "no recipe"
 COLUMNS = ("recipe", "processes", "worst first / p50", "start-up", "verdict")

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual import events
 
 from warmscope.core.data.run import Event
-from warmscope.tui.runs import RunView
+from warmscope.tui.run_view import RunView
 from warmscope.tui.widgets.row_list import RowList
 
 KIND_W = 9

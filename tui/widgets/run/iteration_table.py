@@ -10,7 +10,7 @@ from typing import Any, overload
 from rich.text import Text
 
 from warmscope.tui import fmt
-from warmscope.tui.runs import RunView
+from warmscope.tui.run_view import RunView
 from warmscope.tui.widgets.row_list import RowList
 
 LABEL_W = 14

@@ -10,7 +10,7 @@ from textual.reactive import reactive
 from warmscope.tui.drawing.chart import ChartStyles, Line, ScaleHold, latency_chart, mark_letter
 from warmscope.tui.drawing.series import MARK_NAME, MARKS
 from warmscope.tui.glyphs import current
-from warmscope.tui.runs import RunView
+from warmscope.tui.run_view import RunView
 from warmscope.tui.widgets.text_lines import TextLines
 
 ZOOM_MIN = 60

@@ -9,7 +9,7 @@ from rich.style import Style
 from warmscope.core.base.safe_text import clean_name
 from warmscope.tui import fmt
 from warmscope.tui.drawing.chart import Line
-from warmscope.tui.runs import RunEntry
+from warmscope.tui.run_view import RunEntry
 from warmscope.tui.widgets.text_lines import TextLines
 
 STATUS = {

@@ -9,7 +9,7 @@ from textual.geometry import Region
 from textual.widgets import Static
 
 from warmscope.tui import fmt
-from warmscope.tui.runs import RunView
+from warmscope.tui.run_view import RunView
 
 LABEL_W = 10
 PHASE_W = 18

@@ -10,7 +10,7 @@ from typing import Any
 
 from textual.app import App
 
-from warmscope.tui.runs import RunEntry
+from warmscope.tui.run_view import RunEntry
 
 
 def export_run(app: App[Any], entry: RunEntry) -> None:

@@ -29,7 +29,7 @@ from warmscope.core.output.gpu_readout import Reading
 from warmscope.tui.drawing.chart import hbar, sparkline, stable_window
 from warmscope.tui.fmt import cut_whole
 from warmscope.tui.glyphs import current
-from warmscope.tui.runs import RunView
+from warmscope.tui.run_view import RunView
 from warmscope.tui.widgets.text_lines import TextLines
 
 # (sample key, name, unit, full scale: a fixed ceiling, or None to scale to the samples).
