@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from warmscope.core.data.settings import PRESETS
-from warmscope.tui.screens.main_screen import RUN_BINDINGS
+from warmscope.tui.keys import RUN_BINDINGS
 
 if TYPE_CHECKING:
     from warmscope.tui.app import WarmscopeApp

@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from warmscope.tui.screens.main_screen import RUN_BINDINGS
+from warmscope.tui.keys import RUN_BINDINGS
 
 LEAVING: tuple[tuple[str, str], ...] = (
     (
