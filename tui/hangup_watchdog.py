@@ -1,4 +1,4 @@
-"""When the terminal goes away: the runs stopped, a last resort (``core.hangup`` points the
+"""When the terminal goes away: the runs stopped, a last resort (``core/run/hangup.py`` points the
 descriptors at /dev/null).
 
 After a hang-up Textual's last writes (mouse support off, the screen restored) go to a terminal
