@@ -31,7 +31,6 @@ from warmscope.core.run.proctree import RUN_ID_VAR
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.run_start import Pending
 from warmscope.tui.screens.help_screen import HelpScreen
-from warmscope.tui.sweep_actions import start_sweep
 from warmscope.tui.sweep_runner import SweepPlan
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="no OpenSSH client")
@@ -206,7 +205,7 @@ def test_a_sweep_over_a_silent_host_fails_in_one_line_with_the_ui_live(
     async def scenario(pilot: Pilot) -> None:
         await wait_for(pilot, lambda: app.ready)
         t0 = time.monotonic()
-        start_sweep(app, settings, SweepPlan(repeat=2))
+        app.start_sweep(settings, SweepPlan(repeat=2))
         assert time.monotonic() - t0 < CONNECT_S / 2 and app.starting is not None
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen) and app.starting is not None

@@ -161,9 +161,10 @@ def opened_shows_the_same(path: Path, seen: dict[str, object]) -> None:
         await pilot.press("escape")
         one = next(e for e in app.runs if e.sweep and e.sweep.cell == 0)
         other = next(e for e in app.runs if e.sweep and e.sweep.cell == 1)
-        compare = CompareScreen(app.runs, [one, other])
-        app.push_screen(compare)
+        app.compare([one, other])
         await pilot.pause(0.3)
+        compare = app.screen
+        assert isinstance(compare, CompareScreen)
         table = compare.query_one("#compare-metrics", DataTable)
         labels = [str(c.label) for c in table.columns.values()]
         assert f"A #{one.number} ×2" in labels and f"B #{other.number} ×2" in labels, labels

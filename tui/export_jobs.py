@@ -1,48 +1,64 @@
-"""Exporting from the app: ask where (``ExportScreen``), then write in a thread worker and say
-what was written (or why not) in a notification."""
+"""What the app exports, each as an ``ExportJob``: a run's files, or a comparison's.
+
+``ExportScreen`` asks where, naming the files the job writes; the app then runs ``write`` in a
+thread worker, which posts ``Exported`` back (the files, or why not). The formats themselves are
+core's (``core/output/export.py``). No Textual here.
+"""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from textual.app import App
 
 from warmscope.tui.run_view import RunEntry
 
+RUN_WHAT = (
+    "the JSON document, a CSV of iterations, a Markdown summary, the full report (warmscope report)"
+)
+COMPARISON_WHAT = "the comparison document, and its table in Markdown"
 
-def export_run(app: App[Any], entry: RunEntry) -> None:
-    """Ask where, then write ``entry``'s JSON, CSV, Markdown and report; beside its record by
-    default (the folder the user's runs are kept in, not wherever the app was started)."""
-    from warmscope.tui.screens.export_screen import ExportScreen
+
+@dataclass(frozen=True)
+class ExportJob:
+    """Files to write into a folder the user picks: ``stem.SUFFIX`` for each suffix."""
+
+    title: str
+    """What is exported: ``#2 sample:speech script``, ``the comparison of #1, #2``."""
+    directory: Path
+    """The folder offered: beside the first record, else the current one."""
+    stem: str
+    suffixes: tuple[str, ...]
+    what: str
+    """What the files hold, in words."""
+    write: Callable[[Path], list[Path]]
+    """Writes the files into a folder (on a worker thread); returns the paths written."""
+
+
+def run_job(entry: RunEntry) -> ExportJob:
+    """``entry``'s JSON, CSV, Markdown and report; beside its record by default (the folder
+    the user's runs are kept in, not wherever the app was started)."""
+    # The writers and their formats: loaded when an export is asked for.
+    from warmscope.core.output.export import FORMATS, REPORT_SUFFIX, export_all
 
     record = Path(entry.data.record_path) if entry.data.record_path else None
-    directory = record_folder([entry])
     stem = record.stem if record else f"warmscope-run-{entry.number}"
 
     def write(folder: Path) -> list[Path]:
-        from warmscope.core.output.export import export_all
-
         return export_all(entry.snapshot(), folder, stem)
 
-    def done(folder: Path | None) -> None:
-        if folder is not None:
-            _write_in_worker(app, lambda: write(folder))
-
-    app.push_screen(ExportScreen(directory, stem, entry.title), done)
+    suffixes = (*FORMATS, REPORT_SUFFIX)
+    return ExportJob(entry.title, record_folder([entry]), stem, suffixes, RUN_WHAT, write)
 
 
-def export_comparison(app: App[Any], entries: list[RunEntry]) -> None:
-    """Ask where, then write the comparison of ``entries`` (the first the baseline) as its
-    JSON document and a Markdown table."""
-    from warmscope.tui.screens.export_screen import ExportScreen
-
+def comparison_job(entries: list[RunEntry]) -> ExportJob:
+    """The comparison of ``entries`` (the first the baseline) as its JSON document and a
+    Markdown table."""
     stem = "warmscope-compare-" + "-".join(str(e.number) for e in entries)
     title = "the comparison of " + ", ".join(f"#{e.number}" for e in entries)
 
     def write(folder: Path) -> list[Path]:
+        # The digest and the writers: loaded on the worker, when the comparison is written.
         from warmscope.core.output.digest import comparison
         from warmscope.core.output.export import export_comparison
 
@@ -51,12 +67,7 @@ def export_comparison(app: App[Any], entries: list[RunEntry]) -> None:
         doc = comparison(runs, names, [e.summary() for e in entries])
         return export_comparison(doc, folder, stem)
 
-    def done(folder: Path | None) -> None:
-        if folder is not None:
-            _write_in_worker(app, lambda: write(folder))
-
-    what = "the comparison document, and its table in Markdown"
-    app.push_screen(ExportScreen(record_folder(entries), stem, title, ("json", "md"), what), done)
+    return ExportJob(title, record_folder(entries), stem, ("json", "md"), COMPARISON_WHAT, write)
 
 
 def record_folder(entries: list[RunEntry]) -> Path:
@@ -67,26 +78,9 @@ def record_folder(entries: list[RunEntry]) -> Path:
     return Path.cwd()
 
 
-def _write_in_worker(app: App[Any], write: Callable[[], list[Path]]) -> None:
-    """Run ``write`` (it returns the paths it wrote) in a thread; the outcome is told on the
-    main thread."""
-
-    def job() -> None:
-        try:
-            paths, error = write(), ""
-        except OSError as exc:
-            paths, error = [], str(exc)
-        with contextlib.suppress(RuntimeError):  # the app quit meanwhile: nobody to tell
-            app.call_from_thread(_told, app, paths, error)
-
-    app.run_worker(
-        job, name="export", description="export", thread=True, group="export", exit_on_error=False
-    )
-
-
-def _told(app: App[Any], paths: list[Path], error: str) -> None:
-    if error:
-        app.notify(error, title="Export failed", severity="error", timeout=8, markup=False)
-        return
-    text = "\n".join(str(p) for p in paths)
-    app.notify(text, title="Exported", timeout=8, markup=False)
+def write_job(job: ExportJob, folder: Path) -> tuple[list[Path], str]:
+    """On a worker thread: the paths written, or none and why not in one line."""
+    try:
+        return job.write(folder), ""
+    except OSError as exc:
+        return [], str(exc)

@@ -3,6 +3,7 @@ differences in words and the settings that set them apart."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -11,6 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 from textual.widgets.data_table import ColumnKey
@@ -91,11 +93,26 @@ class CompareScreen(Screen[None]):
         Binding("x", "export", "Export", id="compare-export", tooltip="The comparison: JSON, MD"),
     ]
 
-    def __init__(self, runs: list[RunEntry], chosen: list[RunEntry]) -> None:
-        """``chosen``: the runs compared, the first (A) the baseline of every ratio."""
+    class ExportAsked(Message):
+        """``x``: the app asks where, then writes the comparison of ``entries`` (A first)."""
+
+        def __init__(self, entries: list[RunEntry]) -> None:
+            super().__init__()
+            self.entries = entries
+
+    def __init__(
+        self,
+        runs: list[RunEntry],
+        chosen: list[RunEntry],
+        cell_runs: Callable[[RunEntry], list[RunEntry]] = lambda entry: [entry],
+    ) -> None:
+        """``chosen``: the runs compared, the first (A) the baseline of every ratio.
+        ``cell_runs``: every run of an entry's sweep cell (``RunController.cell_runs``), so a
+        sweep's process stands for its cell's fresh processes."""
         super().__init__(id="compare")
         self.runs = runs
         self.chosen = list(chosen)
+        self.cell_runs = cell_runs
         self._notes: list[str] = []
         """What the untold verdicts mean, from the last drawing of the metrics."""
 
@@ -170,10 +187,9 @@ class CompareScreen(Screen[None]):
     def _sides(self, summaries: list[Summary]) -> list[tuple[list[RunEntry], list[Summary]]]:
         """Each chosen run as a side: a sweep process stands for every finished process of
         its cell (same settings, fresh processes), so the comparison has their intervals."""
-        cell_runs = getattr(self.app, "controller", None)
         sides = []
         for e, summary in zip(self.chosen, summaries, strict=True):
-            runs = cell_runs.cell_runs(e) if cell_runs is not None else [e]
+            runs = self.cell_runs(e)
             others = [r for r in runs if r is not e and r.view.finished and r.view.count]
             if e.sweep is None or not others:
                 sides.append(([e], [summary]))
@@ -287,4 +303,4 @@ class CompareScreen(Screen[None]):
         chart.log_scale = not chart.log_scale
 
     def action_export(self) -> None:
-        self.app.export_comparison(self.chosen)  # type: ignore[attr-defined]
+        self.post_message(self.ExportAsked(list(self.chosen)))

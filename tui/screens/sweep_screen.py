@@ -6,7 +6,7 @@ process's first iteration as a point on its cell's strip as soon as it is measur
 intervals as processes finish, the table, and the answer once the sweep ends. While it runs,
 Esc (or ``q``, Ctrl+C) stops it: the process in progress ends, the finished ones are kept and
 the document says ``stopped``. Each process becomes a run of the session (history, compare),
-tagged with its sweep and cell.
+tagged with its sweep and cell: the screen tells the app (``ProcessStarted``, ``Ended``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.geometry import Size
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widget import Widget
@@ -38,7 +39,7 @@ from warmscope.tui import fmt
 from warmscope.tui.drawing.sweep_strips import Strip, draw, strips
 
 if TYPE_CHECKING:
-    from warmscope.tui.sweep_runner import RunnerState, SweepRunner
+    from warmscope.tui.sweep_runner import RunnerState, Started, SweepRunner
 
 CURVE_POINTS = 60
 """The first iterations whose median latency each setting's curve shows."""
@@ -118,7 +119,7 @@ def _drawable(value: Any) -> float:
 
 
 class SweepChart(Widget):
-    """The strips of ``sweep_chart``, drawn at the widget's width whenever it renders."""
+    """The strips of ``drawing/sweep_strips.py``, drawn at the widget's width whenever it renders."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -146,6 +147,22 @@ class SweepScreen(ModalScreen[None]):
         Binding("escape,w", "dismiss", "Runs", id="close-sweep"),
         Binding("q", "app.quit", "Quit", id="quit-from-sweep"),
     ]
+
+    class ProcessStarted(Message):
+        """A process of the running sweep has started: the app takes it as one of its runs."""
+
+        def __init__(self, runner: SweepRunner, started: Started) -> None:
+            super().__init__()
+            self.runner = runner
+            self.started = started
+
+    class Ended(Message):
+        """The running sweep ended (done, stopped or failed): ``doc`` is its document."""
+
+        def __init__(self, runner: SweepRunner, doc: dict[str, Any]) -> None:
+            super().__init__()
+            self.runner = runner
+            self.doc = doc
 
     def __init__(
         self, doc: dict[str, Any] | None = None, runner: SweepRunner | None = None
@@ -194,22 +211,20 @@ class SweepScreen(ModalScreen[None]):
     # -- live ---------------------------------------------------------------------------------
 
     def poll(self) -> None:
-        """Take the runner's news: new processes into the app's runs, then redraw what moved."""
+        """Take the runner's news: each new process and the end told to the app (its runs, its
+        sweeps: ``ProcessStarted``, ``Ended``), then redraw what moved."""
         runner = self.runner
         if runner is None:
             return
-        from warmscope.tui import sweep_actions  # the app's side: its runs, its sweeps
-
-        app: Any = self.app
         for started in runner.take_started():
-            sweep_actions.adopt(app, started, runner)
+            self.app.post_message(self.ProcessStarted(runner, started))
         self.state = runner.state()
         self.doc = self.state.doc
         if self.state.ended:
             if self._timer is not None:
                 self._timer.stop()
             self.t_end = time.monotonic()
-            sweep_actions.ended(app, runner, self.doc)
+            self.app.post_message(self.Ended(runner, self.doc))
             self.refresh_bindings()
         self._show()
 

@@ -10,9 +10,10 @@ extra environment, none of them) or start nothing (Esc).
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -74,3 +75,30 @@ class TrustScreen(ModalScreen[TrustChoice | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def trusted_then(
+    app: App[Any],
+    settings: RunSettings,
+    source: str | None,
+    start: Callable[[RunSettings], None],
+    confirmed: Callable[[RunSettings], None] = lambda chosen: None,
+) -> None:
+    """``start(settings)`` where settings read from ``source`` (a file's name; ``None``: the
+    user's own) choose nothing that runs; else once the user has seen those choices and kept
+    them or dropped them, ``confirmed`` told first of what was chosen; nothing where the user
+    started nothing."""
+    untrusted = settings.untrusted() if source is not None else {}
+    if not untrusted:
+        start(settings)
+        return
+
+    def done(choice: TrustChoice | None) -> None:
+        if choice is None:
+            app.notify("nothing started", timeout=2)
+            return
+        chosen = settings if choice == "use" else settings.without_untrusted()
+        confirmed(chosen)
+        start(chosen)
+
+    app.push_screen(TrustScreen(settings, source or "a file"), done)

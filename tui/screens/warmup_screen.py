@@ -15,9 +15,8 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual import work
@@ -37,10 +36,6 @@ from warmscope.core.output.sweep_digest import iv_text
 from warmscope.core.run.ending import one_line
 from warmscope.core.run.warmup import Progress, copy_recipe, worst_shape
 
-if TYPE_CHECKING:
-    from warmscope.tui.app import WarmscopeApp
-    from warmscope.tui.run_view import RunEntry
-
 BASELINE = "no recipe"
 COLUMNS = ("recipe", "processes", "worst first / p50", "start-up", "verdict")
 PHASES = {
@@ -54,7 +49,7 @@ CLOCK_S = 1.0  # the status line's elapsed time
 
 
 class Engine(Protocol):
-    """What the screen needs of a warm-up: ``core.warmup.Warmup``, or a fake in tests."""
+    """What the screen needs of a warm-up: ``Warmup`` (``core/run/warmup.py``), or a fake in tests."""
 
     repeat: int
     folder: Path | None
@@ -138,44 +133,6 @@ def write_outputs(doc: dict[str, Any], recipe: Path | None) -> Path | None:
         doc["emitted"] = str(written)
     atomic_write(folder / "warmup.json", json.dumps(doc, indent=1, default=str) + "\n")
     return written
-
-
-def open_warmup(app: WarmscopeApp, entry: RunEntry) -> None:
-    """``W``: the warm-up screen over the viewed run's settings. Settings read from a record
-    that choose what runs (an interpreter, the child's environment) are shown first."""
-    if any(isinstance(screen, WarmupScreen) for screen in app.screen_stack):
-        app.notify("a warm-up is open: q leaves it (and stops it)", timeout=3)
-        return
-    settings = warmup_settings(entry.data.settings)
-    untrusted = settings.untrusted() if entry.source != "run" else {}
-    if not untrusted:
-        _push(app, entry, settings)
-        return
-    from warmscope.tui.screens.trust_screen import TrustChoice, TrustScreen
-
-    def chosen(choice: TrustChoice | None) -> None:
-        if choice is None:
-            app.notify("nothing started", timeout=2)
-        else:
-            _push(app, entry, settings if choice == "use" else settings.without_untrusted())
-
-    app.push_screen(TrustScreen(settings, entry.record_name or "a record"), chosen)
-
-
-def _push(app: WarmscopeApp, entry: RunEntry, settings: RunSettings) -> None:
-    """Make the engine on a worker (over ``--host`` its target is asked there), then show it."""
-    from warmscope.tui import run_start
-
-    folder, recipe = warmup_paths(entry.data.record_path)
-
-    def done(engine: Engine | None, error: str) -> None:
-        if engine is None:
-            app.notify(error, title="No warm-up", severity="error", timeout=8, markup=False)
-        else:
-            app.push_screen(WarmupScreen(engine, recipe, f"run #{entry.number} {settings.target}"))
-
-    build = partial(make_engine, settings, folder)  # looked up now: tests replace it
-    run_start.begin(app, run_start.Pending("a warm-up", build, done))
 
 
 class WarmupScreen(ModalScreen[None]):

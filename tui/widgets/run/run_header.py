@@ -70,6 +70,19 @@ def header_lines(entry: RunEntry, styles: dict[str, Style], next_note: str = "")
     return [line1, line2]
 
 
+def starting_lines(
+    number: int, target: str, host: str | None, doing: str, styles: dict[str, Style]
+) -> list[Line]:
+    """The header of a run not started yet: what will run, and what its start is doing."""
+    mark, part = STATUS["starting"]
+    bold = styles["bold"]
+    line1 = Line([(f" #{number} ", bold), (clean_name(target), styles["accent"] + bold)])
+    if host:
+        line1.append((f" · on {clean_name(host)}", None))
+    line2 = Line([(f" {mark} starting", styles[part] + bold), (f" · {doing}…", styles["muted"])])
+    return [line1, line2]
+
+
 class RunHeader(TextLines):
     """Redrawn on every tick of a live run (the elapsed time moves), never relaid out."""
 
@@ -79,12 +92,23 @@ class RunHeader(TextLines):
         super().__init__(id=id)
         self.lines: list[Line] = []
 
+    def _styles(self) -> dict[str, Style]:
+        return {p: self.get_component_rich_style(f"run-header--{p}", partial=True) for p in PARTS}
+
     def show_entry(self, entry: RunEntry, next_note: str = "") -> None:
-        styles = {p: self.get_component_rich_style(f"run-header--{p}", partial=True) for p in PARTS}
-        lines = header_lines(entry, styles, next_note)
+        lines = header_lines(entry, self._styles(), next_note)
         if [line.plain for line in lines] != [line.plain for line in self.lines]:
             self.lines = lines
             self.redraw()
+
+    def show_starting(self, number: int, target: str, host: str | None, doing: str) -> None:
+        """A run being started, before it exists: what will run, and what its start does."""
+        self.lines = starting_lines(number, target, host, doing, self._styles())
+        self.redraw()
+
+    def clear(self) -> None:
+        self.lines = []
+        self.redraw()
 
     @property
     def plain(self) -> str:
