@@ -277,7 +277,10 @@ def first_frame(argv: list[str], first: bytes, env: dict[str, str]) -> tuple[flo
         term.close()
 
 
-def bench_first_frame(reps: int, tmp: Path) -> dict[str, list[tuple[float, float]]]:
+def bench_first_frame(
+    reps: int, tmp: Path, also: dict[str, str] | None = None
+) -> dict[str, list[tuple[float, float]]]:
+    """``also``: other warmscope programs (another checkout's, by name) timed alongside."""
     env = terminal_env(tmp)
     record = ROOT / "tests" / "data" / "speech-script.jsonl"
     cases = {
@@ -286,6 +289,9 @@ def bench_first_frame(reps: int, tmp: Path) -> dict[str, list[tuple[float, float
         "warmscope": ([WARMSCOPE], b"latency"),
         "warmscope open RECORD": ([WARMSCOPE, "open", str(record)], b"latency"),
     }
+    for name, program in (also or {}).items():
+        cases[f"{name}: warmscope"] = ([program], b"latency")
+        cases[f"{name}: open RECORD"] = ([program, "open", str(record)], b"latency")
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     for argv, first in cases.values():  # one untimed start each: warm the file cache
         first_frame(argv, first, env)
@@ -402,7 +408,15 @@ def main() -> int:
     p.add_argument("--duration", type=float, default=10.0, help="seconds of sample:trivial")
     p.add_argument("--watch-reps", type=int, default=2, help="repetitions of the CPU test")
     p.add_argument("--skip-watch", action="store_true")
+    p.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="NAME=PROGRAM",
+        help="another warmscope (an older checkout's) whose first frame is timed alongside",
+    )
     args = p.parse_args()
+    also = dict(item.split("=", 1) for item in args.also)
     # pip byte-compiles a package when it installs it; an editable checkout run with
     # PYTHONDONTWRITEBYTECODE would instead compile every module on every start.
     subprocess.run(
@@ -412,10 +426,11 @@ def main() -> int:
     print(f"machine: {psutil.cpu_count()} logical CPUs, load {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(prefix="warmscope-bench-") as name:
         tmp = Path(name)
-        times = bench_first_frame(args.reps, tmp)
+        times = bench_first_frame(args.reps, tmp, also)
         base = [statistics.median(v) for v in zip(*times["minimal Textual app"], strict=True)]
         print(f"\nseconds from spawn in a {COLS}x{ROWS} pty, median of {args.reps} (min-max):")
-        print(f"  {'':<26} {'readable (3 rows of text)':>26}   {'footer drawn':>26}")
+        width = max(26, *(len(case) for case in times))
+        print(f"  {'':<{width}} {'readable (3 rows of text)':>26}   {'footer drawn':>26}")
         for case, pairs in times.items():
             cells = []
             for k, values in enumerate(zip(*pairs, strict=True)):
@@ -423,7 +438,7 @@ def main() -> int:
                 cells.append(
                     f"{med:6.3f} ({min(values):.2f}-{max(values):.2f}) {med / base[k]:4.2f}x"
                 )
-            print(f"  {case:<26} {cells[0]:>26}   {cells[1]:>26}")
+            print(f"  {case:<{width}} {cells[0]:>26}   {cells[1]:>26}")
         if args.skip_watch:
             return 0
         print(f"\nwatching sample:trivial for {args.duration:g} s (CPU over the measured loop):")
