@@ -149,7 +149,7 @@ class WarmscopeApp(App[int]):
         super().notify(clean_names(message), title=clean_name(title), **options)
 
     def get_default_screen(self) -> Screen:
-        return MainScreen(self.refresh_hz)
+        return MainScreen(self.refresh_hz, self.initial_settings)
 
     @property
     def runs(self) -> list[RunEntry]:

@@ -24,6 +24,7 @@ from warmscope.tui.widgets.run.run_header import RunHeader
 from warmscope.tui.widgets.run.summary_panel import SummaryPanel
 
 if TYPE_CHECKING:  # the panes below the chart are imported when mounted, after the first frame
+    from warmscope.core.data.settings import RunSettings
     from warmscope.tui.widgets.row_list import RowList
     from warmscope.tui.widgets.run.events_pane import EventsPane
     from warmscope.tui.widgets.run.iteration_table import IterationTable
@@ -45,10 +46,15 @@ class MainScreen(Screen[None]):
     class Ready(Message):
         """The screen's widgets exist: the app can show runs."""
 
-    def __init__(self, refresh_hz: float = DEFAULT_REFRESH_HZ) -> None:
+    def __init__(
+        self, refresh_hz: float = DEFAULT_REFRESH_HZ, first_run: RunSettings | None = None
+    ) -> None:
+        """``first_run``: the settings of the run the app starts behind the first frame, which
+        the header names from the first frame on."""
         super().__init__(id="main")
         self.entry: RunEntry | None = None
         self.budget = RepaintBudget(refresh_hz)
+        self.first_run = first_run
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="run-header")
@@ -59,15 +65,27 @@ class MainScreen(Screen[None]):
             with summary_box:
                 yield SummaryPanel("", id="summary")
         yield Horizontal(id="bottom")
-        yield Footer(id="footer", compact=True)
+        footer = Footer(id="footer", compact=True)
+        # Told of the bindings before it composes, it draws its keys in the first frame (else it
+        # waits for a later one to ask for them).
+        footer.bindings_changed(self)
+        yield footer
 
     def on_mount(self) -> None:
-        # The first frame has the header, the chart and the summary; the panes below follow
-        # one refresh later, so the window is not blank while Textual styles and lays out
-        # a dozen more widgets. Runs and records are shown once they exist (``Ready``).
-        # A moment after that refresh: Textual writes frames from a thread, and mounting the
-        # panes at once would hold the interpreter while the first frame waits to be written.
-        self.call_after_refresh(self.set_timer, PANES_AFTER_S, self._mount_panes)
+        # The first frame has the header (naming the run that is starting), the chart and the
+        # summary; then the footer's keys; the panes below follow a moment later, so the window
+        # is not blank while Textual styles and lays out a dozen more widgets. Runs and records
+        # are shown once they exist (``Ready``).
+        if self.first_run is not None:  # readable at once: what runs, while it starts
+            settings = self.first_run
+            doing = f"connecting to {settings.host}" if settings.host else "starting its process"
+            self.query_one(RunHeader).show_starting(1, settings.target, settings.host, doing)
+        self.call_after_refresh(self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
+        # A moment after the first frame: Textual writes frames from a thread, and mounting the
+        # panes at once would hold the interpreter while the frame waits to be written.
+        self.set_timer(PANES_AFTER_S, self._mount_panes)
 
     async def _mount_panes(self) -> None:
         from textual.widgets import TabbedContent, TabPane
