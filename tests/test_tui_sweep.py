@@ -23,7 +23,8 @@ from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.drawing.sweep_strips import draw
 from warmscope.tui.screens.compare_screen import CompareScreen
 from warmscope.tui.screens.settings_screen import SettingsScreen
-from warmscope.tui.screens.sweep_screen import SweepChart, SweepScreen
+from warmscope.tui.screens.sweep_screen import SweepScreen
+from warmscope.tui.widgets.sweep_chart import SweepChart
 
 SIZE = (110, 40)
 ITERS = 5

@@ -11,7 +11,8 @@ from textual.containers import Vertical
 from textual.widgets import Footer, Static, TextArea
 
 from warmscope.core.data.run import Event
-from warmscope.tui.widgets.search_line import TEXT_KEYS, SearchLine, TextSearch
+from warmscope.tui.screens.text_search import TEXT_KEYS, TextSearch
+from warmscope.tui.widgets.search_line import SearchLine
 
 
 def event_text(events: list[Event]) -> str:
@@ -30,7 +31,7 @@ class EventDetailScreen(TextSearch):
 
     CSS_PATH: ClassVar[CSSPathType | None] = [
         "event_screen.tcss",
-        "search_line.tcss",
+        "text_search.tcss",
     ]  # loaded when the screen first opens
 
     BINDINGS: ClassVar[list[BindingType]] = [

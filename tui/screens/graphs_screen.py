@@ -16,7 +16,8 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
 from warmscope.core.output.digest import graph_facts
 from warmscope.tui.run_view import RunEntry
 from warmscope.tui.screens.tabbed_modal import TabbedModal, tab_bindings
-from warmscope.tui.widgets.search_line import TEXT_ACTIONS, TEXT_KEYS, SearchLine, TextSearch
+from warmscope.tui.screens.text_search import TEXT_ACTIONS, TEXT_KEYS, TextSearch
+from warmscope.tui.widgets.search_line import SearchLine
 
 SIDE_BY_SIDE_MIN_W = 100
 SOURCE_NOTE = re.compile(r"\s+# \S.*:\d+:\d+$")  # `# /path/to/file.py:156:11` after a node
@@ -41,7 +42,7 @@ class GraphsScreen(TextSearch, TabbedModal):
 
     CSS_PATH: ClassVar[CSSPathType | None] = [
         "run_details.tcss",
-        "search_line.tcss",
+        "text_search.tcss",
     ]  # loaded when the screen first opens
 
     TABS = (

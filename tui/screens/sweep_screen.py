@@ -20,11 +20,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.geometry import Size
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.timer import Timer
-from textual.widget import Widget
 from textual.widgets import Footer, Sparkline, Static
 
 from warmscope.core.base.safe_text import clean_line
@@ -36,7 +34,8 @@ from warmscope.core.output.sweep_digest import (
     short_of_plan,
 )
 from warmscope.tui import fmt
-from warmscope.tui.drawing.sweep_strips import Strip, draw, strips
+from warmscope.tui.drawing.sweep_strips import strips
+from warmscope.tui.widgets.sweep_chart import SweepChart
 
 if TYPE_CHECKING:
     from warmscope.tui.sweep_runner import RunnerState, Started, SweepRunner
@@ -116,24 +115,6 @@ def progress_text(state: RunnerState, elapsed: float) -> str:
 def _drawable(value: Any) -> float:
     """A curve's point: a live sweep's figure no curve can draw (none, NaN, infinite) is 0."""
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
-
-
-class SweepChart(Widget):
-    """The strips of ``drawing/sweep_strips.py``, drawn at the widget's width whenever it renders."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.rows: list[Strip] = []
-
-    def show(self, rows: list[Strip]) -> None:
-        self.rows = rows
-        self.refresh(layout=True)
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(draw(self.rows, width))
-
-    def render(self) -> Text:
-        return Text("\n").join(draw(self.rows, self.content_size.width or 80))
 
 
 class SweepScreen(ModalScreen[None]):
