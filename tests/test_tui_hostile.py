@@ -436,3 +436,4 @@ def test_the_tui_is_gone_within_2_s_of_its_terminal(
     assert wait_gone(run_id, 0.5) == [], "no process of the run is left"
     data = read_run(record)
     assert data.count > 0 and data.run_id == run_id
+    assert data.status == "stopped", "a hang-up ends the run, and its record says so"
