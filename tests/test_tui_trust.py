@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from textual.containers import VerticalScroll
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -62,30 +61,33 @@ def prompt_text(screen: TrustScreen) -> str:
     return str(screen.query_one("#trust-items", Static).render())
 
 
-@pytest.mark.parametrize("field", UNTRUSTED, ids=[f.name for f in UNTRUSTED])
-def test_every_setting_that_chooses_what_runs_is_in_the_prompt(
-    field: Setting, tmp_path: Path
-) -> None:
-    record = asking(tmp_path, f"{field.name}.jsonl", **{field.name: record_value(field)})
+def test_every_setting_that_chooses_what_runs_is_in_the_prompt(tmp_path: Path) -> None:
+    records = [asking(tmp_path, f"{f.name}.jsonl", **{f.name: record_value(f)}) for f in UNTRUSTED]
     made: list[RunSettings] = []
-    app = build_app(records=[record], start=recording(made))
+    app = build_app(records=records, start=recording(made))
 
     async def scenario(pilot: Pilot) -> None:
-        await pilot.press("r")
-        screen = app.screen
-        assert isinstance(screen, TrustScreen), f"{field.name} from a record ran unasked"
-        settings = app.runs[0].data.settings
-        assert set(settings.untrusted()) == {field.name}
-        shown = prompt_text(screen)
-        # The option as the reproduce line writes it, every part of it, and what it does.
-        for part in argv(field, settings):
-            assert part in shown, (field.name, part, shown)
-        assert ":" in shown
-        assert screen.items == settings.consent_items()
-        await pilot.press("n")
-        await wait_for(pilot, lambda: len(made) == 1)
-        assert made[0].untrusted() == {}
-        assert isinstance(app.screen, MainScreen)
+        opened = list(app.runs)
+        for n, (field, entry) in enumerate(zip(UNTRUSTED, opened, strict=True)):
+            # Each record as if opened alone: its settings are the next run's, from the file.
+            app.view_entry(entry)
+            app.next_settings, app.next_source = entry.data.settings.copy(), entry.record_name
+            await pilot.press("r")
+            screen = app.screen
+            assert isinstance(screen, TrustScreen), f"{field.name} from a record ran unasked"
+            settings = entry.data.settings
+            assert set(settings.untrusted()) == {field.name}
+            shown = prompt_text(screen)
+            # The option as the reproduce line writes it, every part of it, and what it does.
+            for part in argv(field, settings):
+                assert part in shown, (field.name, part, shown)
+            assert ":" in shown
+            assert screen.items == settings.consent_items()
+            await pilot.press("n")
+            await wait_for(pilot, lambda n=n: len(made) == n + 1)  # type: ignore[misc]
+            assert made[n].untrusted() == {}, field.name
+            assert isinstance(app.screen, MainScreen)
+            await wait_for(pilot, lambda: app.live is None)
 
     run(app, scenario)
 
