@@ -68,10 +68,11 @@ def test_fault_keeps_the_screen_with_status_and_last_stderr(
         assert entry.view.count == kept
         await wait_for(pilot, lambda: status in app.screen.query_one(RunHeader).plain, timeout=5)
         assert app.screen.query_one("TabbedContent").active == "tab-stderr"  # type: ignore[attr-defined]
+        assert not app.screen.query("Toast"), "nothing covers the child's last lines"
         assert app.is_running  # the screen stays up
         await pilot.press("q")
 
-    run(app, scenario, SIZE, settled=False)
+    run(app, scenario, SIZE, settled=False, notifications=True)
     record = Path(str(seen["record"]))
     assert read_run(record).count == kept
     assert survivors(run_id_of(record)) == []
@@ -81,7 +82,9 @@ def test_a_stderr_flood_in_the_tui_stays_bounded(monkeypatch: pytest.MonkeyPatch
     # 2 MB of stderr in one iteration, some 20,000 lines (the child's 50 MB, unblocked and in
     # bounded memory, is test_reliability's).
     monkeypatch.setenv("FLOOD_MB", "2")
-    app = build_app(settings=RunSettings(target=f"{PLANTED}:floods", inputs=["4"], iters=20))
+    # explain=False: its slow first call would have a second process explain it, flooding again.
+    settings = RunSettings(target=f"{PLANTED}:floods", inputs=["4"], iters=20, explain=False)
+    app = build_app(settings=settings)
 
     async def scenario(pilot: Pilot) -> None:
         await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished)

@@ -1,7 +1,8 @@
 """The TUI driving real runs: a real child process, real torch, the real record.
 
 Each child pays the torch import (a few seconds), so the scenarios share runs, and a run to
-compare with is a record of a real run.
+compare with is a record of a real run. A run that fails live: ``test_tui_faults``; what a
+failed run shows, from its record: ``test_tui_records``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, Log, Static
+from textual.widgets import Input, Static
 
 from tests.tui_support import run, wait_for
 from warmscope.core.data.record import read_run
@@ -26,7 +27,6 @@ from warmscope.tui.widgets.choice_field import ChoiceField
 from warmscope.tui.widgets.run.iteration_table import IterationTable
 from warmscope.tui.widgets.run.run_header import RunHeader
 
-FACTORIES = Path(__file__).parent / "targets" / "factories.py"
 SCRIPT = Path(__file__).parent / "data" / "speech-script.jsonl"
 SIZE = (100, 30)
 
@@ -151,27 +151,6 @@ def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> 
         assert suffixes == [".csv", ".json", ".md", ".report.md"]
 
     run(app, scenario, SIZE, settled=False)
-
-
-def test_a_failing_model_keeps_the_screen_with_its_error() -> None:
-    settings = RunSettings(target=f"{FACTORIES}:raises_at_3", inputs=["2x8"], iters=50)
-    app = build_app(settings=settings)
-
-    async def scenario(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished)
-        entry = app.runs[0]
-        assert entry.data.status == "failed"
-        assert entry.view.count == 3  # what was measured before the error
-        header = app.screen.query_one(RunHeader).plain
-        assert "failed" in header
-        log = app.screen.query_one("#stderr", Log)
-        assert any("RuntimeError: mat1" in line for line in log.lines)
-        assert app.screen.query_one("TabbedContent").active == "tab-stderr"  # type: ignore[attr-defined]
-        await pilot.pause(0.3)
-        assert not app.screen.query("Toast"), "nothing covers the traceback's last lines"
-        assert app.is_running
-
-    run(app, scenario, SIZE, settled=False, notifications=True)
 
 
 def test_bad_settings_are_shown_not_raised() -> None:
