@@ -70,7 +70,6 @@ def test_fault_keeps_the_screen_with_status_and_last_stderr(
         assert app.screen.query_one("TabbedContent").active == "tab-stderr"  # type: ignore[attr-defined]
         assert not app.screen.query("Toast"), "nothing covers the child's last lines"
         assert app.is_running  # the screen stays up
-        await pilot.press("q")
 
     run(app, scenario, SIZE, settled=False, notifications=True)
     record = Path(str(seen["record"]))

@@ -50,7 +50,7 @@ def run(
             if settled:
                 await settle(pilot)
             await scenario(pilot)
-            if notifications:
+            if notifications and app.is_running:  # a pause after the app quit never ends
                 await pilot.pause(0.1)  # the last toasts drawn
 
     asyncio.run(main())
