@@ -12,7 +12,6 @@ import fcntl
 import os
 import pty
 import re
-import select
 import signal
 import struct
 import subprocess
@@ -26,7 +25,7 @@ from textual.pilot import Pilot
 
 from tests.test_big_record import big_record  # noqa: F401  (the fixture)
 from tests.test_tui_hostile import notes, rewrite
-from tests.tui_support import run, screen_text, wait_for
+from tests.tui_support import run, screen_text, terminal_chunk, wait_for
 from warmscope.core.base.safe_text import REPLACEMENT, clean, clean_name, strip_controls
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
@@ -136,40 +135,20 @@ def _pty(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess
     return proc, master
 
 
-def _read(master: int, seconds: float, until: bytes | None = None) -> bytes:
-    """What the terminal receives in ``seconds``, or until ``until`` arrives."""
-    out = b""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.05)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-            if until is not None and until in out:
-                break
-    return out
-
-
 def _read_until(master: int, seconds: float, done: Callable[[bytes], bool]) -> bytes:
     """What the terminal receives until ``done(what came so far)`` holds, or ``seconds`` pass."""
     out = b""
     deadline = time.monotonic() + seconds
     while not done(out) and time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.05)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
+        if (chunk := terminal_chunk(master, 0.05)) is None:
+            break
+        out += chunk
     return out
+
+
+def _read(master: int, seconds: float, until: bytes | None = None) -> bytes:
+    """What the terminal receives in ``seconds``, or until ``until`` arrives."""
+    return _read_until(master, seconds, lambda out: until is not None and until in out)
 
 
 def _drain(master: int, quiet: float = 0.3, most: float = 5) -> bytes:
@@ -177,16 +156,7 @@ def _drain(master: int, quiet: float = 0.3, most: float = 5) -> bytes:
     drawn what it had to draw), or ``most`` seconds pass."""
     out = b""
     deadline = time.monotonic() + most
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], quiet)
-        if not ready:
-            break
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
+    while time.monotonic() < deadline and (chunk := terminal_chunk(master, quiet)):
         out += chunk
     return out
 

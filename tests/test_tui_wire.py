@@ -6,7 +6,6 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
-import select
 import struct
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import time
 from pathlib import Path
 
 from tests.fake_session import Moment, end, factory, iterations
-from tests.tui_support import run, wait_for
+from tests.tui_support import run, terminal_chunk, wait_for
 from warmscope.core.child import outcome
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
@@ -107,12 +106,9 @@ def _tui_output(
                 settled_at = now
             if settled_at is not None and now - settled_at >= idle:
                 break
-            ready, _, _ = select.select([master], [], [], 0.05)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
-                    break
+            if (chunk := terminal_chunk(master, 0.05)) is None:
+                break
+            if chunk:
                 out += chunk
                 last = time.monotonic()
                 if settled_at is not None:
