@@ -147,7 +147,10 @@ def test_the_tuis_first_frame_imports_no_analysis() -> None:
     code = (
         "import sys, warmscope.cli.view, warmscope.tui.app\n"
         "from warmscope.cli import make_parser\n"
-        "make_parser(None).parse_args(['sample:trivial'])\n"
+        "from warmscope.cli.options import build_settings\n"
+        "from warmscope.core.run import remote_target\n"
+        "args = make_parser(None).parse_args(['sample:trivial'])\n"
+        "remote_target.resolve(build_settings(args))  # as cli/view.py checks the target\n"
         "print(','.join(sorted(sys.modules)))\n"
     )
     imported = set(run(code).stdout.strip().split(","))
@@ -162,5 +165,6 @@ def test_the_tuis_first_frame_imports_no_analysis() -> None:
         "warmscope.tui.sweep_runner",
         "warmscope.tui.widgets.run.events_pane",
         "warmscope.tui.widgets.run.iteration_table",
+        "warmscope.core.run.remote",  # the ssh machinery: a target over --host only
     }
     assert not later & imported, sorted(later & imported)
