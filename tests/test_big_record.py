@@ -18,7 +18,7 @@ from warmscope.core.data.fold import iterations_line
 from warmscope.core.data.packing import Batch, MsView
 from warmscope.core.data.record import QUICK_READ_BYTES, VERSION, RecordWriter, read_run
 from warmscope.tui.app import build_app
-from warmscope.tui.loading_screen import LoadingScreen
+from warmscope.tui.screens.loading_screen import LoadingScreen
 
 COUNT = 10_000_000
 BATCH = 100_000

@@ -19,8 +19,8 @@ from warmscope.core.data.targets import Target
 from warmscope.core.output.digest import settings_diff
 from warmscope.core.run.sweep import parse_vary
 from warmscope.tui.app import build_app
-from warmscope.tui.choice_field import ChoiceField
-from warmscope.tui.settings_screen import SettingsScreen
+from warmscope.tui.screens.settings_screen import SettingsScreen
+from warmscope.tui.widgets.choice_field import ChoiceField
 
 SCRIPT = Path(__file__).parent / "data" / "speech-script.jsonl"
 ARCHIVE = Target("model.pt", "archive", "/m/model.pt", default_mode="script")

@@ -131,7 +131,7 @@ def test_the_chart_switches_to_device_time_only_where_the_run_has_it() -> None:
 
     from tests.tui_support import run
     from warmscope.tui.app import build_app
-    from warmscope.tui.latency_chart import LatencyChart
+    from warmscope.tui.widgets.run.latency_chart import LatencyChart
 
     timed = run_of([5000] + [300] * 59, [4900] + [270] * 59, [4000] + [290] * 59)
     app = build_app(records=[read_run(DATA / "speech-script.jsonl"), timed])
@@ -174,7 +174,7 @@ def test_the_chart_draws_a_real_h100_runs_device_time() -> None:
 
     from tests.tui_support import run
     from warmscope.tui.app import build_app
-    from warmscope.tui.latency_chart import LatencyChart
+    from warmscope.tui.widgets.run.latency_chart import LatencyChart
 
     app = build_app(records=[H100_DEVICE_TIME / "cnn.jsonl"])
 

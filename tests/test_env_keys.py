@@ -14,7 +14,7 @@ from warmscope.core.data.record import read_run
 from warmscope.core.output.report import report
 from warmscope.core.run.sampler import host_environment
 from warmscope.tui.app import build_app
-from warmscope.tui.utilization import UtilizationPane
+from warmscope.tui.widgets.run.utilization_pane import UtilizationPane
 
 H100_RUNS = Path(__file__).parent / "data" / "gpu_h100" / "runs"
 H100_RECORDS = sorted(

@@ -147,7 +147,7 @@ def test_no_explain_skips_it(record_dir: Path, tmp_path: Path) -> None:
 def test_the_tui_shows_the_explanation_in_its_summary_panel(tmp_path: Path) -> None:
     from warmscope.core.run.run_plan import EXPLAINING
     from warmscope.tui.controller import RunController
-    from warmscope.tui.summary_panel import summary_content
+    from warmscope.tui.widgets.run.summary_panel import summary_content
 
     settings = RunSettings(target=f"{MODELS}:lazy_table")
     settings.iters = 20

@@ -181,7 +181,7 @@ def test_sampler_follows_cuda_visible_devices(
 
 def test_the_readout_shows_each_reading_against_the_devices_own_ceiling(nvml: Any) -> None:
     from warmscope.core.output import gpu_readout
-    from warmscope.tui.utilization import gpu_note
+    from warmscope.tui.widgets.run.utilization_pane import gpu_note
 
     full, mig = Gpu(nvml, 0), Gpu(nvml, 1)
     sample = full.sample({CHILD})

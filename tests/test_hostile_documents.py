@@ -35,8 +35,8 @@ from warmscope.core.output.export import sweep_csv_rows, sweep_csv_writer
 from warmscope.core.output.report import sweep_report
 from warmscope.core.output.text_views import render_sweep
 from warmscope.tui.app import build_app
-from warmscope.tui.sweep_chart import draw, strips
-from warmscope.tui.sweep_screen import SweepScreen, head_text, sweep_table
+from warmscope.tui.drawing.sweep_strips import draw, strips
+from warmscope.tui.screens.sweep_screen import SweepScreen, head_text, sweep_table
 
 SWEEP = Path(__file__).parent / "data/gpu_h100/runs/warmup-cnn-script-cudnn-3shapes/verify"
 ESC = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x9b31m"

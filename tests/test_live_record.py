@@ -112,7 +112,7 @@ def test_open_follows_a_live_record_as_it_grows_and_ends_as_the_run_did(tmp_path
 
     from tests.tui_support import run, wait_for
     from warmscope.tui.app import build_app
-    from warmscope.tui.run_header import RunHeader
+    from warmscope.tui.widgets.run.run_header import RunHeader
 
     proc, record, doc = start_run(tmp_path)
     try:

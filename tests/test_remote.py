@@ -247,8 +247,8 @@ def test_the_tui_shows_a_remote_run_live(
     from tests.tui_support import run, wait_for
     from warmscope.core.data.settings import RunSettings
     from warmscope.tui.app import build_app
-    from warmscope.tui.iteration_table import IterationTable
-    from warmscope.tui.run_header import RunHeader
+    from warmscope.tui.widgets.run.iteration_table import IterationTable
+    from warmscope.tui.widgets.run.run_header import RunHeader
 
     monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options())

@@ -197,7 +197,7 @@ def test_the_settings_form_takes_a_path_there_without_asking_the_host(
 
     from tests.tui_support import run
     from warmscope.tui.app import build_app
-    from warmscope.tui.settings_screen import SettingsScreen
+    from warmscope.tui.screens.settings_screen import SettingsScreen
 
     monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", "-p 9 -o ConnectTimeout=1")
     app = build_app(records=[Path(__file__).parent / "data" / "speech-script.jsonl"])

@@ -107,7 +107,7 @@ def test_open_shows_a_sweep_over_its_runs(two_presets: tuple[Result, Path]) -> N
     from tests.tui_support import run
     from warmscope.cli.view import open_records
     from warmscope.tui.app import build_app
-    from warmscope.tui.sweep_screen import SweepScreen
+    from warmscope.tui.screens.sweep_screen import SweepScreen
 
     _, tmp = two_presets
     records, sweeps = open_records([tmp / "sweep.json"])

@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 from tests.tui_support import run, screen_text
 from warmscope.tui import glyphs
 from warmscope.tui.app import build_app
-from warmscope.tui.chart import (
+from warmscope.tui.drawing.chart import (
     AXIS_W,
     ChartStyles,
     ScaleHold,
@@ -26,9 +26,9 @@ from warmscope.tui.chart import (
     sparkline,
     stable_window,
 )
-from warmscope.tui.latency_chart import LatencyChart, legend
-from warmscope.tui.runs import RunView
-from warmscope.tui.series import LatencySeries
+from warmscope.tui.drawing.series import LatencySeries
+from warmscope.tui.run_view import RunView
+from warmscope.tui.widgets.run.latency_chart import LatencyChart, legend
 
 RECORD = Path(__file__).parent / "data" / "speech-script.jsonl"
 PROF, OPT, WARN = 3, 4, 2  # profiling run, optimization, warning

@@ -23,11 +23,11 @@ from warmscope.core.output.digest import comparison, metric_rows
 from warmscope.core.output.export import comparison_markdown
 from warmscope.tui import glyphs
 from warmscope.tui.app import WarmscopeApp, build_app
-from warmscope.tui.chart import AXIS_W
-from warmscope.tui.compare_screen import CompareScreen
-from warmscope.tui.export_screen import ExportScreen
-from warmscope.tui.history_screen import HistoryScreen
-from warmscope.tui.overlay_chart import OverlayChart
+from warmscope.tui.drawing.chart import AXIS_W
+from warmscope.tui.screens.compare_screen import CompareScreen
+from warmscope.tui.screens.export_screen import ExportScreen
+from warmscope.tui.screens.history_screen import HistoryScreen
+from warmscope.tui.widgets.overlay_chart import OverlayChart
 
 DATA = Path(__file__).parent / "data"
 SCRIPT = DATA / "speech-script.jsonl"

@@ -6,14 +6,14 @@ from __future__ import annotations
 from textual.pilot import Pilot
 
 from tests.fake_session import FakeSession, Moment, end, factory, iterations
-from tests.tui_support import run, wait_for
+from tests.tui_support import run, screen_text, wait_for
 from warmscope.core.child import outcome
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
 from warmscope.tui.controller import RunController
-from warmscope.tui.run_header import RunHeader
-from warmscope.tui.summary_panel import SummaryPanel
+from warmscope.tui.widgets.run.run_header import RunHeader
+from warmscope.tui.widgets.run.summary_panel import SummaryPanel
 
 SETTINGS = RunSettings(target="sample:trivial", iters=30)
 WARM = [40.0, 9.0] + [2.0] * 28
@@ -152,8 +152,8 @@ def test_a_failure_reaches_the_header_and_the_stderr_pane() -> None:
 
 
 def test_the_record_path_is_shown_in_the_header_the_history_and_on_exit(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from warmscope.tui.history_screen import HistoryScreen
-    from warmscope.tui.runs import record_lines
+    from warmscope.tui.run_view import record_lines
+    from warmscope.tui.screens.history_screen import HistoryScreen
 
     record = tmp_path / "kept-here.jsonl"
     app = build_app(settings=SETTINGS, record_path=record, start=factory(script()))
@@ -169,3 +169,25 @@ def test_the_record_path_is_shown_in_the_header_the_history_and_on_exit(tmp_path
 
     run(app, scenario, settled=False)
     assert record_lines(app.runs) == [f"run #1 ok: {record}"]
+
+
+def test_the_first_frame_names_the_run_starting_and_shows_the_keys() -> None:
+    """Readable at once: before the panes below mount and before the run exists, the header
+    says what is starting and the footer lists the keys (``benchmarks/tui_startup.py`` times
+    this frame against a minimal Textual app)."""
+    made: list[FakeSession] = []
+    app = build_app(settings=SETTINGS, start=factory(script(), made))
+    seen: dict[str, object] = {}
+
+    async def scenario(pilot: Pilot) -> None:
+        # As the test starts, the first frame is drawn: the panes come a moment later.
+        seen["panes"] = bool(app.main.query("#panes"))
+        seen["header"] = app.main.query_one(RunHeader).plain
+        seen["runs"] = len(app.runs)
+        seen["text"] = screen_text(app)
+        await wait_for(pilot, lambda: app.runs)
+
+    run(app, scenario, settled=False)
+    assert seen["panes"] is False and seen["runs"] == 0, "the frame before the run and panes"
+    assert "#1 sample:trivial" in str(seen["header"]) and "starting" in str(seen["header"])
+    assert "Quit" in str(seen["text"]) and "Settings" in str(seen["text"])

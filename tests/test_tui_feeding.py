@@ -9,9 +9,9 @@ from textual.widgets import Input
 
 from tests.tui_support import run
 from warmscope.tui.app import build_app
-from warmscope.tui.runs import RunView
-from warmscope.tui.settings_screen import SettingsScreen
-from warmscope.tui.summary_panel import summary_content
+from warmscope.tui.run_view import RunView
+from warmscope.tui.screens.settings_screen import SettingsScreen
+from warmscope.tui.widgets.run.summary_panel import summary_content
 
 SCRIPT = Path(__file__).parent / "data" / "speech-script.jsonl"
 
@@ -60,26 +60,12 @@ def test_the_summary_panel_shows_each_shape_against_its_p50() -> None:
     assert any(span.style == "$warning" for span in content.spans), "the R is a warning"
 
 
-def test_a_record_of_changing_shapes_shows_them_and_the_idle_probe(tmp_path: Path) -> None:
-    from tests.conftest import TARGETS, warmscope
+def test_a_record_of_changing_shapes_shows_them_and_the_idle_probe() -> None:
     from tests.tui_support import screen_text
 
-    record = tmp_path / "shapes.jsonl"
-    r = warmscope(
-        "run",
-        f"{TARGETS / 'feeding.py'}:rows",
-        "--input",
-        "2xT",
-        "--dim",
-        "T=4,8",
-        "--iters",
-        "10",
-        "--idle-probe",
-        "0.05",
-        "--record",
-        str(record),
-    )
-    assert r.code == 0, r.stderr
+    # A real run: warmscope run tests/targets/feeding.py:rows --input 2xT --dim T=4,8
+    # --iters 10 --idle-probe 0.05 (its command is in the record's header).
+    record = Path(__file__).parent / "data" / "feeding-shapes.jsonl"
     app = build_app(records=[record])
 
     async def scenario(pilot: Pilot) -> None:

@@ -13,15 +13,15 @@ from tests.tui_support import run, screen_text, settle, wait_for
 from warmscope.core.child import outcome
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
-from warmscope.tui.choice_field import ChoiceField
-from warmscope.tui.compare_screen import CompareScreen
-from warmscope.tui.event_screen import EventDetailScreen
-from warmscope.tui.events_pane import EventsPane
-from warmscope.tui.graphs_screen import GraphsScreen
-from warmscope.tui.iteration_table import IterationTable
-from warmscope.tui.row_list import RowList
-from warmscope.tui.search_line import SearchLine
-from warmscope.tui.settings_screen import SettingsScreen
+from warmscope.tui.screens.compare_screen import CompareScreen
+from warmscope.tui.screens.event_screen import EventDetailScreen
+from warmscope.tui.screens.graphs_screen import GraphsScreen
+from warmscope.tui.screens.settings_screen import SettingsScreen
+from warmscope.tui.widgets.choice_field import ChoiceField
+from warmscope.tui.widgets.row_list import RowList
+from warmscope.tui.widgets.run.events_pane import EventsPane
+from warmscope.tui.widgets.run.iteration_table import IterationTable
+from warmscope.tui.widgets.search_line import SearchLine
 
 DATA = Path(__file__).parent / "data"
 SPEECH = DATA / "speech-script.jsonl"
@@ -33,6 +33,7 @@ def short_run() -> list[Moment]:
 
 
 def test_settings_the_profiling_executor_is_a_few_keys_away() -> None:
+    """The mission's first step by hand: e /pe ⏎ ← ^r (the initials find the field), then c."""
     made: list[FakeSession] = []
     app = build_app(settings=SETTINGS, start=factory(short_run(), made))
 
@@ -53,9 +54,8 @@ def test_settings_the_profiling_executor_is_a_few_keys_away() -> None:
         assert form.query_one("#field-target", Input).value == "sample:trivialj", "j is typed"
         await pilot.press("backspace")
         await pilot.press("up")
-        # The workflow: jump to the profiling executor, turn it off, apply and run.
-        for key in ("slash", "p", "r", "o", "f"):
-            await pilot.press(key)
+        # The workflow, eight keys: jump to the profiling executor, turn it off, apply and run.
+        await pilot.press("slash", "p", "e")
         await pilot.pause()
         assert "→ profiling_executor" in screen_text(app)
         await pilot.press("enter")
@@ -68,21 +68,6 @@ def test_settings_the_profiling_executor_is_a_few_keys_away() -> None:
         await pilot.press("left")
         assert field.value == "off"
         await pilot.press("ctrl+r")
-        await wait_for(pilot, lambda: len(made) == 2)
-        assert made[1].data.settings.knobs["profiling_executor"] is False
-
-    run(app, scenario)
-
-
-def test_profiling_executor_off_rerun_and_compare_in_eight_keys() -> None:
-    """The mission's first step by hand: e /pe ⏎ ← ^r (the initials find the field), then c."""
-    made: list[FakeSession] = []
-    app = build_app(settings=SETTINGS, start=factory(short_run(), made))
-
-    async def scenario(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: made and made[0].is_finished())
-        await settle(pilot)
-        await pilot.press("e", "slash", "p", "e", "enter", "left", "ctrl+r")
         await wait_for(pilot, lambda: len(made) == 2 and made[1].is_finished())
         assert made[1].data.settings.knobs["profiling_executor"] is False
         await settle(pilot)
@@ -92,6 +77,19 @@ def test_profiling_executor_off_rerun_and_compare_in_eight_keys() -> None:
         assert "profiling_executor" in screen_text(app)
 
     run(app, scenario)
+
+
+def test_the_jump_line_finds_by_start_initials_part_and_help() -> None:
+    from warmscope.tui.screens.settings_screen import find_fields
+
+    names = ["profiling_executor", "preset", "intra_op_threads", "inter_op_threads", "iters"]
+    helps = {"iters": "forward passes to run", "preset": "a named set of knobs"}
+    assert find_fields("prof", names, helps) == ["profiling_executor"]
+    assert find_fields("pe", names, helps)[0] == "profiling_executor", "its initials"
+    assert find_fields("p", names, helps)[:2] == ["profiling_executor", "preset"], "starts first"
+    assert find_fields("Threads", names, helps) == ["intra_op_threads", "inter_op_threads"]
+    assert find_fields("forward", names, helps) == ["iters"], "the help text too"
+    assert find_fields("  ", names, helps) == [] and find_fields("zz", names, helps) == []
 
 
 def test_settings_jump_line_escape_goes_back_and_the_form_stays() -> None:
@@ -114,19 +112,6 @@ def test_settings_jump_line_escape_goes_back_and_the_form_stays() -> None:
         assert app.screen is not form
 
     run(app, scenario)
-
-
-def test_settings_presets_fit_at_80_columns() -> None:
-    app = build_app(records=[SPEECH])
-
-    async def scenario(pilot: Pilot) -> None:
-        await pilot.press("e")
-        await pilot.pause()
-        text = screen_text(app)
-        for name in ("torchscript", "no-profiling", "frozen", "eager", "compile"):
-            assert name in text, name
-
-    run(app, scenario, size=(80, 24))
 
 
 def header(pane: RowList) -> str:

@@ -12,10 +12,10 @@ from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.digest import warmup_rows
 from warmscope.tui.app import build_app
-from warmscope.tui.events_pane import EventsPane
-from warmscope.tui.help_screen import HelpScreen
-from warmscope.tui.run_header import RunHeader
-from warmscope.tui.summary_panel import SummaryPanel
+from warmscope.tui.screens.help_screen import HelpScreen
+from warmscope.tui.widgets.run.events_pane import EventsPane
+from warmscope.tui.widgets.run.run_header import RunHeader
+from warmscope.tui.widgets.run.summary_panel import SummaryPanel
 
 SETTINGS = RunSettings(target="sample:trivial", iters=40)
 
@@ -110,8 +110,8 @@ def test_a_steady_difference_inside_both_runs_noise_is_not_called() -> None:
 
 
 def test_every_iteration_is_reachable_home_and_go_to() -> None:
-    from warmscope.tui.goto_screen import GotoScreen
-    from warmscope.tui.iteration_table import IterationTable
+    from warmscope.tui.screens.goto_screen import GotoScreen
+    from warmscope.tui.widgets.run.iteration_table import IterationTable
 
     many = [Moment([iterations(i, [1.0] * 10_000)]) for i in range(0, 300_000, 10_000)]
     app = build_app(settings=SETTINGS, start=factory([*many, Moment([end(outcome.OK, "", 0)])]))

@@ -32,19 +32,19 @@ from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
-from warmscope.tui.compare_screen import CompareScreen
-from warmscope.tui.event_screen import EventDetailScreen
-from warmscope.tui.export_screen import ExportScreen
-from warmscope.tui.graphs_screen import GraphsScreen
-from warmscope.tui.help_screen import HelpScreen
-from warmscope.tui.history_screen import HistoryScreen
-from warmscope.tui.iteration_screen import IterationScreen
-from warmscope.tui.iteration_table import IterationTable
-from warmscope.tui.main_screen import MainScreen
-from warmscope.tui.run_header import RunHeader
-from warmscope.tui.settings_screen import SettingsScreen
-from warmscope.tui.summary_panel import SummaryPanel
-from warmscope.tui.trust_screen import TrustScreen
+from warmscope.tui.screens.compare_screen import CompareScreen
+from warmscope.tui.screens.event_screen import EventDetailScreen
+from warmscope.tui.screens.export_screen import ExportScreen
+from warmscope.tui.screens.graphs_screen import GraphsScreen
+from warmscope.tui.screens.help_screen import HelpScreen
+from warmscope.tui.screens.history_screen import HistoryScreen
+from warmscope.tui.screens.iteration_screen import IterationScreen
+from warmscope.tui.screens.main_screen import MainScreen
+from warmscope.tui.screens.settings_screen import SettingsScreen
+from warmscope.tui.screens.trust_screen import TrustScreen
+from warmscope.tui.widgets.run.iteration_table import IterationTable
+from warmscope.tui.widgets.run.run_header import RunHeader
+from warmscope.tui.widgets.run.summary_panel import SummaryPanel
 
 DATA = Path(__file__).parent / "data"
 PROFILED = DATA / "quantized-profiled.jsonl"
@@ -436,3 +436,4 @@ def test_the_tui_is_gone_within_2_s_of_its_terminal(
     assert wait_gone(run_id, 0.5) == [], "no process of the run is left"
     data = read_run(record)
     assert data.count > 0 and data.run_id == run_id
+    assert data.status == "stopped", "a hang-up ends the run, and its record says so"

@@ -1,6 +1,8 @@
 """The TUI driving real runs: a real child process, real torch, the real record.
 
-Each child pays the torch import (a few seconds), so the scenarios share runs.
+Each child pays the torch import (a few seconds), so the scenarios share runs, and a run to
+compare with is a record of a real run. A run that fails live: ``test_tui_faults``; what a
+failed run shows, from its record: ``test_tui_records``.
 """
 
 from __future__ import annotations
@@ -10,22 +12,22 @@ from pathlib import Path
 import psutil
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, Log, Static
+from textual.widgets import Input, Static
 
 from tests.tui_support import run, wait_for
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
-from warmscope.tui.choice_field import ChoiceField
-from warmscope.tui.compare_screen import CompareScreen
-from warmscope.tui.confirm_screen import ConfirmScreen
-from warmscope.tui.export_screen import ExportScreen
-from warmscope.tui.iteration_table import IterationTable
-from warmscope.tui.run_header import RunHeader
-from warmscope.tui.runs import RunEntry
-from warmscope.tui.settings_screen import SettingsScreen
+from warmscope.tui.run_view import RunEntry
+from warmscope.tui.screens.compare_screen import CompareScreen
+from warmscope.tui.screens.confirm_screen import ConfirmScreen
+from warmscope.tui.screens.export_screen import ExportScreen
+from warmscope.tui.screens.settings_screen import SettingsScreen
+from warmscope.tui.widgets.choice_field import ChoiceField
+from warmscope.tui.widgets.run.iteration_table import IterationTable
+from warmscope.tui.widgets.run.run_header import RunHeader
 
-FACTORIES = Path(__file__).parent / "targets" / "factories.py"
+SCRIPT = Path(__file__).parent / "data" / "speech-script.jsonl"
 SIZE = (100, 30)
 
 
@@ -95,12 +97,14 @@ def test_iterations_appear_live_then_stop_kill_and_quit_leave_no_process() -> No
 
 
 def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> None:
-    app = build_app(settings=RunSettings(target="sample:trivial", iters=30))
+    # The run before is a record of a real run; the next run is sample:trivial, as the form
+    # leaves it.
+    app = build_app(records=[SCRIPT])
+    app.next_settings = RunSettings(target="sample:trivial", iters=30)
 
     async def scenario(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished)
+        await wait_for(pilot, lambda: app.runs)
         first = app.runs[0]
-        assert first.data.status == "ok" and first.view.count == 30
 
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen))
@@ -149,29 +153,8 @@ def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> 
     run(app, scenario, SIZE, settled=False)
 
 
-def test_a_failing_model_keeps_the_screen_with_its_error() -> None:
-    settings = RunSettings(target=f"{FACTORIES}:raises_at_3", inputs=["2x8"], iters=50)
-    app = build_app(settings=settings)
-
-    async def scenario(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished)
-        entry = app.runs[0]
-        assert entry.data.status == "failed"
-        assert entry.view.count == 3  # what was measured before the error
-        header = app.screen.query_one(RunHeader).plain
-        assert "failed" in header
-        log = app.screen.query_one("#stderr", Log)
-        assert any("RuntimeError: mat1" in line for line in log.lines)
-        assert app.screen.query_one("TabbedContent").active == "tab-stderr"  # type: ignore[attr-defined]
-        await pilot.pause(0.3)
-        assert not app.screen.query("Toast"), "nothing covers the traceback's last lines"
-        assert app.is_running
-
-    run(app, scenario, SIZE, settled=False, notifications=True)
-
-
 def test_bad_settings_are_shown_not_raised() -> None:
-    app = build_app(records=[Path(__file__).parent / "data" / "speech-script.jsonl"])
+    app = build_app(records=[SCRIPT])
     shown: list[str] = []
     notify = app.notify
     app.notify = lambda message, **kw: (shown.append(str(message)), notify(message, **kw))[1]  # type: ignore[method-assign]

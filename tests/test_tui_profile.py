@@ -11,12 +11,12 @@ from textual.widgets import DataTable, Static, TextArea
 
 from tests.tui_support import run, screen_text, settle
 from warmscope.tui.app import build_app
-from warmscope.tui.event_screen import EventDetailScreen
-from warmscope.tui.graphs_screen import GraphsScreen, without_sources
-from warmscope.tui.iteration_screen import IterationScreen
-from warmscope.tui.iteration_table import IterationTable
-from warmscope.tui.profile_screen import ProfileScreen
-from warmscope.tui.run_header import RunHeader
+from warmscope.tui.screens.event_screen import EventDetailScreen
+from warmscope.tui.screens.graphs_screen import GraphsScreen, without_sources
+from warmscope.tui.screens.iteration_screen import IterationScreen
+from warmscope.tui.screens.profile_screen import ProfileScreen
+from warmscope.tui.widgets.run.iteration_table import IterationTable
+from warmscope.tui.widgets.run.run_header import RunHeader
 
 DATA = Path(__file__).parent / "data"
 QUANTIZED = DATA / "quantized-profiled.jsonl"

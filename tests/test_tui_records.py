@@ -16,12 +16,12 @@ from warmscope.core.data import env_keys
 from warmscope.core.data.reading import read_run
 from warmscope.core.data.run import RunData
 from warmscope.tui.app import WarmscopeApp, build_app
-from warmscope.tui.event_screen import EventDetailScreen
-from warmscope.tui.events_pane import EventsPane
-from warmscope.tui.help_screen import HelpScreen
-from warmscope.tui.history_screen import HistoryScreen
-from warmscope.tui.iteration_table import IterationTable
-from warmscope.tui.run_header import RunHeader
+from warmscope.tui.screens.event_screen import EventDetailScreen
+from warmscope.tui.screens.help_screen import HelpScreen
+from warmscope.tui.screens.history_screen import HistoryScreen
+from warmscope.tui.widgets.run.events_pane import EventsPane
+from warmscope.tui.widgets.run.iteration_table import IterationTable
+from warmscope.tui.widgets.run.run_header import RunHeader
 
 DATA = Path(__file__).parent / "data"
 SCRIPT = DATA / "speech-script.jsonl"
@@ -187,7 +187,7 @@ def test_no_color_draws_in_greys_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def pane_lines(app: WarmscopeApp) -> list[str]:
     """What the Usage pane shows on screen, a string a line."""
-    from warmscope.tui.utilization import UtilizationPane
+    from warmscope.tui.widgets.run.utilization_pane import UtilizationPane
 
     pane = app.screen.query_one(UtilizationPane)
     assert pane.size.height >= 5, "the Usage pane takes the tab's height"
@@ -196,7 +196,7 @@ def pane_lines(app: WarmscopeApp) -> list[str]:
 
 def row(lines: list[str], label: str) -> str:
     """The one line of the pane whose name column holds ``label``."""
-    from warmscope.tui.utilization import NAME_W
+    from warmscope.tui.widgets.run.utilization_pane import NAME_W
 
     found = [line for line in lines if line.strip()[:NAME_W].rstrip() == label]
     assert len(found) == 1, (label, lines)
@@ -257,11 +257,12 @@ def busiest(data: RunData) -> RunData:
     return cut
 
 
-@pytest.mark.parametrize("record", H100_RECORDS, ids=lambda p: p.parent.name)
-def test_usage_pane_shows_an_h100_run_as_nvitop_would(record: Path) -> None:
-    data = read_run(record)
-    assert data.env["gpu"]["sm_max_mhz"] == 1980 and data.env["gpu"]["power_limit_w"] == 700
-    app = build_app(records=[data, busiest(data)])
+def test_usage_pane_shows_each_h100_run_as_nvitop_would() -> None:
+    # Every H100 record, whole and cut at its busiest sample, in one app: a view each.
+    records = [read_run(record) for record in H100_RECORDS]
+    for data in records:
+        assert data.env["gpu"]["sm_max_mhz"] == 1980 and data.env["gpu"]["power_limit_w"] == 700
+    app = build_app(records=[run for data in records for run in (data, busiest(data))])
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("2")
@@ -270,52 +271,60 @@ def test_usage_pane_shows_an_h100_run_as_nvitop_would(record: Path) -> None:
             app.view_entry(entry)
             await pilot.pause()
             lines = pane_lines(app)
+            name = entry.record_name
             # The header: the device and the child's CUDA facts, cut to the pane's width.
             facts = env_keys.shown(entry.data.env, "cuda_device")
             header = lines[0].removeprefix("GPU 0 · ").removesuffix("…")
             assert facts.startswith("NVIDIA H100 80GB HBM3, cuDNN 9.19.0") or "(sm 9.0)" in facts
-            assert lines[0].startswith("GPU 0 · ") and facts.startswith(header), lines[0]
+            assert lines[0].startswith("GPU 0 · ") and facts.startswith(header), (name, lines[0])
             sample = entry.data.samples[-1]
             for label, texts in expected_gpu_rows(entry.data, sample).items():
                 for text in texts:
-                    assert text in row(lines, label), (label, text)
-            assert "N/A" not in "\n".join(lines)  # an H100 reports every reading
+                    assert text in row(lines, label), (name, label, text)
+            assert "N/A" not in "\n".join(lines), name  # an H100 reports every reading
 
     run(app, scenario)
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
-@pytest.mark.parametrize(
-    "name",
-    ["cnn-eager-tui-run", "transformer-compile-reduce-overhead", "transformer-eager-tui-run"],
-)
-def test_usage_pane_fits_the_terminal(name: str, size: tuple[int, int]) -> None:
-    record = next(p for p in H100_RECORDS if p.parent.name == name)
-    app = build_app(records=[read_run(record)])
+FITTING = ["cnn-eager-tui-run", "transformer-compile-reduce-overhead", "transformer-eager-tui-run"]
+
+
+def test_usage_pane_fits_the_terminal() -> None:
+    records = [read_run(p) for name in FITTING for p in H100_RECORDS if p.parent.name == name]
+    app = build_app(records=records)
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("2")
-        await pilot.pause()
-        lines = pane_lines(app)
-        width = app.screen.query_one("#usage").content_size.width
-        assert all(len(line) <= width for line in lines)
-        sample = app.runs[0].data.samples[-1]
-        rows = expected_gpu_rows(app.runs[0].data, sample)
-        assert lines[0].startswith("GPU 0 · NVIDIA H100 80GB HBM3")
-        if size == (80, 24):  # the readings, two to a line, and what fits whole of the rest
-            for label in ("util", "memory", "SM clock", "power", "child", "child CPU"):
-                assert all(text in row(lines, label) for text in rows[label]), label
-            assert row(lines, "temp").strip().startswith(f"temp       {rows['temp'][0]} · PCIe tx ")
-        else:  # a line a reading, the CPU rows with their sparklines
-            assert rows["temp"][0] in row(lines, "temp")
-            assert f"{figure(sample['gpu_pcie_tx_mbs'])} MB/s" in row(lines, "PCIe tx")
-            assert f"{figure(sample['gpu_pcie_rx_mbs'])} MB/s" in row(lines, "PCIe rx")
-            assert f"{sample['gpu_proc_sm']:.0f}%" in row(lines, "child SM")
-            assert f"{sample['gpu_proc_mem_mb']:,.0f} MB" in row(lines, "child mem")
-            for label in ("child CPU", "child RSS", "threads", "system CPU"):
-                assert row(lines, label).endswith(("▁", "▂", "▃", "▄", "▅", "▆", "▇", "█")), label
+        for size in [(80, 24), (120, 40)]:
+            await pilot.resize_terminal(*size)
+            for entry in app.runs:
+                app.view_entry(entry)
+                await pilot.pause()
+                fits(app, size, entry.record_name)
 
-    run(app, scenario, size=size)
+    run(app, scenario, size=(80, 24))
+
+
+def fits(app: WarmscopeApp, size: tuple[int, int], name: str) -> None:
+    """The Usage pane of the viewed run at ``size``: every line within it, every reading."""
+    lines = pane_lines(app)
+    width = app.screen.query_one("#usage").content_size.width
+    assert all(len(line) <= width for line in lines), (name, size)
+    sample = app.viewed.data.samples[-1]  # type: ignore[union-attr]
+    rows = expected_gpu_rows(app.viewed.data, sample)  # type: ignore[union-attr]
+    assert lines[0].startswith("GPU 0 · NVIDIA H100 80GB HBM3"), (name, size)
+    if size == (80, 24):  # the readings, two to a line, and what fits whole of the rest
+        for label in ("util", "memory", "SM clock", "power", "child", "child CPU"):
+            assert all(text in row(lines, label) for text in rows[label]), (name, label)
+        assert row(lines, "temp").strip().startswith(f"temp       {rows['temp'][0]} · PCIe tx ")
+    else:  # a line a reading, the CPU rows with their sparklines
+        assert rows["temp"][0] in row(lines, "temp"), name
+        assert f"{figure(sample['gpu_pcie_tx_mbs'])} MB/s" in row(lines, "PCIe tx"), name
+        assert f"{figure(sample['gpu_pcie_rx_mbs'])} MB/s" in row(lines, "PCIe rx"), name
+        assert f"{sample['gpu_proc_sm']:.0f}%" in row(lines, "child SM"), name
+        assert f"{sample['gpu_proc_mem_mb']:,.0f} MB" in row(lines, "child mem"), name
+        for label in ("child CPU", "child RSS", "threads", "system CPU"):
+            assert row(lines, label).endswith(("▁", "▂", "▃", "▄", "▅", "▆", "▇", "█")), label
 
 
 def test_usage_pane_says_na_where_the_device_does_not_report() -> None:
@@ -338,16 +347,12 @@ def test_usage_pane_says_na_where_the_device_does_not_report() -> None:
         assert "PCIe N/A" in row(lines, "temp")
         used = data.samples[-1]["gpu_mem_mb"]
         assert f"{used:,.0f} / {gpu['memory_mb']:,.0f} MB" in row(lines, "memory")
-
-    run(app, scenario)
-    app = build_app(records=[data])
-
-    async def roomy(pilot: Pilot) -> None:
-        await pilot.press("2")
+        # With room, the pane says what the device does not report.
+        await pilot.resize_terminal(120, 40)
         await pilot.pause()
         assert "not reported by the device: pcie, power, power limit" in pane_lines(app)
 
-    run(app, roomy, size=(120, 40))
+    run(app, scenario)
 
 
 def test_typing_q_in_a_form_field_types_it() -> None:
@@ -367,7 +372,7 @@ def test_typing_q_in_a_form_field_types_it() -> None:
 
 
 def test_chart_keys_switch_scale_and_warmup_view() -> None:
-    from warmscope.tui.latency_chart import LatencyChart
+    from warmscope.tui.widgets.run.latency_chart import LatencyChart
 
     app = build_app(records=[SCRIPT])
 
@@ -394,8 +399,8 @@ def test_the_usage_pane_repaints_only_the_readings_that_changed() -> None:
 
     from textual.app import App, ComposeResult
 
-    from warmscope.tui.runs import RunView
-    from warmscope.tui.utilization import NAME_W, UtilizationPane
+    from warmscope.tui.run_view import RunView
+    from warmscope.tui.widgets.run.utilization_pane import NAME_W, UtilizationPane
 
     data = read_run(next(p for p in H100_RECORDS if p.parent.name == "cnn-eager-tui-run"))
 

@@ -1,16 +1,18 @@
 """Snapshots of the main screens, fed by checked-in records of real runs (no clock, no child).
 
-Regenerate after a deliberate change, and look at them before committing:
+The 80×24 ones also read the screen's text for what must show whole there. Regenerate after a
+deliberate change, and look at them before committing:
 ``pytest tests/test_tui_snapshots.py --snapshot-update``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
 
-from tests.tui_support import settle
+from tests.tui_support import screen_text, settle
 from warmscope.tui.app import WarmscopeApp, build_app
 
 DATA = Path(__file__).parent / "data"
@@ -23,18 +25,50 @@ def app(*records: Path) -> WarmscopeApp:
     return build_app(records=list(records))
 
 
-def keys(*pressed: str):
+def keys(*pressed: str, whole: Callable[[str], None] | None = None):
+    """Press ``pressed``, each settled; then ``whole`` reads the screen's text (what must not
+    be cut at that size) before the snapshot is taken."""
+
     async def before(pilot: Pilot) -> None:
         await settle(pilot)
         for key in pressed:
             await pilot.press(key)
             await settle(pilot)
+        if whole is not None:
+            whole(screen_text(pilot.app))  # type: ignore[arg-type]
 
     return before
 
 
+# What each screen must show whole at 80×24, read from the screen itself.
+
+
+def main_whole(main: str) -> None:
+    assert "O optimized" in main or "O=opt" in main, "the chart's legend"
+    assert "P profiling" in main or "P=prof" in main
+    assert "p50" in main and "warm-up" in main
+    assert "?" in main.splitlines()[-1] and "Help" in main.splitlines()[-1], "the footer ends whole"
+
+
+def settings_whole(settings: str) -> None:
+    for preset in ("torchscript", "no-profiling", "no-optimizer", "frozen", "eager", "compile"):
+        assert preset in settings, f"the preset {preset}"
+
+
+def compare_whole(compare: str) -> None:
+    for figure in ("first iteration", "p50", "p99", "throughput", "B/A", "can't tell"):
+        assert figure in compare, figure
+    assert "no-profiling" in compare, "B's title names its preset"
+    assert "profiling_executor" in compare, "the setting that differs"
+
+
+def help_whole(help_text: str) -> None:
+    assert "Quit" in help_text and "Run" in help_text
+
+
 def test_main_screen_80x24(snap_compare) -> None:
-    assert snap_compare(app(SCRIPT, NO_PROFILING), terminal_size=(80, 24), run_before=settle)
+    main = keys(whole=main_whole)
+    assert snap_compare(app(SCRIPT, NO_PROFILING), terminal_size=(80, 24), run_before=main)
 
 
 def test_main_screen_120x40(snap_compare) -> None:
@@ -54,46 +88,15 @@ def test_failed_run(snap_compare) -> None:
 
 
 def test_help_screen(snap_compare) -> None:
-    assert snap_compare(app(SCRIPT), terminal_size=(80, 24), run_before=keys("question_mark"))
+    helps = keys("question_mark", whole=help_whole)
+    assert snap_compare(app(SCRIPT), terminal_size=(80, 24), run_before=helps)
 
 
 def test_settings_screen_80x24(snap_compare) -> None:
-    assert snap_compare(app(SCRIPT), terminal_size=(80, 24), run_before=keys("e"))
+    settings = keys("e", whole=settings_whole)
+    assert snap_compare(app(SCRIPT), terminal_size=(80, 24), run_before=settings)
 
 
 def test_compare_screen_80x24(snap_compare) -> None:
-    assert snap_compare(app(SCRIPT, NO_PROFILING), terminal_size=(80, 24), run_before=keys("c"))
-
-
-def test_nothing_that_matters_is_cut_at_80x24() -> None:
-    """What each screen must show whole at 80×24, read from the screen itself."""
-    from tests.tui_support import run, screen_text
-
-    a = app(SCRIPT, NO_PROFILING)
-    seen: dict[str, str] = {}
-
-    async def scenario(pilot: Pilot) -> None:
-        await settle(pilot)
-        seen["main"] = screen_text(a)
-        for key, name in (("e", "settings"), ("c", "compare"), ("question_mark", "help")):
-            await pilot.press(key)
-            await settle(pilot)
-            seen[name] = screen_text(a)
-            await pilot.press("escape")
-            await settle(pilot)
-
-    run(a, scenario, size=(80, 24))
-    main = seen["main"]
-    assert "O optimized" in main or "O=opt" in main, "the chart's legend"
-    assert "P profiling" in main or "P=prof" in main
-    assert "p50" in main and "warm-up" in main
-    assert "?" in main.splitlines()[-1] and "Help" in main.splitlines()[-1], "the footer ends whole"
-    settings = seen["settings"]
-    for preset in ("torchscript", "no-profiling", "no-optimizer", "frozen", "eager", "compile"):
-        assert preset in settings, f"the preset {preset}"
-    compare = seen["compare"]
-    for figure in ("first iteration", "p50", "p99", "throughput", "B/A", "can't tell"):
-        assert figure in compare, figure
-    assert "no-profiling" in compare, "B's title names its preset"
-    assert "profiling_executor" in compare, "the setting that differs"
-    assert "Quit" in seen["help"] and "Run" in seen["help"]
+    compare = keys("c", whole=compare_whole)
+    assert snap_compare(app(SCRIPT, NO_PROFILING), terminal_size=(80, 24), run_before=compare)

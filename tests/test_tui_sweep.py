@@ -7,23 +7,30 @@ intervals as processes finish), ends with the sweep digest's answer, and is the 
 
 from __future__ import annotations
 
+import json
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input
 
+from tests.test_tui_messages import SWEEP
 from tests.tui_support import run, screen_text, wait_for
 from warmscope.cli.view import open_records
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.sweep_document import read_sweep
 from warmscope.core.output.sweep_digest import iv_text
+from warmscope.tui import sweep_runner
 from warmscope.tui.app import WarmscopeApp, build_app
-from warmscope.tui.compare_screen import CompareScreen
-from warmscope.tui.settings_screen import SettingsScreen
-from warmscope.tui.sweep_chart import draw
-from warmscope.tui.sweep_screen import SweepChart, SweepScreen
+from warmscope.tui.drawing.sweep_strips import draw
+from warmscope.tui.screens.compare_screen import CompareScreen
+from warmscope.tui.screens.settings_screen import SettingsScreen
+from warmscope.tui.screens.sweep_screen import SweepScreen
+from warmscope.tui.sweep_runner import RunnerState, Started, SweepPlan
+from warmscope.tui.widgets.sweep_chart import SweepChart
 
 SIZE = (110, 40)
 ITERS = 5
@@ -69,15 +76,14 @@ def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer() -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen))
         screen = app.screen
         assert isinstance(screen, SweepScreen) and screen.running
-        # Live: a point for the process in progress before any process has finished.
+        # Live: a point for the process in progress, drawn while it runs.
         await wait_for(
             pilot,
             lambda: any(s.running for s in screen.query_one(SweepChart).rows),
             timeout=60,
         )
         seen["live"] = chart_text(screen)
-        seen["live intervals"] = [s.interval for s in screen.query_one(SweepChart).rows]
-        seen["finished while live"] = screen.state.finished if screen.state else None
+        seen["live rows"] = list(screen.query_one(SweepChart).rows)
         assert "so far" in screen_text(app) or "waiting" in screen_text(app)
         # The processes became runs of the session, followed live by the main screen.
         assert app.runs and app.runs[-1].sweep is not None
@@ -96,10 +102,12 @@ def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer() -> None:
         await pilot.press("escape")
 
     run(app, scenario, size=SIZE, settled=False)
-    assert seen["finished while live"] == 0
     live_strips = str(seen["live"]).splitlines()[1:]  # the legend names the glyphs too
     assert any("○" in line for line in live_strips)  # the process in progress, on its strip
-    assert seen["live intervals"] == [None, None]  # none yet: they come as processes finish
+    # Intervals come as processes finish: none for a cell with fewer than two finished then.
+    live_rows = seen["live rows"]
+    assert isinstance(live_rows, list) and live_rows
+    assert all(s.interval is None for s in live_rows if len(s.done) < 2), live_rows
     # The document on disk is the one the screen shows.
     assert len(app.sweeps) == 1
     doc = app.sweeps[0]
@@ -161,9 +169,10 @@ def opened_shows_the_same(path: Path, seen: dict[str, object]) -> None:
         await pilot.press("escape")
         one = next(e for e in app.runs if e.sweep and e.sweep.cell == 0)
         other = next(e for e in app.runs if e.sweep and e.sweep.cell == 1)
-        compare = CompareScreen(app.runs, [one, other])
-        app.push_screen(compare)
+        app.compare([one, other])
         await pilot.pause(0.3)
+        compare = app.screen
+        assert isinstance(compare, CompareScreen)
         table = compare.query_one("#compare-metrics", DataTable)
         labels = [str(c.label) for c in table.columns.values()]
         assert f"A #{one.number} ×2" in labels and f"B #{other.number} ×2" in labels, labels
@@ -221,29 +230,63 @@ def test_esc_stops_a_repeat_cleanly_and_keeps_the_finished_process() -> None:
     assert stopped.status == "stopped" and stopped.count >= 1
 
 
-def test_ctrl_c_stops_a_sweep_before_it_closes_anything() -> None:
+class HeldSweep:
+    """What the sweep screen reads of a runner: a sweep whose process goes on until it is
+    stopped, with no child (a real sweep's stop, and what it keeps, is the Esc test's)."""
+
+    def __init__(self, plan: SweepPlan) -> None:
+        self.doc = json.loads(SWEEP.read_text())
+        self.plan = plan
+        self.folder = Path(self.doc["folder"])
+        self.error = ""
+        self.stopping = False
+        self.ended = False
+        self._stop = threading.Event()
+
+    def run(self) -> dict[str, Any]:
+        self._stop.wait(60)
+        self.ended = True
+        return self.doc
+
+    def take_started(self) -> list[Started]:
+        return []
+
+    def state(self) -> RunnerState:
+        return RunnerState(self.doc, [], None, 0, 2, self.ended, self.stopping, "")
+
+    def stop(self) -> None:
+        self.stopping = True
+        self._stop.set()
+
+
+def test_ctrl_c_stops_a_sweep_before_it_closes_anything(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[tuple[RunSettings, HeldSweep]] = []
+
+    def make_runner(settings: RunSettings, plan: SweepPlan, folder: Path | None = None) -> Any:
+        made.append((settings, HeldSweep(plan)))
+        return made[-1][1]
+
+    monkeypatch.setattr(sweep_runner, "make_runner", make_runner)
     app = ready_app()
-    assert app.next_settings is not None
-    app.next_settings.gap = 0.4
 
     async def scenario(pilot: Pilot) -> None:
         await fill(pilot, processes="1", vary="grad_mode=no_grad,inference_mode")
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen))
         screen = app.screen
-        assert isinstance(screen, SweepScreen)
-        await wait_for(pilot, lambda: bool(app.runs), timeout=60)
+        assert isinstance(screen, SweepScreen) and screen.running
+        ((settings, runner),) = made
+        labels = [c.label for c in runner.plan.cells(settings)]
+        assert labels == ["grad_mode=no_grad", "grad_mode=inference_mode"], "the form's cells"
         await pilot.press("ctrl+c")
-        assert isinstance(app.screen, SweepScreen)
-        await wait_for(pilot, lambda: not screen.running, timeout=30)
+        assert isinstance(app.screen, SweepScreen) and runner.stopping, "stopped, not closed"
+        await wait_for(pilot, lambda: not screen.running, timeout=10)
         await pilot.press("ctrl+c")  # ended: Ctrl+C closes the screen as q does
         await pilot.pause()
         assert not isinstance(app.screen, SweepScreen)
 
     run(app, scenario, size=SIZE, settled=False)
-    doc = app.sweeps[0] if app.sweeps else None
-    assert doc is not None and doc["stopped"] is True and doc["finished"] == 1
-    assert [c["label"] for c in doc["cells"]] == ["grad_mode=no_grad", "grad_mode=inference_mode"]
+    assert app.sweeps == [made[0][1].doc] and app.controller.sweeping is None
 
 
 # -- without processes: the plan, the form's fields, the strips --------------------------------
@@ -300,7 +343,7 @@ def test_the_plan_builds_cells_as_warmscope_sweep_does() -> None:
 def test_strips_share_one_axis_and_show_each_interval_under_its_points() -> None:
     from warmscope.core.output.sweep_stats import stat_json
     from warmscope.tui import glyphs
-    from warmscope.tui.sweep_chart import strips
+    from warmscope.tui.drawing.sweep_strips import strips
 
     doc = {
         "cells": [

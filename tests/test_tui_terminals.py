@@ -29,15 +29,15 @@ def colour_codes(out: bytes) -> list[bytes]:
 
 
 def test_no_color_means_no_colour_codes_at_all() -> None:
-    coloured, _ = _tui_output("open", *RECORDS, seconds=5)
+    coloured, _ = _tui_output("open", *RECORDS)
     assert colour_codes(coloured), "the check finds colours where there are some"
-    plain, _ = _tui_output("open", *RECORDS, seconds=5, NO_COLOR="1")
+    plain, _ = _tui_output("open", *RECORDS, NO_COLOR="1")
     assert len(plain) > 5000, "the app drew its screen"
     assert b"\x1b[" in plain and not colour_codes(plain), colour_codes(plain)[:5]
 
 
 def test_ascii_draws_nothing_but_ascii() -> None:
-    out, _ = _tui_output("open", *RECORDS, "--ascii", seconds=5)
+    out, _ = _tui_output("open", *RECORDS, "--ascii")
     text = ESCAPES.sub(b"", out)
     assert len(text) > 1000 and b"+--" in text, "the app drew its boxes"
     assert text.decode("ascii", errors="replace").isascii() and text.isascii(), sorted(
@@ -49,7 +49,7 @@ def test_the_linux_console_and_a_vt100_get_ascii_by_themselves() -> None:
     assert glyphs.ascii_wanted("linux", False) and glyphs.ascii_wanted("vt100", False)
     assert not glyphs.ascii_wanted("xterm-256color", False) and not glyphs.ascii_wanted(None, False)
     assert glyphs.ascii_wanted("xterm-256color", True)
-    out, _ = _tui_output("open", *RECORDS, seconds=5, TERM="linux")
+    out, _ = _tui_output("open", *RECORDS, TERM="linux")
     assert ESCAPES.sub(b"", out).isascii()
 
 
@@ -58,7 +58,7 @@ def test_without_colour_the_cursor_is_in_reverse_video(monkeypatch) -> None:  # 
 
     from tests.tui_support import run
     from warmscope.tui.app import build_app
-    from warmscope.tui.row_list import RowList
+    from warmscope.tui.widgets.row_list import RowList
 
     monkeypatch.setenv("NO_COLOR", "1")
     app = build_app(records=[Path(r) for r in RECORDS])

@@ -15,9 +15,9 @@ from warmscope.core.base import units
 from warmscope.core.data.run import Event, Update
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui import fmt
-from warmscope.tui.chart import latency_chart, overlay_chart
-from warmscope.tui.runs import RunView
-from warmscope.tui.series import LatencySeries
+from warmscope.tui.drawing.chart import latency_chart, overlay_chart
+from warmscope.tui.drawing.series import LatencySeries
+from warmscope.tui.run_view import RunView
 
 deterministic = settings(derandomize=True, deadline=None, database=None, max_examples=150)
 latency = st.floats(min_value=1e-3, max_value=1e4, allow_nan=False, allow_infinity=False)
@@ -198,7 +198,7 @@ def test_the_command_line_calls_run_app_with_what_it_takes(monkeypatch) -> None:
 
 def test_the_summary_panel_names_explained_first_calls_as_core_does() -> None:
     from warmscope.core.data.first_call import EXPLAINED
-    from warmscope.tui.summary_panel import EXPLAINED_KIND
+    from warmscope.tui.widgets.run.summary_panel import EXPLAINED_KIND
 
     assert EXPLAINED_KIND == EXPLAINED
 
@@ -206,7 +206,7 @@ def test_the_summary_panel_names_explained_first_calls_as_core_does() -> None:
 @deterministic
 @given(st.floats(min_value=0, max_value=1.5, allow_nan=False), st.integers(0, 40))
 def test_a_bar_fills_its_width_in_eighths(fraction: float, width: int) -> None:
-    from warmscope.tui.chart import hbar
+    from warmscope.tui.drawing.chart import hbar
 
     filled, empty = hbar(fraction, width)
     assert len(filled) + len(empty) == width and not empty.strip()
@@ -238,7 +238,7 @@ def test_cut_whole_cuts_between_items_not_inside_a_figure() -> None:
 )
 def test_the_usage_panes_layout_fits_its_height(height: int, roomy: bool, cpu_rows: bool) -> None:
     # 120x40 gives the pane 17 lines, 100x30 11, 80x24 8.
-    from warmscope.tui.utilization import CPU_METRICS, fit
+    from warmscope.tui.widgets.run.utilization_pane import CPU_METRICS, fit
 
     layout = fit(height, note=False)
     assert (layout.roomy, layout.cpu_rows) == (roomy, cpu_rows)

@@ -17,9 +17,9 @@ from warmscope.core.base.units import ratio_interval
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_stats import stat_json
 from warmscope.core.run.warmup import Progress
-from warmscope.tui import warmup_screen
 from warmscope.tui.app import build_app
-from warmscope.tui.warmup_screen import BASELINE, WarmupScreen, warmup_paths
+from warmscope.tui.screens import warmup_screen
+from warmscope.tui.screens.warmup_screen import BASELINE, WarmupScreen, warmup_paths
 
 DATA = Path(__file__).parent / "data"
 CANDIDATES = ["warm-up calls", "profiling off"]

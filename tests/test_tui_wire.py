@@ -6,7 +6,6 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
-import select
 import struct
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import time
 from pathlib import Path
 
 from tests.fake_session import Moment, end, factory, iterations
-from tests.tui_support import run, wait_for
+from tests.tui_support import run, terminal_chunk, wait_for
 from warmscope.core.child import outcome
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
@@ -74,12 +73,16 @@ def test_space_freezes_the_main_screen_while_the_run_goes_on() -> None:
     run(app, scenario, settled=False)
 
 
+SETTLED = b"steady"  # in the summary, drawn once the record's figures are
+
+
 def _tui_output(
-    *args: str, seconds: float, idle_after: float | None = None, **env_vars: str
+    *args: str, until: bytes = SETTLED, quiet: float = 0.5, idle: float = 0.0, **env_vars: str
 ) -> tuple[bytes, bytes]:
-    """Everything ``warmscope ARGS`` writes to a real 100x30 terminal in ``seconds``; and what
-    it writes after ``idle_after`` seconds (the screen settled). ``env_vars``: its environment
-    beyond an xterm's."""
+    """What ``warmscope ARGS`` writes to a real 100x30 terminal until its screen is drawn:
+    until ``until`` has come and the terminal has then been quiet for ``quiet`` seconds (20 s
+    at most); and what it writes in the ``idle`` seconds after that. ``env_vars``: its
+    environment beyond an xterm's."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}  # colour unless told
@@ -94,38 +97,44 @@ def _tui_output(
     )
     os.close(slave)
     out, late = b"", b""
-    started = time.monotonic()
+    deadline = time.monotonic() + 20
+    last = deadline  # the time of the last write: none yet, so not quiet yet
+    settled_at: float | None = None
     try:
-        while (now := time.monotonic()) - started < seconds:
-            ready, _, _ = select.select([master], [], [], 0.05)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
-                    break
+        while (now := time.monotonic()) < deadline:
+            if settled_at is None and until in out and now - last > quiet:
+                settled_at = now
+            if settled_at is not None and now - settled_at >= idle:
+                break
+            if (chunk := terminal_chunk(master, 0.05)) is None:
+                break
+            if chunk:
                 out += chunk
-                if idle_after is not None and now - started > idle_after:
+                last = time.monotonic()
+                if settled_at is not None:
                     late += chunk
     finally:
         proc.kill()
         proc.wait()
         os.close(master)
+    assert settled_at is not None, f"the screen never settled: {out[-300:]!r}"
     return out, late
 
 
 def test_no_mouse_tracking_unless_asked_and_an_idle_screen_writes_nothing() -> None:
-    out, late = _tui_output("open", str(RECORD), seconds=6, idle_after=4)
+    # Settled once quiet for a second; then two seconds in which it must write nothing.
+    out, late = _tui_output("open", str(RECORD), quiet=1.0, idle=2.0)
     assert len(out) > 5000, "the app drew its screen"
     assert not any(seq in out for seq in MOUSE_ON), "no mouse tracking by default"
     assert len(late) == 0, f"an idle screen writes nothing, wrote {late[:200]!r}"
-    with_mouse, _ = _tui_output("open", str(RECORD), "--mouse", seconds=4)
+    with_mouse, _ = _tui_output("open", str(RECORD), "--mouse", until=b"summary")
     assert any(seq in with_mouse for seq in MOUSE_ON), "--mouse turns tracking on"
 
 
 def test_a_changed_figure_repaints_its_summary_line_only() -> None:
     import dataclasses
 
-    from warmscope.tui.summary_panel import SummaryPanel
+    from warmscope.tui.widgets.run.summary_panel import SummaryPanel
 
     app = build_app(records=[RECORD])
 

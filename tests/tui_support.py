@@ -1,10 +1,13 @@
-"""Driving the app in tests: run a scenario under Pilot, wait for workers or for a condition."""
+"""Driving the app in tests: run a scenario under Pilot, wait for workers or for a condition;
+read what a real terminal receives."""
 
 from __future__ import annotations
 
 import asyncio
 import html
+import os
 import re
+import select
 import time
 from collections.abc import Awaitable, Callable
 
@@ -50,7 +53,7 @@ def run(
             if settled:
                 await settle(pilot)
             await scenario(pilot)
-            if notifications:
+            if notifications and app.is_running:  # a pause after the app quit never ends
                 await pilot.pause(0.1)  # the last toasts drawn
 
     asyncio.run(main())
@@ -61,3 +64,15 @@ def screen_text(app: WarmscopeApp) -> str:
     svg = app.export_screenshot()
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     return " ".join(html.unescape(t) for t in texts).replace("\xa0", " ")
+
+
+def terminal_chunk(master: int, wait: float) -> bytes | None:
+    """What a pseudo-terminal's ``master`` receives within ``wait`` seconds (``b""``: nothing);
+    None once the program on it has closed it."""
+    ready, _, _ = select.select([master], [], [], wait)
+    if not ready:
+        return b""
+    try:
+        return os.read(master, 65536) or None
+    except OSError:
+        return None

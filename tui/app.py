@@ -1,13 +1,16 @@
 """The warmscope app: the poll timer, the workers, and the actions behind every key.
 
 The runs and their life cycle live in a ``RunController`` (no Textual there). Invariant:
-workers compute and post messages; handlers own UI state. The live run is polled on one timer
-(``POLL_S``) and each batch is applied to the widgets at once. Runs are started from handlers
-(over ``--host`` on a thread worker: the start waits for the host, ``run_start``); the child is
-forked by the launcher thread (``core/run/launcher.py``), which lives as long as the process, so
-the child's parent-death signal (tied to the thread that forked it) fires only when warmscope
-itself ends. Summaries (sorting every latency) and exports run in thread workers
-and come back as messages or notifications.
+workers compute and post messages (``messages``); handlers own UI state. Screens and widgets
+never reach into the app: what they have to tell it comes as a message too (a sweep's new
+process, a comparison to export), and what they need of it is given to them when they are made.
+The live run is polled on one timer (``POLL_S``) and each batch is applied to the widgets at
+once. Runs, sweeps and warm-ups are started from handlers (over ``--host`` on a thread worker:
+the start waits for the host, ``run_start``); the child is forked by the launcher thread
+(``core/run/launcher.py``), which lives as long as the process, so the child's parent-death
+signal (tied to the thread that forked it) fires only when warmscope itself ends. Summaries
+(sorting every latency), long records and exports are computed in thread workers and come back
+as messages.
 """
 
 from __future__ import annotations
@@ -15,12 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App, SystemCommand
@@ -31,23 +32,35 @@ from textual.timer import Timer
 
 from warmscope.core.base.safe_text import clean_name, clean_names
 from warmscope.core.child import outcome
+from warmscope.core.child.outcome import WarmscopeError
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.run.hangup import detach_terminal
-from warmscope.tui import fmt, glyphs, record_reading, run_start
+from warmscope.core.run.hangup import EndSignals
+from warmscope.tui import fmt, glyphs, record_reading
 from warmscope.tui.ascii_filter import AsciiFilter, ControlFilter
 from warmscope.tui.controller import RunController, SessionFactory, start_session
-from warmscope.tui.hangup import HangupWatchdog
-from warmscope.tui.main_screen import PANES_AFTER_S, MainScreen
+from warmscope.tui.hangup_watchdog import HangupWatchdog
+from warmscope.tui.messages import (
+    Exported,
+    RecordsLoading,
+    RecordsRead,
+    SummaryFailed,
+    SummaryReady,
+)
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.repaint_all import repaint_all
-from warmscope.tui.run_header import RunHeader
-from warmscope.tui.run_start import Pending, StartMade
-from warmscope.tui.runs import RunEntry, error_lines
-from warmscope.tui.summary_messages import SummaryFailed, SummaryReady, summarize
+from warmscope.tui.run_start import Pending, StartMade, StartSlot, kill_and_wait
+from warmscope.tui.run_view import RunEntry, SweepTag, error_lines
+from warmscope.tui.screens.main_screen import PANES_AFTER_S, MainScreen
+from warmscope.tui.widgets.run.run_header import RunHeader
 
 if TYPE_CHECKING:
     from warmscope.core.data.record import RecordError
     from warmscope.core.data.run import LiveRun, RunData
+    from warmscope.tui.controller import SummaryJob
+    from warmscope.tui.export_jobs import ExportJob
+    from warmscope.tui.screens.compare_screen import CompareScreen
+    from warmscope.tui.screens.sweep_screen import SweepScreen
+    from warmscope.tui.sweep_runner import SweepPlan, SweepRunner
 
 # Screens other than the main one, and what only they use, are imported where they open: the
 # first frame waits for nothing it does not draw.
@@ -112,12 +125,12 @@ class WarmscopeApp(App[int]):
         self.next_source: str | None = None
         """The file ``next_settings`` came from (a record's name), or ``None`` when they are the
         user's: from a file, their ``untrusted()`` parts run only once the user confirms them."""
-        self.starting: Pending[Any] | None = None
-        """A run, sweep or warm-up being started on a worker thread (``run_start``)."""
+        self.starts = StartSlot(self)
+        """One start at a time: a run, sweep or warm-up being started on a worker thread."""
         self._timer: Timer | None = None
         self._quitting = False
         self._ending = False  # a hang-up or SIGTERM is being handled
-        self._old_handlers: dict[int, Callable[[int, FrameType | None], Any] | int | None] = {}
+        self._signals: EndSignals | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watchdog: HangupWatchdog | None = None
         self._binding_state: tuple[bool, bool, bool] | None = None
@@ -136,11 +149,16 @@ class WarmscopeApp(App[int]):
         super().notify(clean_names(message), title=clean_name(title), **options)
 
     def get_default_screen(self) -> Screen:
-        return MainScreen(self.refresh_hz)
+        return MainScreen(self.refresh_hz, self.initial_settings)
 
     @property
     def runs(self) -> list[RunEntry]:
         return self.controller.runs
+
+    @property
+    def starting(self) -> Pending[Any] | None:
+        """The start in progress on a worker thread, if any (``run_start``)."""
+        return self.starts.pending
 
     @property
     def main(self) -> MainScreen:
@@ -159,14 +177,11 @@ class WarmscopeApp(App[int]):
         self._watchdog.start()
         # Back from Ctrl+Z or an outside SIGTSTP: the terminal lost the screen, draw it all.
         self.app_resume_signal.subscribe(self, lambda _app: self.action_repaint())
-        for sig in (signal.SIGHUP, signal.SIGTERM):
-            with contextlib.suppress(ValueError, OSError):  # not the main thread: no handlers
-                self._old_handlers[sig] = signal.signal(sig, self._on_hangup)
+        self._signals = EndSignals(self._on_hangup)  # off the main thread (tests): none set
 
     def on_unmount(self) -> None:
-        for sig, handler in self._old_handlers.items():
-            with contextlib.suppress(ValueError, OSError, TypeError):
-                signal.signal(sig, handler)
+        if self._signals is not None:
+            self._signals.restore()
         if self._watchdog is not None:
             self._watchdog.close()
 
@@ -178,20 +193,19 @@ class WarmscopeApp(App[int]):
             if e.session is not None and not e.session.is_finished()
         ]
 
-    def _on_hangup(self, sig: int, frame: object = None) -> None:
+    def _on_hangup(self, sig: int) -> None:
         """The terminal went away (an SSH drop) or we were told to end: end runs properly, fast.
 
         Without this the process would die at once; its child would follow (parent-death
         signal) but the record would lack its last lines and its end. A signal handler (not
-        the event loop's): it runs even while the main thread is stuck writing to a terminal
-        that is gone, so it only does what is safe there (see ``hangup``). The watchdog stops
-        the runs; the loop, if it still turns, waits for them and exits properly.
+        the event loop's, ``core/run/hangup.py``, which has pointed the descriptors at
+        /dev/null on a hang-up): it runs even while the main thread is stuck writing to a
+        terminal that is gone, so it only does what is safe there. The watchdog stops the runs;
+        the loop, if it still turns, waits for them and exits properly.
         """
         if self._ending:
             return
         self._ending = True
-        if sig == signal.SIGHUP:
-            detach_terminal()
         if self._watchdog is not None:
             self._watchdog.trip(128 + sig)
         if self._loop is not None:
@@ -200,7 +214,7 @@ class WarmscopeApp(App[int]):
     def _end_runs(self) -> None:
         if self._timer is not None:
             self._timer.pause()  # nobody to draw for: no more writes for the terminal to take
-        run_start.abandon(self)
+        self.starts.abandon()
         live = [e.session for e in self.runs if e.live and e.session is not None]
         self.run_worker(self._exit_after(live), exclusive=True, group="hangup")
 
@@ -222,26 +236,23 @@ class WarmscopeApp(App[int]):
         self.ready = True
         items = self.initial_records
         if items and record_reading.any_long(items):
-            from warmscope.tui.loading_screen import LoadingScreen
+            from warmscope.tui.screens.loading_screen import LoadingScreen
 
             # A long record: the first frame now, the reading in a thread, its progress shown.
             self.push_screen(LoadingScreen(id="loading"))
-            read = partial(
-                record_reading.read_in_worker,
-                items,
-                self._loading,
-                self._records_read,
-                self.call_from_thread,
-            )
+            read = partial(record_reading.read_in_worker, items, self.post_message)
             self.run_worker(read, name="load", thread=True, group="load", exit_on_error=False)
             return
         self._records_read(record_reading.read_all(items))
 
-    def _loading(self, what: str, fraction: float) -> None:
-        from warmscope.tui.loading_screen import LoadingScreen
+    def on_records_loading(self, message: RecordsLoading) -> None:
+        from warmscope.tui.screens.loading_screen import LoadingScreen  # pushed: already loaded
 
         if isinstance(self.screen, LoadingScreen):
-            self.screen.show(what, fraction)
+            self.screen.show(message.what, message.fraction)
+
+    def on_records_read(self, message: RecordsRead) -> None:
+        self._records_read(message.read)
 
     def _records_read(self, read: list[RunData | RecordError]) -> None:
         if len(self.screen_stack) > 1 and self.screen.id == "loading":
@@ -277,16 +288,122 @@ class WarmscopeApp(App[int]):
         return self.controller.live
 
     def start_run(self, settings: RunSettings) -> None:
-        """Start a run (from a handler); over ``--host`` on a worker, the UI live meanwhile
-        (``run_start``). Errors are shown, not raised."""
-        run_start.start_run(self, settings)
+        """Start a run of ``settings`` (from a handler); a run that cannot start is one line.
+        Over ``--host`` it is built on a worker (``run_start``), the UI live meanwhile and the
+        header saying what it waits for, and recorded once it exists; a local start takes
+        milliseconds (the child is spawned, not waited for) and is done here at once."""
+        if self.live is not None:
+            self.notify("a run is going: s stops it, k kills it", severity="warning")
+            return
+        if self.starts.refused():
+            return
+        controller = self.controller
+        try:
+            if not settings.host:
+                self.view_entry(controller.start(settings))
+                return
+            request = controller.request(settings)
+        except (WarmscopeError, OSError) as exc:
+            self._cannot_run(str(exc))
+            return
+        header = self.main.query_one(RunHeader)
+
+        def done(session: LiveRun | None, error: str) -> None:
+            if session is not None:
+                self.view_entry(controller.started(request, session))
+                return
+            if self.viewed is not None:
+                header.show_entry(self.viewed, self.next_note())
+            else:
+                header.clear()
+            self._cannot_run(error)
+
+        doing = f"connecting to {clean_name(settings.host)}"
+        header.show_starting(len(self.runs) + 1, settings.target, settings.host, doing)
+        build = partial(controller.build, request)
+        self.starts.begin(Pending("a run", build, done, end=kill_and_wait))
+
+    def _cannot_run(self, error: str) -> None:
+        self.notify(error, title="Cannot run", severity="error", timeout=8, markup=False)
 
     def on_start_made(self, message: StartMade) -> None:
-        run_start.made(self, message)
+        self.starts.made(message)
 
     def run_next(self, settings: RunSettings) -> None:
-        """Start a run the user asked for (settings from a file shown first: ``run_start``)."""
-        run_start.run_next(self, settings)
+        """Start a run the user asked for; settings from a file that choose what runs (an
+        interpreter, the child's environment, pickle trust) are shown to the user first."""
+        if self.live is not None or self.starting is not None:
+            self.start_run(settings)  # which says why it starts nothing
+            return
+        self._trusted_then(settings, self.start_run)
+
+    def _trusted_then(self, settings: RunSettings, start: Callable[[RunSettings], None]) -> None:
+        """``start`` the next run's ``settings`` once those read from a file that choose what
+        runs have been shown to the user (``trust_screen``); confirmed or dropped, they are the
+        user's own from then on."""
+        from warmscope.tui.screens.trust_screen import trusted_then  # a screen not yet opened
+
+        def confirmed(chosen: RunSettings) -> None:
+            self.next_settings, self.next_source = chosen, None
+
+        trusted_then(self, settings, self.next_source, start, confirmed)
+
+    def start_sweep(self, settings: RunSettings, plan: SweepPlan) -> None:
+        """Run ``plan`` over ``settings`` now (the settings screen's Ctrl+R with more than one
+        process, or presets and knob values to compare); settings from a file that choose what
+        runs are shown to the user first, as for one run."""
+        if self.live is not None or self.controller.sweeping is not None:
+            self.notify("a run is going: s stops it, k kills it", severity="warning")
+            return
+        if self.starts.refused():
+            return
+        self._trusted_then(settings, partial(self._begin_sweep, plan=plan))
+
+    def _begin_sweep(self, settings: RunSettings, plan: SweepPlan) -> None:
+        """Build the sweep on a worker (its cells checked: over ``--host`` a file target is
+        asked there), then run it on another and show its screen, which fills in live."""
+        # The sweep's machinery and its screen: loaded when a sweep is asked for.
+        from warmscope.tui.screens.sweep_screen import SweepScreen
+        from warmscope.tui.sweep_runner import make_runner
+
+        def done(runner: SweepRunner | None, error: str) -> None:
+            if runner is None:
+                self.notify(error, title="No sweep", severity="error", timeout=8, markup=False)
+                return
+            self.controller.sweeping = runner
+            self.run_worker(
+                runner.run, name="sweep", thread=True, group="sweep", exit_on_error=False
+            )
+            self.push_screen(SweepScreen(runner=runner))
+
+        self.starts.begin(Pending("a sweep", partial(make_runner, settings, plan), done))
+
+    def on_sweep_screen_process_started(self, message: SweepScreen.ProcessStarted) -> None:
+        """A process of the sweep, now a run of the app, followed live by the main screen
+        (under the sweep screen), tagged with its sweep and cell."""
+        runner, started = message.runner, message.started
+        tag = SweepTag(
+            str(runner.folder), started.cell, started.label, started.repeat, runner.plan.repeat
+        )
+        self.view_entry(self.controller.adopt(started.session, tag))
+
+    def on_sweep_screen_ended(self, message: SweepScreen.Ended) -> None:
+        """The sweep ended (done, stopped or failed): its document joins the app's sweeps
+        (``w`` shows it again)."""
+        runner, doc = message.runner, message.doc
+        if self.controller.sweeping is runner:
+            self.controller.sweeping = None
+        if doc.get("finished"):
+            self.sweeps.append(doc)
+        what = "stopped" if doc.get("stopped") else "done"
+        if runner.error:
+            self.notify(
+                runner.error, title="Sweep ended", severity="error", timeout=8, markup=False
+            )
+        else:
+            self.notify(
+                f"sweep {what}: {doc.get('finished')} processes; w shows it again", timeout=4
+            )
 
     def view_entry(self, entry: RunEntry) -> None:
         self.viewed = entry
@@ -335,7 +452,7 @@ class WarmscopeApp(App[int]):
 
     def _follow_compare(self, entry: RunEntry, finished: bool) -> None:
         """A compare screen that shows the live run follows it: once a second, and at its end."""
-        from warmscope.tui.compare_screen import CompareScreen
+        from warmscope.tui.screens.compare_screen import CompareScreen
 
         screen = self.screen
         if not isinstance(screen, CompareScreen) or not screen.follows(entry):
@@ -381,13 +498,22 @@ class WarmscopeApp(App[int]):
         if job is None:
             return
         self.run_worker(
-            partial(summarize, self, entry, job),
+            partial(self._summarize, entry, job),
             name="summary",  # the default name and description would repr every latency
             description="summary",
             thread=True,
             group="summary",
             exit_on_error=False,
         )
+
+    def _summarize(self, entry: RunEntry, job: SummaryJob) -> None:
+        """In a worker thread: run ``job`` and post what came of it."""
+        try:
+            summary, count, cost, warnings = job()
+        except Exception as exc:  # shown in the pane; the run goes on
+            self.post_message(SummaryFailed(entry, exc))
+            return
+        self.post_message(SummaryReady(entry, summary, count, cost, warnings))
 
     def on_summary_ready(self, message: SummaryReady) -> None:
         entry = message.entry
@@ -445,7 +571,7 @@ class WarmscopeApp(App[int]):
         if not (live := self._live_session()):
             return
         entry, session = live
-        from warmscope.tui.confirm_screen import ConfirmScreen
+        from warmscope.tui.screens.confirm_screen import ConfirmScreen
 
         def answered(yes: bool | None) -> None:
             if yes and not session.is_finished():
@@ -458,7 +584,7 @@ class WarmscopeApp(App[int]):
         )
 
     def action_settings(self) -> None:
-        from warmscope.tui.settings_screen import SettingsResult, SettingsScreen
+        from warmscope.tui.screens.settings_screen import SettingsResult, SettingsScreen
 
         base = self._next_base()
 
@@ -469,9 +595,7 @@ class WarmscopeApp(App[int]):
             if self.viewed is not None:
                 self.main.query_one(RunHeader).show_entry(self.viewed, self.next_note())
             if result.run_now and result.plan.many:  # N processes, or several settings
-                from warmscope.tui.sweep_actions import start_sweep  # sweeps: when asked
-
-                start_sweep(self, result.settings, result.plan)
+                self.start_sweep(result.settings, result.plan)
             elif result.run_now:
                 self.run_next(result.settings)
             else:
@@ -486,7 +610,7 @@ class WarmscopeApp(App[int]):
         self.push_screen(screen, done)
 
     def action_history(self) -> None:
-        from warmscope.tui.history_screen import HistoryScreen
+        from warmscope.tui.screens.history_screen import HistoryScreen
 
         def done(chosen: RunEntry | list[RunEntry] | None) -> None:
             if isinstance(chosen, list):
@@ -511,21 +635,34 @@ class WarmscopeApp(App[int]):
 
     def compare(self, chosen: list[RunEntry]) -> None:
         """Open the compare screen on ``chosen``, the first the baseline (A)."""
-        from warmscope.tui.compare_screen import CompareScreen
+        from warmscope.tui.screens.compare_screen import CompareScreen
 
-        self.push_screen(CompareScreen(self.runs, chosen))
+        self.push_screen(CompareScreen(self.runs, chosen, self.controller.cell_runs))
 
-    def export_comparison(self, entries: list[RunEntry]) -> None:
-        """Ask where, then write the comparison of ``entries`` (the first the baseline)."""
-        from warmscope.tui import export_actions
+    def on_compare_screen_export_asked(self, message: CompareScreen.ExportAsked) -> None:
+        from warmscope.tui.export_jobs import comparison_job
 
-        export_actions.export_comparison(self, entries)
+        self._export(comparison_job(message.entries))
 
     def action_export(self) -> None:
-        from warmscope.tui import export_actions
+        from warmscope.tui.export_jobs import run_job
 
         if self.viewed is not None:
-            export_actions.export_run(self, self.viewed)
+            self._export(run_job(self.viewed))
+
+    def _export(self, job: ExportJob) -> None:
+        from warmscope.tui.screens.export_screen import ask_and_write  # a screen not yet opened
+
+        ask_and_write(self, job)
+
+    def on_exported(self, message: Exported) -> None:
+        if message.error:
+            self.notify(
+                message.error, title="Export failed", severity="error", timeout=8, markup=False
+            )
+            return
+        text = "\n".join(str(p) for p in message.paths)
+        self.notify(text, title="Exported", timeout=8, markup=False)
 
     def _next_base(self) -> RunSettings:
         """The next run's settings, or the default sample's when nothing was chosen yet."""
@@ -536,7 +673,7 @@ class WarmscopeApp(App[int]):
         return RunSettings(target=f"sample:{DEFAULT_SAMPLE}")
 
     def action_profile_iters(self) -> None:
-        from warmscope.tui.profile_screen import ProfileScreen
+        from warmscope.tui.screens.profile_screen import ProfileScreen
 
         base = self._next_base()
 
@@ -555,29 +692,59 @@ class WarmscopeApp(App[int]):
         self.push_screen(ProfileScreen(base.profile_iters or "", iters), done)
 
     def action_graphs(self) -> None:
-        from warmscope.tui.graphs_screen import GraphsScreen
+        from warmscope.tui.screens.graphs_screen import GraphsScreen
 
         if self.viewed is not None:
             self.push_screen(GraphsScreen(self.viewed))
 
     def action_warmup(self) -> None:
-        """``W``: a warm-up recipe from the viewed run's settings, verified in fresh processes."""
-        from warmscope.tui.warmup_screen import open_warmup
+        """``W``: a warm-up recipe from the viewed run's settings, verified in fresh processes.
+        Settings read from a record that choose what runs (an interpreter, the child's
+        environment) are shown first."""
+        from warmscope.tui.screens.trust_screen import trusted_then
+        from warmscope.tui.screens.warmup_screen import WarmupScreen, warmup_settings
 
+        entry = self.viewed
         if self.live is not None:
             self.notify("a run is going: the warm-up starts once it ends", timeout=3)
-        elif self.viewed is not None and not run_start.refused(self):
-            open_warmup(self, self.viewed)
+            return
+        if entry is None or self.starts.refused():
+            return
+        if any(isinstance(screen, WarmupScreen) for screen in self.screen_stack):
+            self.notify("a warm-up is open: q leaves it (and stops it)", timeout=3)
+            return
+        source = entry.record_name or "a record" if entry.source != "run" else None
+        begin = partial(self._begin_warmup, entry)
+        trusted_then(self, warmup_settings(entry.data.settings), source, begin)
+
+    def _begin_warmup(self, entry: RunEntry, settings: RunSettings) -> None:
+        """Make the warm-up's engine on a worker (over ``--host`` its target is asked there),
+        then show it."""
+        from warmscope.tui.screens import warmup_screen
+
+        folder, recipe = warmup_screen.warmup_paths(entry.data.record_path)
+
+        def done(engine: warmup_screen.Engine | None, error: str) -> None:
+            if engine is None:
+                self.notify(error, title="No warm-up", severity="error", timeout=8, markup=False)
+                return
+            title = f"run #{entry.number} {settings.target}"
+            self.push_screen(warmup_screen.WarmupScreen(engine, recipe, title))
+
+        build = partial(
+            warmup_screen.make_engine, settings, folder
+        )  # looked up now: tests replace it
+        self.starts.begin(Pending("a warm-up", build, done))
 
     def action_sweep(self) -> None:
         """The last sweep's answer and table (opened, or run here), over its runs."""
-        from warmscope.tui.sweep_screen import SweepScreen
+        from warmscope.tui.screens.sweep_screen import SweepScreen
 
         if self.sweeps and not isinstance(self.screen, SweepScreen):
             self.push_screen(SweepScreen(self.sweeps[-1]))
 
     def action_help(self) -> None:
-        from warmscope.tui.help_screen import HelpScreen
+        from warmscope.tui.screens.help_screen import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -616,7 +783,7 @@ class WarmscopeApp(App[int]):
         live = [e for e in self.runs if e.live and e.session is not None]
         if live and not self._quitting:
             names = ", ".join(f"#{e.number}" for e in live)
-            from warmscope.tui.confirm_screen import ConfirmScreen
+            from warmscope.tui.screens.confirm_screen import ConfirmScreen
 
             def answered(yes: bool | None) -> None:
                 if yes:
@@ -627,7 +794,7 @@ class WarmscopeApp(App[int]):
         await self._quit()
 
     async def _quit(self) -> None:
-        run_start.abandon(self)  # a run still starting is ended once it exists
+        self.starts.abandon()  # a run still starting is ended once it exists
         live = [e.session for e in self.runs if e.live and e.session is not None]
         if live and not self._quitting:
             self._quitting = True
@@ -644,21 +811,18 @@ class WarmscopeApp(App[int]):
             await asyncio.sleep(0.05)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        from warmscope.tui.palette import run_commands
+        from warmscope.tui.palette import run_commands  # the palette: when it is opened
 
         yield from super().get_system_commands(screen)
-        yield from run_commands(self, screen)
+        yield from run_commands(self, screen, self.main, sweeps=bool(self.sweeps))
 
     def stop_all(self) -> None:
         """Last resort on the way out: no child outlives the app."""
-        run_start.abandon(self)
+        self.starts.abandon()
         for e in self.runs:
             session = e.session
             if session is not None and not session.is_finished():
-                session.kill()
-                deadline = time.monotonic() + KILL_WAIT_S
-                while not session.is_finished() and time.monotonic() < deadline:
-                    time.sleep(0.02)
+                kill_and_wait(session, KILL_WAIT_S)
 
 
 build_app = WarmscopeApp

@@ -65,7 +65,7 @@ class AsciiFilter(LineFilter):
 class ControlFilter(LineFilter):
     """Delete escape and other control characters a widget let through: text meant for the
     screen must not talk to the terminal. They take no cells, so every line keeps its width;
-    names and child output are marked visibly where they are made (``core.safe_text``)."""
+    names and child output are marked visibly where they are made (``core/base/safe_text.py``)."""
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
         return [

@@ -21,7 +21,7 @@ from warmscope.core.data.intervals import RunWarning
 from warmscope.core.data.run import LiveRun, RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.stats import Summary
-from warmscope.tui.runs import Delta, RunEntry, SweepTag
+from warmscope.tui.run_view import Delta, RunEntry, SweepTag
 
 if TYPE_CHECKING:
     from warmscope.tui.sweep_runner import SweepRunner
@@ -44,6 +44,9 @@ class SessionFactory(Protocol):
         overwrite: bool = False,
     ) -> LiveRun: ...
 
+
+SummaryJob = Callable[[], "tuple[Summary, int, float, tuple[RunWarning, ...]]"]
+"""A summary to compute on a worker: ``(summary, iterations summarized, seconds, warnings)``."""
 
 SUMMARY_MIN_INTERVAL_S = 0.5
 SUMMARY_COST_FACTOR = 50  # a live summary may use at most 1/50 of the time (a thread, but the GIL)
@@ -111,7 +114,7 @@ class RunController:
         """How busy the device was (``RunData.device_summary``), computed with a summary."""
         self._summary_due: dict[int, float] = {}
         self.sweeping: SweepRunner | None = None
-        """The sweep running now (``sweep_actions``): no other run starts while it does."""
+        """The sweep running now (``WarmscopeApp.start_sweep``): no other run starts while it does."""
 
     @property
     def live(self) -> RunEntry | None:
@@ -236,9 +239,7 @@ class RunController:
 
     # -- summaries ---------------------------------------------------------------------------
 
-    def summary_job(
-        self, entry: RunEntry, *, force: bool = False
-    ) -> Callable[[], tuple[Summary, int, float, tuple[RunWarning, ...]]] | None:
+    def summary_job(self, entry: RunEntry, *, force: bool = False) -> SummaryJob | None:
         """A job for a worker thread if ``entry`` needs a new summary now, else ``None``.
 
         The job summarizes a consistent snapshot with the run's own rules (``RunData.summary``)

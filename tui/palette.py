@@ -4,39 +4,41 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Any
 
-from textual.app import SystemCommand
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
 from warmscope.core.data.settings import PRESETS
-from warmscope.tui.main_screen import RUN_BINDINGS
-
-if TYPE_CHECKING:
-    from warmscope.tui.app import WarmscopeApp
+from warmscope.tui.keys import RUN_BINDINGS
 
 
-def run_commands(app: WarmscopeApp, screen: Screen) -> Iterator[SystemCommand]:
-    """What the palette offers on ``screen`` beside Textual's own commands."""
+def run_commands(
+    app: App[Any], screen: Screen[Any], main: Screen[Any], *, sweeps: bool
+) -> Iterator[SystemCommand]:
+    """What the palette offers on ``screen`` beside Textual's own commands: each runs an action
+    as its key does, the main screen's own on ``main``. ``sweeps``: a sweep is there to show."""
     for binding in RUN_BINDINGS:
         if not isinstance(binding, Binding) or binding.action.startswith("pane"):
             continue
         on_main = not binding.action.startswith("app.")
-        if on_main and screen is not app.main:
+        if on_main and screen is not main:
             continue  # a main-screen key (log scale, search…) means nothing elsewhere
         yield SystemCommand(
             binding.description,
             f"{binding.tooltip} [{binding.key}]",
             # the main screen's own actions run there, the app's here
-            partial(app.run_action, binding.action, app.main),
+            partial(app.run_action, binding.action, main),
         )
-    yield SystemCommand("Help", "Every key [?]", app.action_help)
-    if app.sweeps:
-        yield SystemCommand("Sweep", "The opened sweep's answer and table", app.action_sweep)
+    yield SystemCommand("Help", "Every key [?]", partial(app.run_action, "help"))
+    if sweeps:
+        yield SystemCommand(
+            "Sweep", "The opened sweep's answer and table", partial(app.run_action, "sweep")
+        )
     for preset in PRESETS.values():
         yield SystemCommand(
             f"Next run: preset {preset.name}",
             preset.help,
-            partial(app.action_preset, preset.name),
+            partial(app.run_action, f"preset({preset.name!r})"),
         )

@@ -1,5 +1,5 @@
 """Reading the records the app was opened with: short ones at once, long ones in a thread
-worker that tells the loading screen how far it has got."""
+worker whose messages tell the app how far it has got, then what it read."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual.message import Message
 from textual.worker import get_current_worker
+
+from warmscope.tui.messages import RecordsLoading, RecordsRead
 
 if TYPE_CHECKING:
     from warmscope.core.data.record import Progress, RecordError
@@ -29,14 +32,9 @@ def read_all(items: list[Path | RunData]) -> list[RunData | RecordError]:
     return [_read(item) for item in items]
 
 
-def read_in_worker(
-    items: list[Path | RunData],
-    loading: Callable[[str, float], object],
-    done: Callable[[list[RunData | RecordError]], object],
-    call: Callable[..., object],
-) -> None:
-    """In a worker thread: read every record, telling ``loading(what, fraction)`` how far, then
-    ``done(read)``; both through ``call`` (the app's ``call_from_thread``)."""
+def read_in_worker(items: list[Path | RunData], post: Callable[[Message], object]) -> None:
+    """In a worker thread: read every record, posting how far it has got (``RecordsLoading``)
+    and, at the end, what it read (``RecordsRead``); ``post`` is the app's ``post_message``."""
     worker = get_current_worker()
     read: list[RunData | RecordError] = []
     for n, item in enumerate(items, 1):
@@ -45,14 +43,14 @@ def read_in_worker(
         def told(fraction: float, what: str = what) -> None:
             if worker.is_cancelled:
                 raise _Cancelled
-            call(loading, what, fraction)
+            post(RecordsLoading(what, fraction))
 
         try:
             read.append(_read(item, told))
         except _Cancelled:
             return
     if not worker.is_cancelled:
-        call(done, read)
+        post(RecordsRead(read))
 
 
 def _size(path: Path) -> int:

@@ -9,7 +9,7 @@ from warmscope.core.child.outcome import UsageError
 from warmscope.core.run import launcher
 from warmscope.tui import glyphs
 from warmscope.tui.app import WarmscopeApp
-from warmscope.tui.runs import exit_code, record_lines
+from warmscope.tui.run_view import exit_code, record_lines
 
 
 def run_app(*, mouse: bool = False, **options: Any) -> int:

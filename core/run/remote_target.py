@@ -22,10 +22,7 @@ from warmscope.core.child import target_files
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.targets import Target, TargetError, file_request, from_answer
-from warmscope.core.run import remote
 
-ANSWER_TIMEOUT_S = remote.HELLO_TIMEOUT_S
-"""How long the connection, the remote interpreter's start and the look at the file may take."""
 MAX_ANSWER_BYTES = 1 << 20
 """The longest answer line read: one JSON object naming a file."""
 
@@ -51,6 +48,10 @@ def resolve_there(
 ) -> Target:
     """The target ``spec`` names on ``host``. ``TargetError`` (one line naming the host) for a
     file that cannot be the target, ``UsageError`` when the host cannot be asked."""
+    # The ssh machinery (psutil, the shipment, the guardian) only where a host is named: a
+    # local target is resolved before the TUI's first frame, which need not wait for it.
+    from warmscope.core.run import remote
+
     options = os.environ.get(remote.SSH_OPTIONS_VAR, "")
     key = (host, python, spec, trust_pickle, trust_native, options)
     with _lock:
@@ -68,6 +69,8 @@ def resolve_there(
 
 def ask(host: str, python: str | None, request: dict[str, Any]) -> dict[str, Any]:
     """``target_files.answer(request)`` as the remote interpreter on ``host`` gives it."""
+    from warmscope.core.run import remote  # for a host only (``resolve_there``)
+
     source = Path(target_files.__file__).read_bytes()
     stdin = b"%d\n%s%s\n" % (len(source), source, json.dumps(request).encode())
     proc = subprocess.Popen(
@@ -104,19 +107,24 @@ def _send_and_read(
     proc: subprocess.Popen[bytes], stdin: bytes, host: str, python: str | None
 ) -> bytes:
     """Write the program and the request, then read the one answer line."""
+    from warmscope.core.run import remote  # for a host only (``resolve_there``)
+
     assert proc.stdin is not None and proc.stdout is not None
+    # How long the connection, the remote interpreter's start and the look at the file may
+    # take: as long as a run's hello.
+    timeout = remote.HELLO_TIMEOUT_S
     # A failed connection breaks the pipe (its stderr then says why); one that takes nothing
     # for as long as an answer may take is given up on.
-    if not remote.write_within(proc, stdin, ANSWER_TIMEOUT_S):
-        raise UsageError(f"--host {host}: no answer in {ANSWER_TIMEOUT_S:g} s")
+    if not remote.write_within(proc, stdin, timeout):
+        raise UsageError(f"--host {host}: no answer in {timeout:g} s")
     proc.stdin.close()
     fd = proc.stdout.fileno()
     line = bytearray()
-    deadline = time.monotonic() + ANSWER_TIMEOUT_S
+    deadline = time.monotonic() + timeout
     while not line.endswith(b"\n"):
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise UsageError(f"--host {host}: no answer in {ANSWER_TIMEOUT_S:g} s")
+            raise UsageError(f"--host {host}: no answer in {timeout:g} s")
         if len(line) > MAX_ANSWER_BYTES:
             raise UsageError(f"--host {host}: the remote answer runs past 1 MiB")
         chunk = os.read(fd, 65536)

@@ -1,7 +1,7 @@
 """Planted faults: models that fail in iteration K (default 3) in every way a real one can.
 
 Each factory is a warmscope target (`tests/faults/planted.py:NAME`); K comes from the
-environment variable FAULT_AT so tests can move it.
+environment variable FAULT_AT so tests can move it; FLOOD_MB sets how much ``floods`` writes.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def _allocate() -> None:
 def _flood() -> None:
     line = ("flood " * 16 + "\n").encode()
     chunk = line * (2**20 // len(line))
-    for _ in range(50):  # 50 MB straight to fd 2
+    for _ in range(int(os.environ.get("FLOOD_MB", "50"))):  # 50 MB straight to fd 2
         os.write(2, chunk)
 
 

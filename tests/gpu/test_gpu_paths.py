@@ -120,7 +120,7 @@ def test_cuda_graph_warm_up_and_recording_are_told_from_the_compile(tmp_path: Pa
 def test_the_usage_pane_shows_the_gpu_of_a_real_cuda_run(tmp_path: Path) -> None:
     from tests.tui_support import run as run_app
     from warmscope.tui.app import build_app
-    from warmscope.tui.utilization import UtilizationPane
+    from warmscope.tui.widgets.run.utilization_pane import UtilizationPane
 
     run(tmp_path, "sample:cnn", "--device", "cuda", "--iters", "2000")
     app = build_app(records=[tmp_path / "run.jsonl"])

@@ -1,0 +1,1 @@
+"""Charts drawn as text: pure functions and the bounded series they draw; no widgets here."""
