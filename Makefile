@@ -25,7 +25,7 @@ lint: $(BIN)/warmscope
 	$(BIN)/mypy
 	rm -rf $(IMPORT_GRAPH) && mkdir -p $(IMPORT_GRAPH)/warmscope
 	for p in core cli tui sample_models; do ln -s $(CURDIR)/$$p $(IMPORT_GRAPH)/warmscope/$$p; done
-	cd $(IMPORT_GRAPH) && PYTHONPATH=$(CURDIR)/$(IMPORT_GRAPH) $(CURDIR)/$(BIN)/lint-imports --config $(CURDIR)/pyproject.toml
+	cd $(IMPORT_GRAPH) && PYTHONPATH=$(CURDIR)/$(IMPORT_GRAPH) $(CURDIR)/$(BIN)/lint-imports $(CURDIR)/pyproject.toml
 
 # The lint and the tests at once: mypy's minute runs beside the tests, and a lint failure
 # still fails the target (after the tests end).

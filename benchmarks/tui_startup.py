@@ -12,7 +12,9 @@ Run: ``.venv/bin/python benchmarks/tui_startup.py`` (about two minutes).
    times warmscope as a user starts it (``warmscope``: the default sample model, the child
    started behind the first frame; ``warmscope open RECORD``) and a minimal Textual app
    (Header, Static, Footer) with the same interpreter. Medians of several alternating
-   repetitions.
+   repetitions. Beside the times, the CPU seconds each program had used when its screen was
+   readable: what it did to get there, which other load on the machine does not stretch (on a
+   busy machine, the ratio to read).
 2. Watching ``sample:trivial`` at full speed for ``--duration`` seconds: the UI process's CPU
    over the measured loop (from its record's first iteration batch to its end), and the child's
    iteration rate, against a headless ``warmscope run`` of the same settings (whose own CPU,
@@ -182,6 +184,9 @@ class Terminal:
         """Bytes searched for in the raw output: when each first appeared."""
         self.seen = {"text": 0.0, "footer": 0.0}
         """When the decoded screen first had ``TEXT_ROWS`` rows of words, and its footer."""
+        self.cpu_at_text = 0.0
+        """The program's CPU seconds (user and system) when its screen became readable: what
+        it did to get there, which other load on the machine does not stretch."""
         master, slave = os.openpty()
         cols, rows = size
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
@@ -230,19 +235,21 @@ class Terminal:
                 self.screen.feed(chunk)
                 if not self.seen["text"] and self.screen.text_rows() >= TEXT_ROWS:
                     self.seen["text"] = now
+                    self.cpu_at_text = cpu_seconds(self.proc.pid)
                 if not self.seen["footer"] and self.screen.footer():
                     self.seen["footer"] = now
 
-    def wait_for_markers(self, timeout: float = 30.0) -> tuple[float, float]:
+    def wait_for_markers(self, timeout: float = 30.0) -> tuple[float, float, float]:
         """Seconds from the spawn until the screen is readable (``TEXT_ROWS`` rows of words)
-        and until its footer is drawn, as a terminal shows them; the raw ``markers`` too."""
+        and until its footer is drawn, as a terminal shows them (the raw ``markers`` too); and
+        the CPU seconds the program had used when it was readable."""
         deadline = time.perf_counter() + timeout
         while not all(self.markers.values()) or not all(self.seen.values()):
             if time.perf_counter() > deadline or self.proc.poll() is not None:
                 shown = "\n".join(self.screen.lines())
                 raise RuntimeError(f"no first frame from {self.proc.args}:\n{shown}")
             time.sleep(0.002)
-        return self.seen["text"] - self.t0, self.seen["footer"] - self.t0
+        return self.seen["text"] - self.t0, self.seen["footer"] - self.t0, self.cpu_at_text
 
     def send(self, data: bytes) -> None:
         os.write(self.master, data)
@@ -269,7 +276,7 @@ def terminal_env(tmp: Path) -> dict[str, str]:
 # -- 1. first frame -----------------------------------------------------------------------
 
 
-def first_frame(argv: list[str], first: bytes, env: dict[str, str]) -> tuple[float, float]:
+def first_frame(argv: list[str], first: bytes, env: dict[str, str]) -> tuple[float, float, float]:
     term = Terminal(argv, env, first)
     try:
         return term.wait_for_markers()
@@ -279,7 +286,7 @@ def first_frame(argv: list[str], first: bytes, env: dict[str, str]) -> tuple[flo
 
 def bench_first_frame(
     reps: int, tmp: Path, also: dict[str, str] | None = None
-) -> dict[str, list[tuple[float, float]]]:
+) -> dict[str, list[tuple[float, float, float]]]:
     """``also``: other warmscope programs (another checkout's, by name) timed alongside."""
     env = terminal_env(tmp)
     record = ROOT / "tests" / "data" / "speech-script.jsonl"
@@ -292,7 +299,7 @@ def bench_first_frame(
     for name, program in (also or {}).items():
         cases[f"{name}: warmscope"] = ([program], b"latency")
         cases[f"{name}: open RECORD"] = ([program, "open", str(record)], b"latency")
-    times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+    times: dict[str, list[tuple[float, float, float]]] = {name: [] for name in cases}
     for argv, first in cases.values():  # one untimed start each: warm the file cache
         first_frame(argv, first, env)
     for _ in range(reps):
@@ -430,7 +437,10 @@ def main() -> int:
         base = [statistics.median(v) for v in zip(*times["minimal Textual app"], strict=True)]
         print(f"\nseconds from spawn in a {COLS}x{ROWS} pty, median of {args.reps} (min-max):")
         width = max(26, *(len(case) for case in times))
-        print(f"  {'':<{width}} {'readable (3 rows of text)':>26}   {'footer drawn':>26}")
+        print(
+            f"  {'':<{width}} {'readable (3 rows of text)':>26}   {'footer drawn':>26}   "
+            f"{'CPU until readable':>26}"
+        )
         for case, pairs in times.items():
             cells = []
             for k, values in enumerate(zip(*pairs, strict=True)):
@@ -438,7 +448,7 @@ def main() -> int:
                 cells.append(
                     f"{med:6.3f} ({min(values):.2f}-{max(values):.2f}) {med / base[k]:4.2f}x"
                 )
-            print(f"  {case:<{width}} {cells[0]:>26}   {cells[1]:>26}")
+            print(f"  {case:<{width}} {cells[0]:>26}   {cells[1]:>26}   {cells[2]:>26}")
         if args.skip_watch:
             return 0
         print(f"\nwatching sample:trivial for {args.duration:g} s (CPU over the measured loop):")
