@@ -7,7 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,40 @@ class Result:
     def events(self, kind: str | None = None) -> list[dict[str, Any]]:
         assert self.doc is not None
         return [e for e in self.doc["events"] if kind is None or e["kind"] == kind]
+
+
+STATE_VAR = "XDG_STATE_HOME"
+"""Where the default record folder lives (``record.record_dir``): the suite's own, never the
+user's ``~/.local/state/warmscope/runs``."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The whole session writes only into folders of its own, removed when it ends: the state
+    folder (records a test leaves at their default place) and the temporary folder (what Ray's
+    tasks make, ``warmscope-ray-*``, left behind when a task is cancelled mid-way). Ray keeps
+    its own session folder where it had it (``RAY_TMPDIR``): its socket paths have a length
+    limit. Children inherit both through the environment."""
+    tmp_path_factory.getbasetemp()  # pytest's own folders stay where pytest put them
+    system_tmp = tempfile.gettempdir()
+    # A short name under the system's: Ray's sockets under it must stay within 107 bytes.
+    root = Path(tempfile.mkdtemp(prefix="wst-", dir=system_tmp))
+    (root / "tmp").mkdir()
+    saved = {k: os.environ.get(k) for k in (STATE_VAR, "TMPDIR", "RAY_TMPDIR")}
+    os.environ[STATE_VAR] = str(root / "state")
+    os.environ["TMPDIR"] = str(root / "tmp")
+    os.environ.setdefault("RAY_TMPDIR", system_tmp)
+    saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(root / "tmp")
+    try:
+        yield root
+    finally:
+        tempfile.tempdir = saved_tempdir
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
