@@ -203,7 +203,9 @@ class WhatRuns:
                         help="one per forward argument: 1x300x40 (float32), int64[1,128], "
                         "bfloat16[2,3]; NAME= makes it a keyword argument; a dimension may be a name "
                         "given sizes by --dim (1xTx40); GEN: zeros, ones, fill(v), randint(lo,hi), "
-                        "normal, uniform(lo,hi) (default: integers zeros, floats normal)",
+                        "normal, uniform(lo,hi) (default: integers zeros, floats normal); quote a "
+                        "SPEC with brackets or parentheses for the shell: "
+                        "--input 'int64[1,128]:randint(0,1000)'",
                     ),
                 ),
             ),
