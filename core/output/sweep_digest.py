@@ -439,6 +439,15 @@ def short_of_plan(doc: dict[str, Any]) -> str | None:
     return None
 
 
+def ran_text(doc: dict[str, Any]) -> str:
+    """``8 of 10 ran``: the processes that ran against the design's, for the command line and
+    the report alike. An adaptive sweep's plan shrinks as cells drop out; its design is the cap
+    for every cell (``processes_fixed``), so a decided sweep never reads as complete."""
+    finished = doc.get("finished")
+    fixed = doc.get("processes_fixed") if doc.get("adaptive") else None
+    return f"{finished} of {fixed if fixed is not None else doc.get('planned')} ran"
+
+
 def sweep_warnings(doc: dict[str, Any], cells: list[dict[str, Any]]) -> list[str]:
     out = []
     short = short_of_plan(doc)
@@ -507,7 +516,7 @@ def header_lines(doc: dict[str, Any]) -> list[str]:
     if doc.get("adaptive"):
         size = (
             f"{len(cells)} cell(s) × up to {doc.get('cap', doc.get('repeat', '?'))} processes, "
-            f"interleaved, adaptive: {doc.get('finished')} of {doc.get('processes_fixed')} ran"
+            f"interleaved, adaptive: {ran_text(doc)}"
         )
         if doc.get("decided") and doc.get("decided_round"):
             size += f", decided after round {doc['decided_round']}"
