@@ -14,12 +14,12 @@ from warmscope.tui.runs import RunEntry
 
 
 def export_run(app: App[Any], entry: RunEntry) -> None:
-    """Ask where, then write ``entry``'s JSON, CSV, Markdown and report; beside its record by
-    default (the folder the user's runs are kept in, not wherever the app was started)."""
+    """Ask where, then write ``entry``'s JSON, CSV, Markdown and report; in the folder the
+    app was started in by default (``default_folder``)."""
     from warmscope.tui.export_screen import ExportScreen
 
     record = Path(entry.data.record_path) if entry.data.record_path else None
-    directory = record_folder([entry])
+    directory = default_folder()
     stem = record.stem if record else f"warmscope-run-{entry.number}"
 
     def write(folder: Path) -> list[Path]:
@@ -56,14 +56,12 @@ def export_comparison(app: App[Any], entries: list[RunEntry]) -> None:
             _write_in_worker(app, lambda: write(folder))
 
     what = "the comparison document, and its table in Markdown"
-    app.push_screen(ExportScreen(record_folder(entries), stem, title, ("json", "md"), what), done)
+    app.push_screen(ExportScreen(default_folder(), stem, title, ("json", "md"), what), done)
 
 
-def record_folder(entries: list[RunEntry]) -> Path:
-    """Where exports go by default: the first entry's record folder, else the current one."""
-    for entry in entries:
-        if entry.data.record_path:
-            return Path(entry.data.record_path).parent
+def default_folder() -> Path:
+    """Where exports go by default: the folder the app was started in, where the user looks
+    for them (the records' folder is warmscope's own, deep in the state folder)."""
     return Path.cwd()
 
 
