@@ -292,7 +292,7 @@ def test_a_sweep_of_identical_settings_names_no_winner(tmp_path: Path) -> None:
     )
     assert r.code == 0, r.stderr
     doc: dict[str, Any] = r.doc  # type: ignore[assignment]
-    assert [x["vs_best"] for x in doc["ranking"]] == ["best", "within noise"]
+    assert [x["vs_best"] for x in doc["ranking"]] == ["best", "cannot tell"]
     assert doc["decided"] is False and not doc["adaptive"]
     assert "no setting is best beyond noise" in doc["answer"]
     assert "cannot tell 2 settings apart at 95%: --repeat 4 or more" in doc["answer"]
