@@ -361,9 +361,15 @@ class Warmup:
                 env_keys.cuda_device(d.env).get("module_loading") for d in ok_runs(self.baseline)
             }
             loading = next(iter(seen)) if len(seen) == 1 else None
+        # The Python agent hands a recipe the module as loaded; the recipe applies what the runs
+        # applied to it (scripting, tracing, freezing, the executor's settings). The C++ agent
+        # applies the knobs itself before its recipe runs.
+        jit = {} if self.cpp else jit_settings(knobs)
         return Recipe(
             label="",
             mode=self.mode,
+            given=self.target.kind,
+            **jit,
             cudnn_benchmark=knobs.get("cudnn_benchmark") if self.on_gpu else None,
             cuda_module_loading=loading if isinstance(loading, str) else None,
             specs=specs,
@@ -514,6 +520,20 @@ class UsageAbort(RuntimeError):
 
 
 # -- reading the runs -----------------------------------------------------------------------
+
+
+def jit_settings(knobs: dict[str, Any]) -> dict[str, Any]:
+    """The recipe's fields for the TorchScript knobs the runs were given."""
+    out: dict[str, Any] = {}
+    if knobs.get("profiling_executor") is False:
+        out["profiling_executor"] = False
+    for name in ("num_profiled_runs", "fusion_strategy", "trace_strict"):
+        if knobs.get(name) is not None:
+            out[name] = knobs[name]
+    for name in ("freeze", "optimize_for_inference"):
+        if knobs.get(name):
+            out[name] = True
+    return out
 
 
 def ok_runs(sweep: Sweep, cell: int = 0) -> list[RunData]:
