@@ -54,6 +54,7 @@ from warmscope.core.output.recipe import (
 )
 from warmscope.core.output.recipe_cpp import CppRecipeError, emit_cpp
 from warmscope.core.output.sweep_stats import stat_json
+from warmscope.core.output.verdicts import other_load
 from warmscope.core.output.warmup_verdict import MAX_RATIO, answer, choose, judge
 from warmscope.core.output.warmup_verdict import worst_shape as worst_shape
 from warmscope.core.run import cpp_build, remote_target
@@ -642,9 +643,29 @@ def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str,
     shapes: dict[str, dict[str, list[Any]]] = {}
     labels: dict[str, Counter[str]] = {}
     held = False
+    index = 0 if cell is None else cell
+    repeats = {p.data.record_path: p.repeat for p in sweep.processes if p.cell == index}
+    each: list[dict[str, Any]] = []
     for data in runs:
         rows = data.shape_rows() if data.shape_keys else [whole_row(data)]
+        load = other_load(data)
+        mine: dict[str, Any] = {
+            "record": data.record_path,
+            "repeat": repeats.get(data.record_path),
+            "load": None if load is None else round(load, 3),
+            "shapes": [],
+        }
+        each.append(mine)
         for row in rows:
+            mine["shapes"].append(
+                {
+                    "key": row["key"],
+                    "first_ms": row["first_ms"],
+                    "p50_ms": row["p50_ms"],
+                    "p90_ms": row["p90_ms"],
+                    "ratio": row.get("first_vs_held", row["first_vs_p50"]),
+                }
+            )
             slot = shapes.setdefault(
                 row["key"],
                 {
@@ -669,7 +690,6 @@ def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str,
     if not held:
         for slot in shapes.values():
             del slot["raw_ratio"], slot["replay_ms"]
-    index = 0 if cell is None else cell
     processes = [p for p in sweep.processes if p.cell == index]
     return {
         "held_to_replay": held,
@@ -695,6 +715,7 @@ def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str,
             for p in processes
         ],
         "runs": [d.record_path for d in runs],
+        "each": each,
     }
 
 
