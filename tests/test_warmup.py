@@ -76,6 +76,13 @@ def run_plain(recipe: Path, source: Path, factory: str = "") -> str:
     return proc.stdout
 
 
+def cache_of(record: str) -> dict[str, Any]:
+    """The compile cache a process had, as its record says."""
+    from warmscope.core.data.record import read_run
+
+    return read_run(Path(record)).env["compile_cache"]
+
+
 def check_document(doc: dict[str, Any], code: int, processes: int) -> None:
     """What every warmup document promises, whatever the verdict."""
     assert doc["format"] == "warmscope-warmup"
@@ -236,15 +243,33 @@ def test_compile_factory_dynamic_and_a_cache_artifact_that_torch_does_not_make(
     tmp_path: Path,
 ) -> None:
     emitted = tmp_path / "compiled_recipe.py"
+    # The user keeps a compile cache: something is in it.
+    yours = tmp_path / "user-inductor"
+    (yours / "fxgraph").mkdir(parents=True)
+    (yours / "fxgraph" / "entry").write_text("compiled before")
     result = warmscope(
         "warmup", f"{MODELS}:tiny_gpt", "--mode", "compile", "--set", "compile_backend=eager",
         "--input", "int64[1,L]", "--dim", "L=8,16", "--iters", "12", "--repeat", "1",
         "--guard", "--emit", str(emitted), "--quiet",
-        json_path=tmp_path / "w.json", timeout=400,
+        json_path=tmp_path / "w.json", timeout=600,
+        env={"TORCHINDUCTOR_CACHE_DIR": str(yours)},
     )  # fmt: skip
     doc = result.doc
     assert doc is not None, result.stderr
     check_document(doc, result.code, 1)
+    # Measured as a fresh server starts: every process a cold cache; the user's beside it.
+    assert doc["compile_cache"] == "cold"
+    cells = [doc["baseline"], *(c for c in doc["candidates"] if c["processes"])]
+    for cell in cells:
+        for p in cell["processes"]:
+            assert cache_of(p["record"])["mode"] == "cold", p["record"]
+            assert cache_of(p["record"])["had_entries"] is False
+    mine = doc["your_cache"]["baseline"]["processes"]
+    assert [cache_of(p["record"])["mode"] for p in mine] == ["user"]
+    assert cache_of(mine[0]["record"])["had_entries"] is True
+    assert doc["candidates"][0]["your_cache"]["startup_ms"]["median"] > 0
+    assert "with your compile cache: L=" in doc["answer"] and "cold cache" in doc["answer"]
+    assert "your cache" in result.stdout
     dynamic, marked, cached = doc["candidates"]
     assert dynamic["recipe"]["compile_options"] == {"backend": "eager", "dynamic": True}
     assert marked["recipe"]["mark_dynamic"] == [{"input": 0, "axis": 1, "min": 8, "max": 16}]
