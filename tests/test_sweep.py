@@ -341,3 +341,46 @@ def test_an_adaptive_sweep_drops_the_slower_cell_and_stops_early(tmp_path: Path)
     # The document reads back as it was written.
     shown = warmscope("compare", str(tmp_path / "adaptive.json"))
     assert shown.code == 0 and shown.stdout.splitlines()[0] == f"answer     {doc['answer']}"
+
+
+def test_a_cell_whose_processes_fail_the_same_way_twice_is_stopped() -> None:
+    """Issue 31: 15 processes all failed at torch.jit.script (62 s) before "No process
+    finished". The plan drops a cell's later processes once two of them failed alike; a cell
+    that failed two different ways, or once, runs on."""
+    from warmscope.cli import make_parser
+    from warmscope.cli.sweep import sweep_cells
+    from warmscope.core.child import outcome
+    from warmscope.core.data.run import RunData
+    from warmscope.core.output.sweep_digest import ran_text, sweep_document
+    from warmscope.core.run.sweep import Process, Sweep
+
+    args = make_parser("sweep").parse_args(
+        ["sample:trivial", "--preset", "eager,torchscript,no-profiling", "--repeat", "4"]
+    )
+    sweep = Sweep("sample:trivial", sweep_cells(args, sweep=True), repeat=4)
+
+    def finish(detail: str) -> None:
+        c, r = sweep.plan[len(sweep.processes)]
+        status = outcome.OK if not detail else outcome.FAILED
+        data = RunData(status=status, status_detail=detail)
+        sweep.processes.append(Process(c, r, data))
+        sweep._give_up(sweep.processes[-1], len(sweep.processes))
+
+    # Round 1: eager ok, torchscript fails at scripting, no-profiling fails one way.
+    for detail in ("", "RuntimeError: cannot script", "timed out after 30 s"):
+        finish(detail)
+    assert len(sweep.plan) == 12 and not sweep.given_up
+    # Round 2: the same failure again for torchscript; another one for no-profiling.
+    for detail in ("", "RuntimeError: cannot script", "RuntimeError: cannot script"):
+        finish(detail)
+    assert sweep.given_up == {1: "failed: RuntimeError: cannot script"}
+    assert [c for c, _ in sweep.plan[6:]] == [0, 2, 0, 2]
+    doc = sweep_document(sweep)
+    assert doc["given_up"] == [
+        {"cell": 1, "label": "torchscript", "why": "failed: RuntimeError: cannot script"}
+    ]
+    assert ran_text({**doc, "finished": 10}) == "10 of 12 ran"
+    assert (
+        "torchscript stopped after 2 processes failed the same way (failed: RuntimeError: "
+        "cannot script)" in doc["answer"]
+    )

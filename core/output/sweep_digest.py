@@ -210,6 +210,9 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
         }
         for d in race.drops
     ]
+    doc["given_up"] = [
+        {"cell": c, "label": sweep.cells[c].label, "why": why} for c, why in sweep.given_up.items()
+    ]
     doc["answer"] = answer(doc, cells, ranking, sweep.objective, sweep.k)
     hosts = host_factor(sweep)
     if hosts is not None:
@@ -313,6 +316,7 @@ def answer(
     break-even where one cell starts sooner and another runs faster."""
     short = short_of_plan(doc)
     prefix = f"{short}; " if short else ""
+    prefix += "".join(f"{g}; " for g in given_up_text(doc))
     measured = [r for r in ranking if r["median"] is not None]
     if not measured:
         return prefix + "no process finished: nothing to compare"
@@ -496,12 +500,20 @@ def short_of_plan(doc: dict[str, Any]) -> str | None:
     return None
 
 
+def given_up_text(doc: dict[str, Any]) -> list[str]:
+    """``torchscript stopped after 2 processes failed the same way (failed: …)``, a cell each."""
+    return [
+        f"{g['label']} stopped after 2 processes failed the same way ({g['why']})"
+        for g in doc.get("given_up") or []
+    ]
+
+
 def ran_text(doc: dict[str, Any]) -> str:
     """``8 of 10 ran``: the processes that ran against the design's, for the command line and
     the report alike. An adaptive sweep's plan shrinks as cells drop out; its design is the cap
     for every cell (``processes_fixed``), so a decided sweep never reads as complete."""
     finished = doc.get("finished")
-    fixed = doc.get("processes_fixed") if doc.get("adaptive") else None
+    fixed = doc.get("processes_fixed") if doc.get("adaptive") or doc.get("given_up") else None
     return f"{finished} of {fixed if fixed is not None else doc.get('planned')} ran"
 
 
@@ -581,6 +593,8 @@ def header_lines(doc: dict[str, Any]) -> list[str]:
             size += f", not decided in {doc.get('rounds')} rounds"
     else:
         size = f"{len(cells)} cell(s) × {doc.get('repeat', '?')} processes, interleaved"
+        if doc.get("given_up"):
+            size += f": {ran_text(doc)}"
     head = f"sweep      {doc.get('target', '?')} · {size} · {wall:.1f} s" + (
         f" ({per:.1f} s per process)" if per else ""
     )
