@@ -45,18 +45,22 @@ user's ``~/.local/state/warmscope/runs``."""
 @pytest.fixture(scope="session", autouse=True)
 def own_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The whole session writes only into folders of its own, removed when it ends: the state
-    folder (records a test leaves at their default place) and the temporary folder (what Ray's
-    tasks make, ``warmscope-ray-*``, left behind when a task is cancelled mid-way). Ray keeps
-    its own session folder where it had it (``RAY_TMPDIR``): its socket paths have a length
-    limit. Children inherit both through the environment."""
+    folder (records a test leaves at their default place), the temporary folder (what Ray's
+    tasks make, ``warmscope-ray-*``, left behind when a task is cancelled mid-way) and the
+    compile caches (a compile warm-up measures on the user's cache too where it has entries).
+    Ray keeps its own session folder where it had it (``RAY_TMPDIR``): its socket paths have a
+    length limit. Children inherit them through the environment."""
     tmp_path_factory.getbasetemp()  # pytest's own folders stay where pytest put them
     system_tmp = tempfile.gettempdir()
     # A short name under the system's: Ray's sockets under it must stay within 107 bytes.
     root = Path(tempfile.mkdtemp(prefix="wst-", dir=system_tmp))
     (root / "tmp").mkdir()
-    saved = {k: os.environ.get(k) for k in (STATE_VAR, "TMPDIR", "RAY_TMPDIR")}
+    caches = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+    saved = {k: os.environ.get(k) for k in (STATE_VAR, "TMPDIR", "RAY_TMPDIR", *caches)}
     os.environ[STATE_VAR] = str(root / "state")
     os.environ["TMPDIR"] = str(root / "tmp")
+    for key in caches:  # the user's compile caches, neither read nor filled
+        os.environ[key] = str(root / key.lower())
     os.environ.setdefault("RAY_TMPDIR", system_tmp)
     saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(root / "tmp")
     try:

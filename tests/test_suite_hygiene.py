@@ -47,3 +47,12 @@ def test_temporary_folders_are_the_sessions_own(own_folders: Path) -> None:
     assert Path(child).is_relative_to(own_folders)
     # Ray's own session folder stays where Ray keeps it (its socket paths are short).
     assert os.environ.get("RAY_TMPDIR")
+
+
+def test_compile_caches_are_the_sessions_own(own_folders: Path) -> None:
+    """A user's inductor/triton cache is neither filled by the suite nor measured on (a compile
+    warm-up measures on the user's cache too, where it has entries)."""
+    from warmscope.core.run.compile_cache import user_folders
+
+    for path in user_folders(dict(os.environ)).values():
+        assert path.is_relative_to(own_folders)
