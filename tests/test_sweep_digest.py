@@ -282,3 +282,18 @@ def test_an_aa_sweep_of_three_processes_never_says_within_noise_or_different() -
         ranking = rank([a, b], "first")
         assert ranking[1]["vs_best"] == "cannot tell"
         assert "within noise" not in break_even([a, b])
+
+
+def test_an_iteration_number_across_processes_is_a_whole_one() -> None:
+    """Issue 31: "steady from #3.5". The median of an even count of iteration numbers is
+    the upper one, one of the values, in the sweep's table and in a comparison alike."""
+    from warmscope.core.base.units import metric
+    from warmscope.core.data.intervals import median_interval
+    from warmscope.core.output.digest import _middle
+    from warmscope.core.output.sweep_digest import count_text
+    from warmscope.core.output.sweep_stats import stat_json
+
+    assert count_text(stat_json([2, 3, 4, 7])) == "#4 (2–7)"
+    assert count_text(stat_json([3, 4])) == "#4 (3–4)"
+    assert metric("steady_from", _middle("steady_from", median_interval([2, 3, 4, 7]))) == "#4"
+    assert _middle("p50_ms", median_interval([2.0, 3.0])) == 2.5

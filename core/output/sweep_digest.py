@@ -548,11 +548,12 @@ def iv_text(stat: dict[str, Any] | None, *, unit: bool = True) -> str:
 
 
 def count_text(stat: dict[str, Any] | None) -> str:
-    """A count's median and interval: ``#2 (2–3)``."""
+    """A count's median (the upper one: a whole iteration number) and interval: ``#2 (2–3)``."""
     iv = interval_of(stat)
     if iv is None:
         return "-"
-    return f"#{iv.median:g} ({iv.lo:g}–{iv.hi:g})"
+    middle = intervals.upper_median(iv.values) if iv.values else math.ceil(iv.median)
+    return f"#{middle:g} ({iv.lo:g}–{iv.hi:g})"
 
 
 def coverage_text(cells: list[dict[str, Any]]) -> str:
