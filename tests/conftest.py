@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -73,6 +74,22 @@ def own_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             else:
                 os.environ[key] = value
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ctrl_c_reaches_children() -> Iterator[None]:
+    """Children the tests start take SIGINT as Ctrl-C. A suite started in the background by a
+    shell without job control (``make test &``, some CI runners) inherits SIGINT ignored, and
+    a child inherits that too: a test that presses Ctrl-C on a sweep would see it run on.
+    With Python's handler here, a child starts with the default (a caught signal is reset at
+    exec)."""
+    before = signal.getsignal(signal.SIGINT)
+    if before == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 @pytest.fixture

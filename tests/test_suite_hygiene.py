@@ -56,3 +56,15 @@ def test_compile_caches_are_the_sessions_own(own_folders: Path) -> None:
 
     for path in user_folders(dict(os.environ)).values():
         assert path.is_relative_to(own_folders)
+
+
+def test_children_take_ctrl_c_however_the_suite_was_started() -> None:
+    """A suite started in the background inherits SIGINT ignored; the tests that press Ctrl-C
+    on a child need it to arrive (``conftest.ctrl_c_reaches_children``)."""
+    seen = subprocess.run(
+        [sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert seen == "<built-in function default_int_handler>"
