@@ -794,9 +794,9 @@ class WhatIsCaptured:
                     dict(
                         action="store_false",
                         dest="explain",
-                        help="do not explain a slow first call that no event explains (by "
-                        "default one more process profiles it against steady state, after "
-                        "the measured run)",
+                        help="do not explain a slow first call that no event explains, nor "
+                        "later warm-up calls that stand out (by default one more process "
+                        "profiles them against steady state, after the measured run)",
                     ),
                     only="single",
                 ),
