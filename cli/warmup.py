@@ -14,7 +14,7 @@ from warmscope.cli.options import TARGET_HELP, add_run_options, build_settings
 from warmscope.cli.sweep import add_executor_option
 from warmscope.core.base.files import atomic_write
 from warmscope.core.base.safe_text import clean_line
-from warmscope.core.base.units import ratio_interval
+from warmscope.core.base.units import num3, ratio_interval
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.cpp_runtime import is_cpp
@@ -267,7 +267,7 @@ def render(doc: dict[str, Any]) -> str:
         if first.get("median") is not None and ratio.get("median") is not None:
             lines.append(
                 f"observed   {o['key'] or 'the input'} in your compile cache: first call "
-                f"{iv_text(first)}, {ratio['median']:.2f}× its steady p50"
+                f"{iv_text(first)}, {num3(ratio['median'])}× its steady p50"
             )
     if doc.get("emitted"):
         lines.append(f"recipe     {doc['emitted']}")
