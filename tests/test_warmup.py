@@ -15,7 +15,6 @@ import torch
 
 from tests.conftest import FACTORIES, TARGETS, warmscope
 from warmscope.core.output.recipe import Call, Recipe, emit_python
-from warmscope.core.output.recipe_cpp import build_command
 
 MODELS = TARGETS / "warmup_models.py"
 SPEECH = Path(__file__).parent.parent / "sample_models" / "speech.py"
@@ -108,14 +107,14 @@ def check_document(doc: dict[str, Any], code: int, processes: int) -> None:
 def test_speech_recipe_is_derived_verified_and_runs_outside_warmscope(tmp_path: Path) -> None:
     emitted = tmp_path / "speech_recipe.py"
     result = warmscope(
-        "warmup", "sample:speech", "--input", "1xTx40", "--dim", "T=20,40", "--iters", "24",
-        "--repeat", "2", "--set", "intra_op_threads=1", "--record", str(tmp_path / "w"),
+        "warmup", "sample:speech", "--input", "1xTx40", "--dim", "T=20,40", "--iters", "16",
+        "--repeat", "1", "--set", "intra_op_threads=1", "--record", str(tmp_path / "w"),
         "--emit", str(emitted), "--quiet",
         json_path=tmp_path / "w.json", timeout=400,
     )  # fmt: skip
     doc = result.doc
     assert doc is not None, result.stderr
-    check_document(doc, result.code, 2)
+    check_document(doc, result.code, 1)
     assert result.stdout.startswith("answer     " + doc["verdict"])
     assert doc["mode"] == "script" and doc["served_order"] == ["T=40", "T=20"]
     labels = [c["label"] for c in doc["candidates"]]
@@ -156,24 +155,9 @@ def test_torchscript_archive_served_in_cycle_order(tmp_path: Path) -> None:
     # Served in the declared order, so the warm-up runs backwards.
     assert [c["dims"] for c in doc["candidates"][0]["recipe"]["calls"]] == [{"T": 16}, {"T": 8}]
     run_plain(emitted, archive)
-    # The same recipe for libtorch: built against the wheel's own libtorch, and run.
+    # The same recipe for libtorch (built and run outside warmscope in test_cpp_warmup).
     source = tmp_path / "conv_recipe.cpp"
     assert doc["emitted_cpp"] == str(source) and "torch::jit::Module prepare(" in source.read_text()
-    if shutil.which("g++") is None:
-        pytest.skip("no g++: the C++ recipe was written but not built")
-    binary = tmp_path / "conv_recipe"
-    command = build_command(
-        str(source),
-        str(binary),
-        os.path.dirname(torch.__file__),
-        torch._C._GLIBCXX_USE_CXX11_ABI,
-    )
-    built = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    assert built.returncode == 0, built.stderr[-3000:]
-    ran = subprocess.run([str(binary), str(archive)], capture_output=True, text=True, timeout=120)
-    assert ran.returncode == 0, ran.stderr[-2000:]
-    assert "prepared in" in ran.stdout
-    assert ran.stdout.index("served T=16 first") < ran.stdout.index("served T=8 first")
 
 
 def test_exported_program(tmp_path: Path) -> None:
@@ -200,35 +184,20 @@ def test_exported_program(tmp_path: Path) -> None:
     run_plain(emitted, archive)
 
 
-def test_eager_factory(tmp_path: Path) -> None:
-    emitted = tmp_path / "gpt_recipe.py"
-    result = warmscope(
-        "warmup", f"{MODELS}:tiny_gpt", "--mode", "eager", "--input", "int64[1,L]",
-        "--dim", "L=8,16", "--iters", "16", "--repeat", "1", "--serve", "random",
-        "--emit", str(emitted), "--quiet",
-        json_path=tmp_path / "w.json", timeout=300,
-    )  # fmt: skip
-    doc = result.doc
-    assert doc is not None, result.stderr
-    check_document(doc, result.code, 1)
-    assert [c["label"] for c in doc["candidates"]] == ["warm-up calls"]
-    run_plain(emitted, MODELS, "tiny_gpt")
-
-
 def test_a_traced_recipe_takes_the_eager_module_it_was_derived_from(tmp_path: Path) -> None:
     """A BERT-shaped encoder that torch.jit.script refuses: the recipe traces it as the runs
     did (strict off), says so in its header, and serves from the eager module."""
     emitted = tmp_path / "bert_recipe.py"
     result = warmscope(
         "warmup", f"{MODELS}:bert_like", "--mode", "trace", "--set", "trace_strict=off",
-        "--input", "int64[1,L]", "--dim", "L=8,16", "--iters", "16", "--repeat", "1",
-        "--emit", str(emitted), "--quiet",
+        "--input", "int64[1,L]", "--dim", "L=8,16", "--iters", "12", "--repeat", "1",
+        "--serve", "random", "--emit", str(emitted), "--quiet",
         json_path=tmp_path / "w.json", timeout=400,
     )  # fmt: skip
     doc = result.doc
     assert doc is not None, result.stderr
     check_document(doc, result.code, 1)
-    assert doc["mode"] == "trace"
+    assert doc["mode"] == "trace" and sorted(doc["served_order"]) == ["L=16", "L=8"]
     for c in doc["candidates"]:  # every candidate ran: none failed at torch.jit.script
         assert all(p["status"] == "ok" for p in c["processes"]), c["processes"]
     text = emitted.read_text()
@@ -249,7 +218,7 @@ def test_compile_factory_dynamic_and_a_cache_artifact_that_torch_does_not_make(
     (yours / "fxgraph" / "entry").write_text("compiled before")
     result = warmscope(
         "warmup", f"{MODELS}:tiny_gpt", "--mode", "compile", "--set", "compile_backend=eager",
-        "--input", "int64[1,L]", "--dim", "L=8,16", "--iters", "12", "--repeat", "1",
+        "--input", "int64[1,L]", "--dim", "L=8,16", "--iters", "8", "--repeat", "1",
         "--guard", "--emit", str(emitted), "--quiet",
         json_path=tmp_path / "w.json", timeout=600,
         env={"TORCHINDUCTOR_CACHE_DIR": str(yours)},
