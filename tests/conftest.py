@@ -244,3 +244,57 @@ last. A scheduling hint only: files not named keep their order, after these."""
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+@dataclass
+class RayCluster:
+    address: str
+    """The cluster's GCS address (``ray:ADDRESS`` joins it)."""
+    client: str
+    """Its Ray Client server's ``ray://`` address."""
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[RayCluster]:
+    """A Ray cluster of two nodes on this machine, one CPU each, with a Ray Client server on a
+    free loopback port: started once for the tests that join a cluster, directly or through
+    Ray Client (starting one takes a minute on a busy machine)."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'warmscope[ray]')")
+    pytest.importorskip("grpc", reason="Ray Client needs 'ray[client]'")
+    import socket
+
+    from ray.cluster_utils import Cluster
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False, "ray_client_server_port": port},
+    )
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        client = f"ray://127.0.0.1:{port}"
+        wait_client_ready(client)
+        yield RayCluster(str(cluster.address), client)
+    finally:
+        cluster.shutdown()
+
+
+RAY_CLIENT_PROBE = "import sys, ray; ray.init(sys.argv[1], logging_level='ERROR'); ray.shutdown()"
+
+
+def wait_client_ready(address: str, tries: int = 3) -> None:
+    """Wait until a Ray Client connects at ``address``: on a loaded machine the server's
+    first per-client server may die as it starts (inside Ray), failing that connection."""
+    for _ in range(tries):
+        probe = subprocess.run(
+            [sys.executable, "-c", RAY_CLIENT_PROBE, address],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if probe.returncode == 0:
+            return
+    pytest.fail(f"no Ray Client at {address}: {probe.stderr.strip()[-500:]}")
