@@ -116,14 +116,38 @@ def show_failure(data: RunData, *, verbose: bool = False) -> None:
 
 
 def model_frames(tb: str) -> str:
-    """The traceback from the model's own call on: warmscope's agent frames are noise here."""
+    """The traceback from the model's own call on: warmscope's agent frames are noise here.
+
+    A frame is its ``File`` line and the lines indented under it: its source line where Python
+    found the source, and the carets under the expression (3.11 on) where that is not the
+    whole line. The last agent frame goes with all of them, and nothing of the next frame."""
     lines = tb.rstrip().splitlines()
     start = 0
     for n, line in enumerate(lines):
-        if line.lstrip().startswith("File ") and "agent.py" in line:
-            start = n + 2  # skip the agent frame and its source line
+        if _frame_file(line) == AGENT_FILE:
+            start = n + 1
+            while start < len(lines) and _under_frame(lines[start]):
+                start += 1
     body = lines[start:] if start < len(lines) else lines
     return "\n".join(["Traceback (most recent call last):", *body] if start else body)
+
+
+AGENT_FILE = "agent.py"
+
+
+def _frame_file(line: str) -> str | None:
+    """``agent.py`` for ``  File "/…/core/child/agent.py", line 9, in main``; ``None`` for a
+    line that is not a frame's. The name is compared whole: ``my_agent.py`` is a model's."""
+    text = line.strip()
+    if not text.startswith('File "'):
+        return None
+    path = text[len('File "') :].split('"', 1)[0]
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _under_frame(line: str) -> bool:
+    """A frame's source or caret line: indented deeper than ``File``, and not a frame."""
+    return line.startswith("    ") and _frame_file(line) is None
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -14,7 +14,7 @@ from warmscope.cli.options import TARGET_HELP, add_run_options, build_settings
 from warmscope.cli.sweep import add_executor_option
 from warmscope.core.base.files import atomic_write
 from warmscope.core.base.safe_text import clean_line
-from warmscope.core.base.units import ratio_interval
+from warmscope.core.base.units import num3, ratio_interval
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.cpp_runtime import is_cpp
@@ -37,6 +37,10 @@ serve order (--serve): verification serves the shapes in an order the warm-up di
 fresh process each time: reverse (default: the --dim sizes backwards, in turn), cycle (in the
 order given; the warm-up then runs backwards), random (--seed). Each shape's first call is
 set against that shape's own steady p50.
+
+compile caches: a compile warm-up runs every process on a fresh, empty inductor/triton cache
+(as a server starts on a new machine) and, where your own cache has entries, every process again
+on yours, its figures beside (a server started on this machine); --compile-cache names one.
 
 --runtime cpp: the candidates are C++ files (--emit-cpp's form) for a TorchScript archive, each
 built into a library whose prepare(module) the C++ agent runs; they are verified in fresh C++
@@ -91,6 +95,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for action in p._actions:
         if action.dest == "json":
             action.help = "also write the warmscope-warmup document here"
+        elif action.dest == "compile_cache":
+            action.help = (
+                "compile warm-ups: by default every process on a cold cache (cold), as a server "
+                "starts on a new machine, and each again on your own cache (user) where it has "
+                "entries, its figures beside; naming one measures on that one alone"
+            )
         elif action.dest == "repeat":
             action.help = (
                 f"fresh processes for the baseline and for each candidate (default "
@@ -230,6 +240,13 @@ def render(doc: dict[str, Any]) -> str:
             shown = iv_text(cell.get(metric)) if cell.get(metric) else "-"
             row += f"{'-' if n == 0 and metric == 'startup_ms' else shown:<{cw}}"
         lines.append(row)
+    if doc.get("your_cache"):
+        # The same start-up in the user's own compile cache: what a server here would see.
+        row = f"{'your cache':{width}}" + f"{'':<{cw}}"
+        for c in doc["candidates"]:
+            mine = c.get("your_cache") or {}
+            row += f"{iv_text(mine['startup_ms']) if mine.get('startup_ms') else '-':<{cw}}"
+        lines.append(row)
     row = f"{'verdict':{width}}" + f"{'':<{cw}}"
     for c in doc["candidates"]:
         row += f"{c['verdict']:<{cw}}"
@@ -241,9 +258,17 @@ def render(doc: dict[str, Any]) -> str:
             lines.append(f"  {c['label']}: {c['break_even']}")
         if c.get("held"):
             lines.append(f"  {c['label']}: {c['held']}")
+    cache = " on a cold compile cache" if doc.get("compile_cache") == "cold" else ""
     for o in doc["observed"]:
         if o.get("note"):
-            lines.append(f"observed   {o['note']}")
+            lines.append(f"observed   {o['note']}{cache}")
+    for o in (doc.get("your_cache") or {}).get("observed", []):
+        first, ratio = o.get("first_ms") or {}, o.get("ratio") or {}
+        if first.get("median") is not None and ratio.get("median") is not None:
+            lines.append(
+                f"observed   {o['key'] or 'the input'} in your compile cache: first call "
+                f"{iv_text(first)}, {num3(ratio['median'])}× its steady p50"
+            )
     if doc.get("emitted"):
         lines.append(f"recipe     {doc['emitted']}")
     if doc.get("emitted_cpp"):

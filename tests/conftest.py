@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,60 @@ class Result:
     def events(self, kind: str | None = None) -> list[dict[str, Any]]:
         assert self.doc is not None
         return [e for e in self.doc["events"] if kind is None or e["kind"] == kind]
+
+
+STATE_VAR = "XDG_STATE_HOME"
+"""Where the default record folder lives (``record.record_dir``): the suite's own, never the
+user's ``~/.local/state/warmscope/runs``."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The whole session writes only into folders of its own, removed when it ends: the state
+    folder (records a test leaves at their default place), the temporary folder (what Ray's
+    tasks make, ``warmscope-ray-*``, left behind when a task is cancelled mid-way) and the
+    compile caches (a compile warm-up measures on the user's cache too where it has entries).
+    Ray keeps its own session folder where it had it (``RAY_TMPDIR``): its socket paths have a
+    length limit. Children inherit them through the environment."""
+    tmp_path_factory.getbasetemp()  # pytest's own folders stay where pytest put them
+    system_tmp = tempfile.gettempdir()
+    # A short name under the system's: Ray's sockets under it must stay within 107 bytes.
+    root = Path(tempfile.mkdtemp(prefix="wst-", dir=system_tmp))
+    (root / "tmp").mkdir()
+    caches = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+    saved = {k: os.environ.get(k) for k in (STATE_VAR, "TMPDIR", "RAY_TMPDIR", *caches)}
+    os.environ[STATE_VAR] = str(root / "state")
+    os.environ["TMPDIR"] = str(root / "tmp")
+    for key in caches:  # the user's compile caches, neither read nor filled
+        os.environ[key] = str(root / key.lower())
+    os.environ.setdefault("RAY_TMPDIR", system_tmp)
+    saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(root / "tmp")
+    try:
+        yield root
+    finally:
+        tempfile.tempdir = saved_tempdir
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ctrl_c_reaches_children() -> Iterator[None]:
+    """Children the tests start take SIGINT as Ctrl-C. A suite started in the background by a
+    shell without job control (``make test &``, some CI runners) inherits SIGINT ignored, and
+    a child inherits that too: a test that presses Ctrl-C on a sweep would see it run on.
+    With Python's handler here, a child starts with the default (a caught signal is reset at
+    exec)."""
+    before = signal.getsignal(signal.SIGINT)
+    if before == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 @pytest.fixture
@@ -187,3 +244,57 @@ last. A scheduling hint only: files not named keep their order, after these."""
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+@dataclass
+class RayCluster:
+    address: str
+    """The cluster's GCS address (``ray:ADDRESS`` joins it)."""
+    client: str
+    """Its Ray Client server's ``ray://`` address."""
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[RayCluster]:
+    """A Ray cluster of two nodes on this machine, one CPU each, with a Ray Client server on a
+    free loopback port: started once for the tests that join a cluster, directly or through
+    Ray Client (starting one takes a minute on a busy machine)."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'warmscope[ray]')")
+    pytest.importorskip("grpc", reason="Ray Client needs 'ray[client]'")
+    import socket
+
+    from ray.cluster_utils import Cluster
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False, "ray_client_server_port": port},
+    )
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        client = f"ray://127.0.0.1:{port}"
+        wait_client_ready(client)
+        yield RayCluster(str(cluster.address), client)
+    finally:
+        cluster.shutdown()
+
+
+RAY_CLIENT_PROBE = "import sys, ray; ray.init(sys.argv[1], logging_level='ERROR'); ray.shutdown()"
+
+
+def wait_client_ready(address: str, tries: int = 3) -> None:
+    """Wait until a Ray Client connects at ``address``: on a loaded machine the server's
+    first per-client server may die as it starts (inside Ray), failing that connection."""
+    for _ in range(tries):
+        probe = subprocess.run(
+            [sys.executable, "-c", RAY_CLIENT_PROBE, address],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if probe.returncode == 0:
+            return
+    pytest.fail(f"no Ray Client at {address}: {probe.stderr.strip()[-500:]}")

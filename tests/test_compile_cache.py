@@ -9,6 +9,7 @@ from warmscope.cli import make_parser
 from warmscope.cli.options import build_settings
 from warmscope.cli.sweep import sweep_cells
 from warmscope.core.data.record import read_run
+from warmscope.core.data.settings import RunSettings
 
 FAST_COMPILE = ("--mode", "compile", "--set", "compile_backend=eager", "--iters", "3")
 ONE_THREAD = ("--set", "intra_op_threads=1")
@@ -77,3 +78,33 @@ def test_sweeps_default_to_a_cold_cache_for_compile_cells() -> None:
             make_parser("run").parse_args(["sample:trivial", "--compile-cache", "cold"])
         ).command_line()
     )
+
+
+def test_a_compile_warmup_is_measured_cold_and_on_the_users_cache_beside_it() -> None:
+    """One policy: a warm-up of a compile runs cold by default (a fresh server's start), the
+    user's own cache beside it only where it has entries; a cache asked for is the only one."""
+    from warmscope.core.data.settings.compile_cache import warmup_compile_caches
+
+    def settings(*extra: str) -> RunSettings:
+        return build_settings(make_parser("warmup").parse_args(["sample:trivial", *extra]))
+
+    compiled = settings("--mode", "compile")
+    assert warmup_compile_caches(compiled, user_has_entries=False) == ["cold"]
+    assert warmup_compile_caches(compiled, user_has_entries=True) == ["cold", "user"]
+    asked = settings("--mode", "compile", "--compile-cache", "user")
+    assert warmup_compile_caches(asked, user_has_entries=True) == ["user"]
+    assert warmup_compile_caches(settings(), user_has_entries=True) == []
+    help_text = " ".join(make_parser("warmup").format_help().split())
+    assert "by default every process on a cold cache" in help_text
+    assert "the default for one run" not in help_text
+
+
+def test_user_has_entries_looks_in_the_users_own_folders(tmp_path: Path) -> None:
+    from warmscope.core.run.compile_cache import user_has_entries
+
+    inductor = tmp_path / "inductor"
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(inductor), "TRITON_CACHE_DIR": str(tmp_path / "t")}
+    assert not user_has_entries(env)
+    (inductor / "x").mkdir(parents=True)
+    (inductor / "x" / "entry").write_text("")
+    assert user_has_entries(env)

@@ -17,6 +17,7 @@ def printed(tmp_path: Path, *extra: str) -> str:
         [
             *(sys.executable, "-m", "warmscope.cli", "run", f"{FACTORIES}:counts_inputs"),
             *("--input", "16:zeros", "--iters", "12", "--record", str(record), "--quiet"),
+            "--no-explain",
             *extra,
         ],
         capture_output=True,

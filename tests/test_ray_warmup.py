@@ -1,22 +1,21 @@
 """`warmscope warmup --executor ray`: every process of the warm-up a Ray task on a whole node,
 the candidate recipes (and what a recipe saves beside itself) carried with the tasks; real Ray
-(an embedded local instance, and a two-node cluster on this machine), real children, real torch."""
+(an embedded local instance, and the suite's two-node cluster joined through Ray Client), real
+children, real torch. How a sweep's processes spread over nodes is test_ray_sweep's."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import socket
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import Result, warmscope
-from tests.test_ray_sweep import (  # noqa: F401 (two_nodes, client_server: fixtures)
+from tests.test_ray_sweep import (  # noqa: F401 (client_server: a fixture)
     client_server,
     processes,
     ray_or_skip,
     started_ns,
-    two_nodes,
 )
 from tests.test_warmup import check_document
 from warmscope.core.run.ray_executor import INSTALL
@@ -74,45 +73,16 @@ def recipe_of(record: Path) -> str:
     raise AssertionError(f"{record}: no settings line")
 
 
-def test_a_warmup_on_an_embedded_ray_runs_every_process_as_a_task(tmp_path: Path) -> None:
-    ray_or_skip()
-    r = ray_warmup(tmp_path, "ray")
-    doc = assert_ran_on_nodes(r, tmp_path)
-    assert doc["executor"] == "ray"
-    assert len({p["node"]["node_id"] for p in every_process(doc)}) == 1
-    assert "· ray: 1 node" in r.stdout
-
-
-def test_a_two_node_cluster_verifies_one_process_per_node_at_a_time(
-    two_nodes: str,  # noqa: F811 (the fixture, imported)
-    tmp_path: Path,
-) -> None:
-    r = ray_warmup(tmp_path, f"ray:{two_nodes}")
-    doc = assert_ran_on_nodes(r, tmp_path)
-    assert f"· ray:{two_nodes}: 2 nodes" in r.stdout
-    by_node: dict[str, list[dict[str, Any]]] = {}
-    for p in every_process(doc):
-        by_node.setdefault(p["node"]["node_id"], []).append(p)
-    assert len(by_node) == 2, "both nodes took processes"
-    verified = [p for c in doc["candidates"] for p in c["processes"]]
-    assert len({p["node"]["node_id"] for p in verified}) == 2, "one candidate a node"
-    for mine in by_node.values():
-        mine.sort(key=lambda p: started_ns(p["record"]))
-        for before, after in itertools.pairwise(mine):
-            assert os.stat(before["record"]).st_mtime_ns < started_ns(after["record"])
-
-
 def test_a_warmup_through_ray_client_ships_its_candidates(
     client_server: str,  # noqa: F811 (the fixture, imported)
     tmp_path: Path,
 ) -> None:
     """``ray:ray://HOST:PORT``: every process through the Ray Client server on the cluster's
-    one node, the candidate recipes carried with their tasks."""
+    nodes, the candidate recipes carried with their tasks."""
     r = ray_warmup(tmp_path, f"ray:{client_server}")
     doc = assert_ran_on_nodes(r, tmp_path)
     assert doc["executor"] == f"ray:{client_server}"
-    assert len({p["node"]["node_id"] for p in every_process(doc)}) == 1
-    assert f"· ray:{client_server}: 1 node" in r.stdout
+    assert f"· ray:{client_server}: 2 nodes" in r.stdout
 
 
 SAVES_BESIDE = """\

@@ -143,7 +143,7 @@ def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> 
         await pilot.press("x")
         assert isinstance(app.screen, ExportScreen)
         proposed = app.screen.query_one("#export-dir", Input).value
-        assert proposed == str(Path(record.record_path).parent), "beside the run's record"
+        assert proposed == str(Path.cwd()), "in the folder the app was started in"
         app.screen.query_one("#export-dir", Input).value = str(tmp_path / "exports")
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(list((tmp_path / "exports").glob("*"))) == 4)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from warmscope.core.output.recipe import Call, Recipe, artifact_path_for, emit_python
+from warmscope.core.output.recipe import Call, Recipe, artifact_path_for, emit_python, takes
 from warmscope.core.output.recipe_cpp import CppRecipeError, emit_cpp
 
 SPEECH_SPEC = {"dtype": "float32", "shape": [1, "T", 40], "name": None, "gen": None, "args": []}
@@ -54,6 +54,8 @@ def test_emitted_file_imports_only_torch_and_the_standard_library() -> None:
         ),
         speech_recipe(specs=[], shapes=[], calls=[Call({}, 2)]),
         speech_recipe(device="cuda", cudnn_benchmark=False, cuda_module_loading="LAZY"),
+        speech_recipe(mode="trace", trace_strict=False, freeze=True, dtype="bfloat16"),
+        speech_recipe(mode="trace", specs=[], shapes=[], calls=[Call({}, 2)]),
     ):
         text = emit_python(recipe, target="sample:speech")
         compile(text, "recipe.py", "exec")  # valid Python
@@ -161,3 +163,29 @@ def test_a_verified_candidate_that_slows_every_call_is_not_chosen_over_one_that_
     assert choose([calls, off]) is calls
     off_only = choose([off, {**calls, "verdict": "not verified"}])
     assert off_only is off  # the only verified one, its cost said in its break-even
+
+
+@pytest.mark.parametrize(
+    ("mode", "given", "says", "does", "never"),
+    [
+        ("trace", "module", "this recipe traces it", "torch.jit.trace(", "torch.jit.script"),
+        ("script", "module", "this recipe scripts it", "torch.jit.script(", "torch.jit.trace"),
+        ("compile", "module", "this recipe compiles it", "torch.compile(", "torch.jit."),
+        ("eager", "module", "the eager module", "model.eval()", "torch.jit."),
+        ("script", "archive", "torch.jit.load(PATH)", "torch.jit.script(", "torch.jit.trace"),
+        ("eager", "export", "torch.export.load(PATH).module()", "model.eval()", "torch.jit."),
+    ],
+)
+def test_a_recipe_follows_the_mode_it_was_derived_in_and_says_what_prepare_takes(
+    mode: str, given: str, says: str, does: str, never: str
+) -> None:
+    recipe = speech_recipe(mode=mode, given=given, trace_strict=False)
+    text = emit_python(recipe, target="m.py:f")
+    header = " ".join(text.split('"""')[1].split())
+    assert says in takes(recipe) and f"model: {takes(recipe)}." in header
+    assert does in text and never not in text
+    if mode == "trace":  # with the first warm-up inputs, under the runs' grad mode
+        body = text[text.index("def prepare") :]
+        assert body.index("make_inputs(dims)") < body.index("torch.jit.trace(")
+        assert '(("T", 20),)' in body[body.index("if not isinstance") :][:200]
+        assert "strict=False" in body and "check_trace=False" in body

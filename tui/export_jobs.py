@@ -36,8 +36,8 @@ class ExportJob:
 
 
 def run_job(entry: RunEntry) -> ExportJob:
-    """``entry``'s JSON, CSV, Markdown and report; beside its record by default (the folder
-    the user's runs are kept in, not wherever the app was started)."""
+    """``entry``'s JSON, CSV, Markdown and report; in the folder the app was started in by
+    default (``default_folder``)."""
     # The writers and their formats: loaded when an export is asked for.
     from warmscope.core.output.export import FORMATS, REPORT_SUFFIX, export_all
 
@@ -48,7 +48,7 @@ def run_job(entry: RunEntry) -> ExportJob:
         return export_all(entry.snapshot(), folder, stem)
 
     suffixes = (*FORMATS, REPORT_SUFFIX)
-    return ExportJob(entry.title, record_folder([entry]), stem, suffixes, RUN_WHAT, write)
+    return ExportJob(entry.title, default_folder(), stem, suffixes, RUN_WHAT, write)
 
 
 def comparison_job(entries: list[RunEntry]) -> ExportJob:
@@ -67,14 +67,12 @@ def comparison_job(entries: list[RunEntry]) -> ExportJob:
         doc = comparison(runs, names, [e.summary() for e in entries])
         return export_comparison(doc, folder, stem)
 
-    return ExportJob(title, record_folder(entries), stem, ("json", "md"), COMPARISON_WHAT, write)
+    return ExportJob(title, default_folder(), stem, ("json", "md"), COMPARISON_WHAT, write)
 
 
-def record_folder(entries: list[RunEntry]) -> Path:
-    """Where exports go by default: the first entry's record folder, else the current one."""
-    for entry in entries:
-        if entry.data.record_path:
-            return Path(entry.data.record_path).parent
+def default_folder() -> Path:
+    """Where exports go by default: the folder the app was started in, where the user looks
+    for them (the records' folder is warmscope's own, deep in the state folder)."""
     return Path.cwd()
 
 

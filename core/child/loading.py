@@ -235,6 +235,10 @@ def prepare(
             model = model.to(device)
             if values.get("dtype"):
                 model = model.to(getattr(torch, values["dtype"]))
+    if cfg.get("recipe") and mode in ("script", "trace"):
+        # The recipe scripts or traces (and freezes) the module itself, as it will where it is
+        # served: it is given the module as loaded, and what it takes is what is verified.
+        return model
     if mode == "script" and not is_script:
         with phase("script"):
             model = torch.jit.script(model)

@@ -98,21 +98,24 @@ def leading(slow: dict[str, Any], steady: dict[str, Any], n: int = 3) -> list[Op
     return diff(slow, steady)[:n]
 
 
-def delta_text(row: OpDelta) -> str:
+def delta_text(row: OpDelta, call: str = "the first call") -> str:
     """``aten::mm 14× steady``, ``aten::empty only in the first call``, ``1.20 ms in no
-    operator``: one row of a first call's cost, as a label writes it."""
+    operator``: one row of a first (or ``call``'s) cost, as a label writes it."""
     if row.kind == "unaccounted":
         return f"{units.ms(row.added_ms)} in no operator"
     if row.kind == "only here" or row.ratio is None:
-        return f"{row.name} only in the first call"
+        return f"{row.name} only in {call}"
     return f"{row.name} {row.ratio:.0f}× steady"
 
 
-def first_call_label(slow: dict[str, Any], steady: dict[str, Any]) -> str | None:
+def first_call_label(
+    slow: dict[str, Any], steady: dict[str, Any], what: str = "first call"
+) -> str | None:
     """``first call: aten::mm 14× steady — kernel selection/allocation``: the first call's
-    leading cost against steady state and its likely cause; ``None`` where no operator
-    and no unaccounted time stands out."""
+    (or a later ``what``'s: ``slow call: …``) leading cost against steady state and its likely
+    cause; ``None`` where no operator and no unaccounted time stands out."""
     rows = leading(slow, steady, 1)
     if not rows:
         return None
-    return f"first call: {delta_text(rows[0])} — {FIRST_CALL_CAUSES[rows[0].kind]}"
+    call = "the first call" if what == "first call" else f"this {what}"
+    return f"{what}: {delta_text(rows[0], call)} — {FIRST_CALL_CAUSES[rows[0].kind]}"

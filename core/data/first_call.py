@@ -1,5 +1,5 @@
 """A slow first call that no event explains: which ones, the process that profiles them, and
-what their profiles say.
+what their profiles say; so too the slowest later calls of a warm-up that stand out (``later``).
 
 A shape's first call (iteration 0 where the shapes do not vary) is slow when
 ``stats.first_call_slow`` says so against that shape's steady p50 and noise band. Its events
@@ -27,10 +27,21 @@ from warmscope.core.data.settings import MAX_PROFILED, RunSettings
 
 EXPLAINS = "first call"
 """A profile's ``explains``: it is a first call, profiled to explain it."""
+SLOW_CALL = "slow call"
+"""A profile's ``explains``: a later call of the warm-up, slow where nothing says why."""
+STAND_OUT = 3.0
+"""A later call of the warm-up stands out at this many times its shape's steady p50 (and slow
+as a first call is, beyond the noise band): a tail a busy machine adds is not one."""
+LATER_EXCESS_MS = 1.0
+"""…and costs at least this much more than that p50: microseconds of jitter on a fast model
+are not worth a process."""
+LATER_MOST = 2
+"""The slowest of the later calls that stand out are profiled, at most this many."""
 
 __all__ = [
     "EXPLAINED",
     "EXPLAINS",
+    "SLOW_CALL",
     "Unexplained",
     "detail",
     "explaining_settings",
@@ -49,6 +60,8 @@ class Unexplained:
     shape: str | None
     ms: float
     p50_ms: float
+    what: str = EXPLAINS
+    """``EXPLAINS``, a shape's first call; ``SLOW_CALL``, a later call of the warm-up."""
 
 
 EXECUTOR_LABELS = ("profiling run", "optimization")
@@ -107,7 +120,39 @@ def unexplained(data: RunData) -> list[Unexplained]:
         against = _steady_call(data, first, state)
         if against is not None:
             out.append(Unexplained(first, against, key, first_ms, p50))
-    return out[: MAX_PROFILED // 2]
+    out = out[: MAX_PROFILED // 2]
+    return out + later(data, min(LATER_MOST, MAX_PROFILED // 2 - len(out)))
+
+
+def later(data: RunData, most: int = LATER_MOST) -> list[Unexplained]:
+    """The slowest later calls of a warm-up, ``most`` at the most: after a shape's first call
+    and before its steady state, standing out (``STAND_OUT`` × the shape's steady p50 and
+    ``LATER_EXCESS_MS`` above it, and slow as a first call is), and neither labelled by an event nor profiled; each held to a
+    steady call of its shape. Calls a few times slower one after another (a traced model
+    re-profiling, a cache filling) are explained the way first calls are."""
+    if data.status != outcome.OK or most <= 0:
+        return []
+    found = []
+    for first, key, state in data.first_calls():
+        p50, sf = state.summary.p50_ms, state.summary.steady_from
+        if p50 is None or sf is None or state.summary.steady_count < MIN_STEADY_CALLS:
+            continue
+        sigma = state.reference[1] if state.reference is not None else 0.0
+        shape = data.shape_of[first] if data.shape_keys else None
+        for i in range(first + 1, min(sf, data.count)):
+            if shape is not None and data.shape_of[i] != shape:
+                continue
+            ms = data.latency(i)
+            if ms < max(STAND_OUT * p50, p50 + LATER_EXCESS_MS):
+                continue
+            if not stats.first_call_slow(ms, p50, sigma):
+                continue
+            if i in data.profiles or data.label(i) is not None:
+                continue
+            against = _steady_call(data, i, state)
+            if against is not None:
+                found.append(Unexplained(i, against, key, ms, p50, SLOW_CALL))
+    return sorted(found, key=lambda c: (-c.ms, c.iteration))[:most]
 
 
 def explaining_settings(settings: RunSettings, calls: list[Unexplained]) -> RunSettings:
@@ -158,30 +203,53 @@ def notes(data: RunData) -> list[dict[str, Any]]:
         )
         if label is None:
             continue
-        out.append(
-            {
-                "iteration": first,
-                "shape": key,
-                "against": against,
-                "label": label,
-                "leading": [
-                    {
-                        "name": d.name,
-                        "kind": d.kind,
-                        "first_ms": d.slow_ms,
-                        "steady_ms": d.steady_ms,
-                        "text": breakdown.delta_text(d),
-                    }
-                    for d in breakdown.leading(slow, steady)
-                ],
-                "wall_ms": slow.get("wall_ms"),
-                "steady_wall_ms": steady.get("wall_ms"),
-                "source": slow.get("source"),
-                "explain_s": slow.get("explain_s"),
-                "runtime": slow.get("runtime"),
-            }
+        out.append(_note(first, key, against, label, slow, steady))
+    for i, slow in sorted(profiles.items()):
+        against = slow.get("against")
+        if slow.get("explains") != SLOW_CALL or not isinstance(against, int):
+            continue
+        steady = profiles.get(against, {})
+        label = (
+            breakdown.first_call_label(slow, steady, SLOW_CALL)
+            if "ops" in slow and "ops" in steady
+            else None
         )
+        if label is not None:
+            shape = data.shape_of[i] if data.shape_keys and i < len(data.shape_of) else -1
+            key = data.shape_keys[shape] if 0 <= shape < len(data.shape_keys) else None
+            out.append(_note(i, key, against, label, slow, steady))
     return out
+
+
+def _note(
+    i: int,
+    key: str | None,
+    against: int,
+    label: str,
+    slow: dict[str, Any],
+    steady: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "iteration": i,
+        "shape": key,
+        "against": against,
+        "label": label,
+        "leading": [
+            {
+                "name": d.name,
+                "kind": d.kind,
+                "first_ms": d.slow_ms,
+                "steady_ms": d.steady_ms,
+                "text": breakdown.delta_text(d),
+            }
+            for d in breakdown.leading(slow, steady)
+        ],
+        "wall_ms": slow.get("wall_ms"),
+        "steady_wall_ms": steady.get("wall_ms"),
+        "source": slow.get("source"),
+        "explain_s": slow.get("explain_s"),
+        "runtime": slow.get("runtime"),
+    }
 
 
 def _profiled_steady(data: RunData, first: int, state: stats.SteadyState) -> int | None:

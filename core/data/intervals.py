@@ -107,6 +107,13 @@ def median(values: Sequence[float]) -> float:
     return float(s[half]) if len(s) % 2 else (s[half - 1] + s[half]) / 2
 
 
+def upper_median(values: Sequence[float]) -> float:
+    """The upper median: one of the values, so a count's median is a count (iteration #4 of
+    ``2, 3, 4, 7``, never #3.5)."""
+    s = sorted(values)
+    return float(s[len(s) // 2])
+
+
 def median_interval(
     values: Sequence[float | None], confidence: float = CONFIDENCE
 ) -> Interval | None:

@@ -25,8 +25,8 @@ under repeated looks. It is conservative (the looks overlap), which the simulati
 measures.
 
 **Racing** (as F-race and successive halving do): after each look a cell whose test against
-the best live cell (the lowest median) is beyond noise, and whose median is higher, is dropped
-from further rounds. The sweep is *decided* when one live cell is left: it is beyond noise better
+the best live cell (the lowest, ``order``) is beyond noise, and whose ratio to it is above 1, is
+dropped from further rounds. The sweep is *decided* when one live cell is left: it is beyond noise better
 than every other. Cells all within noise of each other are not a decision: the sweep runs to
 its cap and says so.
 
@@ -35,6 +35,13 @@ median of all pairwise ratios b/a), with the distribution-free interval of Moses
 statistics of those ratios that the Mann–Whitney distribution gives). It is the interval of the
 same test: it excludes 1 exactly where the test calls the difference beyond noise. Where a
 figure can be zero or negative the shift (b − a) stands in for the ratio.
+
+**The lowest** is decided by that same estimate (``order``), never by the medians: the median
+of one cell and the ratio of two can disagree ("A is lowest (41.5 ms), B within noise of it
+(0.70×)": A's median below B's, the pairwise ratios saying B is lower). A cell that no other is
+lower than, pair by pair, is the lowest, and every ratio shown against it is at least 1. Where
+the pairs go round in a circle (A below B below C below A, each within noise) no cell is; the
+one lower than the most others leads, and ``order`` says so.
 """
 
 from __future__ import annotations
@@ -120,6 +127,16 @@ def p_value(a: Sequence[float], b: Sequence[float]) -> float:
     return min(1.0, 2 * one_sided)
 
 
+def fewest_each(level: float) -> int | None:
+    """The fewest processes each side needs before a comparison can reach ``level``."""
+    if level <= 0:
+        return None
+    for n in range(1, 200):
+        if smallest_p(n, n) <= level:
+            return n
+    return None
+
+
 def trimmed(n: int, m: int, level: float) -> int:
     """d: the interval drops the d−1 most extreme pairwise ratios at each end; the largest d
     with 2·P(U ≤ d−1) ≤ level, 0 when not even the full range reaches it."""
@@ -151,6 +168,13 @@ class Comparison:
         return self.level > 0 and self.p <= self.level
 
     @property
+    def reachable(self) -> bool:
+        """Whether these processes could reach the level at all (a complete separation's
+        p-value within it): where not, the comparison cannot tell, which is not "within
+        noise" (3 against 3 give at best p = 10%)."""
+        return self.level > 0 and smallest_p(self.n, self.m) <= self.level
+
+    @property
     def b_higher(self) -> bool:
         return self.estimate > (1.0 if self.ratio else 0.0)
 
@@ -160,12 +184,74 @@ class Comparison:
             "p": round(self.p, 6),
             "level": round(self.level, 6),
             "beyond_noise": self.beyond_noise,
+            "reachable": self.reachable,
             "ratio": self.ratio,
             "estimate": round(self.estimate, 6),
             "lo": round(self.lo, 6),
             "hi": round(self.hi, 6),
             "coverage": round(self.coverage, 4),
         }
+
+
+def _kept(values: Sequence[float]) -> list[float]:
+    return [float(x) for x in values if x is not None and math.isfinite(x)]
+
+
+def estimate(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """The Hodges–Lehmann estimate of b against a, on the scale ``compare`` says its ratio on:
+    the median pairwise log ratio (or difference, where a value is not positive); above 0:
+    b is higher. ``None`` where a side has no value."""
+    a, b = _kept(a), _kept(b)
+    if not a or not b:
+        return None
+    if min(a) > 0 and min(b) > 0:
+        return statistics.median(math.log(y) - math.log(x) for x in a for y in b)
+    return statistics.median(y - x for x in a for y in b)
+
+
+@dataclass(frozen=True)
+class Order:
+    """Cells lowest first by the pairwise estimate; ``lowest``: whether the first is lower than
+    (or level with) every other, pair by pair (false where the pairs go round in a circle)."""
+
+    cells: list[int]
+    lowest: bool
+
+
+def order(cells: Sequence[int], values: Sequence[Sequence[float]]) -> Order:
+    """``cells`` with values, lowest first: the first is the cell lower than the most others
+    pair by pair (the Hodges–Lehmann estimate of each pair, the one a comparison's ratio shows),
+    the median breaking ties; the others by their estimate against it, so every ratio shown
+    against the first rises down the list."""
+    measured = [c for c in cells if _kept(values[c])]
+    if not measured:
+        return Order([], False)
+    pair = {
+        (c, d): estimate(values[c], values[d]) or 0.0 for c in measured for d in measured if c != d
+    }
+
+    def score(c: int) -> float:
+        # Each other cell above c counts one, one level with it a half.
+        return sum(
+            1.0 if pair[c, d] > 0 else 0.5 if pair[c, d] == 0 else 0.0 for d in measured if d != c
+        )
+
+    def median(c: int) -> float:
+        return statistics.median(_kept(values[c]))
+
+    first = min(measured, key=lambda c: (-score(c), median(c), c))
+    rest = after(first, [c for c in measured if c != first], values)
+    return Order([first, *rest], all(pair[first, d] >= 0 for d in rest))
+
+
+def after(first: int, cells: Sequence[int], values: Sequence[Sequence[float]]) -> list[int]:
+    """``cells`` with values by their estimate against ``first``, lowest first (the median,
+    then the index, on a tie)."""
+
+    def key(d: int) -> tuple[float, float, int]:
+        return (estimate(values[first], values[d]) or 0.0, statistics.median(_kept(values[d])), d)
+
+    return sorted((c for c in cells if _kept(values[c])), key=key)
 
 
 def compare(a: Sequence[float], b: Sequence[float], level: float) -> Comparison | None:
@@ -243,9 +329,9 @@ class Drop:
 
 
 def lowest(live: Sequence[int], values: Sequence[Sequence[float]]) -> int | None:
-    """The live cell with the lowest median (the first such on a tie)."""
-    measured = [(statistics.median(values[c]), c) for c in live if values[c]]
-    return min(measured)[1] if measured else None
+    """The live cell that leads ``order``: lower than the most others, pair by pair."""
+    found = order(live, values).cells
+    return found[0] if found else None
 
 
 @dataclass

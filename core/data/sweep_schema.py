@@ -233,6 +233,7 @@ SWEEP = obj(
         "dropped": list_of(
             obj({"label": opt(STR), "round": opt(INT), "why": opt(STR), "cell": opt(INT)})
         ),
+        "given_up": list_of(obj({"label": opt(STR), "why": opt(STR), "cell": opt(INT)})),
         "answer": STR,
         "warnings": list_of(STR),
         "hosts": opt(

@@ -19,7 +19,7 @@ from warmscope.core.base.safe_text import clean_name
 from warmscope.core.child.knobs import changed, knob, show_value
 from warmscope.core.data import causes as causes_mod
 from warmscope.core.data import first_call, stats, trace_evidence
-from warmscope.core.data.intervals import WITHIN_NOISE, Interval, median_interval
+from warmscope.core.data.intervals import WITHIN_NOISE, Interval, median_interval, upper_median
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.settings.fields import BY_NAME, FIELDS
@@ -542,6 +542,17 @@ def _value(metric: str, data: RunData, summary: stats.Summary) -> float | None:
     return setup_ms(data) if metric == "setup_ms" else getattr(summary, metric)
 
 
+def _middle(metric: str, iv: Interval | None) -> float | None:
+    """A side's median; for an iteration number, the upper median, one of its values."""
+    if iv is None:
+        return None
+    return upper_median(iv.values) if metric in WHOLE_METRICS else iv.median
+
+
+WHOLE_METRICS = ("steady_from",)
+"""Metrics that count iterations: their medians are iteration numbers."""
+
+
 def side_rows(
     a: Sequence[RunData],
     b: Sequence[RunData],
@@ -580,8 +591,7 @@ def _side_rows(
     for m in names:
         ia = median_interval([_value(m, d, s) for d, s in zip(a, sa, strict=True)])
         ib = median_interval([_value(m, d, s) for d, s in zip(b, sb, strict=True)])
-        va = ia.median if ia else None
-        vb = ib.median if ib else None
+        va, vb = (_middle(m, iv) for iv in (ia, ib))
         r = vb / va if va and vb is not None else None
         if len(a) == 1 or len(b) == 1:
             row = _one_process_row(m, va, vb, r, noise, counts)

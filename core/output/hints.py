@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
+
 from warmscope.core.base.units import ms
+from warmscope.core.child.knobs import knob
 from warmscope.core.data.breakdown import UNACCOUNTED, diff, steady_reference
 from warmscope.core.data.labels import compile_trigger
 from warmscope.core.data.run import RunData
+from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.digest import ratio_text, same_settings, side_rows
 
 UNACCOUNTED_SHARE = 0.5
@@ -95,14 +99,11 @@ def _profiling_hint(
     which = ", ".join(f"{i} ({labels[i]})" for i in sorted(profiling))
     text = (
         f"Iterations {which} are the TorchScript profiling executor's warm-up: "
-        f"{ms(excess)} above the steady p50 of {ms(p50)}. `--preset no-profiling` "
-        "(profiling executor off) or `--preset no-optimizer` (graph optimizer off) runs "
+        f"{ms(excess)} above the steady p50 of {ms(p50)}. `--set profiling_executor=off` (no "
+        "profiling run) or `--set graph_optimizer=off` (the graph runs as scripted) runs "
         "without them"
     )
-    sweep = (
-        f"`warmscope sweep {data.settings.target or 'TARGET'} --preset "
-        "torchscript,no-profiling,no-optimizer --repeat 5`"
-    )
+    sweep = f"`{shlex.join(profiling_sweep(data.settings))}`"
     if compared is None or not compared.count:
         return text + f"; {sweep} tells what that does to the first call and the steady state."
     ck = compared.settings.knobs
@@ -121,6 +122,26 @@ def _profiling_hint(
         f"iteration apart) and the steady p50 was {ms(steady.b)}, "
         f"{ratio_text(steady.ratio, '')} this run's{told}. For the first call, {sweep}."
     )
+
+
+PROFILING_PRESETS = "torchscript,no-profiling,no-optimizer"
+REPEAT = "5"
+
+
+def profiling_sweep(settings: RunSettings) -> list[str]:
+    """The sweep that tells what the profiling executor and the graph optimizer cost, on the
+    run's own target, inputs and settings: its presets where the run scripted the model (they
+    script it too), else its own mode with those knobs varied (a traced model may be one that
+    torch.jit.script refuses)."""
+    base = settings.copy()
+    base.preset = None
+    base.profile_iters = None
+    for name in ("profiling_executor", "graph_optimizer"):
+        base.knobs[name] = knob(name).default
+    line = base.command_line("sweep")
+    if base.knobs.get("mode") == "script":
+        return [*line, "--preset", PROFILING_PRESETS, "--repeat", REPEAT]
+    return [*line, "--vary", "profiling_executor=on,off", "--repeat", REPEAT]
 
 
 def _changed(knobs: dict[str, object]) -> str:

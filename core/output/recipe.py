@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import textwrap
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -35,8 +36,9 @@ class Recipe:
 
     label: str
     mode: str
-    """How the served module runs: ``script``/``trace`` (given scripted), ``eager``, or
-    ``compile`` (given the eager module: the recipe makes the ``torch.compile`` call)."""
+    """How the served module runs, as it ran where the recipe was derived: ``script``,
+    ``trace`` or ``compile`` (the recipe makes that call on the module it is given, as loaded),
+    or ``eager``."""
     specs: list[dict[str, Any]]
     """The runs' input specs (``InputSpec.to_json()``); empty: the caller passes example inputs."""
     shapes: list[dict[str, int]]
@@ -51,6 +53,11 @@ class Recipe:
     num_profiled_runs: int | None = None
     fusion_strategy: str | None = None
     freeze: bool = False
+    optimize_for_inference: bool = False
+    trace_strict: bool | None = None
+    """``torch.jit.trace``'s ``strict`` as traced (``None``: torch's default)."""
+    given: str = "module"
+    """What the target was (``targets.Target.kind``): what ``prepare`` takes (``takes``)."""
     cudnn_benchmark: bool | None = None
     """``torch.backends.cudnn.benchmark`` as verified (``None``: left as torch has it)."""
     cuda_module_loading: str | None = None
@@ -109,6 +116,24 @@ class Recipe:
         return "; ".join(parts) or "no warm-up"
 
 
+def takes(recipe: Recipe) -> str:
+    """What ``prepare(model)`` is given, as the header says it: the module as the target
+    loaded it, which the recipe then scripts, traces or compiles as it was derived."""
+    if recipe.given == "archive":
+        return "the TorchScript module as torch.jit.load(PATH) gives it"
+    if recipe.given == "export":
+        return "the exported program's module, torch.export.load(PATH).module()"
+    if recipe.given == "aoti":
+        return "the package as torch._inductor.aoti_load_package(PATH) loads it"
+    return {
+        "script": "the eager module; this recipe scripts it (torch.jit.script), or takes it "
+        "scripted already",
+        "trace": "the eager module; this recipe traces it with its first warm-up inputs "
+        "(torch.jit.trace), or takes it traced already (torch.jit.load)",
+        "compile": "the eager module; this recipe compiles it (torch.compile)",
+    }.get(recipe.mode, "the eager module")
+
+
 def dims_text(dims: dict[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in dims.items())
 
@@ -159,11 +184,9 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
     else:
         add("Use before serving:")
     add("")
-    given = {
-        "compile": "the eager module (this recipe compiles it)",
-        "eager": "the eager module",
-    }.get(recipe.mode, "the scripted module (torch.jit.load / torch.jit.script)")
-    add(f"    model = prepare(model)   # model: {given}")
+    add("    model = prepare(model)")
+    add("")
+    lines.extend(textwrap.wrap(f"model: {takes(recipe)}.", 96))
     if recipe.notes:
         add("")
         add("Without it:")
@@ -249,19 +272,22 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
             step("# cuDNN autotuning off: no shape's first call benchmarks (cuDNN's heuristics")
             step("# choose the algorithms), at the steady cost verified.")
         step(f"torch.backends.cudnn.benchmark = {recipe.cudnn_benchmark}")
-    if recipe.mode in ("script", "trace"):
-        step("if not isinstance(model, torch.jit.ScriptModule):")
-        step("    model = torch.jit.script(model)")
-    if recipe.mode != "compile":
-        step("try:")
-        step("    model.eval()")
-        step("except NotImplementedError:  # an exported program runs as it was exported")
-        step("    pass")
-    if recipe.freeze:
-        step("# Frozen: weights and attributes inlined, the graph optimized once.")
-        step("model = torch.jit.freeze(model)")
+    step("try:")
+    step("    model.eval()")
+    step("except NotImplementedError:  # an exported program runs as it was exported")
+    step("    pass")
+    if recipe.device != "cpu" or recipe.dtype:
+        step('if not isinstance(model, torch.jit.ScriptModule) and hasattr(model, "to"):')
+        step("    model = model.to(DEVICE)")
+        if recipe.dtype:
+            step("    model = model.to(getattr(torch, DTYPE))")
+    if recipe.specs:
+        step("")
+        step("inputs = {}")
+        step("for dims in SHAPES or [{}]:")
+        step("    inputs[tuple(sorted(dims.items()))] = make_inputs(dims)")
+    body.extend(_jit_steps(recipe))
     if recipe.mode == "compile":
-        step("model.eval()")
         if recipe.cache_artifact:
             step("# Compiled code from an earlier process: the compiles below read it back.")
             step("loaded = False")
@@ -282,11 +308,6 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
             else "a graph per size seen below"
         )
         step(f"model = torch.compile(model{', ' + options if options else ''})  # {why}")
-    if recipe.specs:
-        step("")
-        step("inputs = {}")
-        step("for dims in SHAPES or [{}]:")
-        step("    inputs[tuple(sorted(dims.items()))] = make_inputs(dims)")
     if recipe.mark_dynamic:
         step("# One symbolic size for the declared range (size 1 would specialize: left out).")
         step(f"for mark in {_literal(recipe.mark_dynamic)}:")
@@ -303,10 +324,7 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
         what = dims_text(call.dims)
         if call.why:
             step(f"    # {what or 'the input'}: {call.why}")
-        if recipe.specs:
-            step(f"    args, kwargs = inputs[{_literal(tuple(sorted(call.dims.items())))}]")
-        else:
-            step("    args, kwargs = example_inputs")
+        step(f"    {_arguments(recipe, call.dims)}")
         step(f"    for _ in range({call.count}):")
         step("        model(*args, **kwargs)")
     if recipe.device.startswith("cuda"):
@@ -333,6 +351,46 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
         add(f"    {line}" if line else "")
     add("")
     return "\n".join(lines)
+
+
+def _arguments(recipe: Recipe, dims: dict[str, int]) -> str:
+    """The line that picks one call's arguments: the shape's inputs, or the caller's."""
+    if recipe.specs:
+        return f"args, kwargs = inputs[{_literal(tuple(sorted(dims.items())))}]"
+    return "args, kwargs = example_inputs"
+
+
+def _jit_steps(recipe: Recipe) -> list[str]:
+    """Script or trace the module given (one given scripted or traced already is kept), then
+    freeze it: as the runs did, so the recipe holds on the module as loaded."""
+    out: list[str] = []
+    step = out.append
+    if recipe.mode == "script":
+        step("if not isinstance(model, torch.jit.ScriptModule):")
+        step("    model = torch.jit.script(model)")
+    elif recipe.mode == "trace":
+        first = recipe.calls[0].dims if recipe.calls else (recipe.shapes or [{}])[0]
+        strict = recipe.trace_strict is not None
+        step("if not isinstance(model, torch.jit.ScriptModule):")
+        step(
+            "    # Traced as the runs traced it: with the first warm-up inputs, one path baked in."
+        )
+        step(f"    {_arguments(recipe, first)}")
+        step(f"    with {GRAD.get(recipe.grad_mode, 'torch.no_grad()')}:")
+        step("        model = torch.jit.trace(")
+        step("            model,")
+        step("            tuple(args) or None,")
+        step("            example_kwarg_inputs=dict(kwargs) or None,")
+        step("            check_trace=False,")
+        if strict:
+            step(f"            strict={recipe.trace_strict},")
+        step("        )")
+    if recipe.freeze:
+        step("# Frozen: weights and attributes inlined, the graph optimized once.")
+        step("model = torch.jit.freeze(model)")
+    if recipe.optimize_for_inference:
+        step("model = torch.jit.optimize_for_inference(model)")
+    return out
 
 
 def artifact_path_for(recipe_path: str) -> str:

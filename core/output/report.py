@@ -351,7 +351,7 @@ def sweep_report(doc: dict[str, Any]) -> str:
     """A sweep document as Markdown: the answer first, then each cell with its intervals, the
     ranking, every process, and what to distrust."""
     from warmscope.core.output.sweep_columns import sweep_rows
-    from warmscope.core.output.sweep_digest import sweep_method_text
+    from warmscope.core.output.sweep_digest import ran_text, sweep_method_text
 
     cells = doc.get("cells", [])
     out = [f"# warmscope sweep: `{doc.get('target', '?')}`", ""]
@@ -359,7 +359,7 @@ def sweep_report(doc: dict[str, Any]) -> str:
     per = doc.get("per_process_s")
     out.append(
         f"{len(cells)} setting(s) × {doc.get('repeat')} fresh processes, interleaved "
-        f"({doc.get('finished')} of {doc.get('planned')} ran"
+        f"({ran_text(doc)}"
         + (", **stopped**" if doc.get("stopped") else "")
         + f"), {doc.get('iters')} iterations each; {float(doc.get('wall_s') or 0):.1f} s"
         + (f", {per:.1f} s per process." if per else ".")

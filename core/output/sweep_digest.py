@@ -37,6 +37,7 @@ from warmscope.core.data.run import RunData
 from warmscope.core.data.sweep_document import FORMAT, MAX_BY_ITERATION, VERSION
 from warmscope.core.output.sweep_hosts import host_factor
 from warmscope.core.output.sweep_stats import (
+    CANNOT_TELL,
     figures,
     fmt_coverage,
     interval_of,
@@ -48,6 +49,7 @@ from warmscope.core.output.sweep_stats import (
     ratio_text,
     size_text,
     stat_json,
+    untold_text,
 )
 
 if TYPE_CHECKING:
@@ -208,6 +210,9 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
         }
         for d in race.drops
     ]
+    doc["given_up"] = [
+        {"cell": c, "label": sweep.cells[c].label, "why": why} for c, why in sweep.given_up.items()
+    ]
     doc["answer"] = answer(doc, cells, ranking, sweep.objective, sweep.k)
     hosts = host_factor(sweep)
     if hosts is not None:
@@ -226,24 +231,34 @@ def rank(
     dropped: dict[int, racing.Drop] | None = None,
     live: list[int] | None = None,
 ) -> list[dict[str, Any]]:
-    """Live cells by the objective's median, lowest first, then the dropped ones. Each against
-    the best (the first): ``worse`` where the exact rank test at ``level`` (by default a
-    fixed sweep's: α over the pairs) calls it beyond noise higher, or it was dropped for
-    that; ``within noise`` otherwise. ``comparison``: the test and the ratio to the best."""
+    """Live cells lowest first, then the dropped ones, then the unmeasured. Lowest by the same
+    estimate as the ratio shown (``racing.order``: pair by pair, Hodges–Lehmann), so no ratio
+    to the best is below 1 where one cell is lower than every other. Each against the best
+    (the first): ``worse`` where the exact rank test at ``level`` (by default a fixed sweep's:
+    α over the pairs) calls it beyond noise higher, or it was dropped for that; ``within
+    noise`` otherwise. ``comparison``: the test and the ratio to the best; the best's
+    ``lowest``: whether it is lower than every other pair by pair."""
     metric = objective_metric(objective)
     dropped = dropped or {}
     if level is None:
         level = pair_level(len(cells))
     values = {c["index"]: figures(c.get(metric)) for c in cells}
-
-    def key(c: dict[str, Any]) -> tuple[bool, float, int]:
-        v = values[c["index"]]
-        return (not v, statistics.median(v) if v else 0.0, c["index"])
-
+    by_index = {c["index"]: c for c in cells}
     running = [
-        c for c in cells if c["index"] not in dropped and (live is None or c["index"] in live)
+        c["index"]
+        for c in cells
+        if c["index"] not in dropped and (live is None or c["index"] in live)
     ]
-    order = sorted(running, key=key) + sorted((c for c in cells if c not in running), key=key)
+    table = [values.get(i, []) for i in range(max(by_index, default=-1) + 1)]
+    ahead = racing.order(running, table)
+    rest = [c["index"] for c in cells if values[c["index"]] and c["index"] not in ahead.cells]
+    behind = (
+        racing.after(ahead.cells[0], rest, table)
+        if ahead.cells
+        else racing.order(rest, table).cells
+    )
+    unmeasured = [c for c in cells if not values[c["index"]]]
+    order = [by_index[i] for i in ahead.cells + behind] + unmeasured
     best = order[0] if order and values[order[0]["index"]] else None
     out = []
     for n, c in enumerate(order, 1):
@@ -258,6 +273,7 @@ def rank(
         assert best_iv is not None
         if c is best:
             entry["vs_best"] = "best"
+            entry["lowest"] = ahead.lowest
         elif c["index"] in dropped:
             d = dropped[c["index"]]
             entry.update(
@@ -270,9 +286,13 @@ def rank(
             cmp = racing.compare(values[best["index"]], values[c["index"]], level)
             assert cmp is not None
             entry["comparison"] = cmp.to_json()
-            entry["vs_best"] = (
-                "worse" if cmp.beyond_noise and cmp.b_higher else intervals.WITHIN_NOISE
-            )
+            if cmp.beyond_noise and cmp.b_higher:
+                entry["vs_best"] = "worse"
+            elif cmp.reachable:
+                entry["vs_best"] = intervals.WITHIN_NOISE
+            else:
+                entry["vs_best"] = CANNOT_TELL
+                entry["untold"] = untold_text(cmp.to_json())
         if c is not best:
             entry["delta"] = round(iv.median - best_iv.median, 6)
         out.append(entry)
@@ -296,6 +316,7 @@ def answer(
     break-even where one cell starts sooner and another runs faster."""
     short = short_of_plan(doc)
     prefix = f"{short}; " if short else ""
+    prefix += "".join(f"{g}; " for g in given_up_text(doc))
     measured = [r for r in ranking if r["median"] is not None]
     if not measured:
         return prefix + "no process finished: nothing to compare"
@@ -313,8 +334,16 @@ def answer(
     best = measured[0]
     worse = [r for r in measured[1:] if r["vs_best"] == "worse"]
     tied = [r for r in measured[1:] if r["vs_best"] == intervals.WITHIN_NOISE]
+    untold = [r for r in measured[1:] if r["vs_best"] == CANNOT_TELL]
     direct = [r for r in worse if r.get("against", best["cell"]) == best["cell"]]
     via = [r for r in worse if r not in direct]
+    too_few = too_few_text(cells, ranking, doc)
+
+    def untold_part(r: dict[str, Any], of: str) -> str:
+        # Where the whole sweep could not tell, its sentence says how many would.
+        why = f"not told from {of}" if too_few else r.get("untold", CANNOT_TELL)
+        return f"{r['label']}: {why} ({ratio_text(r.get('comparison'))})"
+
     parts = []
     if is_decided(ranking):
         lead = f"by {name}, {best['label']} is best beyond noise"
@@ -324,15 +353,24 @@ def answer(
             )
         parts.append(lead)
     else:
-        lead = (
-            f"by {name}, no setting is best beyond noise: {best['label']} is lowest "
-            f"({fmt_ms(best['median'])})"
-        )
-        if tied:
-            lead += ", " + ", ".join(
-                f"{r['label']} within noise of it ({ratio_text(r.get('comparison'))})" for r in tied
+        lowest = best.get("lowest", True)
+        of_it = " within noise of it" if lowest else ""
+        ties = [f"{r['label']}{of_it} ({ratio_text(r.get('comparison'))})" for r in tied]
+        if lowest:
+            lead = (
+                f"by {name}, no setting is best beyond noise: {best['label']} is lowest "
+                f"({fmt_ms(best['median'])})"
             )
+        else:
+            # The pairs go round in a circle: "lowest" would contradict a ratio shown.
+            lead = (
+                f"by {name}, no setting is best beyond noise, nor lowest: pair by pair they go "
+                f"round, {best['label']} ({fmt_ms(best['median'])})"
+            )
+            ties[-1:] = [f"{t} within noise of each other" for t in ties[-1:]]
+        lead += "".join(", " + t for t in ties)
         parts.append(lead)
+        parts += [untold_part(r, "it" if lowest else best["label"]) for r in untold]
         parts += [
             f"{r['label']}'s {noun} is "
             + size_text(r["comparison"], f"higher than {best['label']}'s")
@@ -346,7 +384,6 @@ def answer(
     unmeasured = [r["label"] for r in ranking if r["median"] is None]
     if unmeasured:
         parts.append(f"{', '.join(unmeasured)} not measured")
-    too_few = too_few_text(cells, ranking, doc)
     if too_few:
         parts.append(too_few)
     text = prefix + "; ".join(parts)
@@ -380,6 +417,17 @@ def _lower(a: list[float], b: list[float], level: float) -> bool:
     return cmp is not None and cmp.beyond_noise and cmp.b_higher
 
 
+def _untold(a: list[float], b: list[float], level: float) -> str | None:
+    """``3 processes cannot tell; 4 can`` where a against b could not reach ``level``."""
+    cmp = racing.compare(a, b, level)
+    return None if cmp is None or cmp.reachable else untold_text(cmp.to_json())
+
+
+def _within(untold: str | None, what: str) -> str:
+    """``steady p50 within noise``, or what the processes could not tell."""
+    return f"{what}: {untold}" if untold else f"{what} within noise"
+
+
 def break_even(cells: list[dict[str, Any]]) -> str:
     """``A starts 34 ms sooner; B's steady p50 is 0.2 ms lower; B pays off after ~170 calls``,
     where the cell that starts soonest is not the one that runs fastest and both differences
@@ -393,20 +441,28 @@ def break_even(cells: list[dict[str, Any]]) -> str:
             measured.append((c, start, p50))
     if len(measured) < 2:
         return ""
-    a, a_start, a_p50 = min(measured, key=lambda m: statistics.median(m[1]))
-    b, b_start, b_p50 = min(measured, key=lambda m: statistics.median(m[2]))
+    # The soonest and the fastest by the estimate the ratios show (``racing.order``).
+    a, a_start, a_p50 = measured[
+        racing.order(range(len(measured)), [m[1] for m in measured]).cells[0]
+    ]
+    b, b_start, b_p50 = measured[
+        racing.order(range(len(measured)), [m[2] for m in measured]).cells[0]
+    ]
     if a is b:
         tied = [
-            o["label"]
+            (o["label"], _untold(a_start, s, level) or _untold(a_p50, p, level))
             for o, s, p in measured
             if o is not a and not (_lower(a_start, s, level) and _lower(a_p50, p, level))
         ]
         if not tied:
             return f"{a['label']} also starts soonest and runs fastest, beyond noise"
-        return (
-            f"start and steady p50: {a['label']} is lowest on both, within noise of "
-            + ", ".join(tied)
-        )
+        within = [label for label, untold in tied if not untold]
+        untold = [(label, why) for label, why in tied if why]
+        parts = [f"start and steady p50: {a['label']} is lowest on both"]
+        if within:
+            parts[0] += ", within noise of " + ", ".join(within)
+        parts += [f"against {label}, {why}" for label, why in untold]
+        return "; ".join(parts)
     sooner = statistics.median(b_start) - statistics.median(a_start)
     lower = statistics.median(a_p50) - statistics.median(b_p50)
     start_clear = _lower(a_start, b_start, level)
@@ -418,14 +474,19 @@ def break_even(cells: list[dict[str, Any]]) -> str:
             f"{la} starts {fmt_ms(sooner)} sooner; {lb}'s steady p50 is {fmt_ms(lower)} lower; "
             f"{lb} pays off after ~{calls:,} calls"
         )
+    start_untold = _untold(a_start, b_start, level)
+    p50_untold = _untold(b_p50, a_p50, level)
     if p50_clear:
-        return (
-            f"{lb}'s steady p50 is {fmt_ms(lower)} below {la}'s, beyond noise; their starts "
-            "within noise"
+        return f"{lb}'s steady p50 is {fmt_ms(lower)} below {la}'s, beyond noise; " + _within(
+            start_untold, "their starts"
         )
     if start_clear:
-        return f"{la} starts {fmt_ms(sooner)} sooner than {lb}; steady p50 within noise"
-    return "start and steady p50 within noise"
+        return f"{la} starts {fmt_ms(sooner)} sooner than {lb}; " + _within(
+            p50_untold, "steady p50"
+        )
+    if p50_untold == start_untold:
+        return _within(start_untold, "start and steady p50")
+    return _within(start_untold, "start") + "; " + _within(p50_untold, "steady p50")
 
 
 def short_of_plan(doc: dict[str, Any]) -> str | None:
@@ -437,6 +498,23 @@ def short_of_plan(doc: dict[str, Any]) -> str | None:
     if isinstance(finished, int) and isinstance(planned, int) and finished < planned:
         return f"{finished} of {planned} planned processes ran (the sweep ended early or runs on)"
     return None
+
+
+def given_up_text(doc: dict[str, Any]) -> list[str]:
+    """``torchscript stopped after 2 processes failed the same way (failed: …)``, a cell each."""
+    return [
+        f"{g['label']} stopped after 2 processes failed the same way ({g['why']})"
+        for g in doc.get("given_up") or []
+    ]
+
+
+def ran_text(doc: dict[str, Any]) -> str:
+    """``8 of 10 ran``: the processes that ran against the design's, for the command line and
+    the report alike. An adaptive sweep's plan shrinks as cells drop out; its design is the cap
+    for every cell (``processes_fixed``), so a decided sweep never reads as complete."""
+    finished = doc.get("finished")
+    fixed = doc.get("processes_fixed") if doc.get("adaptive") or doc.get("given_up") else None
+    return f"{finished} of {fixed if fixed is not None else doc.get('planned')} ran"
 
 
 def sweep_warnings(doc: dict[str, Any], cells: list[dict[str, Any]]) -> list[str]:
@@ -470,11 +548,12 @@ def iv_text(stat: dict[str, Any] | None, *, unit: bool = True) -> str:
 
 
 def count_text(stat: dict[str, Any] | None) -> str:
-    """A count's median and interval: ``#2 (2–3)``."""
+    """A count's median (the upper one: a whole iteration number) and interval: ``#2 (2–3)``."""
     iv = interval_of(stat)
     if iv is None:
         return "-"
-    return f"#{iv.median:g} ({iv.lo:g}–{iv.hi:g})"
+    middle = intervals.upper_median(iv.values) if iv.values else math.ceil(iv.median)
+    return f"#{middle:g} ({iv.lo:g}–{iv.hi:g})"
 
 
 def coverage_text(cells: list[dict[str, Any]]) -> str:
@@ -507,7 +586,7 @@ def header_lines(doc: dict[str, Any]) -> list[str]:
     if doc.get("adaptive"):
         size = (
             f"{len(cells)} cell(s) × up to {doc.get('cap', doc.get('repeat', '?'))} processes, "
-            f"interleaved, adaptive: {doc.get('finished')} of {doc.get('processes_fixed')} ran"
+            f"interleaved, adaptive: {ran_text(doc)}"
         )
         if doc.get("decided") and doc.get("decided_round"):
             size += f", decided after round {doc['decided_round']}"
@@ -515,6 +594,8 @@ def header_lines(doc: dict[str, Any]) -> list[str]:
             size += f", not decided in {doc.get('rounds')} rounds"
     else:
         size = f"{len(cells)} cell(s) × {doc.get('repeat', '?')} processes, interleaved"
+        if doc.get("given_up"):
+            size += f": {ran_text(doc)}"
     head = f"sweep      {doc.get('target', '?')} · {size} · {wall:.1f} s" + (
         f" ({per:.1f} s per process)" if per else ""
     )

@@ -106,8 +106,19 @@ def size_text(cmp: dict[str, Any], word: str) -> str:
 def needed_processes(cells: int, level: float | None = None) -> int | None:
     """The fewest processes per cell that could tell two of ``cells`` apart at ``level``
     (by default a fixed sweep's share per pair)."""
-    level = pair_level(cells) if level is None else level
-    for n in range(1, 200):
-        if racing.smallest_p(n, n) <= level:
-            return n
-    return None
+    return racing.fewest_each(pair_level(cells) if level is None else level)
+
+
+CANNOT_TELL = "cannot tell"
+"""A comparison whose processes could not reach its level: not "within noise"."""
+
+
+def untold_text(cmp: dict[str, Any]) -> str:
+    """``3 processes cannot tell; 4 can`` (``3 against 5 processes …; 4 each can``): a
+    comparison that these processes could not have called at its level, whatever the data."""
+    n, m = (int(x) for x in cmp.get("n", [0, 0]))
+    need = racing.fewest_each(float(cmp.get("level") or 0.0))
+    few = f"{n}" if n == m else f"{n} against {m}"
+    process = "process" if max(n, m) == 1 else "processes"
+    can = "" if need is None else f"; {need}{'' if n == m else ' each'} can"
+    return f"{few} {process} cannot tell{can}"

@@ -50,7 +50,10 @@ def render_summary(data: RunData) -> str:
         out.append("inputs     " + " ".join(d.inputs) + given)
     out.append(f"iterations {s.count}")
     if s.count == 0:
-        return "\n".join(out)
+        # A run that failed before its first call: its record holds why (the events, stderr).
+        if d.record_path:
+            out.append(f"record     {d.record_path}")
+        return clean("\n".join(out))
     out.append(f"first      {fmt_ms(s.first_ms)}")
     if s.steady_from is None:
         out.append("warm-up    not steady within the run")

@@ -100,17 +100,18 @@ def apart_chance(m: int, j: int, n: int, k: int) -> float:
 
 def interval_verdict(a: Interval, b: Interval) -> str:
     """``lower``/``higher`` (b against a) beyond noise, ``within noise``, or
-    ``FEW_PROCESSES`` where the intervals miss each other but too few processes make that
-    likely by chance alone."""
-    if a.overlaps(b):
-        return intervals.WITHIN_NOISE
+    ``FEW_PROCESSES`` where so few processes would miss each other by chance alone too often:
+    they cannot tell, whether their intervals overlap or not (overlapping, that is not "within
+    noise": no data from these processes could have been called)."""
     m, n = len(a.values), len(b.values)
     if m < 2 or n < 2:
-        return ONE_SIDE
+        return intervals.WITHIN_NOISE if a.overlaps(b) else ONE_SIDE
     j, _ = intervals.median_ranks(m)
     k, _ = intervals.median_ranks(n)
     if apart_chance(m, j, n, k) > LEVEL:
         return FEW_PROCESSES
+    if a.overlaps(b):
+        return intervals.WITHIN_NOISE
     return intervals.HIGHER if b.lo > a.hi else intervals.LOWER
 
 

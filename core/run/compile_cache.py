@@ -54,6 +54,12 @@ def user_folders(env: dict[str, str]) -> dict[str, Path]:
     return {"inductor": inductor, "triton": triton}
 
 
+def user_has_entries(env: dict[str, str]) -> bool:
+    """Whether the user's own caches, as torch would find them for a child with ``env``, hold
+    anything (the first file found answers)."""
+    return any(count_files(path, limit=1) for path in user_folders(env).values())
+
+
 @dataclass
 class CacheSetup:
     """The environment one compile process gets, and what the record says about it."""

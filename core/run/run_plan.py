@@ -367,7 +367,8 @@ class PlannedRun:
             return
         self.explaining = explaining
         which = ", ".join(f"#{c.iteration}" + (f" ({c.shape})" if c.shape else "") for c in calls)
-        calls_text = "first call" if len(calls) == 1 else "first calls"
+        firsts = all(c.what == first_call.EXPLAINS for c in calls)
+        calls_text = ("first call" if firsts else "call") + ("" if len(calls) == 1 else "s")
         self._tell(
             f"explaining the slow {calls_text} {which} in a separate process ({path})", False
         )
@@ -417,6 +418,7 @@ class PlannedRun:
         """The explaining process's profiles as the measured record's ``profile`` lines."""
         lines: list[dict[str, Any]] = []
         against = {c.iteration: c.against for c in calls}
+        what = {c.iteration: c.what for c in calls}
         for i in sorted(got.profiles):
             if i in self.data.profiles:
                 continue  # the run's own profile of it stands
@@ -424,7 +426,7 @@ class PlannedRun:
             if got.settings.knobs.get("runtime") != self.settings.knobs.get("runtime"):
                 line["runtime"] = got.settings.knobs.get("runtime")  # a difference to state
             if i in against:
-                line.update(explains=first_call.EXPLAINS, against=against[i])
+                line.update(explains=what[i], against=against[i])
                 line["explain_s"] = round(self.explain_s or 0.0, 3)
             lines.append(line)
         return lines

@@ -160,6 +160,9 @@ class Sweep:
     one at a time."""
     ran_in: str = field(default_factory=os.getcwd)
     """The folder the sweep ran in: its records' relative paths are from there."""
+    given_up: dict[int, str] = field(default_factory=dict)
+    """Cells whose processes failed the same way twice, with that failure: the rest of their
+    processes are not run (a third would fail it again)."""
 
     def __post_init__(self) -> None:
         if self.repeat < 1:
@@ -203,9 +206,32 @@ class Sweep:
         if self.race.decided:
             self.plan = self.plan[: n + 1]
         elif dropped:
-            later = [(cell, rr) for rr in range(r + 1, self.repeat) for cell in self.race.live]
+            later = [
+                (cell, rr)
+                for rr in range(r + 1, self.repeat)
+                for cell in self.race.live
+                if cell not in self.given_up
+            ]
             self.plan = self.plan[: n + 1] + later
         return self.race.decided
+
+    def _give_up(self, process: Process, keep: int) -> None:
+        """Where the cell of a process that just finished has now failed the same way twice,
+        its processes after the plan's first ``keep`` (those not started) leave the plan."""
+        c, data = process.cell, process.data
+        if data.status == outcome.OK or self.stopped or c in self.given_up:
+            return
+        same = [
+            p
+            for p in self.processes
+            if p.cell == c
+            and (p.data.status, p.data.status_detail) == (data.status, data.status_detail)
+        ]
+        if len(same) >= 2:
+            self.given_up[c] = (
+                f"{data.status}: {data.status_detail}" if data.status_detail else data.status
+            )
+            self.plan = self.plan[:keep] + [x for x in self.plan[keep:] if x[0] != c]
 
     def prepare_folder(self) -> Path:
         """A new folder for the sweep's records and document (never one that exists)."""
@@ -268,6 +294,7 @@ class Sweep:
                     self.stopped = True
                 process = Process(c, r, session.data, objective_value(session.data, self))
                 self.processes.append(process)
+                self._give_up(process, n + 1)
                 self.wall_s = time.monotonic() - t0
                 decided = not self.stopped and self._look(n)
                 self.save()
@@ -310,6 +337,7 @@ class Sweep:
             data = data_from_lines(self.record_path(c, r), self.cells[c].settings, finished)
             process = Process(c, r, data, objective_value(data, self), finished.node)
             self.processes.append(process)
+            self._give_up(process, submitted)
             self.wall_s = time.monotonic() - t0
             return process
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import os
 import shutil
 import threading
 import time
@@ -43,6 +44,7 @@ from warmscope.core.data.intervals import median_interval
 from warmscope.core.data.record import RecordError, new_folder
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.settings.compile_cache import YOURS, warmup_compile_caches
 from warmscope.core.data.targets import parse_dim
 from warmscope.core.output.recipe import (
     ARTIFACT_SUFFIX,
@@ -54,9 +56,10 @@ from warmscope.core.output.recipe import (
 )
 from warmscope.core.output.recipe_cpp import CppRecipeError, emit_cpp
 from warmscope.core.output.sweep_stats import stat_json
+from warmscope.core.output.verdicts import other_load
 from warmscope.core.output.warmup_verdict import MAX_RATIO, answer, choose, judge
 from warmscope.core.output.warmup_verdict import worst_shape as worst_shape
-from warmscope.core.run import cpp_build, remote_target
+from warmscope.core.run import compile_cache, cpp_build, remote_target
 from warmscope.core.run.sweep import Cell, Sweep
 
 FORMAT = "warmscope-warmup"
@@ -68,6 +71,8 @@ median across baseline processes)."""
 MAX_CALLS = 10
 SERVES = ("reverse", "cycle", "random")
 RECIPE_PHASE = "recipe"
+YOUR_CACHE = " · your cache"
+"""A cell measured in the user's own compile cache, beside the cold one the verdicts are on."""
 
 
 @dataclass
@@ -117,6 +122,8 @@ class Warmup:
     wall_s: float = 0.0
     executor: Any = None
     """Runs every process elsewhere (``ray_executor.RayExecutor``, started); ``None``: here."""
+    caches: list[str] = field(default_factory=list)
+    """The compile caches measured (``warmup_compile_caches``): the verdicts' first."""
 
     def __post_init__(self) -> None:
         if self.serve not in SERVES:
@@ -203,14 +210,45 @@ class Warmup:
         self.folder = new_folder(self.folder, "warmup", self.settings.target)
         return self.folder
 
+    def choose_caches(self) -> None:
+        """A compile is measured on a cold cache, and on the user's own beside it where they
+        keep one here (another machine's cache, over ``--host`` or an executor, is not
+        looked at)."""
+        here = self.executor is None and not self.settings.host and self.mode == "compile"
+        yours = (
+            here
+            and self.settings.compile_cache is None
+            and compile_cache.user_has_entries({**os.environ, **self.settings.env})
+        )
+        self.caches = warmup_compile_caches(self.settings, user_has_entries=bool(yours))
+        if self.caches:
+            self.served.compile_cache = self.caches[0]
+
+    @property
+    def twin(self) -> bool:
+        """Every cell measured a second time, in the user's own compile cache."""
+        return YOURS in self.caches[1:]
+
+    def with_yours(self, cells: list[Cell]) -> list[Cell]:
+        """``cells``, then (``twin``) each again in the user's own compile cache."""
+        if not self.twin:
+            return cells
+        yours = []
+        for cell in cells:
+            settings = cell.settings.copy()
+            settings.compile_cache = YOURS
+            yours.append(Cell(cell.label + YOUR_CACHE, settings))
+        return cells + yours
+
     def run(self) -> dict[str, Any]:
         if self.folder is None or not self.folder.exists():
             self.prepare_folder()
         assert self.folder is not None
         t0 = time.monotonic()
+        self.choose_caches()
         self.baseline = Sweep(
             target=self.settings.target,
-            cells=[Cell("no recipe", self.served)],
+            cells=self.with_yours([Cell("no recipe", self.served)]),
             repeat=self.repeat,
             command=self.command,
             folder=self.folder / "observe",
@@ -238,7 +276,9 @@ class Warmup:
         if live:
             self.verify = Sweep(
                 target=self.settings.target,
-                cells=[Cell(c.recipe.label, self.candidate_settings(c)) for c in live],
+                cells=self.with_yours(
+                    [Cell(c.recipe.label, self.candidate_settings(c)) for c in live]
+                ),
                 repeat=self.repeat,
                 command=self.command,
                 folder=self.folder / "verify",
@@ -361,9 +401,15 @@ class Warmup:
                 env_keys.cuda_device(d.env).get("module_loading") for d in ok_runs(self.baseline)
             }
             loading = next(iter(seen)) if len(seen) == 1 else None
+        # The Python agent hands a recipe the module as loaded; the recipe applies what the runs
+        # applied to it (scripting, tracing, freezing, the executor's settings). The C++ agent
+        # applies the knobs itself before its recipe runs.
+        jit = {} if self.cpp else jit_settings(knobs)
         return Recipe(
             label="",
             mode=self.mode,
+            given=self.target.kind,
+            **jit,
             cudnn_benchmark=knobs.get("cudnn_benchmark") if self.on_gpu else None,
             cuda_module_loading=loading if isinstance(loading, str) else None,
             specs=specs,
@@ -477,6 +523,11 @@ class Warmup:
                 facts = cell_facts([r for r in runs if r.status == outcome.OK], self.verify, index)
                 entry.update(facts)
                 entry.update(judge(facts, baseline))
+                if self.twin:
+                    yours = index + len(live)
+                    entry["your_cache"] = cell_facts(
+                        ok_runs(self.verify, yours), self.verify, yours
+                    )
             cands.append(entry)
         chosen = choose(cands)
         doc: dict[str, Any] = {
@@ -491,6 +542,7 @@ class Warmup:
             "repeat": self.repeat,
             "iters": self.settings.iters,
             "max_ratio": MAX_RATIO,
+            "compile_cache": self.caches[0] if self.caches else None,
             "wall_s": round(self.wall_s, 3),
             "folder": str(self.folder),
             "observed": observed,
@@ -499,6 +551,12 @@ class Warmup:
             "chosen": None if chosen is None else chosen["label"],
             "verdict": "verified" if chosen and chosen["verdict"] == "verified" else "not verified",
         }
+        if self.twin:
+            mine = ok_runs(self.baseline, 1)
+            doc["your_cache"] = {
+                "baseline": cell_facts(mine, self.baseline, 1),
+                "observed": observe(mine),
+            }
         if chosen is not None:
             doc["recipe"] = {
                 "label": chosen["label"],
@@ -514,6 +572,20 @@ class UsageAbort(RuntimeError):
 
 
 # -- reading the runs -----------------------------------------------------------------------
+
+
+def jit_settings(knobs: dict[str, Any]) -> dict[str, Any]:
+    """The recipe's fields for the TorchScript knobs the runs were given."""
+    out: dict[str, Any] = {}
+    if knobs.get("profiling_executor") is False:
+        out["profiling_executor"] = False
+    for name in ("num_profiled_runs", "fusion_strategy", "trace_strict"):
+        if knobs.get(name) is not None:
+            out[name] = knobs[name]
+    for name in ("freeze", "optimize_for_inference"):
+        if knobs.get(name):
+            out[name] = True
+    return out
 
 
 def ok_runs(sweep: Sweep, cell: int = 0) -> list[RunData]:
@@ -589,6 +661,7 @@ def observe(runs: list[RunData]) -> list[dict[str, Any]]:
             # The upper median across processes: one noisy process does not set the count.
             "calls_to_steady": sorted(e["calls"])[len(e["calls"]) // 2] if e["calls"] else 0,
             "ratio": stat_json(e["ratios"]),
+            "first_ms": stat_json(e["firsts"]),
             "why": "",
         }
         if ratio is not None and first is not None and ratio.median > MAX_RATIO:
@@ -622,9 +695,29 @@ def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str,
     shapes: dict[str, dict[str, list[Any]]] = {}
     labels: dict[str, Counter[str]] = {}
     held = False
+    index = 0 if cell is None else cell
+    repeats = {p.data.record_path: p.repeat for p in sweep.processes if p.cell == index}
+    each: list[dict[str, Any]] = []
     for data in runs:
         rows = data.shape_rows() if data.shape_keys else [whole_row(data)]
+        load = other_load(data)
+        mine: dict[str, Any] = {
+            "record": data.record_path,
+            "repeat": repeats.get(data.record_path),
+            "load": None if load is None else round(load, 3),
+            "shapes": [],
+        }
+        each.append(mine)
         for row in rows:
+            mine["shapes"].append(
+                {
+                    "key": row["key"],
+                    "first_ms": row["first_ms"],
+                    "p50_ms": row["p50_ms"],
+                    "p90_ms": row["p90_ms"],
+                    "ratio": row.get("first_vs_held", row["first_vs_p50"]),
+                }
+            )
             slot = shapes.setdefault(
                 row["key"],
                 {
@@ -649,7 +742,6 @@ def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str,
     if not held:
         for slot in shapes.values():
             del slot["raw_ratio"], slot["replay_ms"]
-    index = 0 if cell is None else cell
     processes = [p for p in sweep.processes if p.cell == index]
     return {
         "held_to_replay": held,
@@ -675,6 +767,7 @@ def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str,
             for p in processes
         ],
         "runs": [d.record_path for d in runs],
+        "each": each,
     }
 
 

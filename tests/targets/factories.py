@@ -130,3 +130,19 @@ class DictOutput(torch.nn.Module):
 
 def dict_output() -> torch.nn.Module:
     return DictOutput()
+
+
+class KeywordsOnly(torch.nn.Module):
+    """A forward that takes ``**kwargs`` and returns a dict, as Hugging Face models do:
+    ``torch.jit.script`` refuses it before the first call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor, **kwargs: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"y": self.linear(x)}
+
+
+def keywords_only() -> torch.nn.Module:
+    return KeywordsOnly()

@@ -65,3 +65,40 @@ class Conv(nn.Module):
 def conv() -> nn.Module:
     torch.manual_seed(0)
     return Conv().eval()
+
+
+class EncoderConfig:
+    """Settings of ``BertLike``, as a Hugging Face config object holds them."""
+
+    def __init__(self, vocab: int = 96, width: int = 32, heads: int = 2, layers: int = 2) -> None:
+        self.vocab, self.width, self.heads, self.layers = vocab, width, heads, layers
+
+
+class BertLike(nn.Module):
+    """A BERT-shaped encoder as ``transformers`` builds one: a config object, ``**kwargs`` in
+    ``forward`` and a dict out. ``torch.jit.script`` refuses it; ``torch.jit.trace`` with
+    ``strict=False`` takes it."""
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.tokens = nn.Embedding(config.vocab, config.width)
+        self.positions = nn.Embedding(512, config.width)
+        layer = nn.TransformerEncoderLayer(
+            config.width, config.heads, 2 * config.width, dropout=0.0, batch_first=True
+        )
+        self.encoder = nn.TransformerEncoder(layer, config.layers, enable_nested_tensor=False)
+        self.pooler = nn.Linear(config.width, config.width)
+
+    def forward(self, input_ids: torch.Tensor, **kwargs: torch.Tensor) -> dict[str, torch.Tensor]:
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+        hidden = self.encoder(self.tokens(input_ids) + self.positions(positions))
+        return {
+            "last_hidden_state": hidden,
+            "pooler_output": torch.tanh(self.pooler(hidden[:, 0])),
+        }
+
+
+def bert_like() -> nn.Module:
+    torch.manual_seed(0)
+    return BertLike(EncoderConfig()).eval()

@@ -57,8 +57,13 @@ def sweep_table(doc: dict[str, Any]) -> Table:
     table = Table(box=None, padding=(0, 1), header_style="bold")
     for name in ("setting", "runs", "first", "warm-up excess", "steady from", "steady p50"):
         # Figures wrap at their space (median, then interval) rather than lose digits.
+        # A long setting folds onto more lines, never ends in "…": two settings that differ
+        # at their end (profiling_executor=on/off) must not look the same.
         table.add_column(
-            name, no_wrap=name == "runs", justify="left" if name == "setting" else "right"
+            name,
+            no_wrap=name == "runs",
+            justify="left" if name == "setting" else "right",
+            overflow="fold",
         )
     table.add_column("shapes")
     ranking = doc.get("ranking", [])

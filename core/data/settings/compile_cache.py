@@ -33,6 +33,23 @@ def compiles(settings: RunSettings) -> bool:
         return False
 
 
+YOURS = "user"
+"""The cache a warm-up measures beside the cold one, where the user keeps one."""
+
+
+def warmup_compile_caches(settings: RunSettings, *, user_has_entries: bool) -> list[str]:
+    """The caches a warm-up of a compile measures in, the one its verdicts are on first. Where
+    none is asked for: a cold one for every process, the way a fresh server starts (a warm
+    cache on this machine would hide the compile a new one pays), and beside it the user's own
+    where it has entries, as a server started here would find it. Asked for one
+    (``--compile-cache``): that one alone. Not a compile: none."""
+    if not compiles(settings):
+        return []
+    if settings.compile_cache is not None:
+        return [settings.compile_cache]
+    return ["cold", YOURS] if user_has_entries else ["cold"]
+
+
 def compile_cache_mode(settings: RunSettings, *, repeated: bool) -> str | None:
     """The cache asked for, else the default for a compile run; ``None`` for one that asked
     for none and does not compile."""

@@ -203,7 +203,9 @@ class WhatRuns:
                         help="one per forward argument: 1x300x40 (float32), int64[1,128], "
                         "bfloat16[2,3]; NAME= makes it a keyword argument; a dimension may be a name "
                         "given sizes by --dim (1xTx40); GEN: zeros, ones, fill(v), randint(lo,hi), "
-                        "normal, uniform(lo,hi) (default: integers zeros, floats normal)",
+                        "normal, uniform(lo,hi) (default: integers zeros, floats normal); quote a "
+                        "SPEC with brackets or parentheses for the shell: "
+                        "--input 'int64[1,128]:randint(0,1000)'",
                     ),
                 ),
             ),
@@ -792,9 +794,9 @@ class WhatIsCaptured:
                     dict(
                         action="store_false",
                         dest="explain",
-                        help="do not explain a slow first call that no event explains (by "
-                        "default one more process profiles it against steady state, after "
-                        "the measured run)",
+                        help="do not explain a slow first call that no event explains, nor "
+                        "later warm-up calls that stand out (by default one more process "
+                        "profiles them against steady state, after the measured run)",
                     ),
                     only="single",
                 ),

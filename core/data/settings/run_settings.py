@@ -272,9 +272,17 @@ class RunSettings(RunFields):
         """Knobs that differ from their defaults, in declaration order."""
         return changed(self.knobs)
 
-    def command_line(self) -> list[str]:
-        """The ``warmscope run`` command that reproduces these settings (parses back to them)."""
-        return ["warmscope", "run", self.target] + [a for f in FIELDS for a in argv(f, self)]
+    def command_line(self, command: str = "run") -> list[str]:
+        """The ``warmscope run`` command that reproduces these settings (parses back to them);
+        ``command="sweep"``: the same settings as a sweep's base, without the options a sweep
+        does not take."""
+        sweep = command == "sweep"
+        return ["warmscope", command, self.target] + [
+            a
+            for f in FIELDS
+            if not f.options or any(o.applies(sweep) for o in f.options)
+            for a in argv(f, self)
+        ]
 
     def copy(self) -> RunSettings:
         """An independent copy: changing its lists and maps leaves these alone."""

@@ -1,0 +1,115 @@
+"""A warm-up's verdict needs every verification process within bound: a median hides one
+process in four whose first call is 108× its steady p50 (issue 31's BERT trace warm-up)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from warmscope.core.output.sweep_stats import stat_json
+from warmscope.core.output.warmup_verdict import PROCESS_BOUND, choose, judge
+
+Figures = dict[str, tuple[float, float, float]]
+"""A process's figures per shape: first call, steady p50, steady p90 (ms)."""
+
+
+def facts(processes: list[Figures], loads: list[float | None] | None = None) -> dict[str, Any]:
+    """A candidate's facts as ``warmup.cell_facts`` writes them, from each process's figures."""
+    keys = list(processes[0])
+    loads = loads or [None] * len(processes)
+    shapes = []
+    for key in keys:
+        firsts = [p[key][0] for p in processes]
+        p50s = [p[key][1] for p in processes]
+        p90s = [p[key][2] for p in processes]
+        shapes.append(
+            {
+                "key": key,
+                "first_ms": stat_json(firsts),
+                "p50_ms": stat_json(p50s),
+                "p90_ms": stat_json(p90s),
+                "ratio": stat_json([f / m for f, m in zip(firsts, p50s, strict=True)]),
+                "first_label": "",
+            }
+        )
+    records = [f"verify/c1-r{n}.jsonl" for n in range(len(processes))]
+    return {
+        "shapes": shapes,
+        "runs": records,
+        "processes": [
+            {"record": r, "status": "ok", "detail": "", "repeat": n} for n, r in enumerate(records)
+        ],
+        "startup_ms": stat_json([40.0] * len(processes)),
+        "steady_p50_ms": stat_json([5.0] * len(processes)),
+        "warmup_excess_ms": stat_json([1.0] * len(processes)),
+        "each": [
+            {
+                "record": r,
+                "repeat": n,
+                "load": load,
+                "shapes": [
+                    {
+                        "key": key,
+                        "first_ms": p[key][0],
+                        "p50_ms": p[key][1],
+                        "p90_ms": p[key][2],
+                        "ratio": p[key][0] / p[key][1],
+                    }
+                    for key in keys
+                ],
+            }
+            for n, (r, p, load) in enumerate(zip(records, processes, loads, strict=True))
+        ],
+    }
+
+
+BASELINE = facts([{"L=128": (500.0, 5.0, 5.5), "L=64": (80.0, 4.0, 4.4)}] * 4)
+
+
+def calm(first: float) -> Figures:
+    return {"L=128": (first, 5.0, 5.5), "L=64": (4.2, 4.0, 4.4)}
+
+
+# What the BERT trace warm-up showed: `profiling off` 1.17× (0.99–108) at L=128, one process
+# with first calls of 108× and 25×; `warm-up calls` all within 1.30×, but a dearer start-up.
+PROFILING_OFF = facts(
+    [calm(5.85), calm(4.95), {"L=128": (540.0, 5.0, 5.6), "L=64": (100.0, 4.0, 4.3)}, calm(5.9)],
+    loads=[0.1, 0.2, 1.4, 0.1],
+)
+WARMUP_CALLS = facts([calm(6.5), calm(5.2), calm(5.6), calm(6.1)])
+
+
+def test_one_process_out_of_bound_is_named_and_the_candidate_is_not_verified() -> None:
+    verdict = judge(PROFILING_OFF, BASELINE)
+    assert PROFILING_OFF["shapes"][0]["ratio"]["median"] <= 1.2  # the median alone passes
+    assert verdict["verdict"] == "not verified"
+    why = verdict["why"]
+    assert why.startswith("1 of 4 processes out of bound")
+    assert "#2: L=128's first call 540 ms, 108× its steady p50 (5.00 ms), L=64's 25.0×" in why
+    assert "1.4 cores busy elsewhere (verify/c1-r2.jsonl)" in why
+    [outlier] = verdict["outliers"]
+    assert outlier["repeat"] == 2 and outlier["beyond"][0]["ratio"] > PROCESS_BOUND
+
+
+def test_a_candidate_with_an_outlier_is_not_chosen_over_one_without() -> None:
+    cands = []
+    for label, cell, startup in (
+        ("profiling off", PROFILING_OFF, 20.0),
+        ("warm-up calls", WARMUP_CALLS, 90.0),
+    ):
+        entry = {"label": label, **cell, "startup_ms": stat_json([startup] * 4)}
+        entry.update(judge(entry, BASELINE))
+        cands.append(entry)
+    assert [c["verdict"] for c in cands] == ["not verified", "verified"]
+    assert choose(cands)["label"] == "warm-up calls"
+    # Neither verified (both medians too high): the one without an outlier still goes first.
+    for c in cands:
+        c["verdict"] = "not verified"
+    cands[0]["worst"] = {"key": "L=128", "ratio": 1.0}
+    cands[1]["worst"] = {"key": "L=128", "ratio": 1.5}
+    assert choose(cands)["label"] == "warm-up calls"
+
+
+def test_a_noisy_process_within_its_own_spread_is_not_an_outlier() -> None:
+    # 2.4× its p50, but its own p90 is 3× its p50: noise, not a cold first call.
+    noisy = facts([calm(5.2), calm(5.4), {"L=128": (12.0, 5.0, 15.0), "L=64": (4.2, 4.0, 4.4)}])
+    assert judge(noisy, BASELINE)["outliers"] == []
