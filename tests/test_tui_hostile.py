@@ -118,7 +118,10 @@ def notes(app: WarmscopeApp) -> list[str]:
 # -- 1. no MarkupError: strings from records, the child and the user show as they are ----------
 
 
-def test_a_record_full_of_markup_shows_literally_on_every_screen(tmp_path: Path) -> None:
+def test_a_record_full_of_markup_shows_literally_on_every_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the export's default folder: where the app was started
     record = hostile_record(tmp_path)
     other = rewrite(SCRIPT, tmp_path / "other.jsonl", lambda line: None)
     app = build_app(records=[record, other])
