@@ -167,9 +167,20 @@ def test_a_ray_cluster_races_as_the_local_executor_does(two_nodes: str, tmp_path
     assert doc["executor"] == f"ray:{two_nodes}" and doc["decided"] is True
     assert doc["decided_round"] == 4 == doc["rounds"] and doc["looks"] == [4]
     assert doc["finished"] == doc["planned"] == 8
+    assert doc["processes_fixed"] == 10 and doc["processes_saved"] == 2
     [drop] = doc["dropped"]
-    assert drop["cell"] == 0 and drop["against"] == 1
+    assert drop["cell"] == 0 and drop["round"] == 4 and drop["against"] == 1
     assert all(p["status"] == "ok" for p in processes(doc))
+    assert doc["ranking"][0]["label"] == "env.WARMSCOPE_FIRST_SLEEP_MS=0"
+    assert doc["answer"].startswith(
+        "by first iteration, env.WARMSCOPE_FIRST_SLEEP_MS=0 is best beyond noise: its first "
+        "call is "
+    )
+    assert "decided after round 4" in r.stdout
+    assert "dropped    env.WARMSCOPE_FIRST_SLEEP_MS=300" in r.stdout
+    # The document reads back as it was written.
+    shown = warmscope("compare", str(tmp_path / "adaptive.json"))
+    assert shown.code == 0 and shown.stdout.splitlines()[0] == f"answer     {doc['answer']}"
 
 
 @pytest.fixture

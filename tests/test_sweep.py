@@ -286,45 +286,37 @@ def test_a_killed_sweep_says_how_many_of_its_processes_ran(tmp_path: Path) -> No
     assert said in warmscope("report", str(document)).stdout
 
 
-def test_an_adaptive_sweep_drops_the_slower_cell_and_stops_early(tmp_path: Path) -> None:
-    """A first call 300 ms slower in one cell: with a cap of 5 rounds, the adaptive sweep
-    drops it after round 4 (two cells can first be told apart there) and stops, decided."""
-    from tests.conftest import TARGETS
+def test_an_adaptive_sweep_drops_the_slower_cell_and_stops_early() -> None:
+    """A first call 300 ms slower in one cell: with a cap of 5 rounds, the adaptive sweep's
+    looks drop it after round 4 (two cells can first be told apart there) and its plan stops
+    there, decided. The looks on processes' figures, as the sweep takes them after each
+    process (real processes race through Ray in test_ray_sweep)."""
+    from warmscope.cli import make_parser
+    from warmscope.cli.sweep import sweep_cells
+    from warmscope.core.data.run import RunData
+    from warmscope.core.output.sweep_digest import sweep_document
+    from warmscope.core.run.sweep import Process, Sweep
 
-    r = warmscope(
-        "sweep",
-        f"{TARGETS / 'first_call.py'}:slow_first_call",
-        *("--vary", "env.WARMSCOPE_FIRST_SLEEP_MS=300,0", "--adaptive"),
-        *("--repeat", "5", "--iters", "5"),
-        *ONE_THREAD,
-        "--quiet",
-        json_path=tmp_path / "adaptive.json",
-        env={"WARMSCOPE_RECORD_DIR": str(tmp_path / "records")},
-        timeout=300,
+    args = make_parser("sweep").parse_args(
+        ["sample:trivial", "--vary", "env.WARMSCOPE_FIRST_SLEEP_MS=300,0", "--repeat", "5"]
     )
-    assert r.code == 0, r.stderr
-    doc: dict[str, Any] = r.doc  # type: ignore[assignment]
-    assert doc["adaptive"] is True and doc["cap"] == 5
-    assert doc["decided"] is True and doc["decided_round"] == 4 == doc["rounds"]
-    assert doc["schedule"] == [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2], [1, 2], [0, 3], [1, 3]]
-    assert doc["finished"] == doc["planned"] == 8
+    sweep = Sweep("sample:trivial", sweep_cells(args, sweep=True), repeat=5, adaptive=True)
+    first_ms = {0: [305.0, 312.0, 301.0, 309.0, 303.0], 1: [5.2, 4.9, 5.6, 5.1, 5.0]}
+    decided, n = False, -1
+    while not decided and n + 1 < len(sweep.plan):
+        n += 1
+        c, r = sweep.plan[n]
+        sweep.processes.append(Process(c, r, RunData(status="ok"), first_ms[c][r]))
+        decided = sweep._look(n)
+    assert decided and n + 1 == len(sweep.plan) == 8
+    assert sweep.plan == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2), (0, 3), (1, 3)]
+    assert sweep.race.looks == [4]
+    [drop] = sweep.race.drops
+    assert drop.cell == 0 and drop.round == 4 and drop.best == 1
+    assert drop.comparison.beyond_noise and drop.comparison.lo > 1
+    assert sweep.race.decided and sweep.race.live == [1]
+    doc = sweep_document(sweep)
     assert doc["processes_fixed"] == 10 and doc["processes_saved"] == 2
-    assert doc["looks"] == [4]
-    [drop] = doc["dropped"]
-    assert drop["cell"] == 0 and drop["round"] == 4 and drop["against"] == 1
-    assert drop["comparison"]["beyond_noise"] and drop["comparison"]["lo"] > 1
-    assert doc["ranking"][0]["label"] == "env.WARMSCOPE_FIRST_SLEEP_MS=0"
-    assert doc["answer"].startswith(
-        "by first iteration, env.WARMSCOPE_FIRST_SLEEP_MS=0 is best beyond noise: its first "
-        "call is "
-    )
-    assert (
-        "decided after round 4" in r.stdout
-        and "dropped    env.WARMSCOPE_FIRST_SLEEP_MS=300" in (r.stdout)
-    )
-    # The document reads back as it was written.
-    shown = warmscope("compare", str(tmp_path / "adaptive.json"))
-    assert shown.code == 0 and shown.stdout.splitlines()[0] == f"answer     {doc['answer']}"
 
 
 def test_a_cell_whose_processes_fail_the_same_way_twice_is_stopped() -> None:
