@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from warmscope.tui.sweep_screen import sweep_table
+from warmscope.tui.screens.sweep_screen import sweep_table
 
 FIGURE = {"median": 41.5, "lo": 30.0, "hi": 60.0, "values": [30.0, 41.5, 60.0]}
 
