@@ -34,7 +34,10 @@ test: $(BIN)/warmscope
 
 # Tests in parallel, a file to a worker (its module fixtures, an SSH server or a Ray cluster,
 # start once): most tests wait on real children, so two workers halve the time on two cores.
+# warmscope's own modules are compiled first: where PYTHONDONTWRITEBYTECODE is set, each of
+# the suite's few hundred processes would compile them again.
 pytest: $(BIN)/warmscope
+	$(BIN)/python -m compileall -q core cli tui sample_models
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
 
 # On a GPU machine: the real CUDA and NVML paths (skipped, with the reason, without a GPU).
