@@ -18,12 +18,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import run_id_of, wait_gone, warmscope
+from tests.conftest import Result, run_id_of, wait_gone, warmscope
+from warmscope.core.child import protocol
 from warmscope.core.data.record import read_run, side_file_path
 from warmscope.core.run.integrity import INTEGRITY
 from warmscope.core.run.side_cap import STDERR_CAP_BYTES
 
 HOSTILE = Path(__file__).parent / "faults" / "hostile.py"
+TOGETHER = HOSTILE.with_name("hostile_together.py")
+"""Acts that one model does together: one child for the tests that each read their own."""
 
 
 def alive(pid: int) -> bool:
@@ -33,13 +36,17 @@ def alive(pid: int) -> bool:
         return False
 
 
-def run_hostile(tmp_path: Path, name: str, *extra: str, timeout: float = 90):  # type: ignore[no-untyped-def]
+Ran = tuple[Result, Path, list[int], float]
+"""What a hostile run left: its result, its record, the helpers' pids, how long it took."""
+
+
+def run_hostile(tmp_path: Path, name: str, *extra: str, timeout: float = 90) -> Ran:
     pids = tmp_path / "pids.txt"
     record = tmp_path / "r.jsonl"
     started = time.monotonic()
     r = warmscope(
         "run",
-        f"{HOSTILE}:{name}",
+        name if ":" in name else f"{HOSTILE}:{name}",
         "--input",
         "4",
         "--iters",
@@ -66,20 +73,20 @@ def assert_nothing_left(record: Path, helpers: list[int]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "status", "code"),
+    ("name", "status", "code", "count"),
     [
-        ("spawns_inheriting_stderr", "ok", 0),
-        ("spawns_then_raises", "failed", 1),
-        ("spawns_escaped", "ok", 0),
-        ("spawns_quiet", "ok", 0),
-        ("forks_itself", "ok", 0),
+        # Holding the stderr pipe, escaped to a session of its own, on /dev/null, a forked
+        # copy of the agent: one model starts all four.
+        (f"{TOGETHER}:every_helper", "ok", 0, 4),
+        ("spawns_then_raises", "failed", 1, 1),
     ],
+    ids=["every_helper-ok-0", "spawns_then_raises-failed-1"],
 )
 def test_helpers_holding_the_pipes_neither_hang_the_run_nor_survive_it(
-    name: str, status: str, code: int, tmp_path: Path
+    name: str, status: str, code: int, count: int, tmp_path: Path
 ) -> None:
     r, record, helpers, took = run_hostile(tmp_path, name)
-    assert helpers, "the model started its helper"
+    assert len(helpers) == count, "the model started its helpers"
     assert r.code == code, r.stderr
     assert r.doc is not None and r.doc["status"] == status
     assert r.doc["summary"]["first_ms"] is not None
@@ -139,8 +146,14 @@ def test_timeout_and_a_killed_warmscope_end_the_helpers_too(tmp_path: Path) -> N
         proc.kill()
 
 
-def test_a_forged_marker_is_a_plain_line(tmp_path: Path) -> None:
-    r, record, _, _ = run_hostile(tmp_path, "bad_marker")
+@pytest.fixture(scope="module")
+def stderr_text(tmp_path_factory: pytest.TempPathFactory) -> Ran:
+    """One model prints forged markers and escape sequences: the tests read their own."""
+    return run_hostile(tmp_path_factory.mktemp("stderr_text"), f"{TOGETHER}:marker_and_escapes")
+
+
+def test_a_forged_marker_is_a_plain_line(stderr_text: Ran) -> None:
+    r, record, _, _ = stderr_text
     assert r.code == 0, r.stderr
     assert r.doc is not None and r.doc["status"] == "ok"
     assert not any(e["title"] == "the child broke the protocol" for e in r.doc["events"])
@@ -149,20 +162,13 @@ def test_a_forged_marker_is_a_plain_line(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("name", "words"),
-    [
-        ("wrong_shape", "broke the protocol"),
-        ("out_of_order", "broke the protocol"),
-    ],
-)
-def test_a_child_that_breaks_the_protocol_ends_with_a_clear_status(
-    name: str, words: str, tmp_path: Path
-) -> None:
-    r, record, _, took = run_hostile(tmp_path, name)
+def test_a_child_that_breaks_the_protocol_ends_with_a_clear_status(tmp_path: Path) -> None:
+    """A batch out of order; a message of the wrong shape fails in the same place, decoding
+    the message (``test_a_message_of_the_wrong_shape_is_refused``)."""
+    r, record, _, took = run_hostile(tmp_path, "out_of_order")
     assert r.code == 1, r.stderr
     assert r.doc is not None and r.doc["status"] == "failed"
-    assert words in r.doc["status_detail"]
+    assert "broke the protocol" in r.doc["status_detail"]
     assert any(e["title"] == "the child broke the protocol" for e in r.doc["events"])
     assert "Traceback" not in r.stderr
     assert took < 60
@@ -170,8 +176,16 @@ def test_a_child_that_breaks_the_protocol_ends_with_a_clear_status(
     assert_nothing_left(record, [])
 
 
-def test_escape_sequences_never_reach_a_terminal(tmp_path: Path) -> None:
-    r, record, _, _ = run_hostile(tmp_path, "escapes")
+def test_a_message_of_the_wrong_shape_is_refused() -> None:
+    """What the session does with each protocol line (``RunSession._message``): decoded, then
+    its columns taken; an exception there is the child breaking the protocol."""
+    line = b'{"t":"iters","i0":0}\n'  # what hostile.py's wrong_shape writes
+    with pytest.raises(KeyError):
+        protocol.iteration_columns(protocol.decode(line))
+
+
+def test_escape_sequences_never_reach_a_terminal(stderr_text: Ran, tmp_path: Path) -> None:
+    r, record, _, _ = stderr_text
     assert r.code == 0, r.stderr
     assert r.doc is not None
     texts = [e["title"] + e["text"] for e in r.doc["events"]]
@@ -256,6 +270,7 @@ def test_a_full_disk_ends_the_run_with_a_status_and_keeps_what_it_can(tmp_path: 
             "sample:trivial",
             "--duration",
             "60",
+            "--no-explain",
             "--record",
             str(record),
             json_path=tmp_path / "r.json",
