@@ -18,10 +18,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import Result, run_id_of, wait_gone, warmscope
-from warmscope.core.child import protocol
+from tests.conftest import FACTORIES, Result, run_id_of, wait_gone, warmscope
 from warmscope.core.data.record import read_run, side_file_path
+from warmscope.core.data.settings import RunSettings
 from warmscope.core.run.integrity import INTEGRITY
+from warmscope.core.run.session import RunSession
 from warmscope.core.run.side_cap import STDERR_CAP_BYTES
 
 HOSTILE = Path(__file__).parent / "faults" / "hostile.py"
@@ -163,8 +164,8 @@ def test_a_forged_marker_is_a_plain_line(stderr_text: Ran) -> None:
 
 
 def test_a_child_that_breaks_the_protocol_ends_with_a_clear_status(tmp_path: Path) -> None:
-    """A batch out of order; a message of the wrong shape fails in the same place, decoding
-    the message (``test_a_message_of_the_wrong_shape_is_refused``)."""
+    """A batch out of order (a message of the wrong shape is refused in the same place:
+    ``test_a_message_of_the_wrong_shape_is_refused``)."""
     r, record, _, took = run_hostile(tmp_path, "out_of_order")
     assert r.code == 1, r.stderr
     assert r.doc is not None and r.doc["status"] == "failed"
@@ -176,12 +177,18 @@ def test_a_child_that_breaks_the_protocol_ends_with_a_clear_status(tmp_path: Pat
     assert_nothing_left(record, [])
 
 
-def test_a_message_of_the_wrong_shape_is_refused() -> None:
-    """What the session does with each protocol line (``RunSession._message``): decoded, then
-    its columns taken; an exception there is the child breaking the protocol."""
-    line = b'{"t":"iters","i0":0}\n'  # what hostile.py's wrong_shape writes
-    with pytest.raises(KeyError):
-        protocol.iteration_columns(protocol.decode(line))
+def test_a_message_of_the_wrong_shape_is_refused(tmp_path: Path) -> None:
+    """The line hostile.py's wrong_shape writes, handed to a session as its reader hands it
+    (no child needed to read one line): the child broke the protocol, as for the batch out of
+    order above, whose real child shows how such a run ends."""
+    settings = RunSettings(target=f"{FACTORIES}:tiny", inputs=["2x8"], iters=1)
+    session = RunSession(settings, record_path=tmp_path / "r.jsonl")
+    try:
+        session.protocol_lines([b'{"t":"iters","i0":0}'])
+        broke = [e for e in session.data.events if e.title == "the child broke the protocol"]
+        assert broke and "KeyError('ns')" in broke[0].text
+    finally:
+        session.discard()
 
 
 def test_escape_sequences_never_reach_a_terminal(stderr_text: Ran, tmp_path: Path) -> None:
