@@ -309,14 +309,13 @@ def test_a_message_cut_off_by_the_childs_death_is_not_a_broken_protocol(tmp_path
     ("name", "words"),
     [
         ("forges_done", "of --iters 20, unasked"),
-        ("forges_done_lingers", "a second done"),
         ("writes_ring", "the shared ring"),
-        ("absurd_latency", "a latency of 3.6e+03 s"),
     ],
 )
 def test_a_model_cannot_make_its_run_look_ok(name: str, words: str, tmp_path: Path) -> None:
-    """A forged done, forged ring timings, a forged batch: the run fails, naming the check,
-    with the check's event in the record; never ok, never exit 0."""
+    """A forged done before an exit, forged ring timings: the run fails, naming the check,
+    with the check's event in the record; never ok, never exit 0. (Forged protocol lines a
+    live child goes on from: ``test_forged_protocol_lines_fail_the_run``.)"""
     r, record, _, took = run_hostile(tmp_path, name)
     assert r.code == 1, r.stderr
     assert r.doc is not None and r.doc["status"] == "failed"
@@ -329,6 +328,31 @@ def test_a_model_cannot_make_its_run_look_ok(name: str, words: str, tmp_path: Pa
     assert run.status == "failed" and run.status_detail == r.doc["status_detail"]
     assert all(0 <= ms < took * 1000 for ms in run.ms), "no forged timing was kept"
     assert_nothing_left(record, [])
+
+
+@pytest.mark.parametrize(
+    ("lines", "words"),
+    [
+        # hostile.py's forges_done_lingers: its forged done, then its agent's own.
+        ([b'{"t":"done","status":"ok","iterations":0}'] * 2, "a second done"),
+        # hostile.py's absurd_latency: one iteration that lasted an hour.
+        ([b'{"t":"iters","i0":0,"ns":[3600000000000],"st":[0]}'], "a latency of 3.6e+03 s"),
+    ],
+    ids=["forges_done_lingers", "absurd_latency"],
+)
+def test_forged_protocol_lines_fail_the_run(lines: list[bytes], words: str, tmp_path: Path) -> None:
+    """What a model writes on the agent's protocol descriptor, handed to a session as its
+    reader hands it (no child needed to read lines; the real children above show how a run
+    that fails a check ends): the check's event, and no forged timing kept."""
+    settings = RunSettings(target=f"{FACTORIES}:tiny", inputs=["4"], iters=20)
+    session = RunSession(settings, record_path=tmp_path / "r.jsonl")
+    try:
+        session.protocol_lines(lines)
+        checks = [e for e in session.data.events if e.title == INTEGRITY]
+        assert checks and words in checks[0].text, [e.text for e in session.data.events]
+        assert session.data.count == 0, "no forged timing was kept"
+    finally:
+        session.discard()
 
 
 def test_a_model_flooding_its_stderr_is_cut_at_the_cap(tmp_path: Path) -> None:
