@@ -250,54 +250,10 @@ def test_a_bad_inputs_file_is_a_one_line_usage_error(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def schedule_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
-    """Two shapes in turn under compile, and an idle probe after: the run whose --json and
-    record the schedule's tests and the read-back's tests share."""
+    """Three shapes in a ramp under compile, static, with a recompile limit of two (the third
+    shape falls back to eager), and an idle probe after: the run whose --json and record the
+    schedule's, the limit's and the read-back's tests share."""
     tmp = tmp_path_factory.mktemp("schedule")
-    r = warmscope(
-        "run",
-        f"{FEEDING}:rows",
-        "--mode",
-        "compile",
-        "--set",
-        "compile_backend=eager",
-        "--input",
-        "2xT",
-        "--dim",
-        "T=8,16",
-        "--iters",
-        "8",
-        "--idle-probe",
-        "0",
-        "--no-explain",
-        "--record",
-        str(tmp / "r.jsonl"),
-        json_path=tmp / "r.json",
-    )
-    return r, tmp / "r.json"
-
-
-def test_a_schedule_under_compile_pins_the_recompile_to_the_second_shape(
-    schedule_run: tuple[Result, Path],
-) -> None:
-    r, _ = schedule_run
-    assert r.code == 0, r.stderr
-    assert r.doc is not None
-    assert [row["shape"] for row in r.doc["iterations"]] == ["T=8", "T=16"] * 4
-    recompiles = [e["iteration"] for e in r.doc["events"] if e["kind"] == "recompile"]
-    assert recompiles and recompiles[0] == 1, r.doc["events"]
-    rows = r.doc["summary"]["shapes"]
-    assert [(s["key"], s["dims"], s["count"], s["first_iteration"]) for s in rows] == [
-        ("T=8", {"T": 8}, 4, 0),
-        ("T=16", {"T": 16}, 4, 1),
-    ]
-    assert any(e["kind"] == "compile" for e in rows[0]["events"])
-    assert any(e["kind"] == "recompile" for e in rows[1]["events"])
-    for row in rows:
-        assert row["first_ms"] > row["p50_ms"] > 0
-    assert "T=16" in r.stdout and "recompile" in r.stdout
-
-
-def test_the_recompile_limit_is_a_warning_event(tmp_path: Path, record_dir: Path) -> None:
     r = warmscope(
         "run",
         f"{FEEDING}:rows",
@@ -316,15 +272,45 @@ def test_the_recompile_limit_is_a_warning_event(tmp_path: Path, record_dir: Path
         "--schedule",
         "ramp",
         "--iters",
-        "6",
+        "9",
+        "--idle-probe",
+        "0",
         "--no-explain",
-        json_path=tmp_path / "r.json",
+        "--record",
+        str(tmp / "r.jsonl"),
+        json_path=tmp / "r.json",
     )
+    return r, tmp / "r.json"
+
+
+def test_a_schedule_under_compile_pins_the_recompile_to_the_second_shape(
+    schedule_run: tuple[Result, Path],
+) -> None:
+    r, _ = schedule_run
     assert r.code == 0, r.stderr
     assert r.doc is not None
-    assert [row["shape"] for row in r.doc["iterations"]] == ["T=4"] * 2 + ["T=8"] * 2 + ["T=16"] * 2
+    assert [row["shape"] for row in r.doc["iterations"]] == ["T=4"] * 3 + ["T=8"] * 3 + ["T=16"] * 3
+    recompiles = [e["iteration"] for e in r.doc["events"] if e["kind"] == "recompile"]
+    assert recompiles and recompiles[0] == 3, r.doc["events"]
+    rows = r.doc["summary"]["shapes"]
+    assert [(s["key"], s["dims"], s["count"], s["first_iteration"]) for s in rows] == [
+        ("T=4", {"T": 4}, 3, 0),
+        ("T=8", {"T": 8}, 3, 3),
+        ("T=16", {"T": 16}, 3, 6),
+    ]
+    assert any(e["kind"] == "compile" for e in rows[0]["events"])
+    assert any(e["kind"] == "recompile" for e in rows[1]["events"])
+    for row in rows:
+        assert row["first_ms"] > row["p50_ms"] > 0
+    assert "T=16" in r.stdout and "recompile" in r.stdout
+
+
+def test_the_recompile_limit_is_a_warning_event(schedule_run: tuple[Result, Path]) -> None:
+    r, _ = schedule_run
+    assert r.code == 0, r.stderr
+    assert r.doc is not None
     limit = [e for e in r.doc["events"] if "falls back to eager from here" in e["title"]]
-    assert limit and limit[0]["kind"] == "warning" and limit[0]["iteration"] == 4, r.doc["events"]
+    assert limit and limit[0]["kind"] == "warning" and limit[0]["iteration"] == 6, r.doc["events"]
     assert "recompile_limit" in limit[0]["title"]
 
 
@@ -465,11 +451,11 @@ def test_the_json_document_reads_back_with_its_shapes(
     from_doc = read_run(json_path)
     from_record = read_run(Path(json.loads(json_path.read_text())["record"]))
     assert from_doc.shape_rows() == from_record.shape_rows()
-    assert list(from_doc.shape_of) == list(from_record.shape_of) == [0, 1] * 4
+    assert list(from_doc.shape_of) == list(from_record.shape_of) == [0] * 3 + [1] * 3 + [2] * 3
     assert from_doc.idle_probe_rows() == from_record.idle_probe_rows()
     text = markdown(from_record)
-    assert "| `T=8` | #0 |" in text and "| `T=16` | #1 |" in text and "| 0 |" in text
+    assert "| `T=4` | #0 |" in text and "| `T=8` | #3 |" in text and "| 0 |" in text
     write_csv(tmp_path / "r.csv", from_record)
     with (tmp_path / "r.csv").open(newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [r["shape"] for r in rows[:2]] == ["T=8", "T=16"]
+    assert [r["shape"] for r in rows[:4]] == ["T=4"] * 3 + ["T=8"]
