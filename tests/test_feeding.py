@@ -305,6 +305,16 @@ def test_a_schedule_under_compile_pins_the_recompile_to_the_second_shape(
     assert "T=16" in r.stdout and "recompile" in r.stdout
 
 
+def test_compile_event_with_duration_in_iteration_0(schedule_run: tuple[Result, Path]) -> None:
+    # The eager backend keeps the run cheap; dynamo still compiles the frame.
+    r, _ = schedule_run
+    assert r.code == 0, r.stderr
+    compiles = r.events("compile")
+    assert compiles and compiles[0]["iteration"] == 0
+    assert compiles[0]["ms"] > 0
+    assert r.doc is not None and r.doc["iterations"][0]["label"] == "compile"
+
+
 def test_the_recompile_limit_is_a_warning_event(schedule_run: tuple[Result, Path]) -> None:
     r, _ = schedule_run
     assert r.code == 0, r.stderr

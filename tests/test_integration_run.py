@@ -114,29 +114,6 @@ def test_profiling_executor_off_removes_the_profiling_run(
     assert first_excess(off) < first_excess(speech_defaults)
 
 
-def test_compile_event_with_duration_in_iteration_0(tmp_path: Path) -> None:
-    # The eager backend keeps the test fast; dynamo still compiles the frame.
-    r = warmscope(
-        "run",
-        "sample:cnn",
-        "--mode",
-        "compile",
-        "--set",
-        "compile_backend=eager",
-        "--iters",
-        "5",
-        "--no-explain",
-        "--record",
-        str(tmp_path / "c.jsonl"),
-        json_path=tmp_path / "c.json",
-    )
-    assert r.code == 0, r.stderr
-    compiles = r.events("compile")
-    assert compiles and compiles[0]["iteration"] == 0
-    assert compiles[0]["ms"] > 0
-    assert r.doc["iterations"][0]["label"] == "compile"
-
-
 def test_ctrl_c_stops_and_still_reports(tmp_path: Path) -> None:
     json_path = tmp_path / "stopped.json"
     proc = subprocess.Popen(
