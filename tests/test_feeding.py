@@ -324,33 +324,15 @@ def test_the_recompile_limit_is_a_warning_event(schedule_run: tuple[Result, Path
     assert "recompile_limit" in limit[0]["title"]
 
 
-def test_a_factory_that_compiles_by_itself_gets_labelled_compiles(
-    tmp_path: Path, record_dir: Path
-) -> None:
-    r = warmscope(
-        "run",
-        f"{FEEDING}:compiles_itself",
-        "--input",
-        "2x8",
-        "--iters",
-        "4",
-        "--no-explain",
-        json_path=tmp_path / "r.json",
-    )
-    assert r.code == 0, r.stderr
-    assert r.doc is not None and r.doc["mode"] == "eager"
-    assert any(e["kind"] == "compile" and e["iteration"] == 0 for e in r.doc["events"])
-    assert r.doc["iterations"][0]["label"] == "compile"
-
-
 @pytest.fixture(scope="module")
 def gap_run(tmp_path_factory: pytest.TempPathFactory) -> Result:
-    """Gaps before each pass, an idle probe after, and a torch config option this torch lacks:
-    one child for the tests that read them."""
+    """A factory that compiles its model itself, run in eager mode with gaps before each pass,
+    an idle probe after, and a torch config option this torch lacks: one child (one import of
+    dynamo) for the tests that read them."""
     tmp = tmp_path_factory.mktemp("gap")
     return warmscope(
         "run",
-        f"{FACTORIES}:tiny",
+        f"{FEEDING}:compiles_itself",
         "--input",
         "2x8",
         "--iters",
@@ -394,6 +376,14 @@ def test_cpu_fusion_without_llvm_is_refused_before_the_run(record_dir: Path) -> 
         pytest.skip("this torch has LLVM: cpu_fusion=on is honoured")
     assert r.code == 2, r.stderr
     assert "built without LLVM" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_factory_that_compiles_by_itself_gets_labelled_compiles(gap_run: Result) -> None:
+    r = gap_run
+    assert r.code == 0, r.stderr
+    assert r.doc is not None and r.doc["mode"] == "eager"
+    assert any(e["kind"] == "compile" and e["iteration"] == 0 for e in r.doc["events"])
+    assert r.doc["iterations"][0]["label"] == "compile"
 
 
 def test_a_torch_config_option_this_torch_lacks_is_reported(gap_run: Result) -> None:
