@@ -30,8 +30,11 @@ CASES = [
     # A pass that outlives --timeout: the run is bounded, what was measured before it kept.
     ("hangs", ["--timeout", "10"], "timeout", "--timeout 10", K),  # room to start when busy
     ("allocates", [], "failed", "can't allocate memory", K),
-    ("raises_while_loading", [], "failed", "planted failure while building the model", 0),
+    # A model that fails while it loads: its file imports a dependency that is not installed
+    # (a factory that raises, planted.py:raises_while_loading, fails at the same place).
+    ("missing_import", [], "failed", "No module named 'warmscope_no_such_dependency'", 0),
 ]
+MISSING_IMPORT = PLANTED.with_name("missing_import.py")
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +50,9 @@ def faults(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], tuple[Re
             record = tmp / "r.jsonl"
             r = warmscope(
                 "run",
-                f"{PLANTED}:{target}",
+                f"{MISSING_IMPORT}:make_model"
+                if target == "missing_import"
+                else f"{PLANTED}:{target}",
                 "--input",
                 "4",
                 "--iters",
@@ -109,20 +114,13 @@ def test_a_child_that_exits_mid_run_is_a_crash_naming_its_code() -> None:
     assert "exited with code 7" in ending.detail
 
 
-def test_missing_dependency_of_the_model_file(tmp_path: Path) -> None:
-    r = warmscope(
-        "run",
-        f"{PLANTED.parent / 'missing_import.py'}:make_model",
-        "--input",
-        "4",
-        "--no-explain",
-        "--record",
-        str(tmp_path / "r.jsonl"),
-        json_path=tmp_path / "r.json",
-    )
+def test_missing_dependency_of_the_model_file(
+    faults: Callable[[str], tuple[Result, Path]],
+) -> None:
+    r, _ = faults("missing_import")
     assert r.code == 1  # the model's own import failed: not a usage error
     assert "No module named 'warmscope_no_such_dependency'" in r.stderr
-    assert r.doc["status"] == "failed"
+    assert r.doc is not None and r.doc["status"] == "failed"
 
 
 def test_crash_text_is_pinned_and_shown(faults: Callable[[str], tuple[Result, Path]]) -> None:
