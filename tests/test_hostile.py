@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import FACTORIES, Result, run_id_of, wait_gone, warmscope
+from tests.conftest import FACTORIES, Result, run_id_of, survivors, wait_gone, warmscope
 from warmscope.core.data.record import read_run, side_file_path
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.run.integrity import INTEGRITY
@@ -112,7 +112,9 @@ def test_a_helper_that_scrubbed_its_environment_ends_with_the_run(tmp_path: Path
 
 
 def test_timeout_and_a_killed_warmscope_end_the_helpers_too(tmp_path: Path) -> None:
-    """The guardian ends the run's processes even when warmscope dies by SIGKILL."""
+    """The guardian ends the run's processes even when warmscope dies by SIGKILL: the child
+    within 2 s, the helper escaped to a session of its own too; the record it leaves reads
+    back, through the command line too, and says warmscope died."""
     pids = tmp_path / "pids.txt"
     record = tmp_path / "r.jsonl"
     proc = subprocess.Popen(
@@ -126,6 +128,9 @@ def test_timeout_and_a_killed_warmscope_end_the_helpers_too(tmp_path: Path) -> N
             "4",
             "--duration",
             "120",
+            "--gap",  # a pass every 50 ms: the child sleeps until it is killed
+            "0.05",
+            "--no-explain",
             "--record",
             str(record),
         ],
@@ -135,16 +140,26 @@ def test_timeout_and_a_killed_warmscope_end_the_helpers_too(tmp_path: Path) -> N
     )
     try:
         deadline = time.monotonic() + 60
-        while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+        while time.monotonic() < deadline and not (
+            pids.exists() and pids.read_text().strip() and '"type":"iters"' in record.read_text()
+        ):
             time.sleep(0.1)
         helpers = [int(p) for p in pids.read_text().split()]
         assert helpers and all(alive(p) for p in helpers)
+        run_id = run_id_of(record)
+        assert survivors(run_id), "the child is running"
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
+        assert wait_gone(run_id, 2) == [], "the child is gone within 2 s"
         assert_nothing_left(record, helpers)
-        assert read_run(record).status == "crashed", "warmscope itself died: the record says so"
+        data = read_run(record)
+        assert data.count > 0
+        assert data.status == "crashed", "warmscope itself died: the record says so"
     finally:
         proc.kill()
+    # What `warmscope open` and `compare` do with it: read it through the command line.
+    r = warmscope("compare", str(record), str(record))
+    assert r.code == 0 and "first_ms" in r.stdout
 
 
 @pytest.fixture(scope="module")

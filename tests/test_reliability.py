@@ -251,21 +251,19 @@ def test_stop_escalates_for_a_child_that_ignores_sigint(
     assert wait_gone(run_id, 2) == []
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP], ids=["SIGKILL", "SIGHUP"])
-def test_dead_parent_leaves_no_child_and_a_readable_record(sig: int, tmp_path: Path) -> None:
+def test_a_hung_up_parent_leaves_no_child_and_a_readable_record(tmp_path: Path) -> None:
+    """SIGHUP (the terminal closed): the run is ended properly. A warmscope killed by SIGKILL
+    is test_hostile's killed warmscope, whose model also leaves a helper behind."""
     proc, record = start_headless(tmp_path, "sample:trivial")
     run_id = run_id_of(record)
     assert survivors(run_id), "the child is running"
     time.sleep(0.5)
-    proc.send_signal(sig)
+    proc.send_signal(signal.SIGHUP)
     proc.wait(timeout=10)
     assert wait_gone(run_id, 2) == [], "the child is gone within 2 s"
     data = read_run(record)
     assert data.count > 0
-    if sig == signal.SIGHUP:
-        assert data.status == "stopped"  # the run was ended properly, end line and all
-    else:
-        assert data.status == "crashed"  # warmscope itself died: the record says so
+    assert data.status == "stopped"  # the run was ended properly, end line and all
     # What `warmscope open` and `compare` do with it: read it through the command line.
     r = warmscope("compare", str(record), str(record))
     assert r.code == 0 and "first_ms" in r.stdout
