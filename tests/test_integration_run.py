@@ -114,38 +114,38 @@ def test_profiling_executor_off_removes_the_profiling_run(
     assert first_excess(off) < first_excess(speech_defaults)
 
 
-def test_ctrl_c_stops_and_still_reports(tmp_path: Path) -> None:
-    json_path = tmp_path / "stopped.json"
+@pytest.fixture(scope="module")
+def ctrl_c_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
+    """A model that prints a variable the run's settings put in its environment, one thread,
+    stopped by Ctrl-C once it iterates: one child for the stop's tests and the knobs'."""
+    tmp = tmp_path_factory.mktemp("ctrl_c")
+    json_path, record = tmp / "stopped.json", tmp / "s.jsonl"
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "warmscope.cli",
-            "run",
-            "sample:trivial",
-            "--duration",
-            "60",
-            "--no-explain",
-            "--record",
-            str(tmp_path / "s.jsonl"),
-            "--json",
-            str(json_path),
+            *(sys.executable, "-m", "warmscope.cli", "run", f"{FACTORIES}:env_echo"),
+            *("--input", "1", "--duration", "60", "--gap", "0.05", "--no-explain"),
+            *("--set", "env.WARMSCOPE_TEST_VALUE=hello", "--set", "intra_op_threads=1"),
+            *("--record", str(record), "--json", str(json_path)),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    record = tmp_path / "s.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and '"type":"iters"' not in _read(record):
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
-    doc = json.loads(json_path.read_text())
-    assert doc["status"] == "stopped"
-    assert len(doc["iterations"]) > 0
-    assert "status=stopped" in out
+    doc = json.loads(json_path.read_text()) if json_path.exists() else None
+    return Result(proc.returncode, out, err, doc), record
+
+
+def test_ctrl_c_stops_and_still_reports(ctrl_c_run: tuple[Result, Path]) -> None:
+    r, record = ctrl_c_run
+    assert r.code == 130, r.stderr
+    assert r.doc is not None and r.doc["status"] == "stopped"
+    assert len(r.doc["iterations"]) > 0
+    assert "status=stopped" in r.stdout
     assert read_run(record).status == "stopped"
 
 
@@ -153,24 +153,9 @@ def _read(path: Path) -> str:
     return path.read_text() if path.exists() else ""
 
 
-def test_child_env_and_threads_knobs_reach_the_child(tmp_path: Path) -> None:
-    r = warmscope(
-        "run",
-        f"{FACTORIES}:env_echo",
-        "--input",
-        "1",
-        "--iters",
-        "1",
-        "--set",
-        "env.WARMSCOPE_TEST_VALUE=hello",
-        "--set",
-        "intra_op_threads=1",
-        "--no-explain",
-        "--record",
-        str(tmp_path / "e.jsonl"),
-        json_path=tmp_path / "e.json",
-    )
-    assert r.code == 0, r.stderr
+def test_child_env_and_threads_knobs_reach_the_child(ctrl_c_run: tuple[Result, Path]) -> None:
+    r, _ = ctrl_c_run
+    assert r.doc is not None and r.doc["status"] == "stopped", r.stderr  # by the test, no fault
     echoed = [e for e in r.events("stderr") if "WARMSCOPE_TEST_VALUE=hello" in e["text"]]
     # Printed from forward with no log capture on: still pinned to its exact iteration.
     assert echoed and echoed[0]["iteration"] == 0
