@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -73,20 +74,34 @@ def assert_nothing_left(record: Path, helpers: list[int]) -> None:
     assert not [p for p in helpers if alive(p)], "every helper the model started is gone"
 
 
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Ran]:
+    """One run per hostile model for the whole module, started when a test first asks for
+    it: the tests that read the same model share that child."""
+    done: dict[str, Ran] = {}
+
+    def run(name: str) -> Ran:
+        if name not in done:
+            done[name] = run_hostile(tmp_path_factory.mktemp("hostile"), name)
+        return done[name]
+
+    return run
+
+
 @pytest.mark.parametrize(
     ("name", "status", "code", "count"),
     [
         # Holding the stderr pipe, escaped to a session of its own, on /dev/null, a forked
-        # copy of the agent: one model starts all four.
+        # copy of the agent: one model starts all four (then closes its own fd 2).
         (f"{TOGETHER}:every_helper", "ok", 0, 4),
         ("spawns_then_raises", "failed", 1, 1),
     ],
     ids=["every_helper-ok-0", "spawns_then_raises-failed-1"],
 )
 def test_helpers_holding_the_pipes_neither_hang_the_run_nor_survive_it(
-    name: str, status: str, code: int, count: int, tmp_path: Path
+    name: str, status: str, code: int, count: int, hostile_run: Callable[[str], Ran]
 ) -> None:
-    r, record, helpers, took = run_hostile(tmp_path, name)
+    r, record, helpers, took = hostile_run(name)
     assert len(helpers) == count, "the model started its helpers"
     assert r.code == code, r.stderr
     assert r.doc is not None and r.doc["status"] == status
@@ -248,8 +263,12 @@ def test_keyboard_interrupt_from_a_factory_is_a_failure(tmp_path: Path) -> None:
     assert r.doc["status"] == "failed" and "KeyboardInterrupt" in r.doc["status_detail"]
 
 
-def test_a_model_that_closes_fd_2_still_runs_to_the_end(tmp_path: Path) -> None:
-    r, _, _, _ = run_hostile(tmp_path, "closes_stderr")
+def test_a_model_that_closes_fd_2_still_runs_to_the_end(
+    hostile_run: Callable[[str], Ran],
+) -> None:
+    """The model that starts every helper closes its fd 2 after them (hostile.py's
+    closes_stderr)."""
+    r, _, _, _ = hostile_run(f"{TOGETHER}:every_helper")
     assert r.code == 0, r.stderr
     assert r.doc is not None and r.doc["status"] == "ok" and len(r.doc["iterations"]) == 20
 

@@ -7,6 +7,7 @@ import torch
 from hostile import (  # this file's folder is on the path, as `python file.py` has it
     Hostile,
     bad_marker,
+    closes_stderr,
     escapes,
     forks_itself,
     spawns_escaped,
@@ -17,10 +18,11 @@ from hostile import (  # this file's folder is on the path, as `python file.py` 
 
 def every_helper() -> torch.nn.Module:
     """Every helper that ends with an ``ok`` run: one that holds the stderr pipe, one escaped
-    to a session of its own, one on /dev/null, and a forked copy of the agent."""
+    to a session of its own, one on /dev/null, and a forked copy of the agent; then the model
+    closes its own fd 2 (the helpers still hold the pipe)."""
     for start in (spawns_inheriting_stderr, spawns_escaped, spawns_quiet, forks_itself):
         start()
-    return Hostile()
+    return closes_stderr()
 
 
 def marker_and_escapes() -> torch.nn.Module:
