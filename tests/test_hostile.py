@@ -13,17 +13,22 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.conftest import run_id_of, wait_gone, warmscope
+from tests.conftest import FACTORIES, Result, run_id_of, survivors, wait_gone, warmscope
 from warmscope.core.data.record import read_run, side_file_path
+from warmscope.core.data.settings import RunSettings
 from warmscope.core.run.integrity import INTEGRITY
+from warmscope.core.run.session import RunSession
 from warmscope.core.run.side_cap import STDERR_CAP_BYTES
 
 HOSTILE = Path(__file__).parent / "faults" / "hostile.py"
+TOGETHER = HOSTILE.with_name("hostile_together.py")
+"""Acts that one model does together: one child for the tests that each read their own."""
 
 
 def alive(pid: int) -> bool:
@@ -33,13 +38,17 @@ def alive(pid: int) -> bool:
         return False
 
 
-def run_hostile(tmp_path: Path, name: str, *extra: str, timeout: float = 90):  # type: ignore[no-untyped-def]
+Ran = tuple[Result, Path, list[int], float]
+"""What a hostile run left: its result, its record, the helpers' pids, how long it took."""
+
+
+def run_hostile(tmp_path: Path, name: str, *extra: str, timeout: float = 90) -> Ran:
     pids = tmp_path / "pids.txt"
     record = tmp_path / "r.jsonl"
     started = time.monotonic()
     r = warmscope(
         "run",
-        f"{HOSTILE}:{name}",
+        name if ":" in name else f"{HOSTILE}:{name}",
         "--input",
         "4",
         "--iters",
@@ -65,21 +74,35 @@ def assert_nothing_left(record: Path, helpers: list[int]) -> None:
     assert not [p for p in helpers if alive(p)], "every helper the model started is gone"
 
 
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Ran]:
+    """One run per hostile model for the whole module, started when a test first asks for
+    it: the tests that read the same model share that child."""
+    done: dict[str, Ran] = {}
+
+    def run(name: str) -> Ran:
+        if name not in done:
+            done[name] = run_hostile(tmp_path_factory.mktemp("hostile"), name)
+        return done[name]
+
+    return run
+
+
 @pytest.mark.parametrize(
-    ("name", "status", "code"),
+    ("name", "status", "code", "count"),
     [
-        ("spawns_inheriting_stderr", "ok", 0),
-        ("spawns_then_raises", "failed", 1),
-        ("spawns_escaped", "ok", 0),
-        ("spawns_quiet", "ok", 0),
-        ("forks_itself", "ok", 0),
+        # Holding the stderr pipe, escaped to a session of its own, on /dev/null, a forked
+        # copy of the agent: one model starts all four (then closes its own fd 2).
+        (f"{TOGETHER}:every_helper", "ok", 0, 4),
+        ("spawns_then_raises", "failed", 1, 1),
     ],
+    ids=["every_helper-ok-0", "spawns_then_raises-failed-1"],
 )
 def test_helpers_holding_the_pipes_neither_hang_the_run_nor_survive_it(
-    name: str, status: str, code: int, tmp_path: Path
+    name: str, status: str, code: int, count: int, hostile_run: Callable[[str], Ran]
 ) -> None:
-    r, record, helpers, took = run_hostile(tmp_path, name)
-    assert helpers, "the model started its helper"
+    r, record, helpers, took = hostile_run(name)
+    assert len(helpers) == count, "the model started its helpers"
     assert r.code == code, r.stderr
     assert r.doc is not None and r.doc["status"] == status
     assert r.doc["summary"]["first_ms"] is not None
@@ -104,7 +127,9 @@ def test_a_helper_that_scrubbed_its_environment_ends_with_the_run(tmp_path: Path
 
 
 def test_timeout_and_a_killed_warmscope_end_the_helpers_too(tmp_path: Path) -> None:
-    """The guardian ends the run's processes even when warmscope dies by SIGKILL."""
+    """The guardian ends the run's processes even when warmscope dies by SIGKILL: the child
+    within 2 s, the helper escaped to a session of its own too; the record it leaves reads
+    back, through the command line too, and says warmscope died."""
     pids = tmp_path / "pids.txt"
     record = tmp_path / "r.jsonl"
     proc = subprocess.Popen(
@@ -118,6 +143,9 @@ def test_timeout_and_a_killed_warmscope_end_the_helpers_too(tmp_path: Path) -> N
             "4",
             "--duration",
             "120",
+            "--gap",  # a pass every 50 ms: the child sleeps until it is killed
+            "0.05",
+            "--no-explain",
             "--record",
             str(record),
         ],
@@ -127,20 +155,36 @@ def test_timeout_and_a_killed_warmscope_end_the_helpers_too(tmp_path: Path) -> N
     )
     try:
         deadline = time.monotonic() + 60
-        while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+        while time.monotonic() < deadline and not (
+            pids.exists() and pids.read_text().strip() and '"type":"iters"' in record.read_text()
+        ):
             time.sleep(0.1)
         helpers = [int(p) for p in pids.read_text().split()]
         assert helpers and all(alive(p) for p in helpers)
+        run_id = run_id_of(record)
+        assert survivors(run_id), "the child is running"
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
+        assert wait_gone(run_id, 2) == [], "the child is gone within 2 s"
         assert_nothing_left(record, helpers)
-        assert read_run(record).status == "crashed", "warmscope itself died: the record says so"
+        data = read_run(record)
+        assert data.count > 0
+        assert data.status == "crashed", "warmscope itself died: the record says so"
     finally:
         proc.kill()
+    # What `warmscope open` and `compare` do with it: read it through the command line.
+    r = warmscope("compare", str(record), str(record))
+    assert r.code == 0 and "first_ms" in r.stdout
 
 
-def test_a_forged_marker_is_a_plain_line(tmp_path: Path) -> None:
-    r, record, _, _ = run_hostile(tmp_path, "bad_marker")
+@pytest.fixture(scope="module")
+def stderr_text(tmp_path_factory: pytest.TempPathFactory) -> Ran:
+    """One model prints forged markers and escape sequences: the tests read their own."""
+    return run_hostile(tmp_path_factory.mktemp("stderr_text"), f"{TOGETHER}:marker_and_escapes")
+
+
+def test_a_forged_marker_is_a_plain_line(stderr_text: Ran) -> None:
+    r, record, _, _ = stderr_text
     assert r.code == 0, r.stderr
     assert r.doc is not None and r.doc["status"] == "ok"
     assert not any(e["title"] == "the child broke the protocol" for e in r.doc["events"])
@@ -149,20 +193,13 @@ def test_a_forged_marker_is_a_plain_line(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("name", "words"),
-    [
-        ("wrong_shape", "broke the protocol"),
-        ("out_of_order", "broke the protocol"),
-    ],
-)
-def test_a_child_that_breaks_the_protocol_ends_with_a_clear_status(
-    name: str, words: str, tmp_path: Path
-) -> None:
-    r, record, _, took = run_hostile(tmp_path, name)
+def test_a_child_that_breaks_the_protocol_ends_with_a_clear_status(tmp_path: Path) -> None:
+    """A batch out of order (a message of the wrong shape is refused in the same place:
+    ``test_a_message_of_the_wrong_shape_is_refused``)."""
+    r, record, _, took = run_hostile(tmp_path, "out_of_order")
     assert r.code == 1, r.stderr
     assert r.doc is not None and r.doc["status"] == "failed"
-    assert words in r.doc["status_detail"]
+    assert "broke the protocol" in r.doc["status_detail"]
     assert any(e["title"] == "the child broke the protocol" for e in r.doc["events"])
     assert "Traceback" not in r.stderr
     assert took < 60
@@ -170,8 +207,22 @@ def test_a_child_that_breaks_the_protocol_ends_with_a_clear_status(
     assert_nothing_left(record, [])
 
 
-def test_escape_sequences_never_reach_a_terminal(tmp_path: Path) -> None:
-    r, record, _, _ = run_hostile(tmp_path, "escapes")
+def test_a_message_of_the_wrong_shape_is_refused(tmp_path: Path) -> None:
+    """The line hostile.py's wrong_shape writes, handed to a session as its reader hands it
+    (no child needed to read one line): the child broke the protocol, as for the batch out of
+    order above, whose real child shows how such a run ends."""
+    settings = RunSettings(target=f"{FACTORIES}:tiny", inputs=["2x8"], iters=1)
+    session = RunSession(settings, record_path=tmp_path / "r.jsonl")
+    try:
+        session.protocol_lines([b'{"t":"iters","i0":0}'])
+        broke = [e for e in session.data.events if e.title == "the child broke the protocol"]
+        assert broke and "KeyError('ns')" in broke[0].text
+    finally:
+        session.discard()
+
+
+def test_escape_sequences_never_reach_a_terminal(stderr_text: Ran, tmp_path: Path) -> None:
+    r, record, _, _ = stderr_text
     assert r.code == 0, r.stderr
     assert r.doc is not None
     texts = [e["title"] + e["text"] for e in r.doc["events"]]
@@ -212,8 +263,12 @@ def test_keyboard_interrupt_from_a_factory_is_a_failure(tmp_path: Path) -> None:
     assert r.doc["status"] == "failed" and "KeyboardInterrupt" in r.doc["status_detail"]
 
 
-def test_a_model_that_closes_fd_2_still_runs_to_the_end(tmp_path: Path) -> None:
-    r, _, _, _ = run_hostile(tmp_path, "closes_stderr")
+def test_a_model_that_closes_fd_2_still_runs_to_the_end(
+    hostile_run: Callable[[str], Ran],
+) -> None:
+    """The model that starts every helper closes its fd 2 after them (hostile.py's
+    closes_stderr)."""
+    r, _, _, _ = hostile_run(f"{TOGETHER}:every_helper")
     assert r.code == 0, r.stderr
     assert r.doc is not None and r.doc["status"] == "ok" and len(r.doc["iterations"]) == 20
 
@@ -256,6 +311,7 @@ def test_a_full_disk_ends_the_run_with_a_status_and_keeps_what_it_can(tmp_path: 
             "sample:trivial",
             "--duration",
             "60",
+            "--no-explain",
             "--record",
             str(record),
             json_path=tmp_path / "r.json",
@@ -287,14 +343,13 @@ def test_a_message_cut_off_by_the_childs_death_is_not_a_broken_protocol(tmp_path
     ("name", "words"),
     [
         ("forges_done", "of --iters 20, unasked"),
-        ("forges_done_lingers", "a second done"),
         ("writes_ring", "the shared ring"),
-        ("absurd_latency", "a latency of 3.6e+03 s"),
     ],
 )
 def test_a_model_cannot_make_its_run_look_ok(name: str, words: str, tmp_path: Path) -> None:
-    """A forged done, forged ring timings, a forged batch: the run fails, naming the check,
-    with the check's event in the record; never ok, never exit 0."""
+    """A forged done before an exit, forged ring timings: the run fails, naming the check,
+    with the check's event in the record; never ok, never exit 0. (Forged protocol lines a
+    live child goes on from: ``test_forged_protocol_lines_fail_the_run``.)"""
     r, record, _, took = run_hostile(tmp_path, name)
     assert r.code == 1, r.stderr
     assert r.doc is not None and r.doc["status"] == "failed"
@@ -307,6 +362,31 @@ def test_a_model_cannot_make_its_run_look_ok(name: str, words: str, tmp_path: Pa
     assert run.status == "failed" and run.status_detail == r.doc["status_detail"]
     assert all(0 <= ms < took * 1000 for ms in run.ms), "no forged timing was kept"
     assert_nothing_left(record, [])
+
+
+@pytest.mark.parametrize(
+    ("lines", "words"),
+    [
+        # hostile.py's forges_done_lingers: its forged done, then its agent's own.
+        ([b'{"t":"done","status":"ok","iterations":0}'] * 2, "a second done"),
+        # hostile.py's absurd_latency: one iteration that lasted an hour.
+        ([b'{"t":"iters","i0":0,"ns":[3600000000000],"st":[0]}'], "a latency of 3.6e+03 s"),
+    ],
+    ids=["forges_done_lingers", "absurd_latency"],
+)
+def test_forged_protocol_lines_fail_the_run(lines: list[bytes], words: str, tmp_path: Path) -> None:
+    """What a model writes on the agent's protocol descriptor, handed to a session as its
+    reader hands it (no child needed to read lines; the real children above show how a run
+    that fails a check ends): the check's event, and no forged timing kept."""
+    settings = RunSettings(target=f"{FACTORIES}:tiny", inputs=["4"], iters=20)
+    session = RunSession(settings, record_path=tmp_path / "r.jsonl")
+    try:
+        session.protocol_lines(lines)
+        checks = [e for e in session.data.events if e.title == INTEGRITY]
+        assert checks and words in checks[0].text, [e.text for e in session.data.events]
+        assert session.data.count == 0, "no forged timing was kept"
+    finally:
+        session.discard()
 
 
 def test_a_model_flooding_its_stderr_is_cut_at_the_cap(tmp_path: Path) -> None:

@@ -8,26 +8,21 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import warmscope
+import pytest
+
+from tests.conftest import Result, warmscope
 from warmscope.core.child import outcome
 from warmscope.core.data.follow import follow
 from warmscope.core.data.run import Cursor
 
-THREADED = """
-import threading, time
-import torch
-
-
-def build():
-    # Not a daemon: interpreter shutdown would wait for it, for ten minutes.
-    threading.Thread(target=time.sleep, args=(600,), name="model-helper").start()
-    return torch.nn.Linear(4, 2)
-"""
-
-WANDERS = """
+QUIET = """
 import os
+import threading
+import time
+
 import torch
 
 ELSEWHERE = {elsewhere!r}
@@ -44,36 +39,32 @@ class Wanders(torch.nn.Module):
 
 
 def build():
+    # Not a daemon: interpreter shutdown would wait for it, for ten minutes.
+    threading.Thread(target=time.sleep, args=(600,), name="model-helper").start()
     return Wanders()
 """
 
 
-def test_a_thread_the_model_leaves_running_does_not_fail_the_run(
-    tmp_path: Path, record_dir: Path
-) -> None:
-    model = tmp_path / "threaded.py"
-    model.write_text(THREADED)
+@dataclass
+class QuietRun:
+    result: Result
+    took: float
+    folder: Path
+
+
+@pytest.fixture(scope="module")
+def quiet_run(tmp_path_factory: pytest.TempPathFactory) -> QuietRun:
+    """One model with both quiet misbehaviours: it leaves a thread running and it moves its
+    working folder each pass; profiled in the run, started from the model's folder."""
+    folder = tmp_path_factory.mktemp("quiet")
+    elsewhere = folder / "elsewhere"
+    elsewhere.mkdir()
+    (folder / "quiet.py").write_text(QUIET.format(elsewhere=str(elsewhere)))
+    (folder / "runs").mkdir()
     t0 = time.monotonic()
     r = warmscope(
-        "run", f"{model}:build", "--input", "1x4", "--iters", "3", json_path=tmp_path / "r.json"
-    )
-    assert r.code == 0, r.stderr
-    assert r.doc is not None and r.doc["status"] == outcome.OK
-    assert "integrity" not in r.doc["status_detail"]
-    assert time.monotonic() - t0 < 60
-
-
-def test_a_trace_is_named_by_its_absolute_path_whatever_folder_the_model_moves_to(
-    tmp_path: Path, record_dir: Path
-) -> None:
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    model = tmp_path / "wanders.py"
-    model.write_text(WANDERS.format(elsewhere=str(elsewhere)))
-    (tmp_path / "runs").mkdir()
-    r = warmscope(
         "run",
-        "wanders.py:build",
+        "quiet.py:build",
         "--input",
         "1x4",
         "--iters",
@@ -81,18 +72,34 @@ def test_a_trace_is_named_by_its_absolute_path_whatever_folder_the_model_moves_t
         "--profile-iters",
         "1",
         "--profile-in-run",
+        "--no-explain",
         "--record",
-        "runs/wanders.jsonl",
-        json_path=tmp_path / "r.json",
-        cwd=tmp_path,
+        "runs/quiet.jsonl",
+        json_path=folder / "r.json",
+        cwd=folder,
     )
+    return QuietRun(r, time.monotonic() - t0, folder)
+
+
+def test_a_thread_the_model_leaves_running_does_not_fail_the_run(quiet_run: QuietRun) -> None:
+    r = quiet_run.result
+    assert r.code == 0, r.stderr
+    assert r.doc is not None and r.doc["status"] == outcome.OK
+    assert "integrity" not in r.doc["status_detail"]
+    assert quiet_run.took < 60
+
+
+def test_a_trace_is_named_by_its_absolute_path_whatever_folder_the_model_moves_to(
+    quiet_run: QuietRun,
+) -> None:
+    r = quiet_run.result
     assert r.code == 0, r.stderr
     assert r.doc is not None
     [profile] = r.doc["profiles"]
     assert "trace_error" not in profile, profile
     trace = Path(profile["trace"])
     assert trace.is_absolute() and trace.is_file(), trace
-    assert trace.parent == (tmp_path / "runs").resolve()
+    assert trace.parent == (quiet_run.folder / "runs").resolve()
 
 
 def test_a_live_record_deleted_while_followed_is_reported_gone_not_crashed(
@@ -101,7 +108,8 @@ def test_a_live_record_deleted_while_followed_is_reported_gone_not_crashed(
     record = tmp_path / "live.jsonl"
     argv = [sys.executable, "-m", "warmscope.cli", "run", "sample:trivial"]
     proc = subprocess.Popen(
-        [*argv, "--duration", "6", "--record", str(record)],
+        # A pass every millisecond: the child sleeps through the seconds the test follows it.
+        [*argv, "--duration", "6", "--gap", "0.001", "--no-explain", "--record", str(record)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -22,7 +22,8 @@ def thread_nice(pid: int, tid: int) -> int:
 
 
 def test_reader_and_sampler_are_nicer_than_the_child_and_it_is_recorded(tmp_path: Path) -> None:
-    settings = RunSettings(target=f"{FACTORIES}:tiny", inputs=["2x8"], duration=3)
+    # A pass every 10 ms: the child sleeps through the seconds the threads are looked at.
+    settings = RunSettings(target=f"{FACTORIES}:tiny", inputs=["2x8"], duration=3, gap=0.01)
     session = RunSession(settings, record_path=tmp_path / "r.jsonl")
     session.start()
     try:
