@@ -85,6 +85,10 @@ def test_a_run_over_host_matches_a_local_one(
     assert remote.env["samples"].startswith("taken there, from /proc")
     assert isinstance(remote.env["gpus"], list) and remote.env["nvml"]
     assert remote.samples and local.samples
+    # No NVML there (this interpreter's, no GPU): the record says so, no GPU field sampled.
+    env, gpu_fields = _gpu_of(tmp_path / "remote.jsonl")
+    assert env.keys() == {"gpus", "nvml"} and str(env["nvml"]).startswith("no GPU: NVML unavail")
+    assert gpu_fields and not any(gpu_fields)
     for sample in remote.samples:  # the fields a local sample has, of the remote agent's tree
         assert sample.keys() >= {"cpu", "rss_mb", "threads", "procs", "sys_cpu", "t"}
     # The same process (an agent holding torch) as the local samples see, not the ssh client.
@@ -99,7 +103,18 @@ def test_a_run_over_host_matches_a_local_one(
     "case",
     ["unreachable", "refused key", "no python there", "not a python", "no torch there"],
 )
-def test_bad_remotes_say_why_in_one_line(server: Server, tmp_path: Path, case: str) -> None:
+def test_bad_remotes_say_why_in_one_line(
+    server: Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    case: str,
+) -> None:
+    """Through the command line's own ``main``, in this process (its ``ssh`` and whatever the
+    remote end starts are real processes): no model runs, so no ``warmscope`` child is needed
+    to see the exit code and the line."""
+    from warmscope.cli import main
+
     python, env = PYTHON, server.env()
     if case == "unreachable":
         with socket.socket() as s:  # a port that was free a moment ago: nobody listens
@@ -115,21 +130,13 @@ def test_bad_remotes_say_why_in_one_line(server: Server, tmp_path: Path, case: s
     else:  # an interpreter with the standard library only
         subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
         python = str(tmp_path / "bare" / "bin" / "python")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
     record = tmp_path / "r.jsonl"
-    result = warmscope(
-        "run",
-        "sample:trivial",
-        "--iters",
-        "5",
-        "--host",
-        "127.0.0.1",
-        "--python",
-        python,
-        "--record",
-        str(record),
-        env=env,
-        timeout=60,
-    )
+    capsys.readouterr()
+    argv = ["run", "sample:trivial", "--iters", "5", "--host", "127.0.0.1", "--python", python]
+    code = main([*argv, "--record", str(record)])
+    result = Result(code, *capsys.readouterr(), None)
     lines = result.stderr.strip().splitlines()
     assert result.code == 2, result.stderr
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
@@ -463,7 +470,8 @@ def test_the_gpu_is_sampled_on_the_remote(server: Server, tmp_path: Path) -> Non
     """NVML from a recording stands in on both ends (no GPU here; the real NVML path is tested
     on a GPU machine, tests/gpu/). This torch has no CUDA, so a ``cuda:0`` run stops at its
     device, after torch's import: samples enough, taken by the guardian over there, with the
-    same GPU fields and the same ``env`` as a local run's; without NVML there, none."""
+    same GPU fields and the same ``env`` as a local run's. (Without NVML there, none:
+    ``test_a_run_over_host_matches_a_local_one``.)"""
     shim = tmp_path / "nvml"
     shim.mkdir()
     (shim / "pynvml.py").write_text(NVML_FROM_RECORDING)
@@ -471,11 +479,7 @@ def test_the_gpu_is_sampled_on_the_remote(server: Server, tmp_path: Path) -> Non
     remote_python.write_text(f'#!/bin/sh\nPYTHONPATH={shim} exec {PYTHON} "$@"\n')
     remote_python.chmod(0o755)
     args = ["run", "sample:trivial", "--device", "cuda:0"]
-    runs = {
-        "remote": ["--host", "127.0.0.1", "--python", str(remote_python)],
-        "local": [],
-        "remote without NVML": ["--host", "127.0.0.1", "--python", PYTHON],
-    }
+    runs = {"remote": ["--host", "127.0.0.1", "--python", str(remote_python)], "local": []}
     for name, extra in runs.items():
         env = {"PYTHONPATH": str(shim)} if name == "local" else server.env()
         result = warmscope(*args, *extra, "--record", str(tmp_path / f"{name}.jsonl"), env=env)
@@ -489,7 +493,4 @@ def test_the_gpu_is_sampled_on_the_remote(server: Server, tmp_path: Path) -> Non
     assert samples[0].keys() == _gpu_of(tmp_path / "local.jsonl")[1][0].keys()
     assert env == _gpu_of(tmp_path / "local.jsonl")[0]
     assert read_run(tmp_path / "remote.jsonl").env["samples"].endswith("and NVML (the GPU)")
-    env, samples = _gpu_of(tmp_path / "remote without NVML.jsonl")
-    assert env.keys() == {"gpus", "nvml"} and str(env["nvml"]).startswith("no GPU: NVML unavail")
-    assert samples and not any(samples)
     assert server.left() == []
