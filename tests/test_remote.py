@@ -37,46 +37,61 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield running
 
 
-def _kinds_at(doc_events: list[dict[str, object]]) -> list[tuple[object, object, object]]:
-    return [(e["kind"], e.get("iteration"), e["title"]) for e in doc_events]
+def _kinds_at(path: Path) -> list[tuple[object, object, object]]:
+    return [(e.kind, e.iteration, e.title) for e in read_run(path).events]
 
 
 @pytest.fixture(scope="module")
-def over_host(
-    server: Server, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[Path, Result, Result]:
-    """sample:trivial run over ``--host`` and here, with the same arguments (shared)."""
+def over_host(server: Server, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Result]:
+    """sample:trivial over ``--host``: a sweep of two settings, each process there, read by the
+    sweep's test; and its first setting's run here, with the same arguments, for the run
+    there to be held to (shared: a sweep's process is the run that ``run`` starts)."""
     tmp_path = tmp_path_factory.mktemp("over_host")
-    args = ["run", "sample:trivial", "--iters", "20"]
-    there = warmscope(
+    args = ["sample:trivial", "--iters", "20"]
+    swept = warmscope(
+        "sweep",
         *args,
+        "--vary",
+        "profiling_executor=on,off",
+        "--repeat",
+        "1",
         "--host",
         "127.0.0.1",
         "--python",
         PYTHON,
         "--record",
-        str(tmp_path / "remote.jsonl"),
-        json_path=tmp_path / "remote.json",
+        str(tmp_path / "sweep"),
         env=server.env(),
+        timeout=300,
     )
-    assert there.code == 0, there.stderr
+    assert swept.code == 0, swept.stderr
+    # The run here explains nothing: the sweep's processes do not (they are samples).
     here = warmscope(
-        *args, "--record", str(tmp_path / "local.jsonl"), json_path=tmp_path / "local.json"
-    )
+        "run", *args, "--set", "profiling_executor=on", "--no-explain", "--quiet",
+        "--record", str(tmp_path / "local.jsonl"),
+    )  # fmt: skip
     assert here.code == 0, here.stderr
-    return tmp_path, there, here
+    return tmp_path, swept
+
+
+def _first_there(tmp_path: Path) -> Path:
+    """The sweep's process of its first setting (``profiling_executor=on``), run there."""
+    (first,) = (tmp_path / "sweep").glob("c0-*.jsonl")
+    return first
 
 
 def test_a_run_over_host_matches_a_local_one(
-    server: Server, over_host: tuple[Path, Result, Result]
+    server: Server, over_host: tuple[Path, Result]
 ) -> None:
-    tmp_path, there, here = over_host
-    remote, local = read_run(tmp_path / "remote.jsonl"), read_run(tmp_path / "local.jsonl")
+    tmp_path, _ = over_host
+    there = _first_there(tmp_path)
+    remote, local = read_run(there), read_run(tmp_path / "local.jsonl")
+    assert remote.settings.knobs == local.settings.knobs
+    assert remote.settings.knobs["profiling_executor"] is True
     assert (remote.status, remote.count) == (local.status, local.count) == ("ok", 20)
     assert remote.summary_dict()["first_ms"] is not None
     # The same events, pinned to the same iterations.
-    assert there.doc is not None and here.doc is not None
-    assert _kinds_at(there.events()) == _kinds_at(here.events())
+    assert _kinds_at(there) == _kinds_at(tmp_path / "local.jsonl")
     # The record names the machine that ran the child; its samples were taken there.
     assert remote.env["host"] == "127.0.0.1"
     assert remote.env["hostname"] == socket.gethostname()
@@ -86,7 +101,7 @@ def test_a_run_over_host_matches_a_local_one(
     assert isinstance(remote.env["gpus"], list) and remote.env["nvml"]
     assert remote.samples and local.samples
     # No NVML there (this interpreter's, no GPU): the record says so, no GPU field sampled.
-    env, gpu_fields = _gpu_of(tmp_path / "remote.jsonl")
+    env, gpu_fields = _gpu_of(there)
     assert env.keys() == {"gpus", "nvml"} and str(env["nvml"]).startswith("no GPU: NVML unavail")
     assert gpu_fields and not any(gpu_fields)
     for sample in remote.samples:  # the fields a local sample has, of the remote agent's tree
@@ -95,7 +110,7 @@ def test_a_run_over_host_matches_a_local_one(
     peak = max(s["rss_mb"] for s in remote.samples)
     assert 0.5 < peak / max(s["rss_mb"] for s in local.samples) < 2
     # Nothing left on either side.
-    assert wait_gone(run_id_of(tmp_path / "remote.jsonl"), 5) == []
+    assert wait_gone(run_id_of(there), 5) == []
     assert server.left() == []
 
 
@@ -214,10 +229,10 @@ def test_a_dropped_connection_ends_the_remote_run(server: Server, tmp_path: Path
 
 
 def test_the_record_says_the_command_that_reproduces_it(
-    over_host: tuple[Path, Result, Result],
+    over_host: tuple[Path, Result],
 ) -> None:
-    tmp_path, *_ = over_host
-    header = json.loads((tmp_path / "remote.jsonl").read_text().splitlines()[0])
+    tmp_path, _ = over_host
+    header = json.loads(_first_there(tmp_path).read_text().splitlines()[0])
     assert header["settings"]["host"] == "127.0.0.1"
 
 
@@ -294,27 +309,11 @@ def test_warmscope_killed_leaves_nothing_on_the_remote(server: Server, tmp_path:
     assert server.left() == []
 
 
-def test_a_sweep_runs_every_process_on_the_host(server: Server, tmp_path: Path) -> None:
+def test_a_sweep_runs_every_process_on_the_host(
+    server: Server, over_host: tuple[Path, Result]
+) -> None:
+    tmp_path, _ = over_host
     folder = tmp_path / "sweep"
-    result = warmscope(
-        "sweep",
-        "sample:trivial",
-        "--vary",
-        "profiling_executor=on,off",
-        "--repeat",
-        "1",
-        "--iters",
-        "20",
-        "--host",
-        "127.0.0.1",
-        "--python",
-        PYTHON,
-        "--record",
-        str(folder),
-        env=server.env(),
-        timeout=300,
-    )
-    assert result.code == 0, result.stderr
     records = sorted(folder.glob("*.jsonl"))
     assert len(records) == 2
     for record in records:
