@@ -135,12 +135,17 @@ def test_what_a_crashing_iteration_printed_is_pinned_to_it(tmp_path: Path) -> No
 
 
 def test_a_flood_within_one_iteration_stays_in_it(tmp_path: Path) -> None:
-    """50 MB written in iteration K: held back for its marker only up to a bound, then counted
+    """8 MB written in iteration K, eight times what is held back for a marker
+    (``attribution.MAX_PENDING_CHARS``): held back only up to that bound, then counted
     against the iteration running; memory stays bounded either way."""
     from tests.conftest import K
+    from warmscope.core.run.attribution import MAX_PENDING_CHARS
 
     settings = settings_for(f"{PLANTED}:floods", "watch", inputs=["4"], iters=40)
     settings.set("mode=eager")
+    flood_mb = 8
+    assert flood_mb << 20 >= 8 * MAX_PENDING_CHARS, "well past what is held back"
+    settings.env["FLOOD_MB"] = str(flood_mb)
     session = run_to_end(settings, tmp_path)
     assert session.data.status == "ok"
     flood = [e for e in session.data.events if e.kind == "stderr" and "flood" in e.text]
