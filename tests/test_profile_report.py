@@ -21,7 +21,8 @@ ONE_THREAD = ("--set", "intra_op_threads=1")
 
 def profiled_run(tmp: Path, target: str, iters: int = 20, *, in_run: bool = True) -> Result:
     """Profiled inside the measured process (``--profile-in-run``), or as a user gets it by
-    default, in a separate process first."""
+    default, in a separate process first. No explaining process after it (``--no-explain``):
+    on a busy machine a warm-up call that stands out would get one, and profiles of its own."""
     return warmscope(
         "run",
         target,
@@ -30,6 +31,7 @@ def profiled_run(tmp: Path, target: str, iters: int = 20, *, in_run: bool = True
         "--profile-iters",
         "0,1,steady",
         *(["--profile-in-run"] if in_run else []),
+        "--no-explain",
         *ONE_THREAD,
         "--record",
         str(tmp / "run.jsonl"),

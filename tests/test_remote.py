@@ -275,6 +275,7 @@ def test_the_tui_shows_a_remote_run_live(
     monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options())
     settings = RunSettings(target="sample:trivial", iters=30, host="127.0.0.1", python=PYTHON)
+    settings.explain = False  # no second process there to explain a call: not what is shown
     app = build_app(settings=settings)
 
     async def scenario(pilot: Pilot) -> None:

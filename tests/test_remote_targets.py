@@ -89,8 +89,9 @@ def warmup_there(server: Server, tmp_path_factory: pytest.TempPathFactory) -> tu
     read by the tests of a run on a file there and of the warm-up): every process (the
     baseline and each candidate's) runs there, on the archive named relative to the remote
     home; each candidate from its recipe sent along (the interpreter there cannot open the
-    test's folder, where the candidates are written). One process per cell (``--repeat 1``):
-    what is checked is where each ran and what it read, not the verdict's intervals."""
+    test's folder, where the candidates are written). One process per cell (``--repeat 1``),
+    one candidate (the profiling executor off from the start: no "profiling off" candidate):
+    what is checked is where each process ran and what it read, not the verdict's intervals."""
     tmp_path = tmp_path_factory.mktemp("warmup")
     python = server.python_hiding(PYTHON, tmp_path)
     result = warmscope(
@@ -104,6 +105,8 @@ def warmup_there(server: Server, tmp_path_factory: pytest.TempPathFactory) -> tu
         "20",
         "--repeat",
         "1",
+        "--set",
+        "profiling_executor=off",
         "--host",
         HOST,
         "--python",

@@ -47,6 +47,7 @@ def test_a_tui_run_profiles_apart_and_its_reproduce_line_runs_the_same_plan(
     record = tmp_path / "tui.jsonl"
     settings = small(iters=8)
     settings.profile_iters = "0,steady"
+    settings.explain = False  # no explaining process: its profiles would join the record's
     controller = RunController(record_path=record)
     t0 = time.monotonic()
     entry = controller.start(settings)
