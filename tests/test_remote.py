@@ -236,24 +236,22 @@ def test_the_record_says_the_command_that_reproduces_it(
     assert header["settings"]["host"] == "127.0.0.1"
 
 
-def test_a_warm_compile_cache_is_refused_over_host(server: Server, tmp_path: Path) -> None:
-    """Each remote process has its own folder, gone with it: no cache outlives it to be warm."""
+def test_a_warm_compile_cache_is_refused_over_host(
+    server: Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each remote process has its own folder, gone with it: no cache outlives it to be warm.
+    (Refused before anything runs: through ``main``, in this process.)"""
+    from warmscope.cli import main
+
+    monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options())
     record = tmp_path / "r.jsonl"
-    result = warmscope(
-        "run",
-        "sample:trivial",
-        "--mode",
-        "compile",
-        "--compile-cache",
-        "warm",
-        "--host",
-        "127.0.0.1",
-        "--python",
-        PYTHON,
-        "--record",
-        str(record),
-        env=server.env(),
-    )
+    capsys.readouterr()
+    argv = ["run", "sample:trivial", "--mode", "compile", "--compile-cache", "warm"]
+    code = main([*argv, "--host", "127.0.0.1", "--python", PYTHON, "--record", str(record)])
+    result = Result(code, *capsys.readouterr(), None)
     assert result.code == 2
     assert result.stderr.strip().splitlines() == [
         "warmscope: --compile-cache warm: not over --host; use cold or user"
