@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 
 from tests.conftest import FACTORIES, warmscope
+from warmscope.core.data.record import read_run
+from warmscope.core.output.report import report
 from warmscope.core.run.jitlog import StderrParser, stderr_title
 
 RESIZED = (
@@ -37,9 +39,7 @@ def test_a_recompile_leads_with_its_guard_failure_and_says_what_became_dynamic(
     # The reason, not the function's path, is what an 80-column row keeps.
     assert "tensor 'x' size mismatch" in row[:ROW_COLUMNS] and "Recompiling" not in row, row
 
-    report = warmscope("report", str(next(record_dir.glob("*.jsonl"))))
-    assert report.code == 0, report.stderr
-    assert "`--set compile_dynamic=true`" in report.stdout
+    assert "`--set compile_dynamic=true`" in report(read_run(next(record_dir.glob("*.jsonl"))))
 
 
 def test_compile_dynamic_set_gets_no_hint_to_set_it(tmp_path: Path, record_dir: Path) -> None:
@@ -50,8 +50,7 @@ def test_compile_dynamic_set_gets_no_hint_to_set_it(tmp_path: Path, record_dir: 
     assert r.code == 0, r.stderr
     titles = [e["title"] for e in r.events("recompile")]
     assert titles and all("now dynamic" not in t for t in titles), titles
-    report = warmscope("report", str(next(record_dir.glob("*.jsonl"))))
-    assert "compile_dynamic=true" not in report.stdout
+    assert "compile_dynamic=true" not in report(read_run(next(record_dir.glob("*.jsonl"))))
 
 
 def test_a_strict_trace_refusal_names_warmscopes_knob(tmp_path: Path, record_dir: Path) -> None:

@@ -1,8 +1,9 @@
 """One fold: a record read back holds exactly the ``RunData`` the live session held at its end,
 and so does the run's ``--json`` document, read back through the same fold.
 
-Real children, real torch, real pipes: a run that completes, one whose model raises, one that
-segfaults (its last iterations recovered from the shared ring) and one with profiled iterations.
+Real children, real torch, real pipes: a run that completes (three shapes in turn, an idle
+probe, profiled iterations: every kind of line a completed run's record holds), one whose model
+raises, one that segfaults (its last iterations recovered from the shared ring).
 """
 
 from __future__ import annotations
@@ -21,19 +22,16 @@ from warmscope.core.data.settings import RunSettings
 from warmscope.core.run.session import RunSession
 
 CASES = {
-    "ok": RunSettings(target=f"{FACTORIES}:tiny", inputs=["2x8"], iters=40),
-    "failed": RunSettings(target=f"{PLANTED}:raises", inputs=["4"], iters=20),
-    "crashed": RunSettings(target=f"{PLANTED}:segfault", inputs=["4"], iters=20),
-    "profiled": RunSettings(
-        target=f"{FACTORIES}:tiny", inputs=["2x8"], iters=6, profile_iters="0,steady"
-    ),
-    "shapes": RunSettings(
+    "ok": RunSettings(
         target=f"{FACTORIES}:tiny",
         inputs=["Bx8"],
         dims=["B=1,2,3"],
         iters=12,
         idle_probe=[0.0],
+        profile_iters="0,steady",
     ),
+    "failed": RunSettings(target=f"{PLANTED}:raises", inputs=["4"], iters=20),
+    "crashed": RunSettings(target=f"{PLANTED}:segfault", inputs=["4"], iters=20),
 }
 
 
@@ -46,15 +44,16 @@ def test_the_record_reads_back_as_the_session_held_it(case: str, tmp_path: Path)
     live = session.data
     replayed = read_run(tmp_path / "run.jsonl")
 
-    assert live.status == case if case not in ("profiled", "shapes") else live.status == "ok"
-    if case == "shapes":
-        assert list(live.shape_of) == [0, 1, 2] * 4 and live.shape_keys == ["B=1", "B=2", "B=3"]
+    assert live.status == case
+    if case == "ok":
+        # The shapes in turn, then the steady profile's pass after the 12 iterations.
+        assert list(live.shape_of)[:12] == [0, 1, 2] * 4 and live.count == 13
+        assert live.shape_keys == ["B=1", "B=2", "B=3"]
         assert live.idle_probe and live.memory["peak_rss_mb"] > 0
         assert replayed.shape_rows() == live.shape_rows()
+        assert sorted(live.profiles) == [0, 12]
     if case == "crashed":
         assert any(e.title.startswith("recovered") for e in live.events), "the ring recovered"
-    if case == "profiled":
-        assert sorted(live.profiles) == [0, 6]
     assert live.count > 0 and live.samples
     _assert_same_run(replayed, live)
     assert replayed == live

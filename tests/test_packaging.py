@@ -19,25 +19,23 @@ FOLDERS = {
 }
 
 
-def test_wheel_contains_every_source_file(tmp_path: Path) -> None:
+PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel pip builds from this tree, built once for the tests that read or install it."""
     pytest.importorskip("setuptools")
+    folder = tmp_path_factory.mktemp("wheels")
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path),
-            str(ROOT),
-        ],
+        [*PIP, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(folder), str(ROOT)],
         check=True,
         capture_output=True,
     )
-    wheel = next(tmp_path.glob("warmscope-*.whl"))
+    return next(folder.glob("warmscope-*.whl"))
+
+
+def test_wheel_contains_every_source_file(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {
         f"{FOLDERS[folder]}/{path.relative_to(ROOT / folder).as_posix()}"
@@ -74,23 +72,17 @@ def test_every_module_ships_in_the_wheel() -> None:
     assert any(Path("warmscope.tcss").match(pattern) for pattern in data)
 
 
-def test_the_cli_package_imports_from_a_wheel_and_from_the_tree(tmp_path: Path) -> None:
+def test_the_cli_package_imports_from_a_wheel_and_from_the_tree(
+    wheel: Path, tmp_path: Path
+) -> None:
     """The ``warmscope.cli`` package: from the editable install (this tree) and from a
     built wheel installed on its own, ``python -m warmscope.cli`` answers."""
     import warmscope.cli
 
     assert Path(warmscope.cli.__file__).parent == ROOT / "cli"
-    pytest.importorskip("setuptools")
-    wheels, site = tmp_path / "wheels", tmp_path / "site"
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+    site = tmp_path / "site"
     subprocess.run(
-        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(ROOT)],
-        check=True,
-        capture_output=True,
-    )
-    wheel = next(wheels.glob("warmscope-*.whl"))
-    subprocess.run(
-        [*pip, "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
+        [*PIP, "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
         check=True,
         capture_output=True,
     )

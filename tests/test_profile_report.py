@@ -21,7 +21,8 @@ ONE_THREAD = ("--set", "intra_op_threads=1")
 
 def profiled_run(tmp: Path, target: str, iters: int = 20, *, in_run: bool = True) -> Result:
     """Profiled inside the measured process (``--profile-in-run``), or as a user gets it by
-    default, in a separate process first."""
+    default, in a separate process first. No explaining process after it (``--no-explain``):
+    on a busy machine a warm-up call that stands out would get one, and profiles of its own."""
     return warmscope(
         "run",
         target,
@@ -30,6 +31,7 @@ def profiled_run(tmp: Path, target: str, iters: int = 20, *, in_run: bool = True
         "--profile-iters",
         "0,1,steady",
         *(["--profile-in-run"] if in_run else []),
+        "--no-explain",
         *ONE_THREAD,
         "--record",
         str(tmp / "run.jsonl"),
@@ -92,17 +94,17 @@ def test_report_has_environment_warmup_table_and_reproduce_command(
     )
 
 
-def test_reproduce_command_reproduces(speech: Result, tmp_path: Path) -> None:
-    command = read_run(Path(speech.doc["record"]))
+def test_reproduce_command_parses_back_to_the_runs_settings(speech: Result) -> None:
+    """The line the report prints gives back the run's settings, knobs and all. (That such a
+    line runs the same plan end to end: ``test_run_plan``'s reproduce test, a real child.)"""
     from warmscope.core.output.report import reproduce
 
-    argv = reproduce(command)
+    data = read_run(Path(speech.doc["record"]))
+    argv = reproduce(data)
     assert argv[:3] == ["warmscope", "run", "sample:speech"]
-    again = warmscope(
-        *argv[1:], "--record", str(tmp_path / "again.jsonl"), json_path=tmp_path / "again.json"
-    )
-    assert again.code == 0
-    assert again.doc["settings"]["knobs"] == speech.doc["settings"]["knobs"]
+    again = build_settings(make_parser("run").parse_args(argv[2:]))
+    assert again.knobs == speech.doc["settings"]["knobs"]
+    assert again == data.settings
 
 
 def test_quantized_first_pass_is_named_by_its_operators(quantized: Result) -> None:
@@ -184,45 +186,34 @@ def test_profiled_iterations_counted_when_asked(speech: Result) -> None:
     assert back.profiled_in_stats and "--profiled-in-stats" in back.command_line()
 
 
-def test_a_separate_profile_process_leaves_the_headline_unchanged(tmp_path: Path) -> None:
+def test_a_separate_profile_process_leaves_the_headline_unchanged(quantized: Result) -> None:
     """By default the profile comes from a process of its own (trtexec's
     --separateProfileRun): the measured run has no profiled iteration, so its first iteration
     and warm-up excess are the real ones, and it still carries the operator breakdowns."""
     from warmscope.core.data import stats
+    from warmscope.core.output.report import report
 
-    r = warmscope(
-        "run",
-        "sample:speech",
-        "--iters",
-        "15",
-        "--profile-iters",
-        "0,steady",
-        *ONE_THREAD,
-        "--record",
-        str(tmp_path / "run.jsonl"),
-        json_path=tmp_path / "run.json",
-    )
-    assert r.code == 0, r.stderr
-    doc = r.doc
+    assert quantized.code == 0, quantized.stderr
+    doc = quantized.doc
     assert doc is not None
     rows = doc["iterations"]
-    assert len(rows) == 15 and not any(row.get("profiled") for row in rows)
+    assert len(rows) == 20 and not any(row.get("profiled") for row in rows)
     summary = doc["summary"]
     assert summary["first_ms"] == rows[0]["ms"]
     labelled = [row["i"] for row in rows if row.get("label")]
     expected = stats.summarize([row["ms"] for row in rows], known_warmup=labelled)
-    assert summary["steady_count"] == expected.steady_count == 15 - expected.steady_from
+    assert summary["steady_count"] == expected.steady_count == 20 - expected.steady_from
     assert summary["warmup_excess_ms"] == pytest.approx(expected.warmup_excess_ms)
     assert summary["warmup_excess_ms"] > 0, "iteration 0's excess is counted, not profiled away"
     # The profiles came from the other process, which has its own record.
-    source = tmp_path / "run.profile.jsonl"
-    assert sorted(p["iteration"] for p in doc["profiles"]) == [0, 15]
+    record = Path(doc["record"])
+    source = record.with_name("run.profile.jsonl")
+    assert sorted(p["iteration"] for p in doc["profiles"]) == [0, 1, 20]
     assert all(p["separate"] and p["source"] == str(source) for p in doc["profiles"])
     profiled = read_run(source)
-    assert profiled.profiled_here() == [0, 15] and profiled.settings.profile_in_run is True
-    assert "(separate process)" in r.stdout
-    report = warmscope("report", str(tmp_path / "run.jsonl"))
-    assert "come from a separate process" in report.stdout
+    assert profiled.profiled_here() == [0, 1, 20] and profiled.settings.profile_in_run is True
+    assert "(separate process)" in quantized.stdout
+    assert "come from a separate process" in report(read_run(record))
 
 
 DATA = Path(__file__).parent / "data"

@@ -37,46 +37,61 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield running
 
 
-def _kinds_at(doc_events: list[dict[str, object]]) -> list[tuple[object, object, object]]:
-    return [(e["kind"], e.get("iteration"), e["title"]) for e in doc_events]
+def _kinds_at(path: Path) -> list[tuple[object, object, object]]:
+    return [(e.kind, e.iteration, e.title) for e in read_run(path).events]
 
 
 @pytest.fixture(scope="module")
-def over_host(
-    server: Server, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[Path, Result, Result]:
-    """sample:trivial run over ``--host`` and here, with the same arguments (shared)."""
+def over_host(server: Server, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Result]:
+    """sample:trivial over ``--host``: a sweep of two settings, each process there, read by the
+    sweep's test; and its first setting's run here, with the same arguments, for the run
+    there to be held to (shared: a sweep's process is the run that ``run`` starts)."""
     tmp_path = tmp_path_factory.mktemp("over_host")
-    args = ["run", "sample:trivial", "--iters", "20"]
-    there = warmscope(
+    args = ["sample:trivial", "--iters", "20"]
+    swept = warmscope(
+        "sweep",
         *args,
+        "--vary",
+        "profiling_executor=on,off",
+        "--repeat",
+        "1",
         "--host",
         "127.0.0.1",
         "--python",
         PYTHON,
         "--record",
-        str(tmp_path / "remote.jsonl"),
-        json_path=tmp_path / "remote.json",
+        str(tmp_path / "sweep"),
         env=server.env(),
+        timeout=300,
     )
-    assert there.code == 0, there.stderr
+    assert swept.code == 0, swept.stderr
+    # The run here explains nothing: the sweep's processes do not (they are samples).
     here = warmscope(
-        *args, "--record", str(tmp_path / "local.jsonl"), json_path=tmp_path / "local.json"
-    )
+        "run", *args, "--set", "profiling_executor=on", "--no-explain", "--quiet",
+        "--record", str(tmp_path / "local.jsonl"),
+    )  # fmt: skip
     assert here.code == 0, here.stderr
-    return tmp_path, there, here
+    return tmp_path, swept
+
+
+def _first_there(tmp_path: Path) -> Path:
+    """The sweep's process of its first setting (``profiling_executor=on``), run there."""
+    (first,) = (tmp_path / "sweep").glob("c0-*.jsonl")
+    return first
 
 
 def test_a_run_over_host_matches_a_local_one(
-    server: Server, over_host: tuple[Path, Result, Result]
+    server: Server, over_host: tuple[Path, Result]
 ) -> None:
-    tmp_path, there, here = over_host
-    remote, local = read_run(tmp_path / "remote.jsonl"), read_run(tmp_path / "local.jsonl")
+    tmp_path, _ = over_host
+    there = _first_there(tmp_path)
+    remote, local = read_run(there), read_run(tmp_path / "local.jsonl")
+    assert remote.settings.knobs == local.settings.knobs
+    assert remote.settings.knobs["profiling_executor"] is True
     assert (remote.status, remote.count) == (local.status, local.count) == ("ok", 20)
     assert remote.summary_dict()["first_ms"] is not None
     # The same events, pinned to the same iterations.
-    assert there.doc is not None and here.doc is not None
-    assert _kinds_at(there.events()) == _kinds_at(here.events())
+    assert _kinds_at(there) == _kinds_at(tmp_path / "local.jsonl")
     # The record names the machine that ran the child; its samples were taken there.
     assert remote.env["host"] == "127.0.0.1"
     assert remote.env["hostname"] == socket.gethostname()
@@ -85,13 +100,17 @@ def test_a_run_over_host_matches_a_local_one(
     assert remote.env["samples"].startswith("taken there, from /proc")
     assert isinstance(remote.env["gpus"], list) and remote.env["nvml"]
     assert remote.samples and local.samples
+    # No NVML there (this interpreter's, no GPU): the record says so, no GPU field sampled.
+    env, gpu_fields = _gpu_of(there)
+    assert env.keys() == {"gpus", "nvml"} and str(env["nvml"]).startswith("no GPU: NVML unavail")
+    assert gpu_fields and not any(gpu_fields)
     for sample in remote.samples:  # the fields a local sample has, of the remote agent's tree
         assert sample.keys() >= {"cpu", "rss_mb", "threads", "procs", "sys_cpu", "t"}
     # The same process (an agent holding torch) as the local samples see, not the ssh client.
     peak = max(s["rss_mb"] for s in remote.samples)
     assert 0.5 < peak / max(s["rss_mb"] for s in local.samples) < 2
     # Nothing left on either side.
-    assert wait_gone(run_id_of(tmp_path / "remote.jsonl"), 5) == []
+    assert wait_gone(run_id_of(there), 5) == []
     assert server.left() == []
 
 
@@ -99,7 +118,18 @@ def test_a_run_over_host_matches_a_local_one(
     "case",
     ["unreachable", "refused key", "no python there", "not a python", "no torch there"],
 )
-def test_bad_remotes_say_why_in_one_line(server: Server, tmp_path: Path, case: str) -> None:
+def test_bad_remotes_say_why_in_one_line(
+    server: Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    case: str,
+) -> None:
+    """Through the command line's own ``main``, in this process (its ``ssh`` and whatever the
+    remote end starts are real processes): no model runs, so no ``warmscope`` child is needed
+    to see the exit code and the line."""
+    from warmscope.cli import main
+
     python, env = PYTHON, server.env()
     if case == "unreachable":
         with socket.socket() as s:  # a port that was free a moment ago: nobody listens
@@ -115,21 +145,13 @@ def test_bad_remotes_say_why_in_one_line(server: Server, tmp_path: Path, case: s
     else:  # an interpreter with the standard library only
         subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
         python = str(tmp_path / "bare" / "bin" / "python")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
     record = tmp_path / "r.jsonl"
-    result = warmscope(
-        "run",
-        "sample:trivial",
-        "--iters",
-        "5",
-        "--host",
-        "127.0.0.1",
-        "--python",
-        python,
-        "--record",
-        str(record),
-        env=env,
-        timeout=60,
-    )
+    capsys.readouterr()
+    argv = ["run", "sample:trivial", "--iters", "5", "--host", "127.0.0.1", "--python", python]
+    code = main([*argv, "--record", str(record)])
+    result = Result(code, *capsys.readouterr(), None)
     lines = result.stderr.strip().splitlines()
     assert result.code == 2, result.stderr
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
@@ -207,31 +229,29 @@ def test_a_dropped_connection_ends_the_remote_run(server: Server, tmp_path: Path
 
 
 def test_the_record_says_the_command_that_reproduces_it(
-    over_host: tuple[Path, Result, Result],
+    over_host: tuple[Path, Result],
 ) -> None:
-    tmp_path, *_ = over_host
-    header = json.loads((tmp_path / "remote.jsonl").read_text().splitlines()[0])
+    tmp_path, _ = over_host
+    header = json.loads(_first_there(tmp_path).read_text().splitlines()[0])
     assert header["settings"]["host"] == "127.0.0.1"
 
 
-def test_a_warm_compile_cache_is_refused_over_host(server: Server, tmp_path: Path) -> None:
-    """Each remote process has its own folder, gone with it: no cache outlives it to be warm."""
+def test_a_warm_compile_cache_is_refused_over_host(
+    server: Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each remote process has its own folder, gone with it: no cache outlives it to be warm.
+    (Refused before anything runs: through ``main``, in this process.)"""
+    from warmscope.cli import main
+
+    monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options())
     record = tmp_path / "r.jsonl"
-    result = warmscope(
-        "run",
-        "sample:trivial",
-        "--mode",
-        "compile",
-        "--compile-cache",
-        "warm",
-        "--host",
-        "127.0.0.1",
-        "--python",
-        PYTHON,
-        "--record",
-        str(record),
-        env=server.env(),
-    )
+    capsys.readouterr()
+    argv = ["run", "sample:trivial", "--mode", "compile", "--compile-cache", "warm"]
+    code = main([*argv, "--host", "127.0.0.1", "--python", PYTHON, "--record", str(record)])
+    result = Result(code, *capsys.readouterr(), None)
     assert result.code == 2
     assert result.stderr.strip().splitlines() == [
         "warmscope: --compile-cache warm: not over --host; use cold or user"
@@ -253,6 +273,7 @@ def test_the_tui_shows_a_remote_run_live(
     monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options())
     settings = RunSettings(target="sample:trivial", iters=30, host="127.0.0.1", python=PYTHON)
+    settings.explain = False  # no second process there to explain a call: not what is shown
     app = build_app(settings=settings)
 
     async def scenario(pilot: Pilot) -> None:
@@ -287,27 +308,11 @@ def test_warmscope_killed_leaves_nothing_on_the_remote(server: Server, tmp_path:
     assert server.left() == []
 
 
-def test_a_sweep_runs_every_process_on_the_host(server: Server, tmp_path: Path) -> None:
+def test_a_sweep_runs_every_process_on_the_host(
+    server: Server, over_host: tuple[Path, Result]
+) -> None:
+    tmp_path, _ = over_host
     folder = tmp_path / "sweep"
-    result = warmscope(
-        "sweep",
-        "sample:trivial",
-        "--vary",
-        "profiling_executor=on,off",
-        "--repeat",
-        "1",
-        "--iters",
-        "20",
-        "--host",
-        "127.0.0.1",
-        "--python",
-        PYTHON,
-        "--record",
-        str(folder),
-        env=server.env(),
-        timeout=300,
-    )
-    assert result.code == 0, result.stderr
     records = sorted(folder.glob("*.jsonl"))
     assert len(records) == 2
     for record in records:
@@ -463,7 +468,8 @@ def test_the_gpu_is_sampled_on_the_remote(server: Server, tmp_path: Path) -> Non
     """NVML from a recording stands in on both ends (no GPU here; the real NVML path is tested
     on a GPU machine, tests/gpu/). This torch has no CUDA, so a ``cuda:0`` run stops at its
     device, after torch's import: samples enough, taken by the guardian over there, with the
-    same GPU fields and the same ``env`` as a local run's; without NVML there, none."""
+    same GPU fields and the same ``env`` as a local run's. (Without NVML there, none:
+    ``test_a_run_over_host_matches_a_local_one``.)"""
     shim = tmp_path / "nvml"
     shim.mkdir()
     (shim / "pynvml.py").write_text(NVML_FROM_RECORDING)
@@ -471,11 +477,7 @@ def test_the_gpu_is_sampled_on_the_remote(server: Server, tmp_path: Path) -> Non
     remote_python.write_text(f'#!/bin/sh\nPYTHONPATH={shim} exec {PYTHON} "$@"\n')
     remote_python.chmod(0o755)
     args = ["run", "sample:trivial", "--device", "cuda:0"]
-    runs = {
-        "remote": ["--host", "127.0.0.1", "--python", str(remote_python)],
-        "local": [],
-        "remote without NVML": ["--host", "127.0.0.1", "--python", PYTHON],
-    }
+    runs = {"remote": ["--host", "127.0.0.1", "--python", str(remote_python)], "local": []}
     for name, extra in runs.items():
         env = {"PYTHONPATH": str(shim)} if name == "local" else server.env()
         result = warmscope(*args, *extra, "--record", str(tmp_path / f"{name}.jsonl"), env=env)
@@ -489,7 +491,4 @@ def test_the_gpu_is_sampled_on_the_remote(server: Server, tmp_path: Path) -> Non
     assert samples[0].keys() == _gpu_of(tmp_path / "local.jsonl")[1][0].keys()
     assert env == _gpu_of(tmp_path / "local.jsonl")[0]
     assert read_run(tmp_path / "remote.jsonl").env["samples"].endswith("and NVML (the GPU)")
-    env, samples = _gpu_of(tmp_path / "remote without NVML.jsonl")
-    assert env.keys() == {"gpus", "nvml"} and str(env["nvml"]).startswith("no GPU: NVML unavail")
-    assert samples and not any(samples)
     assert server.left() == []

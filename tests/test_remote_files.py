@@ -193,27 +193,25 @@ def test_a_remote_model_plants_no_file_here(server: Server, tmp_path: Path) -> N
 
 @needs_ssh
 def test_files_over_the_limit_are_one_line_before_any_connection(
-    server: Server, tmp_path: Path
+    server: Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Refused before anything runs: through the command line's ``main``, in this process."""
+    from warmscope.cli import main
+
     big = tmp_path / "big.pt"
     with open(big, "wb") as f:  # sparse: its size is what counts, not its blocks
         f.truncate(remote.FILES_MAX + 1)
-    result = warmscope(
-        "run",
-        "sample:trivial",
-        "--inputs",
-        str(big),
-        "--host",
-        HOST,
-        "--python",
-        PYTHON,
-        "--record",
-        str(tmp_path / "r.jsonl"),
-        env=server.env(),
-        cwd=tmp_path,
-    )
-    lines = result.stderr.strip().splitlines()
-    assert result.code == 2 and len(lines) == 1, result.stderr
+    monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options())
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    argv = ["run", "sample:trivial", "--inputs", str(big), "--host", HOST, "--python", PYTHON]
+    code = main([*argv, "--record", str(tmp_path / "r.jsonl")])
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
     assert lines[0].startswith(f"warmscope: --host {HOST}: --inputs {big} is ")
     assert f"at most {remote.FILES_MAX >> 20} MiB" in lines[0]
     assert not (tmp_path / "r.jsonl").exists()

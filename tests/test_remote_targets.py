@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FACTORIES, warmscope
+from tests.conftest import FACTORIES, Result, warmscope
 from tests.ssh_server import Server, ssh_server
 from warmscope.core.child import target_files
 from warmscope.core.data.reading import read_run
@@ -60,20 +60,82 @@ def _over_host(server: Server, *args: str, cwd: Path, **kw: str) -> tuple[int, s
     return result.code, result.stdout, result.stderr
 
 
+def _refused_here(
+    server: Server,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    *args: str,
+    cwd: Path,
+) -> tuple[int, str]:
+    """``warmscope ARGS --host`` through the command line's own ``main``, in this process: a
+    target refused there ends the command before any run starts, so no child is needed to
+    see its exit code and its line (one real ``warmscope`` process says it too:
+    ``test_an_unreachable_host_is_one_line``)."""
+    from warmscope.cli import main
+
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("WARMSCOPE_SSH_OPTIONS", server.options())
+    capsys.readouterr()
+    code = main([*args, "--host", HOST, "--python", PYTHON])
+    return code, capsys.readouterr().err
+
+
 # -- over the loopback ------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def warmup_there(server: Server, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Result]:
+    """``warmscope warmup`` over --host on an archive that exists only there (one run of it,
+    read by the tests of a run on a file there and of the warm-up): every process (the
+    baseline and each candidate's) runs there, on the archive named relative to the remote
+    home; each candidate from its recipe sent along (the interpreter there cannot open the
+    test's folder, where the candidates are written). One process per cell (``--repeat 1``),
+    one candidate (the profiling executor off from the start: no "profiling off" candidate):
+    what is checked is where each process ran and what it read, not the verdict's intervals."""
+    tmp_path = tmp_path_factory.mktemp("warmup")
+    python = server.python_hiding(PYTHON, tmp_path)
+    result = warmscope(
+        "warmup",
+        "models/scripted.pt",
+        "--input",
+        "1xTx4",
+        "--dim",
+        "T=2,3",
+        "--iters",
+        "20",
+        "--repeat",
+        "1",
+        "--set",
+        "profiling_executor=off",
+        "--host",
+        HOST,
+        "--python",
+        python,
+        "--emit",
+        str(tmp_path / "recipe.py"),
+        "--quiet",
+        json_path=tmp_path / "warmup.json",
+        env={**server.env(), "WARMSCOPE_RECORD_DIR": str(tmp_path / "records")},
+        cwd=tmp_path,
+        timeout=300,
+    )
+    return tmp_path, result
+
+
 @needs_ssh
-def test_an_archive_that_exists_only_there_runs_over_host(server: Server, tmp_path: Path) -> None:
-    args = ["run", "models/scripted.pt", "--input", "1x4", "--iters", "5"]
-    record = tmp_path / "r.jsonl"
-    code, _, stderr = _over_host(server, *args, "--record", str(record), cwd=tmp_path)
-    assert code == 0, stderr
-    header = json.loads(record.read_text().splitlines()[0])
-    assert header["mode"] == "script"  # told from the file there: a TorchScript archive
-    assert header["target"]["kind"] == "archive"
-    assert header["target"]["path"] == str((server.home / "models" / "scripted.pt").resolve())
-    here = warmscope(*args, cwd=tmp_path)
+def test_an_archive_that_exists_only_there_runs_over_host(
+    server: Server, warmup_there: tuple[Path, Result], tmp_path: Path
+) -> None:
+    folder, result = warmup_there
+    records = sorted((folder / "records").rglob("*.jsonl"))
+    assert records, result.stderr
+    for record in records:
+        header = json.loads(record.read_text().splitlines()[0])
+        assert header["mode"] == "script"  # told from the file there: a TorchScript archive
+        assert header["target"]["kind"] == "archive"
+        assert header["target"]["path"] == str((server.home / "models" / "scripted.pt").resolve())
+        assert read_run(record).status == "ok"
+    here = warmscope("run", "models/scripted.pt", "--input", "1x4", "--iters", "5", cwd=tmp_path)
     assert here.code == 2 and here.stderr.strip() == "warmscope: no such file: models/scripted.pt"
     assert server.left() == []
 
@@ -104,9 +166,16 @@ def test_a_factory_file_there_runs_over_host(server: Server, tmp_path: Path) -> 
     ],
 )
 def test_a_bad_target_there_is_one_line_naming_the_host(
-    server: Server, tmp_path: Path, args: list[str], message: str
+    server: Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    message: str,
 ) -> None:
-    code, _, stderr = _over_host(server, "run", *args, "--input", "1x4", cwd=tmp_path)
+    code, stderr = _refused_here(
+        server, monkeypatch, capsys, "run", *args, "--input", "1x4", cwd=tmp_path
+    )
     lines = stderr.strip().splitlines()
     assert code == 2, stderr
     assert len(lines) == 1 and "Traceback" not in stderr, stderr
@@ -117,11 +186,16 @@ def test_a_bad_target_there_is_one_line_naming_the_host(
 
 
 @needs_ssh
-def test_a_local_file_of_that_name_is_not_looked_at(server: Server, tmp_path: Path) -> None:
+def test_a_local_file_of_that_name_is_not_looked_at(
+    server: Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """The test's folder has ``only_here/`` holding an archive; the remote has none."""
     _archives(tmp_path / "only_here")
-    code, _, stderr = _over_host(
-        server, "run", "only_here/scripted.pt", "--input", "1x4", cwd=tmp_path
+    code, stderr = _refused_here(
+        server, monkeypatch, capsys, "run", "only_here/scripted.pt", "--input", "1x4", cwd=tmp_path
     )
     assert code == 2
     assert stderr.strip() == f"warmscope: --host {HOST}: no such file there: only_here/scripted.pt"
@@ -311,36 +385,12 @@ def test_here_a_refused_file_is_a_target_error_in_the_same_words() -> None:
 
 @needs_ssh
 def test_warmup_over_host_derives_and_verifies_a_recipe_for_a_file_there(
-    server: Server, tmp_path: Path
+    server: Server, warmup_there: tuple[Path, Result]
 ) -> None:
-    """``warmscope warmup`` end to end over --host: every process (the baseline and each
-    candidate's) runs there, on the archive named relative to the remote home; each candidate
-    from its recipe sent along (the interpreter there cannot open the test's folder, where the
-    candidates are written)."""
+    """``warmscope warmup`` end to end over --host (``warmup_there``): each candidate's
+    process read its recipe from the copy sent along."""
+    tmp_path, result = warmup_there
     doc_path = tmp_path / "warmup.json"
-    python = server.python_hiding(PYTHON, tmp_path)
-    result = warmscope(
-        "warmup",
-        "models/scripted.pt",
-        "--input",
-        "1xTx4",
-        "--dim",
-        "T=2,3",
-        "--iters",
-        "20",
-        "--repeat",
-        "2",
-        "--host",
-        HOST,
-        "--python",
-        python,
-        "--emit",
-        str(tmp_path / "recipe.py"),
-        json_path=doc_path,
-        env={**server.env(), "WARMSCOPE_RECORD_DIR": str(tmp_path / "records")},
-        cwd=tmp_path,
-        timeout=300,
-    )
     assert doc_path.exists(), result.stderr
     doc = json.loads(doc_path.read_text())
     assert result.code == (0 if doc["verdict"] == "verified" else 1), result.stderr

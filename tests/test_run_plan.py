@@ -47,6 +47,7 @@ def test_a_tui_run_profiles_apart_and_its_reproduce_line_runs_the_same_plan(
     record = tmp_path / "tui.jsonl"
     settings = small(iters=8)
     settings.profile_iters = "0,steady"
+    settings.explain = False  # no explaining process: its profiles would join the record's
     controller = RunController(record_path=record)
     t0 = time.monotonic()
     entry = controller.start(settings)
@@ -175,10 +176,21 @@ def test_stop_while_explaining_a_first_call_keeps_the_measured_run(tmp_path: Pat
     assert plan.poll(Cursor()).finished
 
 
-def test_a_sweep_or_a_plan_not_asked_to_explain_starts_no_extra_process(tmp_path: Path) -> None:
-    record = tmp_path / "plain.jsonl"
+def test_a_plan_explains_only_where_its_caller_asks_and_the_settings_allow(
+    tmp_path: Path,
+) -> None:
+    """Whether a plan will start a process to explain a slow first call is decided as it is
+    made: where its caller asks (the command line and the TUI, not a sweep: its processes are
+    samples) and ``--no-explain`` does not say no. Planned here, never started; a real run
+    whose slow first call goes unexplained, as asked: ``test_first_call_explained``'s
+    ``--no-explain`` run."""
     settings = small(str(TARGETS / "first_calls.py") + ":lazy_table", iters=10)
-    plan = start_run(settings, record_path=record)
-    assert plan.wait(RUN_S)
-    assert plan.explaining is None and plan.data.status == outcome.OK
-    assert not (tmp_path / "plain.explain.jsonl").exists()
+    refused = settings.copy()
+    refused.explain = False
+    cases = [(settings, False, False), (settings, True, True), (refused, True, False)]
+    for n, (chosen, asked, explains) in enumerate(cases):
+        plan = PlannedRun(chosen, record_path=tmp_path / f"plan{n}.jsonl", explain=asked)
+        try:
+            assert plan.explains is explains and plan.steps == ["measure"]
+        finally:
+            plan.session.discard()
