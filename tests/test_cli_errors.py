@@ -198,7 +198,6 @@ def test_json_in_a_read_only_folder(tmp_path: Path, capsys: pytest.CaptureFixtur
 DOOMED_FACTORY = """\
 import os
 import shutil
-import shutil
 
 import torch
 
