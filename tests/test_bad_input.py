@@ -110,7 +110,7 @@ def test_archive_mode_conflict(
 
 # Found in the child (it is the one that imports the model's code): still one line, exit 2.
 def test_bad_target_found_in_the_child(record_dir: Path) -> None:
-    r = warmscope("run", f"{FACTORIES}:not_a_module", "--input", "2x8", "--quiet")
+    r = warmscope("run", f"{FACTORIES}:not_a_module", "--input", "2x8")
     assert r.code == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "returned int, not a torch.nn.Module" in lines[0], r.stderr
