@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FACTORIES, warmscope
+from tests.cli_in_process import main_here
+from tests.conftest import FACTORIES, Result, warmscope
 from warmscope.core.base.files import atomic_write
 from warmscope.core.child import outcome
 from warmscope.core.data.record import read_run
@@ -38,13 +41,22 @@ def one_line(stderr: str) -> str:
     return lines[0]
 
 
-def assert_usage(args: list[str] | tuple[str, ...], message: str) -> str:
-    r = warmscope(*args)
+def refused(r: Result, message: str) -> str:
+    """``r`` is bad usage: one clean line holding ``message``, exit 2, nothing on stdout."""
     line = one_line(r.stderr)
     assert r.code == outcome.EXIT_USAGE, r.stderr
     assert message in line, line
     assert r.stdout == ""
     return line
+
+
+def assert_usage(
+    capsys: pytest.CaptureFixture[str], args: list[str] | tuple[str, ...], message: str
+) -> str:
+    """Bad usage decided by ``main()`` before any child: here, in-process (a child started
+    fails the call); the console script's own one-line exit 2 is checked on real processes
+    below (a target with escapes, a --json in a missing folder)."""
+    return refused(main_here(capsys, *args), message)
 
 
 # -- bad usage, found before anything runs -------------------------------------------------
@@ -81,12 +93,14 @@ def assert_usage(args: list[str] | tuple[str, ...], message: str) -> str:
         (["--adaptive"], "--adaptive needs --repeat N"),
     ],
 )
-def test_bad_values_are_one_line(extra: list[str], message: str) -> None:
-    assert_usage(["run", *TINY, *extra], message)
+def test_bad_values_are_one_line(
+    extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_usage(capsys, ["run", *TINY, *extra], message)
 
 
-def test_the_profile_cap_is_the_documented_message() -> None:
-    line = assert_usage(["run", *TINY, "--profile-iters", "0-99999999"], "")
+def test_the_profile_cap_is_the_documented_message(capsys: pytest.CaptureFixture[str]) -> None:
+    line = assert_usage(capsys, ["run", *TINY, "--profile-iters", "0-99999999"], "")
     assert line == (
         "warmscope: --profile-iters 0-99999999 asks for 100000000 profiled iterations; "
         "at most 100 (each is slow and writes a trace)"
@@ -94,19 +108,23 @@ def test_the_profile_cap_is_the_documented_message() -> None:
 
 
 def test_a_target_with_escapes_is_not_echoed_raw() -> None:
-    assert_usage(["run", f"{ESC}[2J{ESC}]0;x\x07missing.pt"], "missing.pt")
+    # A real process: the console script's one line on stderr, exit 2, nothing on stdout.
+    refused(warmscope("run", f"{ESC}[2J{ESC}]0;x\x07missing.pt"), "missing.pt")
 
 
 # -- --python ------------------------------------------------------------------------------
 
 
-def test_python_that_is_a_folder(tmp_path: Path) -> None:
-    line = assert_usage(["run", *TINY, "--python", str(tmp_path)], "")
+def test_python_that_is_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = assert_usage(capsys, ["run", *TINY, "--python", str(tmp_path)], "")
     assert line == f"warmscope: --python {tmp_path} is a folder, not a Python interpreter"
 
 
-def test_python_that_is_missing_or_not_executable(tmp_path: Path) -> None:
+def test_python_that_is_missing_or_not_executable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert_usage(
+        capsys,
         ["run", *TINY, "--python", str(tmp_path / "nope")],
         f"--python {tmp_path / 'nope'}: not an executable file: no such file",
     )
@@ -114,14 +132,17 @@ def test_python_that_is_missing_or_not_executable(tmp_path: Path) -> None:
     plain.write_text("#!/bin/sh\n")
     plain.chmod(0o644)
     assert_usage(
+        capsys,
         ["run", *TINY, "--python", str(plain)],
         f"--python {plain}: not an executable file: no permission to execute it",
     )
     assert_usage(
+        capsys,
         ["run", *TINY, "--python", f"/tmp/{ESC}[2Jpy"],
         "not an executable file: no such file",
     )
     assert_usage(
+        capsys,
         ["run", *TINY, "--python", "no-such-python-anywhere"],
         "--python no-such-python-anywhere: not an executable file, and not found on PATH",
     )
@@ -138,34 +159,38 @@ def test_check_python_accepts_an_executable(tmp_path: Path) -> None:
 
 
 def test_json_in_a_missing_folder_is_refused_before_the_run(record_dir: Path) -> None:
-    line = assert_usage(["run", *TINY, "--json", "/nope/x.json"], "")
+    # A real process: refused before any child, no record started.
+    line = refused(warmscope("run", *TINY, "--json", "/nope/x.json"), "")
     assert line == "warmscope: --json /nope/x.json: no such folder /nope"
     assert not record_dir.exists()  # nothing ran, no record was started
 
 
-def test_json_path_problems(tmp_path: Path, record_dir: Path) -> None:
+def test_json_path_problems(
+    tmp_path: Path, record_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def usage(args: list[str], message: str) -> str:
+        return assert_usage(capsys, args, message)
+
     deep = tmp_path / "a" / "b" / "x.json"
-    assert_usage(["run", *TINY, "--json", str(deep)], f"no such folder {tmp_path / 'a'}")
-    assert_usage(["run", *TINY, "--json", str(tmp_path)], f"--json {tmp_path} is a folder")
+    usage(["run", *TINY, "--json", str(deep)], f"no such folder {tmp_path / 'a'}")
+    usage(["run", *TINY, "--json", str(tmp_path)], f"--json {tmp_path} is a folder")
     afile = tmp_path / "afile"
     afile.write_text("")
-    assert_usage(["run", *TINY, "--json", str(afile / "x.json")], f"{afile} is not a folder")
+    usage(["run", *TINY, "--json", str(afile / "x.json")], f"{afile} is not a folder")
     same = tmp_path / "run.jsonl"
-    assert_usage(
-        ["run", *TINY, "--json", str(same), "--record", str(same)], "is also the --record path"
-    )
+    usage(["run", *TINY, "--json", str(same), "--record", str(same)], "is also the --record path")
     assert not same.exists()
-    assert_usage(["run", *TINY, "--json", f"/nope{ESC}[2J/x.json"], "no such folder /nope")
+    usage(["run", *TINY, "--json", f"/nope{ESC}[2J/x.json"], "no such folder /nope")
     assert not record_dir.exists()
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into any folder")
-def test_json_in_a_read_only_folder(tmp_path: Path) -> None:
+def test_json_in_a_read_only_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "ro"
     folder.mkdir()
     folder.chmod(0o555)
     try:
-        assert_usage(["run", *TINY, "--json", str(folder / "x.json")], "is not writable")
+        assert_usage(capsys, ["run", *TINY, "--json", str(folder / "x.json")], "is not writable")
     finally:
         folder.chmod(0o755)
 
@@ -184,13 +209,26 @@ def make():
 """
 
 
-def test_json_that_cannot_be_written_at_the_end(tmp_path: Path) -> None:
-    factory = tmp_path / "doomed.py"
+@dataclass(frozen=True)
+class Doomed:
+    result: Result
+    folder: Path
+    target: Path
+    record: Path
+
+
+@pytest.fixture(scope="module")
+def doomed(tmp_path_factory: pytest.TempPathFactory) -> Doomed:
+    """One real run whose --json folder is removed while it runs. Its record is a whole run's
+    (the model ran; only the --json write failed): it is also the record the tests below
+    read, and the one a second run onto the same path must not replace."""
+    tmp = tmp_path_factory.mktemp("doomed")
+    factory = tmp / "doomed.py"
     factory.write_text(DOOMED_FACTORY)
-    folder = tmp_path / "out"
+    folder = tmp / "out"
     folder.mkdir()
     target = folder / "run.json"
-    record = tmp_path / "run.jsonl"
+    record = tmp / "run.jsonl"
     r = warmscope(
         "run",
         f"{factory}:make",
@@ -203,12 +241,17 @@ def test_json_that_cannot_be_written_at_the_end(tmp_path: Path) -> None:
         "--json",
         str(target),
     )
+    return Doomed(r, folder, target, record)
+
+
+def test_json_that_cannot_be_written_at_the_end(doomed: Doomed) -> None:
+    r, record = doomed.result, doomed.record
     line = one_line(r.stderr)
     assert r.code == outcome.EXIT_FAILED, r.stderr
-    assert line == f"warmscope: cannot write --json {target}: No such file or directory"
+    assert line == f"warmscope: cannot write --json {doomed.target}: No such file or directory"
     assert "iterations 3" in r.stdout and f"record     {record}" in r.stdout
     assert read_run(record).count == 3
-    assert not folder.exists()
+    assert not doomed.folder.exists()
 
 
 def test_atomic_write_leaves_no_tmp_behind(tmp_path: Path) -> None:
@@ -241,44 +284,67 @@ def test_atomic_write_does_not_write_through_a_planted_tmp_link(tmp_path: Path) 
 # -- --record and --overwrite --------------------------------------------------------------
 
 
-def test_help_mentions_overwrite() -> None:
+def test_help_mentions_overwrite(capsys: pytest.CaptureFixture[str]) -> None:
     for args in (["run", "--help"], ["--help"]):
-        r = warmscope(*args)
+        r = main_here(capsys, *args)
         assert r.code == 0, r.stderr
         text = " ".join(r.stdout.split())  # argparse wraps the help
         assert "--overwrite replace an existing --record file" in text
         assert "(never one a live run is writing)" in text
 
 
-def test_a_second_run_onto_the_same_record_needs_overwrite(tmp_path: Path) -> None:
-    record = tmp_path / "run.jsonl"
-    args = ("run", *TINY, "--iters", "3", "--record", str(record))
-    first = warmscope(*args)
-    assert first.code == 0, first.stderr
-    kept = record.read_bytes()
+@pytest.fixture(scope="module")
+def a_record(doomed: Doomed) -> Path:
+    """A finished run's record (the doomed run's: its run completed)."""
+    assert read_run(doomed.record).count == 3
+    return doomed.record
 
-    again = warmscope(*args)
+
+def test_a_second_run_onto_the_same_record_needs_overwrite(
+    a_record: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Refused in the parent, before any child (a child started in-process fails the call).
+    record = tmp_path / "run.jsonl"
+    shutil.copyfile(a_record, record)
+    kept = record.read_bytes()
+    again = main_here(capsys, "run", *TINY, "--iters", "3", "--record", str(record))
     line = one_line(again.stderr)
     assert again.code == outcome.EXIT_USAGE
     assert "--overwrite" in line and str(record) in line
     assert again.stdout == ""
     assert record.read_bytes() == kept  # the first record is intact
 
-    replaced = warmscope(*args, "--overwrite")
-    assert replaced.code == 0, replaced.stderr
-    assert record.read_bytes() != kept
-    assert read_run(record).count == 3
 
-
-# -- stdout closed early -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Overwritten:
+    code: int
+    stderr: str
+    took_s: float
+    record: Path
+    kept: bytes
 
 
 @pytest.fixture(scope="module")
-def a_record(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    record = tmp_path_factory.mktemp("records") / "tiny.jsonl"
-    r = warmscope("run", *TINY, "--iters", "3", "--record", str(record))
-    assert r.code == 0, r.stderr
-    return record
+def overwritten(a_record: Path, tmp_path_factory: pytest.TempPathFactory) -> Overwritten:
+    """One real run with --overwrite onto a copy of a finished run's record, its stdout closed
+    before it prints anything (``| head -0``)."""
+    record = tmp_path_factory.mktemp("overwrite") / "run.jsonl"
+    shutil.copyfile(a_record, record)
+    kept = record.read_bytes()
+    started = time.monotonic()
+    code, _, stderr = closed_early(
+        "run", *TINY, "--iters", "3", "--record", str(record), "--overwrite", read_first=False
+    )
+    return Overwritten(code, stderr, time.monotonic() - started, record, kept)
+
+
+def test_overwrite_replaces_the_record(overwritten: Overwritten) -> None:
+    assert overwritten.code == 0, overwritten.stderr
+    assert overwritten.record.read_bytes() != overwritten.kept
+    assert read_run(overwritten.record).count == 3
+
+
+# -- stdout closed early -------------------------------------------------------------------
 
 
 def closed_early(*args: str, read_first: bool) -> tuple[int, str, str]:
@@ -312,16 +378,11 @@ def test_stdout_closed_before_anything_is_printed(a_record: Path, command: str) 
     assert code == 0 and stderr == ""
 
 
-def test_run_with_stdout_closed_keeps_its_exit_code_and_record(tmp_path: Path) -> None:
-    record = tmp_path / "run.jsonl"
-    started = time.monotonic()
-    code, _, stderr = closed_early(
-        "run", *TINY, "--iters", "3", "--record", str(record), read_first=False
-    )
-    assert "Traceback" not in stderr and stderr == "", stderr
-    assert code == 0
-    assert read_run(record).count == 3
-    assert time.monotonic() - started < 120
+def test_run_with_stdout_closed_keeps_its_exit_code_and_record(overwritten: Overwritten) -> None:
+    assert "Traceback" not in overwritten.stderr and overwritten.stderr == "", overwritten.stderr
+    assert overwritten.code == 0
+    assert read_run(overwritten.record).count == 3
+    assert overwritten.took_s < 120
 
 
 # -- units -----------------------------------------------------------------------------------

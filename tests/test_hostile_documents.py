@@ -3,7 +3,9 @@ the wrong type, whichever command reads it; NaN and infinities; escape sequences
 export; a document recorded under a relative folder; a document far larger than a sweep makes.
 
 The documents are real files: a checked-in sweep of real runs (an H100's, with its records),
-mutated field by field, and a sweep run here for the relative folder.
+mutated field by field. What each command says of a bad document is checked through ``main()``
+in-process (``cli_in_process``), and on real processes for one case; a sweep recorded under a
+relative folder is test_sweep's (its real sweep records so).
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ import pytest
 from rich.console import Console
 from textual.pilot import Pilot
 
-from tests.conftest import warmscope
+from tests.cli_in_process import main_here
+from tests.conftest import Result, warmscope
 from tests.tui_support import run, screen_text, wait_for
 from warmscope.cli.compare import side_paths
-from warmscope.cli.view import open_records
 from warmscope.core.data.record import RecordError
 from warmscope.core.data.sweep_document import read_sweep, sweep_runs
 from warmscope.core.output.export import sweep_csv_rows, sweep_csv_writer
@@ -89,9 +91,13 @@ def spots(value: Any, where: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
 
 
 def mutated(doc: dict[str, Any], where: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(doc)
+    """``doc`` with ``value`` at ``where`` (``KeyError``: the key gone). Only the maps and
+    lists on the way are copied: the rest is shared with ``doc``, which stays as it was (the
+    copy is only written out)."""
+    out = copy.copy(doc)
     node = out
     for key in where[:-1]:
+        node[key] = copy.copy(node[key])
         node = node[key]
     if value is KeyError:
         if isinstance(node, dict):
@@ -105,6 +111,11 @@ def test_every_field_of_the_wrong_type_is_one_line_or_read_by_every_reader(
     document: Path,
 ) -> None:
     doc = json.loads(document.read_text())
+    # Each cell's curve cut to its first iterations (200 there, alike; only the first is
+    # mutated, and no reader here draws the curve): a third of the text to write, read and
+    # check for each of the thousand mutations.
+    for cell in doc["cells"]:
+        del cell["by_iteration"][5:]
     places = list(spots(doc))
     assert len(places) > 100
     refused = read = 0
@@ -140,24 +151,37 @@ CASES: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 
+READERS = (["report"], ["compare"], ["export", "--format", "csv"], ["open"])
+
+
+def said_in_one_line(r: Result, command: list[str], document: Path) -> None:
+    lines = r.stderr.strip().splitlines()
+    assert r.code == 2, (command, r.stderr)
+    assert len(lines) == 1 and "Traceback" not in r.stderr, (command, r.stderr)
+    assert str(document) in lines[0]
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_report_compare_export_and_open_say_what_is_wrong_in_one_line(
-    case: str, document: Path, tmp_path: Path
+    case: str, document: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Each command's main() here: a TUI or a child started fails the call.
     doc = json.loads(document.read_text())
     CASES[case](doc)
     document.write_text(json.dumps(doc))  # NaN and Infinity as Python's json writes them
-    for command in (
-        ["report"],
-        ["compare"],
-        ["export", "--format", "csv"],
-        ["open"],
-    ):
-        r = warmscope(*command, str(document), env={"TERM": "xterm-256color"}, timeout=60)
-        lines = r.stderr.strip().splitlines()
-        assert r.code == 2, (command, r.stderr)
-        assert len(lines) == 1 and "Traceback" not in r.stderr, (command, r.stderr)
-        assert str(document) in lines[0]
+    for command in READERS:
+        said_in_one_line(main_here(capsys, *command, str(document)), command, document)
+
+
+@pytest.mark.parametrize("command", READERS, ids=[c[0] for c in READERS])
+def test_each_command_says_what_is_wrong_in_one_line_from_a_real_process(
+    command: list[str], document: Path
+) -> None:
+    doc = json.loads(document.read_text())
+    CASES["a median that is a string"](doc)
+    document.write_text(json.dumps(doc))
+    r = warmscope(*command, str(document), env={"TERM": "xterm-256color"}, timeout=60)
+    said_in_one_line(r, command, document)
 
 
 def test_nan_and_infinity_in_a_live_sweep_are_drawn_not_raised() -> None:
@@ -179,7 +203,9 @@ def test_nan_and_infinity_in_a_live_sweep_are_drawn_not_raised() -> None:
     run(app, scenario, settled=False)
 
 
-def test_no_escape_byte_in_any_export_of_a_sweep(document: Path, tmp_path: Path) -> None:
+def test_no_escape_byte_in_any_export_of_a_sweep(
+    document: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     doc = json.loads(document.read_text())
     doc["target"] = f"sample:{ESC}"
     doc["answer"] = ESC
@@ -193,14 +219,18 @@ def test_no_escape_byte_in_any_export_of_a_sweep(document: Path, tmp_path: Path)
     outputs = []
     for fmt in ("csv", "json", "md"):
         out = tmp_path / f"export.{fmt}"
-        r = warmscope("export", str(document), "--format", fmt, "-o", str(out))
+        r = main_here(capsys, "export", str(document), "--format", fmt, "-o", str(out))
         assert r.code == 0, r.stderr
         outputs.append(out.read_bytes())
-        shown = warmscope("export", str(document), "--format", fmt)
+        shown = main_here(capsys, "export", str(document), "--format", fmt)
         assert shown.code == 0, shown.stderr
         outputs.append(shown.stdout.encode())
+    # And what a real process writes on its stdout, byte for byte.
+    real = warmscope("export", str(document), "--format", "md")
+    assert real.code == 0 and real.stdout.encode() == outputs[-1], real.stderr
+    outputs.append(real.stdout.encode())
     report = tmp_path / "report.md"
-    assert warmscope("report", str(document), "-o", str(report)).code == 0
+    assert main_here(capsys, "report", str(document), "-o", str(report)).code == 0
     outputs.append(report.read_bytes())
     for data in outputs:
         text = data.decode()
@@ -209,53 +239,14 @@ def test_no_escape_byte_in_any_export_of_a_sweep(document: Path, tmp_path: Path)
     assert rows[1][1].startswith("eager")
 
 
-def test_a_sweep_recorded_under_a_relative_folder_opens_from_anywhere(
-    tmp_path: Path, record_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    r = warmscope(
-        "sweep",
-        "sample:trivial",
-        "--preset",
-        "eager,torchscript",
-        "--repeat",
-        "1",
-        "--iters",
-        "3",
-        "--record",
-        "logs/sw",
-        cwd=tmp_path,
-        timeout=180,
-    )
-    assert r.code == 0, r.stderr
-    document = tmp_path / "logs/sw/sweep.json"
-    doc = json.loads(document.read_text())
-    assert doc["ran_in"] == str(tmp_path)
-    assert doc["cells"][0]["processes"][0]["record"].startswith("logs/sw/")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    for cwd, name in ((elsewhere, str(document)), (tmp_path / "logs", "sw/sweep.json")):
-        monkeypatch.chdir(cwd)
-        records, sweeps = open_records([Path(name)])
-        assert len(records) == 2 and all(p.is_file() for p in records)
-        assert sweeps and sweeps[0]["ran_in"] == str(tmp_path)
-
-    # A document from before the folder was recorded: its records are found beside it.
-    older = {k: v for k, v in doc.items() if k != "ran_in"}
-    document.write_text(json.dumps(older))
-    monkeypatch.chdir(elsewhere)
-    records, _ = open_records([document])
-    assert sorted(p.name for p in records) == sorted(
-        Path(p["record"]).name for c in doc["cells"] for p in c["processes"]
-    )
-    assert all(p.is_file() for p in records)
-
-
 TUI_RSS_BOUND = 1536 << 20
 
 
 def big_document(folder: Path, megabytes: float) -> Path:
     """The checked-in sweep grown to about ``megabytes``: as many cells as a sweep may have
-    (64), each with thousands of processes naming the records there."""
+    (64), each with thousands of processes naming the records there. The text is written
+    once, by ``json.dumps``: how many processes fit is counted before (a process's text is
+    its first three's, told apart by the digits of ``repeat``)."""
     doc = json.loads((folder / "sweep.json").read_text())
     cells = []
     for index in range(64):
@@ -264,18 +255,26 @@ def big_document(folder: Path, megabytes: float) -> Path:
         cells.append(cell)
     doc["cells"] = cells
     doc["ranking"] = []
-    size = len(json.dumps(doc))
-    per_process = len(json.dumps(cells[0]["processes"][0])) + 2
-    repeat = max(1, (int(megabytes * 2**20) - size) // (64 * per_process))
     firsts = [cell["processes"][:3] for cell in cells]
-    path = folder / f"big-{megabytes:g}.json"
-    for _ in range(3):  # the estimate, then what the text came to
-        for cell, first in zip(cells, firsts, strict=True):
-            cell["processes"] = [{**first[n % 3], "repeat": n} for n in range(repeat)]
-        text = json.dumps(doc)
-        if len(text) <= megabytes * 2**20:
+    for cell in cells:
+        cell["processes"] = []
+    limit = int(megabytes * 2**20)
+    size = len(json.dumps(doc))
+    # Process n of every cell: the text of its first n % 3 with "repeat": 0, one byte for the
+    # 0 swapped for str(n)'s, and ", " before it but the first.
+    widths = [sum(len(json.dumps({**first[k], "repeat": 0})) for first in firsts) for k in range(3)]
+    repeat = 0
+    while True:
+        grown = widths[repeat % 3] + len(cells) * (len(str(repeat)) - 1 + (2 if repeat else 0))
+        if size + grown > limit:
             break
-        repeat = int(repeat * megabytes * 2**20 / len(text) * 0.999)
+        size += grown
+        repeat += 1
+    for cell, first in zip(cells, firsts, strict=True):
+        cell["processes"] = [{**first[n % 3], "repeat": n} for n in range(max(1, repeat))]
+    text = json.dumps(doc)
+    assert len(text) == size <= limit
+    path = folder / f"big-{megabytes:g}.json"
     path.write_text(text)
     return path
 
@@ -369,9 +368,13 @@ def test_a_document_with_a_hundred_thousand_cells_is_refused_in_one_line(
     kept = ("label", "runs", "processes", "first_ms", "shapes")
     cell = {k: v for k, v in doc["cells"][0].items() if k in kept}
     cell["processes"] = []
-    doc["cells"] = [{**cell, "index": n} for n in range(100_000)]
+    # The text json.dumps makes of 100,000 such cells, index last, put together from one.
+    opening = json.dumps({**cell, "index": 0}).removesuffix("0}")
+    cells = "[" + ", ".join(f"{opening}{n}}}" for n in range(100_000)) + "]"
+    doc["cells"] = "\x00cells"
+    text = json.dumps(doc).replace('"\\u0000cells"', cells)
     document = tmp_path / "huge.json"
-    document.write_text(json.dumps(doc))
+    document.write_text(text)
     assert 16 << 20 < document.stat().st_size < 64 << 20
     peak, seen, code = tui_peak_rss(document)
     assert code == 2

@@ -19,20 +19,24 @@ from warmscope.core.data.record import VERSION, RecordError, RecordWriter, read_
 from warmscope.core.data.run import RunData
 
 WIDE = st.integers(-(2**61), 2**61)  # every width, and sums that stay in 64 bits
+MOST = 64
+"""The longest batch drawn: a batch is packed column by column, a byte plane at a time, the
+same at any length; what varies is each value's width and sign (hypothesis' draws of a value
+are what an example costs)."""
 
 
 @st.composite
 def batches(draw: Any) -> tuple[list[int], list[int], list[int] | None]:
     """Durations and starts as the agent sends them, or wilder (negative, of every width), with
     or without shape indices."""
-    n = draw(st.integers(1, 300))
+    n = draw(st.integers(1, MOST))
     wild = draw(st.booleans())
     ns = draw(st.lists(WIDE if wild else st.integers(0, 60_000), min_size=n, max_size=n))
     s0 = draw(st.integers(0, 2**40))
-    gap = WIDE if wild else st.integers(0, 900)
+    gaps = draw(st.lists(WIDE if wild else st.integers(0, 900), min_size=n - 1, max_size=n - 1))
     starts = [s0]
-    for d in ns[:-1]:
-        starts.append(starts[-1] + d + draw(gap))
+    for d, gap in zip(ns[:-1], gaps, strict=True):
+        starts.append(starts[-1] + d + gap)
     if wild and any(abs(v) >= 2**62 for v in starts):
         starts = [s0 + i for i in range(n)]
     shapes = draw(st.none() | st.lists(st.integers(-1, 2**15 - 1), min_size=n, max_size=n))

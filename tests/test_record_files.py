@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from warmscope.core.data import record as record_module
 from warmscope.core.data.document import to_document
 from warmscope.core.data.record import (
     VERSION,
@@ -147,6 +148,15 @@ def test_unique_record_path_skips_taken_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path))
+    # The clock held still: a second ticking between two calls (a loaded machine) would
+    # start the names afresh, with no suffix.
+    names: dict[tuple[str, str], str] = {}
+    base_name = record_module._base_name
+    monkeypatch.setattr(
+        record_module,
+        "_base_name",
+        lambda target, mode: names.setdefault((target, mode), base_name(target, mode)),
+    )
     first = unique_record_path("m.py:net", "eager")
     assert not first.exists() and first.suffix == ".jsonl"
     first.touch()

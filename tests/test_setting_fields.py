@@ -200,25 +200,37 @@ def test_old_records_load_into_typed_settings(path: Path) -> None:
     assert parse(data.settings.command_line()).to_json() == data.settings.to_json()
 
 
-def test_compare_names_env_and_timeout_of_two_real_runs(tmp_path: Path, record_dir: Path) -> None:
-    records = []
-    for threads, timeout in (("1", "60"), ("2", "90")):
-        record = tmp_path / f"omp{threads}.jsonl"
-        made = warmscope(
-            "run",
-            "sample:trivial",
-            "--iters",
-            "3",
-            "--set",
-            f"env.OMP_NUM_THREADS={threads}",
-            "--timeout",
-            timeout,
-            "--record",
-            str(record),
-            "--quiet",
-        )
-        assert made.code == 0, made.stderr
-        records.append(str(record))
+def test_compare_names_the_env_and_timeout_a_real_run_recorded(
+    tmp_path: Path, record_dir: Path
+) -> None:
+    """A real run records the environment and the timeout it was given, and compare names
+    them where they differ. The other side is the same record with those two settings of its
+    header changed: a second real run would record them by the same code (a child and its
+    torch import more)."""
+    record = tmp_path / "omp1.jsonl"
+    made = warmscope(
+        "run",
+        "sample:trivial",
+        "--iters",
+        "3",
+        "--set",
+        "env.OMP_NUM_THREADS=1",
+        "--timeout",
+        "60",
+        "--record",
+        str(record),
+        "--quiet",
+    )
+    assert made.code == 0, made.stderr
+    header, *rest = record.read_text().splitlines(keepends=True)
+    fields = json.loads(header)
+    assert fields["settings"]["env"] == {"OMP_NUM_THREADS": "1"}
+    assert fields["settings"]["timeout"] == 60
+    fields["settings"]["env"] = {"OMP_NUM_THREADS": "2"}
+    fields["settings"]["timeout"] = 90.0
+    other = tmp_path / "omp2.jsonl"
+    other.write_text(json.dumps(fields) + "\n" + "".join(rest))
+    records = [str(record), str(other)]
     out = warmscope("compare", *records)
     assert out.code == 0, out.stderr
     lines = out.stdout.splitlines()

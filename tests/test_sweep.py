@@ -1,4 +1,11 @@
-"""`warmscope sweep` and `run --repeat`: real child processes, real torch, real records."""
+"""`warmscope sweep` and `run --repeat`: real child processes, real torch, real records.
+
+One real sweep of two presets serves every test that reads a finished sweep (its document,
+its records, compare, report and open of it, from here and from elsewhere: it records under
+a folder given relative to where it ran); one real sweep stopped with Ctrl-C serves the
+stopped and the killed sweep's tests; what the command line decides before any child (usage
+errors) and what compare and report print of a document are checked through ``main()``
+in-process."""
 
 from __future__ import annotations
 
@@ -8,25 +15,33 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.cli_in_process import main_here
 from tests.conftest import Result, warmscope
 from warmscope.core.data.record import read_run
 
 ONE_THREAD = ("--set", "intra_op_threads=1")
 
 
-def started_ns(record: str) -> int:
+def started_ns(record: Path) -> int:
     """When a run began, from its run id (``PID-TIME_NS``)."""
-    with open(record) as f:
+    with record.open() as f:
         return int(json.loads(f.readline())["run_id"].rsplit("-", 1)[1])
+
+
+RECORDS = "logs/sw"
+"""The sweep's record folder, relative to the folder it runs in."""
 
 
 @pytest.fixture(scope="module")
 def two_presets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
+    """The sweep, run in ``tmp`` with ``--record logs/sw`` (relative): its document names its
+    records relative to ``tmp`` (``ran_in``)."""
     tmp = tmp_path_factory.mktemp("sweep")
     result = warmscope(
         "sweep",
@@ -39,8 +54,9 @@ def two_presets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]
         "12",
         *ONE_THREAD,
         "--record",
-        str(tmp / "records"),
+        RECORDS,
         json_path=tmp / "sweep.json",
+        cwd=tmp,
         timeout=240,
     )
     return result, tmp
@@ -56,13 +72,13 @@ def test_two_preset_sweep_runs_interleaved(two_presets: tuple[Result, Path]) -> 
     assert [c["label"] for c in doc["cells"]] == ["torchscript", "no-profiling"]
     # The records really started in that order: A B A B.
     runs = {(c["index"], p["repeat"]): p["record"] for c in doc["cells"] for p in c["processes"]}
-    by_time = sorted(runs, key=lambda key: started_ns(runs[key]))
+    by_time = sorted(runs, key=lambda key: started_ns(tmp / runs[key]))
     assert [list(k) for k in by_time] == doc["schedule"]
     for cell, preset in zip(doc["cells"], ("torchscript", "no-profiling"), strict=True):
         assert len(cell["runs"]) == 2
         assert cell["settings"]["preset"] == preset
         for path in cell["runs"]:
-            data = read_run(Path(path))
+            data = read_run(tmp / path)
             assert data.status == "ok" and data.count == 12
             assert data.settings.preset == preset
         for metric in ("first_ms", "warmup_excess_ms", "steady_p50_ms", "setup_ms"):
@@ -88,23 +104,25 @@ def test_two_preset_sweep_runs_interleaved(two_presets: tuple[Result, Path]) -> 
     assert any(line.endswith("50.0% intervals (2 processes; 6 reach 95%)") for line in lines)
     assert not any("95% interval" in line for line in lines)
     # The sweep's own record is the same document, beside its runs.
-    saved = json.loads((tmp / "records" / "sweep.json").read_text())
+    saved = json.loads((tmp / RECORDS / "sweep.json").read_text())
     assert saved["answer"] == doc["answer"] and saved["schedule"] == doc["schedule"]
 
 
-def test_compare_and_report_read_a_sweep(two_presets: tuple[Result, Path]) -> None:
+def test_compare_and_report_read_a_sweep(
+    two_presets: tuple[Result, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     r, tmp = two_presets
     doc = r.doc
     assert doc is not None
-    shown = warmscope("compare", str(tmp / "sweep.json"))
+    shown = main_here(capsys, "compare", str(tmp / "sweep.json"))
     assert shown.code == 0, shown.stderr
     assert shown.stdout.splitlines()[0] == f"answer     {doc['answer']}"
-    report = warmscope("report", str(tmp / "records" / "sweep.json"))
+    report = main_here(capsys, "report", str(tmp / RECORDS / "sweep.json"))
     assert report.code == 0, report.stderr
     assert f"**{doc['answer']}**" in report.stdout
     assert "| torchscript | 2 |" in report.stdout
     runs = doc["cells"][0]["runs"] + doc["cells"][1]["runs"][:1]
-    many = warmscope("compare", *runs)
+    many = main_here(capsys, "compare", *runs, cwd=tmp)
     assert many.code == 0, many.stderr
     assert "ratios: each run against the first" in many.stdout
     assert "profiling_executor" in many.stdout  # the settings that differ
@@ -138,86 +156,145 @@ def test_open_shows_a_sweep_over_its_runs(two_presets: tuple[Result, Path]) -> N
     run(app, scenario, size=(120, 40))
 
 
-def test_run_repeat_values_are_the_records_first_iterations(tmp_path: Path) -> None:
-    r = warmscope(
-        "run",
-        "sample:trivial",
-        "--repeat",
-        "2",
-        "--iters",
-        "6",
-        *ONE_THREAD,
-        json_path=tmp_path / "repeat.json",
-        env={"WARMSCOPE_RECORD_DIR": str(tmp_path / "records")},
-    )
+def test_a_sweep_recorded_under_a_relative_folder_opens_from_anywhere(
+    two_presets: tuple[Result, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from warmscope.cli.view import open_records
+
+    r, tmp = two_presets
     assert r.code == 0, r.stderr
+    document = tmp / RECORDS / "sweep.json"
+    doc = json.loads(document.read_text())
+    assert doc["ran_in"] == str(tmp)
+    assert doc["cells"][0]["processes"][0]["record"].startswith(f"{RECORDS}/")
+    elsewhere = tmp / "elsewhere"
+    elsewhere.mkdir()
+    for cwd, name in ((elsewhere, str(document)), (tmp / "logs", "sw/sweep.json")):
+        monkeypatch.chdir(cwd)
+        records, sweeps = open_records([Path(name)])
+        assert len(records) == 4 and all(p.is_file() for p in records)
+        assert sweeps and sweeps[0]["ran_in"] == str(tmp)
+
+    # A document from before the folder was recorded: its records are found beside it (a
+    # copy of the document, beside the sweep's own, which the other tests read).
+    older = document.with_name("older-sweep.json")
+    older.write_text(json.dumps({k: v for k, v in doc.items() if k != "ran_in"}))
+    monkeypatch.chdir(elsewhere)
+    records, _ = open_records([older])
+    assert sorted(p.name for p in records) == sorted(
+        Path(p["record"]).name for c in doc["cells"] for p in c["processes"]
+    )
+    assert all(p.is_file() for p in records)
+
+
+def test_a_sweeps_figures_are_its_records_first_iterations(
+    two_presets: tuple[Result, Path],
+) -> None:
+    """Each cell's figures are its records' own: the first iterations, their medians, each
+    iteration's median, the steady p50s (``run --repeat`` digests its one cell the same way:
+    test_export_command checks that on a real ``run --repeat``)."""
+    r, tmp = two_presets
     doc: dict[str, Any] = r.doc  # type: ignore[assignment]
-    assert doc["format"] == "warmscope-sweep" and len(doc["cells"]) == 1
-    assert doc["schedule"] == [[0, 0], [0, 1]]
-    cell = doc["cells"][0]
-    records = [read_run(Path(p)) for p in cell["runs"]]
-    assert [round(d.ms[0], 6) for d in records] == cell["first_ms"]["values"]
-    assert cell["first_ms"]["median"] == pytest.approx(statistics.median(d.ms[0] for d in records))
-    for i, row in enumerate(cell["by_iteration"]):
-        assert row["median"] == pytest.approx(statistics.median(d.ms[i] for d in records), abs=1e-6)
-    assert cell["steady_p50_ms"]["values"] == [
-        round(d.summary().p50_ms, 6)
-        for d in records  # type: ignore[arg-type]
-    ]
-    assert r.stdout.startswith("answer ")
+    for cell in doc["cells"]:
+        records = [read_run(tmp / p) for p in cell["runs"]]
+        assert [round(d.ms[0], 6) for d in records] == cell["first_ms"]["values"]
+        assert cell["first_ms"]["median"] == pytest.approx(
+            statistics.median(d.ms[0] for d in records)
+        )
+        for i, row in enumerate(cell["by_iteration"]):
+            assert row["median"] == pytest.approx(
+                statistics.median(d.ms[i] for d in records), abs=1e-6
+            )
+        assert cell["steady_p50_ms"]["values"] == [
+            round(d.summary().p50_ms, 6)
+            for d in records  # type: ignore[arg-type]
+        ]
 
 
-def test_a_stopped_sweep_keeps_what_finished(tmp_path: Path) -> None:
-    folder = tmp_path / "records"
+def test_run_repeat_is_one_cell_in_that_many_processes() -> None:
+    """``run --repeat N``: the run's settings as the one cell, its N processes in turn (a real
+    ``run --repeat`` runs in test_export_command)."""
+    from warmscope.cli import make_parser
+    from warmscope.cli.sweep import sweep_cells
+    from warmscope.core.run.sweep import Sweep
+
+    args = make_parser("run").parse_args(
+        ["sample:trivial", "--repeat", "2", "--iters", "6", *ONE_THREAD]
+    )
+    cells = sweep_cells(args, sweep=False)
+    assert len(cells) == 1
+    assert cells[0].settings.iters == 6 and cells[0].settings.knobs["intra_op_threads"] == 1
+    assert cells[0].label == "intra_op_threads=1"
+    assert Sweep("sample:trivial", cells, repeat=2).plan == [(0, 0), (0, 1)]
+
+
+@dataclass(frozen=True)
+class Stopped:
+    code: int
+    out: str
+    err: str
+    document: Path
+    mid_way: str
+    """The document's text as it was on disk once a process had finished, the sweep still
+    running: what a SIGKILL then would have left (the sweep writes it whole, by a rename,
+    after each process; nothing written after a SIGKILL)."""
+
+
+@pytest.fixture(scope="module")
+def stopped(tmp_path_factory: pytest.TempPathFactory) -> Stopped:
+    """One real sweep of 8 planned processes, stopped with Ctrl-C (SIGINT) once one of them
+    finished."""
+    folder = tmp_path_factory.mktemp("stopped") / "records"
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "warmscope.cli",
-            "sweep",
-            "sample:trivial",
-            "--vary",
-            "profiling_executor=on,off",
-            "--repeat",
-            "3",
-            "--iters",
-            "5",
+            *(sys.executable, "-m", "warmscope.cli", "sweep", "sample:trivial"),
+            *("--vary", "profiling_executor=on,off", "--repeat", "4", "--iters", "5"),
             *ONE_THREAD,
-            "--record",
-            str(folder),
+            *("--record", str(folder)),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     document = folder / "sweep.json"
+    mid_way = ""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if document.exists() and json.loads(document.read_text())["finished"] >= 1:
-            break
+        if document.exists():
+            text = document.read_text()
+            if json.loads(text)["finished"] >= 1:
+                mid_way = text
+                break
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    doc = json.loads(document.read_text())
+    return Stopped(proc.returncode, out, err, document, mid_way)
+
+
+def test_a_stopped_sweep_keeps_what_finished(stopped: Stopped) -> None:
+    assert stopped.code == 130, stopped.err
+    doc = json.loads(stopped.document.read_text())
     assert doc["stopped"] is True
-    assert 1 <= doc["finished"] < doc["planned"] == 6
-    assert doc["answer"].startswith(f"stopped after {doc['finished']} of 6 processes")
+    assert 1 <= doc["finished"] < doc["planned"] == 8
+    assert doc["answer"].startswith(f"stopped after {doc['finished']} of 8 processes")
     finished_ok = sum(len(c["runs"]) for c in doc["cells"])
     assert finished_ok >= doc["finished"] - 1  # the one stopped half way is left out
     for c in doc["cells"]:
         assert len(c["first_ms"]["values"]) == len(c["runs"])
-    assert out.startswith("answer ")
+    assert stopped.out.startswith("answer ")
 
 
-def test_sweep_usage_errors_name_the_problem() -> None:
-    one = warmscope("sweep", "sample:trivial", "--preset", "torchscript")
+def test_sweep_usage_errors_name_the_problem(capsys: pytest.CaptureFixture[str]) -> None:
+    # Decided before any child: in-process (a child started fails the call); the one-line
+    # exit 2 of the console script is test_cli_errors'.
+    one = main_here(capsys, "sweep", "sample:trivial", "--preset", "torchscript")
     assert one.code == 2 and "at least two settings" in one.stderr
-    bad = warmscope("sweep", "sample:trivial", "--preset", "torchscript,nope")
+    bad = main_here(capsys, "sweep", "sample:trivial", "--preset", "torchscript,nope")
     assert bad.code == 2 and "unknown preset 'nope'" in bad.stderr
-    vary = warmscope("sweep", "sample:trivial", "--vary", "no_such_knob=1,2")
+    vary = main_here(capsys, "sweep", "sample:trivial", "--vary", "no_such_knob=1,2")
     assert vary.code == 2 and "no_such_knob" in vary.stderr
-    rank = warmscope(
+    rank = main_here(
+        capsys,
         "sweep",
         "sample:trivial",
         "--preset",
@@ -249,41 +326,28 @@ def test_a_target_the_child_refuses_ends_the_sweep_at_once(tmp_path: Path) -> No
     assert doc["finished"] == 1, "one refusal is enough: the other processes would refuse too"
 
 
-def test_profiling_is_refused_in_a_sweep() -> None:
-    r = warmscope("run", "sample:trivial", "--repeat", "2", "--profile-iters", "0")
+def test_profiling_is_refused_in_a_sweep(capsys: pytest.CaptureFixture[str]) -> None:
+    r = main_here(capsys, "run", "sample:trivial", "--repeat", "2", "--profile-iters", "0")
     assert r.code == 2 and "--profile-iters does not go with --repeat" in r.stderr
 
 
-def test_a_killed_sweep_says_how_many_of_its_processes_ran(tmp_path: Path) -> None:
-    """SIGKILL after 1 of 8 processes: nothing marks the document stopped, yet compare and
-    report of it say how many of the planned processes ran."""
-    folder = tmp_path / "records"
-    proc = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "warmscope.cli", "sweep", "sample:trivial"),
-            *("--vary", "profiling_executor=on,off", "--repeat", "4", "--iters", "5"),
-            *ONE_THREAD,
-            *("--record", str(folder)),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    document = folder / "sweep.json"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if document.exists() and json.loads(document.read_text())["finished"] >= 1:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    proc.wait(timeout=30)
-    doc = json.loads(document.read_text())
+def test_a_killed_sweep_says_how_many_of_its_processes_ran(
+    stopped: Stopped, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Killed (SIGKILL) after 1 of 8 processes: nothing marks the document stopped, yet
+    compare and report of it say how many of the planned processes ran. The document is the
+    one on disk while the stopped sweep ran (``Stopped.mid_way``): a SIGKILL runs no code."""
+    assert stopped.mid_way, "no process finished within 120 s"
+    document = tmp_path / "sweep.json"  # its records are named by their absolute paths
+    document.write_text(stopped.mid_way)
+    doc = json.loads(stopped.mid_way)
     ran = doc["finished"]
     assert 1 <= ran < doc["planned"] == 8 and doc["stopped"] is False
     said = f"{ran} of 8 planned processes ran"
-    compared = warmscope("compare", str(document))
+    compared = main_here(capsys, "compare", str(document))
     assert compared.code == 0, compared.stderr
     assert said in compared.stdout
-    assert said in warmscope("report", str(document)).stdout
+    assert said in main_here(capsys, "report", str(document)).stdout
 
 
 def test_an_adaptive_sweep_drops_the_slower_cell_and_stops_early() -> None:

@@ -90,14 +90,20 @@ def record_path(record: str, doc: dict[str, Any], path: Path) -> Path | None:
 
 
 def sweep_runs(doc: dict[str, Any], path: Path) -> list[Path]:
-    """Every record of a sweep document that exists, each once (``record_path``)."""
+    """Every record of a sweep document that exists, each once (``record_path``). A record
+    named again is looked for once: a document may name a few records thousands of times,
+    and each look is a walk of the file system (a path resolved)."""
     out: list[Path] = []
     seen: set[Path] = set()
+    named: set[str] = set()
     for cell in doc["cells"]:
         for p in cell.get("processes", []):
             record = p.get("record") if isinstance(p, dict) else None
-            found = record_path(record, doc, path) if isinstance(record, str) else None
-            if found is not None and found.resolve() not in seen:
-                seen.add(found.resolve())
+            if not isinstance(record, str) or record in named:
+                continue
+            named.add(record)
+            found = record_path(record, doc, path)
+            if found is not None and (resolved := found.resolve()) not in seen:
+                seen.add(resolved)
                 out.append(found)
     return out
