@@ -163,7 +163,11 @@ class SharedApp:
         app = self.app
         assert app.is_running, "the shared app has ended (a test before this one quit it)"
         glyphs.set_ascii(app.ascii)  # process-wide: the app built last set it for itself
-        await app.workers.wait_for_complete()
+        try:
+            await asyncio.wait_for(app.workers.wait_for_complete(), timeout=60)
+        except asyncio.TimeoutError:
+            message = "the shared app is still busy with what a test left running"
+            raise AssertionError(message) from None
         while len(app.screen_stack) > 1:
             await app.pop_screen()
         if (app.size.width, app.size.height) != size:
