@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
 
 from tests.fake_session import Moment, end, factory, iterations
-from tests.tui_support import run, screen_text, wait_for
+from tests.tui_support import SharedApp, run, screen_text, wait_for
 from warmscope.core.child import outcome
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
@@ -34,6 +34,23 @@ SCRIPT = DATA / "speech-script.jsonl"
 NO_PROFILING = DATA / "speech-no-profiling.jsonl"
 FAILED = DATA / "failed-at-3.jsonl"
 QUANTIZED = DATA / "quantized-profiled.jsonl"
+
+
+@pytest.fixture(scope="module")
+def opened() -> Iterator[SharedApp]:
+    """``warmscope open`` on three records, one app for the tests that compare them (each
+    starts from the first frame's screen: ``SharedApp``)."""
+    shared = SharedApp(build_app(records=[SCRIPT, NO_PROFILING, FAILED]))
+    yield shared
+    shared.close()
+
+
+@pytest.fixture(scope="module")
+def in_ascii() -> Iterator[SharedApp]:
+    """The same three records, ``--ascii``, at 80x24."""
+    shared = SharedApp(build_app(records=[SCRIPT, NO_PROFILING, FAILED], ascii=True), (80, 24))
+    yield shared
+    shared.close()
 
 
 def test_a_difference_reads_in_words_and_noise_is_no_difference() -> None:
@@ -70,8 +87,8 @@ def test_the_comparison_document_and_its_markdown() -> None:
     assert "| profiling_executor | `default` | `off` | `default` |" in md
 
 
-def test_three_runs_each_against_a_then_two_again() -> None:
-    app = build_app(records=[SCRIPT, NO_PROFILING, FAILED])
+def test_three_runs_each_against_a_then_two_again(opened: SharedApp) -> None:
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("c")
@@ -94,11 +111,11 @@ def test_three_runs_each_against_a_then_two_again() -> None:
         assert [e.number for e in screen.chosen] == [3, 1]
         assert len(screen.query_one("#compare-metrics", DataTable).columns) == 4
 
-    run(app, scenario, (100, 30))
+    opened.run(scenario, (100, 30))
 
 
-def test_marked_runs_in_history_are_compared() -> None:
-    app = build_app(records=[SCRIPT, NO_PROFILING, FAILED])
+def test_marked_runs_in_history_are_compared(opened: SharedApp) -> None:
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("h")
@@ -111,11 +128,11 @@ def test_marked_runs_in_history_are_compared() -> None:
         assert isinstance(app.screen, CompareScreen)
         assert [e.number for e in app.screen.chosen] == [3, 1, 2]
 
-    run(app, scenario, (100, 30))
+    opened.run(scenario, (100, 30))
 
 
-def test_x_exports_the_comparison_as_json_and_markdown(tmp_path: Path) -> None:
-    app = build_app(records=[SCRIPT, NO_PROFILING])
+def test_x_exports_the_comparison_as_json_and_markdown(opened: SharedApp, tmp_path: Path) -> None:
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("c", "x")
@@ -126,7 +143,7 @@ def test_x_exports_the_comparison_as_json_and_markdown(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: len(list(tmp_path.iterdir())) == 2, timeout=10)
         assert isinstance(app.screen, CompareScreen), "back where the export started"
 
-    run(app, scenario, (100, 30))
+    opened.run(scenario, (100, 30))
     doc = json.loads((tmp_path / "warmscope-compare-1-2.json").read_text())
     assert [r["record"] for r in doc["runs"]] == [str(SCRIPT), str(NO_PROFILING)]
     assert "within noise" in (tmp_path / "warmscope-compare-1-2.md").read_text()
@@ -165,8 +182,8 @@ def test_compare_follows_a_third_live_run_to_its_end() -> None:
     run(app, scenario, (120, 40), settled=False)
 
 
-def test_at_80x24_nothing_that_matters_is_cut() -> None:
-    app = build_app(records=[SCRIPT, NO_PROFILING, FAILED])
+def test_at_80x24_nothing_that_matters_is_cut(opened: SharedApp) -> None:
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("c")
@@ -179,11 +196,11 @@ def test_at_80x24_nothing_that_matters_is_cut() -> None:
         for column in ("status", "iters", "first", "p50", "failed", "50.7 µs"):
             assert column in text, column
 
-    run(app, scenario, (80, 24))
+    opened.run(scenario, (80, 24))
 
 
-def test_ascii_compare_screen_is_ascii() -> None:
-    app = build_app(records=[SCRIPT, NO_PROFILING], ascii=True)
+def test_ascii_compare_screen_is_ascii(in_ascii: SharedApp) -> None:
+    app = in_ascii.app
 
     async def scenario(pilot: Pilot) -> None:
         for keys in ((), ("c",), ("plus",)):
@@ -192,7 +209,7 @@ def test_ascii_compare_screen_is_ascii() -> None:
             text = screen_text(app)
             assert text.isascii(), sorted({c for c in text if not c.isascii()})
 
-    run(app, scenario, (80, 24))
+    in_ascii.run(scenario, (80, 24))
 
 
 def test_cli_compares_three_records_against_the_first(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -221,7 +238,12 @@ def _overlay_cells(app: WarmscopeApp) -> list[tuple[str, Style]]:
     return cells
 
 
-def _three_runs_overlaid(app: WarmscopeApp, check: Callable[[str], None]) -> None:
+def _three_runs_overlaid(
+    app: WarmscopeApp, check: Callable[[str], None], shared: SharedApp | None = None
+) -> None:
+    """``c`` and ``+`` on the first of three runs, then ``check`` the legend at 80x24 (in the
+    app ``shared`` runs, else in ``app`` of its own)."""
+
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("c", "plus")
         await pilot.pause()
@@ -231,7 +253,10 @@ def _three_runs_overlaid(app: WarmscopeApp, check: Callable[[str], None]) -> Non
         assert re.search(r"iterations 0.59 ", legend), "the longest run's: C failed at 3"
         check(legend)
 
-    run(app, scenario, (80, 24))
+    if shared is None:
+        run(app, scenario, (80, 24))
+    else:
+        shared.run(scenario, (80, 24))
 
 
 def test_three_runs_are_three_series_told_apart_by_glyph_under_no_color(
@@ -265,8 +290,8 @@ def test_three_runs_are_three_series_in_three_colours() -> None:
     _three_runs_overlaid(app, check)
 
 
-def test_three_runs_in_ascii_are_ascii_glyphs() -> None:
-    app = build_app(records=[SCRIPT, NO_PROFILING, FAILED], ascii=True)
+def test_three_runs_in_ascii_are_ascii_glyphs(in_ascii: SharedApp) -> None:
+    app = in_ascii.app
 
     def check(text: str) -> None:
         assert text.isascii(), sorted({c for c in text if not c.isascii()})
@@ -274,23 +299,27 @@ def test_three_runs_in_ascii_are_ascii_glyphs() -> None:
         assert {"o", "+", "x"} <= plotted <= {"o", "+", "x", "*"}, plotted
         assert "x C" in text
 
-    _three_runs_overlaid(app, check)
+    _three_runs_overlaid(app, check, in_ascii)
 
 
-def test_the_context_that_differs_is_shown_beside_the_figures() -> None:
+def test_the_context_that_differs_is_shown_beside_the_figures(opened: SharedApp) -> None:
     """Two compile runs, one with a cold cache, one with the user's full one: the compare
     screen says so in its settings pane, and calls no first iteration better."""
-    app = build_app(records=[SCRIPT, NO_PROFILING])
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.pause()
         app.runs[0].data.env["compile_cache"] = {"mode": "cold", "had_entries": False}
         app.runs[1].data.env["compile_cache"] = {"mode": "user", "had_entries": True}
-        await pilot.press("c")
-        await pilot.pause()
-        pane = str(app.screen.query_one("#compare-settings-text").render())
-        assert "context that differs" in pane and "compile cache" in pane
-        assert "cold (empty) → user (had entries)" in pane
-        assert "1 process each" in pane, "what the untold verdicts mean"
+        try:
+            await pilot.press("c")
+            await pilot.pause()
+            pane = str(app.screen.query_one("#compare-settings-text").render())
+            assert "context that differs" in pane and "compile cache" in pane
+            assert "cold (empty) → user (had entries)" in pane
+            assert "1 process each" in pane, "what the untold verdicts mean"
+        finally:  # the records as they were read, for the tests after this one
+            for entry in app.runs[:2]:
+                del entry.data.env["compile_cache"]
 
-    run(app, scenario, (120, 40))
+    opened.run(scenario, (120, 40))

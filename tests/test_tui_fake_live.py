@@ -3,6 +3,10 @@ screen, then the app under Pilot through setup phases, a long iteration and a fa
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
 from textual.pilot import Pilot
 
 from tests.fake_session import FakeSession, Moment, end, factory, iterations
@@ -115,26 +119,65 @@ def _flaky(data: RunData) -> RunData:
     return flaky
 
 
-def test_the_header_follows_phases_a_long_iteration_and_the_end() -> None:
-    app = build_app(settings=SETTINGS, start=factory(script()))
-    shown: list[str] = []
+@dataclass
+class Played:
+    """What the screen showed of one run of ``script`` to its end, written to ``record``."""
+
+    record: Path
+    first_frame: dict[str, object]
+    headers: list[str]
+    """The header at every check while the run went, then once it ended."""
+    header_at_end: str
+    history: list[str] = field(default_factory=list)
+    """The history screen's first row (``[]``: the screen did not open)."""
+    on_exit: list[str] = field(default_factory=list)
+    """What the app says of its runs as it ends (``record_lines``)."""
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
+    """One app plays ``script`` to its end, a record path given: its first frame, its header as
+    the run goes, its history and what it says on exit, read by the tests below."""
+    from warmscope.tui.run_view import record_lines
+    from warmscope.tui.screens.history_screen import HistoryScreen
+
+    record = tmp_path_factory.mktemp("played") / "kept-here.jsonl"
+    app = build_app(settings=SETTINGS, record_path=record, start=factory(script()))
+    seen = Played(record, {}, [], "")
 
     async def scenario(pilot: Pilot) -> None:
+        # As the scenario starts, the first frame is drawn: the panes come a moment later.
+        seen.first_frame.update(
+            panes=bool(app.main.query("#panes")),
+            header=app.main.query_one(RunHeader).plain,
+            runs=len(app.runs),
+            text=screen_text(app),
+        )
         header = app.screen.query_one(RunHeader)
 
         def ended() -> bool:
-            shown.append(header.plain)
+            seen.headers.append(header.plain)
             return bool(app.runs) and app.runs[0].view.finished
 
         await wait_for(pilot, ended, timeout=10)
         await pilot.pause()
-        shown.append(header.plain)
+        seen.header_at_end = header.plain
+        seen.headers.append(header.plain)
+        await pilot.press("h")
+        if isinstance(app.screen, HistoryScreen):
+            table = app.screen.query_one("DataTable")
+            seen.history = [str(cell) for cell in table.get_row_at(0)]  # type: ignore[attr-defined]
 
     run(app, scenario, settled=False)
-    text = "\n".join(shown)
+    seen.on_exit = record_lines(app.runs)
+    return seen
+
+
+def test_the_header_follows_phases_a_long_iteration_and_the_end(played: Played) -> None:
+    text = "\n".join(played.headers)
     assert "import torch…" in text and "load…" in text
     assert "iteration 0 compiling 0/0 for 2.5 s" in text
-    assert "✓ ok" in shown[-1] and "30 it" in shown[-1]
+    assert "✓ ok" in played.headers[-1] and "30 it" in played.headers[-1]
 
 
 def test_a_failure_reaches_the_header_and_the_stderr_pane() -> None:
@@ -151,43 +194,18 @@ def test_a_failure_reaches_the_header_and_the_stderr_pane() -> None:
     run(app, scenario, settled=False)
 
 
-def test_the_record_path_is_shown_in_the_header_the_history_and_on_exit(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from warmscope.tui.run_view import record_lines
-    from warmscope.tui.screens.history_screen import HistoryScreen
-
-    record = tmp_path / "kept-here.jsonl"
-    app = build_app(settings=SETTINGS, record_path=record, start=factory(script()))
-
-    async def scenario(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=10)
-        await pilot.pause()
-        assert "kept-here.jsonl" in app.screen.query_one(RunHeader).plain
-        await pilot.press("h")
-        assert isinstance(app.screen, HistoryScreen)
-        table = app.screen.query_one("DataTable")
-        assert any("kept-here.jsonl" in str(cell) for cell in table.get_row_at(0))  # type: ignore[attr-defined]
-
-    run(app, scenario, settled=False)
-    assert record_lines(app.runs) == [f"run #1 ok: {record}"]
+def test_the_record_path_is_shown_in_the_header_the_history_and_on_exit(played: Played) -> None:
+    assert "kept-here.jsonl" in played.header_at_end
+    assert played.history, "h opens the history"
+    assert any("kept-here.jsonl" in cell for cell in played.history)
+    assert played.on_exit == [f"run #1 ok: {played.record}"]
 
 
-def test_the_first_frame_names_the_run_starting_and_shows_the_keys() -> None:
+def test_the_first_frame_names_the_run_starting_and_shows_the_keys(played: Played) -> None:
     """Readable at once: before the panes below mount and before the run exists, the header
     says what is starting and the footer lists the keys (``benchmarks/tui_startup.py`` times
     this frame against a minimal Textual app)."""
-    made: list[FakeSession] = []
-    app = build_app(settings=SETTINGS, start=factory(script(), made))
-    seen: dict[str, object] = {}
-
-    async def scenario(pilot: Pilot) -> None:
-        # As the test starts, the first frame is drawn: the panes come a moment later.
-        seen["panes"] = bool(app.main.query("#panes"))
-        seen["header"] = app.main.query_one(RunHeader).plain
-        seen["runs"] = len(app.runs)
-        seen["text"] = screen_text(app)
-        await wait_for(pilot, lambda: app.runs)
-
-    run(app, scenario, settled=False)
+    seen = played.first_frame
     assert seen["panes"] is False and seen["runs"] == 0, "the frame before the run and panes"
     assert "#1 sample:trivial" in str(seen["header"]) and "starting" in str(seen["header"])
     assert "Quit" in str(seen["text"]) and "Settings" in str(seen["text"])

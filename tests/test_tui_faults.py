@@ -99,7 +99,8 @@ def test_a_stderr_flood_in_the_tui_stays_bounded(monkeypatch: pytest.MonkeyPatch
 
 
 def start_tui(record: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
-    """warmscope's TUI in a real pseudo-terminal, as a user starts it, running sample:trivial."""
+    """warmscope's TUI in a real pseudo-terminal, as a user starts it, running sample:trivial
+    until it is ended (a gap before each iteration: a hundred a second, not a core's worth)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     proc = subprocess.Popen(
@@ -110,6 +111,8 @@ def start_tui(record: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
             "sample:trivial",
             "--duration",
             "120",
+            "--gap",
+            "0.01",
             "--record",
             str(record),
             *extra,

@@ -3,13 +3,15 @@ slowest iterations, graph text; what empty panes say; text that used to be cut."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Label, TextArea
 
 from tests.fake_session import FakeSession, Moment, end, factory, iterations
-from tests.tui_support import run, screen_text, settle, wait_for
+from tests.tui_support import SharedApp, run, screen_text, settle, wait_for
 from warmscope.core.child import outcome
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
@@ -26,6 +28,24 @@ from warmscope.tui.widgets.search_line import SearchLine
 DATA = Path(__file__).parent / "data"
 SPEECH = DATA / "speech-script.jsonl"
 SETTINGS = RunSettings(target="sample:trivial", iters=6)
+QUANTIZED = DATA / "quantized-profiled.jsonl"
+
+
+@pytest.fixture(scope="module")
+def speech() -> Iterator[SharedApp]:
+    """``warmscope open speech-script.jsonl``: one app for the tests that search it (each
+    starts from the first frame's screen: ``SharedApp``)."""
+    shared = SharedApp(build_app(records=[SPEECH]))
+    yield shared
+    shared.close()
+
+
+@pytest.fixture(scope="module")
+def quantized() -> Iterator[SharedApp]:
+    """``warmscope open quantized-profiled.jsonl``: a profiled TorchScript run, its graphs."""
+    shared = SharedApp(build_app(records=[QUANTIZED]))
+    yield shared
+    shared.close()
 
 
 def short_run() -> list[Moment]:
@@ -92,8 +112,8 @@ def test_the_jump_line_finds_by_start_initials_part_and_help() -> None:
     assert find_fields("  ", names, helps) == [] and find_fields("zz", names, helps) == []
 
 
-def test_settings_jump_line_escape_goes_back_and_the_form_stays() -> None:
-    app = build_app(records=[SPEECH])
+def test_settings_jump_line_escape_goes_back_and_the_form_stays(speech: SharedApp) -> None:
+    app = speech.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("e")
@@ -111,15 +131,15 @@ def test_settings_jump_line_escape_goes_back_and_the_form_stays() -> None:
         await pilot.press("escape")
         assert app.screen is not form
 
-    run(app, scenario)
+    speech.run(scenario)
 
 
 def header(pane: RowList) -> str:
     return pane.header_text().plain
 
 
-def test_events_search_finds_next_and_previous_and_esc_clears() -> None:
-    app = build_app(records=[SPEECH])
+def test_events_search_finds_next_and_previous_and_esc_clears(speech: SharedApp) -> None:
+    app = speech.app
 
     async def scenario(pilot: Pilot) -> None:
         pane = app.screen.query_one(EventsPane)
@@ -146,11 +166,11 @@ def test_events_search_finds_next_and_previous_and_esc_clears() -> None:
         await pilot.press("escape")
         assert pane.draft is None and pane.cursor == first, "Esc while typing goes back"
 
-    run(app, scenario)
+    speech.run(scenario)
 
 
-def test_events_filter_by_kind_cycles_and_esc_shows_all() -> None:
-    app = build_app(records=[SPEECH])
+def test_events_filter_by_kind_cycles_and_esc_shows_all(speech: SharedApp) -> None:
+    app = speech.app
 
     async def scenario(pilot: Pilot) -> None:
         pane = app.screen.query_one(EventsPane)
@@ -167,11 +187,11 @@ def test_events_filter_by_kind_cycles_and_esc_shows_all() -> None:
         await pilot.press("f", "f", "escape")
         assert pane.kind is None and len(pane.rows) == total
 
-    run(app, scenario)
+    speech.run(scenario)
 
 
-def test_iterations_slowest_first_over_the_whole_run_and_back() -> None:
-    app = build_app(records=[SPEECH])
+def test_iterations_slowest_first_over_the_whole_run_and_back(speech: SharedApp) -> None:
+    app = speech.app
 
     async def scenario(pilot: Pilot) -> None:
         table = app.screen.query_one(IterationTable)
@@ -188,7 +208,7 @@ def test_iterations_slowest_first_over_the_whole_run_and_back() -> None:
         await pilot.press("o")
         assert table.border_title == "iterations" and table.cursor == 5
 
-    run(app, scenario)
+    speech.run(scenario)
 
 
 def test_iterations_slowest_first_takes_new_iterations_of_a_live_run() -> None:
@@ -219,11 +239,8 @@ def test_iterations_slowest_first_takes_new_iterations_of_a_live_run() -> None:
     run(app, scenario)
 
 
-QUANTIZED = DATA / "quantized-profiled.jsonl"
-
-
-def test_graphs_wrap_long_lines_and_find_text_with_n_and_esc() -> None:
-    app = build_app(records=[QUANTIZED])
+def test_graphs_wrap_long_lines_and_find_text_with_n_and_esc(quantized: SharedApp) -> None:
+    app = quantized.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("g")
@@ -253,11 +270,11 @@ def test_graphs_wrap_long_lines_and_find_text_with_n_and_esc() -> None:
         await pilot.press("escape")
         assert app.screen is not screen
 
-    run(app, scenario)
+    quantized.run(scenario)
 
 
-def test_an_events_full_text_is_searchable() -> None:
-    app = build_app(records=[QUANTIZED])
+def test_an_events_full_text_is_searchable(quantized: SharedApp) -> None:
+    app = quantized.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("slash", *"optimized", "enter", "enter")
@@ -268,14 +285,14 @@ def test_an_events_full_text_is_searchable() -> None:
         await pilot.press("slash", *"prim::", "enter")
         assert text.selected_text == "prim::"
 
-    run(app, scenario)
+    quantized.run(scenario)
 
 
-def test_an_empty_stderr_pane_says_so() -> None:
-    app = build_app(records=[SPEECH])
+def test_an_empty_stderr_pane_says_so(speech: SharedApp) -> None:
+    app = speech.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("3")
         assert "no output on stderr" in screen_text(app)
 
-    run(app, scenario)
+    speech.run(scenario)

@@ -3,10 +3,14 @@ promise, help that explains the figures (the TUI issue's items 3, 6, 13 and 15).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
 from textual.pilot import Pilot
 
 from tests.fake_session import Moment, end, factory, iterations
-from tests.tui_support import run, screen_text, wait_for
+from tests.tui_support import SharedApp, run, screen_text, wait_for
 from warmscope.core.child import outcome
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
@@ -40,41 +44,73 @@ def test_slow_iterations_are_slower_than_the_steady_p50() -> None:
     assert rows == [0, 2, 3], "iteration 1 is faster than p50: not called slow"
 
 
-def test_the_header_rate_and_the_summary_rate_say_which_is_which() -> None:
-    script = [Moment([iterations(0, [30.0, 5.0] + [1.0] * 38)]), Moment([end(outcome.OK, "", 0)])]
-    app = build_app(settings=SETTINGS, start=factory(script))
+@dataclass
+class Shown:
+    header: str
+    summary: str
+    events_first_line: str
+
+
+@pytest.fixture(scope="module")
+def two_runs() -> list[Shown]:
+    """One app, two runs to their end (``r`` starts the second): a warm-up, then a flat run
+    with no events; what the header, the summary and the events pane show of each."""
+    warm = [Moment([iterations(0, [30.0, 5.0] + [1.0] * 38)]), Moment([end(outcome.OK, "", 0)])]
+    flat = [Moment([iterations(0, [1.0] * 40)]), Moment([end(outcome.OK, "", 0)])]
+    scripts = iter([warm, flat])
+
+    def start(settings, record_path, command):  # type: ignore[no-untyped-def]
+        return factory(next(scripts))(settings, record_path, command)
+
+    app = build_app(settings=SETTINGS, start=start)
+    shown: list[Shown] = []
 
     async def scenario(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=10)
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        header = app.screen.query_one(RunHeader).plain
-        assert "it/s overall" in header
-        summary = str(app.screen.query_one(SummaryPanel).render())
-        assert "steady" in summary and "throughput" not in summary
+        for n in (1, 2):
+            if n == 2:
+                await pilot.press("r")
+            await wait_for(
+                pilot, lambda n=n: len(app.runs) == n and app.runs[-1].view.finished, timeout=10
+            )
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+            assert app.viewed is app.runs[-1], "the new run is shown"
+            events = app.screen.query_one(EventsPane)
+            shown.append(
+                Shown(
+                    app.screen.query_one(RunHeader).plain,
+                    str(app.screen.query_one(SummaryPanel).render()),
+                    events.render_line(1).text,
+                )
+            )
 
     run(app, scenario, settled=False)
+    return shown
 
 
-def test_no_zero_excess_and_an_empty_events_pane_says_why() -> None:
+def test_the_header_rate_and_the_summary_rate_say_which_is_which(two_runs: list[Shown]) -> None:
+    warm = two_runs[0]
+    assert "it/s overall" in warm.header
+    assert "steady" in warm.summary and "throughput" not in warm.summary
+
+
+def test_no_zero_excess_and_an_empty_events_pane_says_why(two_runs: list[Shown]) -> None:
     # A flat run: steady from #0, no excess to show; no events at all.
-    script = [Moment([iterations(0, [1.0] * 40)]), Moment([end(outcome.OK, "", 0)])]
-    app = build_app(settings=SETTINGS, start=factory(script))
-
-    async def scenario(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished, timeout=10)
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        summary = str(app.screen.query_one(SummaryPanel).render())
-        assert "+0.00" not in summary and "+-" not in summary
-        events = app.screen.query_one(EventsPane)
-        assert "no events" in events.render_line(1).text
-
-    run(app, scenario, settled=False)
+    flat = two_runs[1]
+    assert "+0.00" not in flat.summary and "+-" not in flat.summary
+    assert "no events" in flat.events_first_line
 
 
-def test_help_explains_the_figures() -> None:
-    app = build_app(settings=None, records=[])
+@pytest.fixture(scope="module")
+def empty() -> Iterator[SharedApp]:
+    """``warmscope`` with nothing to run or show yet: one app for the help and footer tests."""
+    shared = SharedApp(build_app(settings=None, records=[]))
+    yield shared
+    shared.close()
+
+
+def test_help_explains_the_figures(empty: SharedApp) -> None:
+    app = empty.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("question_mark")
@@ -83,7 +119,7 @@ def test_help_explains_the_figures() -> None:
         for word in ("What the figures mean", "excess", "CV", "ev", "p50", "it/s now"):
             assert word in text
 
-    run(app, scenario, (120, 60), settled=False)
+    empty.run(scenario, (120, 60))
 
 
 def test_a_steady_difference_inside_both_runs_noise_is_not_called() -> None:
@@ -134,10 +170,10 @@ def test_every_iteration_is_reachable_home_and_go_to() -> None:
     run(app, scenario, settled=False)
 
 
-def test_the_footer_is_whole_after_a_resize() -> None:
+def test_the_footer_is_whole_after_a_resize(empty: SharedApp) -> None:
     from textual.widgets import Footer
 
-    app = build_app(settings=None, records=[])
+    app = empty.app
 
     async def scenario(pilot: Pilot) -> None:
         footer = app.screen.query_one(Footer)
@@ -153,7 +189,7 @@ def test_the_footer_is_whole_after_a_resize() -> None:
         await pilot.pause()
         assert "palette" in screen_text(app)
 
-    run(app, scenario, (100, 30), settled=False)
+    empty.run(scenario, (100, 30))
 
 
 def test_compare_names_the_mode_as_each_run_ran() -> None:

@@ -7,6 +7,7 @@ failed run shows, from its record: ``test_tui_records``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -14,7 +15,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from tests.tui_support import run, wait_for
+from tests.tui_support import SharedApp, run, wait_for
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
@@ -36,6 +37,15 @@ def records_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
 
 
+@pytest.fixture(scope="module")
+def opened() -> Iterator[SharedApp]:
+    """``warmscope open speech-script.jsonl``: one app for the tests that start from a record
+    of a real run (each starts from the first frame's screen, the record viewed: ``SharedApp``)."""
+    shared = SharedApp(build_app(records=[SCRIPT]), SIZE)
+    yield shared
+    shared.close()
+
+
 def gone(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
@@ -50,7 +60,9 @@ def live_entry(app: WarmscopeApp) -> RunEntry:
 
 
 def test_iterations_appear_live_then_stop_kill_and_quit_leave_no_process() -> None:
-    app = build_app(settings=RunSettings(target="sample:trivial", duration=120))
+    # Until ended, a hundred iterations a second (a gap before each): live, but not a core's
+    # worth of CPU for each of the three children.
+    app = build_app(settings=RunSettings(target="sample:trivial", duration=120, gap=0.01))
     pids: list[int] = []
 
     async def scenario(pilot: Pilot) -> None:
@@ -96,15 +108,20 @@ def test_iterations_appear_live_then_stop_kill_and_quit_leave_no_process() -> No
     assert read_run(Path(app.runs[2].data.record_path or "")).status == "stopped"
 
 
-def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> None:
+def test_settings_reach_the_next_run_then_compare_and_export(
+    opened: SharedApp, tmp_path: Path
+) -> None:
     # The run before is a record of a real run; the next run is sample:trivial, as the form
     # leaves it.
-    app = build_app(records=[SCRIPT])
-    app.next_settings = RunSettings(target="sample:trivial", iters=30)
+    app = opened.app
+    # explain=False: its slow first call would have one more process explain it after the run;
+    # nothing here reads the explanation (the command line's --no-explain, which the form keeps).
 
     async def scenario(pilot: Pilot) -> None:
+        app.next_settings = RunSettings(target="sample:trivial", iters=30, explain=False)
         await wait_for(pilot, lambda: app.runs)
         first = app.runs[0]
+        before = len(app.runs)
 
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen))
@@ -122,11 +139,12 @@ def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> 
         iters = form.query_one("#field-iters", Input)
         iters.value = "25"
         await pilot.press("ctrl+r")  # apply and run
-        await wait_for(pilot, lambda: len(app.runs) == 2 and app.runs[1].view.finished)
+        await wait_for(pilot, lambda: len(app.runs) == before + 1 and app.runs[-1].view.finished)
 
-        second = app.runs[1]
+        second = app.runs[-1]
         record = read_run(Path(second.data.record_path or ""))
         assert record.status == "ok" and record.count == 25
+        assert not record.settings.explain, "the form keeps what it does not show"
         assert record.settings.knobs["num_profiled_runs"] == 2
         assert record.settings.knobs["profiling_executor"] is False
 
@@ -150,19 +168,24 @@ def test_settings_reach_the_next_run_then_compare_and_export(tmp_path: Path) -> 
         suffixes = sorted("".join(p.suffixes) for p in (tmp_path / "exports").iterdir())
         assert suffixes == [".csv", ".json", ".md", ".report.md"]
 
-    run(app, scenario, SIZE, settled=False)
+    opened.run(scenario)
 
 
-def test_bad_settings_are_shown_not_raised() -> None:
-    app = build_app(records=[SCRIPT])
+def test_bad_settings_are_shown_not_raised(
+    opened: SharedApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = opened.app
     shown: list[str] = []
     notify = app.notify
-    app.notify = lambda message, **kw: (shown.append(str(message)), notify(message, **kw))[1]  # type: ignore[method-assign]
+    monkeypatch.setattr(
+        app, "notify", lambda message, **kw: (shown.append(str(message)), notify(message, **kw))[1]
+    )
 
     async def scenario(pilot: Pilot) -> None:
         await wait_for(pilot, lambda: app.runs)
+        before = len(app.runs)
         entry = app.start_run(RunSettings(target="no/such/file.py:make"))
-        assert entry is None and len(app.runs) == 1
+        assert entry is None and len(app.runs) == before, "no run"
         assert any("no such file: no/such/file.py" in m for m in shown)
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen))
@@ -171,4 +194,4 @@ def test_bad_settings_are_shown_not_raised() -> None:
         assert isinstance(app.screen, SettingsScreen)
         assert "no/such/file.py" in str(app.screen.query_one("#form-error", Static).render())
 
-    run(app, scenario, SIZE, settled=False)
+    opened.run(scenario)

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.message import Message
 from textual.pilot import Pilot
 from textual.widgets import Input
 
 from tests.fake_session import FakeSession, Moment, end, iterations
-from tests.tui_support import settle, wait_for
+from tests.tui_support import SharedApp, settle, wait_for
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.messages import Exported, RecordsRead
@@ -41,6 +43,30 @@ def run_seeing(app: WarmscopeApp, scenario: Callable[[Pilot], Awaitable[None]]) 
 
     asyncio.run(main())
     return seen
+
+
+@dataclass
+class Heard:
+    """An app shared by the tests below, and every message it and its screens handled."""
+
+    shared: SharedApp
+    seen: list[Message]
+
+    def run(self, scenario: Callable[[Pilot], Awaitable[None]]) -> list[Message]:
+        """Run ``scenario`` (from the first frame's screen) and return the messages handled
+        meanwhile, in order."""
+        start = len(self.seen)
+        self.shared.run(scenario)
+        return self.seen[start:]
+
+
+@pytest.fixture(scope="module")
+def heard() -> Iterator[Heard]:
+    """``warmscope open speech-script.jsonl speech-no-profiling.jsonl``, its messages heard."""
+    seen: list[Message] = []
+    shared = SharedApp(build_app(records=[SCRIPT, NO_PROFILING]), message_hook=seen.append)
+    yield Heard(shared, seen)
+    shared.close()
 
 
 def kinds(seen: list[Message], *types: type[Message]) -> list[Message]:
@@ -102,9 +128,9 @@ def test_a_running_sweeps_screen_tells_the_app_of_each_process_and_of_its_end() 
 
 
 def test_x_on_the_compare_screen_asks_the_app_whose_worker_tells_what_it_wrote(
-    tmp_path: Path,
+    heard: Heard, tmp_path: Path
 ) -> None:
-    app = build_app(records=[SCRIPT, NO_PROFILING])
+    app = heard.shared.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("c")
@@ -116,7 +142,7 @@ def test_x_on_the_compare_screen_asks_the_app_whose_worker_tells_what_it_wrote(
         await wait_for(pilot, lambda: len(list(tmp_path.iterdir())) == 2, timeout=10)
         await pilot.pause(0.1)
 
-    seen = run_seeing(app, scenario)
+    seen = heard.run(scenario)
     (asked,) = kinds(seen, CompareScreen.ExportAsked)
     assert [e.number for e in asked.entries] == [1, 2]  # type: ignore[attr-defined]
     (exported,) = kinds(seen, Exported)
@@ -128,8 +154,10 @@ def test_x_on_the_compare_screen_asks_the_app_whose_worker_tells_what_it_wrote(
     assert seen.index(asked) < seen.index(exported)
 
 
-def test_an_export_that_cannot_write_is_told_in_a_message_not_raised(tmp_path: Path) -> None:
-    app = build_app(records=[SCRIPT])
+def test_an_export_that_cannot_write_is_told_in_a_message_not_raised(
+    heard: Heard, tmp_path: Path
+) -> None:
+    app = heard.shared.app
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
 
@@ -142,17 +170,18 @@ def test_an_export_that_cannot_write_is_told_in_a_message_not_raised(tmp_path: P
         await app.workers.wait_for_complete()
         await pilot.pause(0.1)
 
-    seen = run_seeing(app, scenario)
+    seen = heard.run(scenario)
     (exported,) = kinds(seen, Exported)
     assert isinstance(exported, Exported) and exported.paths == [] and exported.error
 
 
-def test_records_opened_short_are_read_at_once_with_no_worker_message() -> None:
+def test_records_opened_short_are_read_at_once_with_no_worker_message(heard: Heard) -> None:
     """A short record is read before the first frame's runs are shown: no worker, so no
     ``RecordsRead`` (the long ones' path is ``test_big_record``)."""
-    app = build_app(records=[SCRIPT])
+    app = heard.shared.app
 
     async def scenario(pilot: Pilot) -> None:
-        assert [e.record_name for e in app.runs] == [SCRIPT.name]
+        assert [e.record_name for e in app.runs] == [SCRIPT.name, NO_PROFILING.name]
 
-    assert kinds(run_seeing(app, scenario), RecordsRead) == []
+    heard.run(scenario)
+    assert kinds(heard.seen, RecordsRead) == [], "none since the app started"

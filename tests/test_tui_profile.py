@@ -4,12 +4,15 @@ real profiled run: ``warmscope run sample:quantized_cnn --iters 20 --profile-ite
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+from syrupy.assertion import SnapshotAssertion
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static, TextArea
 
-from tests.tui_support import run, screen_text, settle
+from tests.tui_support import SharedApp, matches_snapshot, screen_text, screenshot, settle
 from warmscope.tui.app import build_app
 from warmscope.tui.screens.event_screen import EventDetailScreen
 from warmscope.tui.screens.graphs_screen import GraphsScreen, without_sources
@@ -23,14 +26,33 @@ QUANTIZED = DATA / "quantized-profiled.jsonl"
 SCRIPT = DATA / "speech-script.jsonl"
 
 
+@pytest.fixture(scope="module")
+def quantized() -> Iterator[SharedApp]:
+    """``warmscope open quantized-profiled.jsonl``: one app for the tests that read the profiled
+    run (each starts from the first frame's screen: ``SharedApp``)."""
+    shared = SharedApp(build_app(records=[QUANTIZED]))
+    yield shared
+    shared.close()
+
+
+@pytest.fixture(scope="module")
+def unprofiled() -> Iterator[SharedApp]:
+    """``warmscope open speech-script.jsonl``: a run that profiled no iteration."""
+    shared = SharedApp(build_app(records=[SCRIPT]))
+    yield shared
+    shared.close()
+
+
 def table_text(table: DataTable) -> str:
     return "\n".join(
         " ".join(str(cell) for cell in table.get_row_at(r)) for r in range(table.row_count)
     )
 
 
-def test_selecting_iteration_0_shows_its_operators_and_the_diff_against_steady() -> None:
-    app = build_app(records=[QUANTIZED])
+def test_selecting_iteration_0_shows_its_operators_and_the_diff_against_steady(
+    quantized: SharedApp,
+) -> None:
+    app = quantized.app
 
     async def scenario(pilot: Pilot) -> None:
         assert isinstance(app.focused, IterationTable)
@@ -60,11 +82,11 @@ def test_selecting_iteration_0_shows_its_operators_and_the_diff_against_steady()
         await pilot.press("q")  # closes the screen, does not quit
         assert app.screen.id == "main" and app.is_running
 
-    run(app, scenario)
+    quantized.run(scenario)
 
 
-def test_an_unprofiled_iteration_says_how_to_profile_it() -> None:
-    app = build_app(records=[QUANTIZED])
+def test_an_unprofiled_iteration_says_how_to_profile_it(quantized: SharedApp) -> None:
+    app = quantized.app
 
     async def scenario(pilot: Pilot) -> None:
         table = app.screen.query_one(IterationTable)
@@ -79,11 +101,11 @@ def test_an_unprofiled_iteration_says_how_to_profile_it() -> None:
         await pilot.press("escape", "escape")
         assert app.screen.id == "main"
 
-    run(app, scenario)
+    quantized.run(scenario)
 
 
-def test_graphs_view_shows_the_loaded_and_the_warm_graph_side_by_side() -> None:
-    app = build_app(records=[QUANTIZED])
+def test_graphs_view_shows_the_loaded_and_the_warm_graph_side_by_side(quantized: SharedApp) -> None:
+    app = quantized.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("g")
@@ -102,11 +124,11 @@ def test_graphs_view_shows_the_loaded_and_the_warm_graph_side_by_side() -> None:
         await pilot.press("escape")
         assert app.screen.id == "main"
 
-    run(app, scenario)
+    quantized.run(scenario)
 
 
-def test_graphs_stack_at_80_columns_and_an_eager_run_has_none() -> None:
-    app = build_app(records=[QUANTIZED])
+def test_graphs_stack_at_80_columns_and_an_eager_run_has_none(quantized: SharedApp) -> None:
+    app = quantized.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("g")
@@ -114,11 +136,14 @@ def test_graphs_stack_at_80_columns_and_an_eager_run_has_none() -> None:
         warm = app.screen.query_one("#graph-optimized")
         assert loaded.region.x == warm.region.x and loaded.region.y < warm.region.y
         await pilot.press("escape")
-        app.runs[0].data.graphs = {}  # as an eager or compiled run records it
-        await pilot.press("g")
-        assert "has no TorchScript graphs" in screen_text(app)
+        graphs, app.runs[0].data.graphs = app.runs[0].data.graphs, {}  # as an eager run has
+        try:
+            await pilot.press("g")
+            assert "has no TorchScript graphs" in screen_text(app)
+        finally:  # the record as it was read, for the tests after this one
+            app.runs[0].data.graphs = graphs
 
-    run(app, scenario, size=(80, 24))
+    quantized.run(scenario, (80, 24))
 
 
 def test_without_sources_keeps_the_nodes() -> None:
@@ -126,8 +151,8 @@ def test_without_sources_keeps_the_nodes() -> None:
     assert without_sources(line) == "  %x.9 : Tensor = aten::max_pool2d(%112, %4)"
 
 
-def test_profile_prompt_refuses_a_bad_list_and_sets_the_next_run() -> None:
-    app = build_app(records=[SCRIPT])  # not profiled: the note shows the change
+def test_profile_prompt_refuses_a_bad_list_and_sets_the_next_run(unprofiled: SharedApp) -> None:
+    app = unprofiled.app  # not profiled: the note shows the change
 
     async def scenario(pilot: Pilot) -> None:
         assert app.next_settings is not None and app.next_settings.profile_iters is None
@@ -143,11 +168,11 @@ def test_profile_prompt_refuses_a_bad_list_and_sets_the_next_run() -> None:
         assert app.next_settings.profile_iters == "0,1,steady"
         assert "next run: profile_iters=0,1,steady" in app.screen.query_one(RunHeader).plain
 
-    run(app, scenario)
+    unprofiled.run(scenario)
 
 
-def test_profile_prompt_knows_the_run_length_and_is_in_the_palette() -> None:
-    app = build_app(records=[SCRIPT])
+def test_profile_prompt_knows_the_run_length_and_is_in_the_palette(unprofiled: SharedApp) -> None:
+    app = unprofiled.app
 
     async def scenario(pilot: Pilot) -> None:
         titles = {c.title for c in app.get_system_commands(app.screen)}
@@ -155,13 +180,15 @@ def test_profile_prompt_knows_the_run_length_and_is_in_the_palette() -> None:
         await pilot.press("p", "ctrl+u", *"0,500", "enter")
         assert "the run has only 60 iterations" in screen_text(app)
 
-    run(app, scenario)
+    unprofiled.run(scenario)
 
 
-def test_iteration_screen_snapshot(snap_compare) -> None:
+def test_iteration_screen_snapshot(
+    quantized: SharedApp, snapshot: SnapshotAssertion, request: pytest.FixtureRequest
+) -> None:
     async def before(pilot: Pilot) -> None:
         await settle(pilot)
         await pilot.press("home", "enter")
         await settle(pilot)
 
-    assert snap_compare(build_app(records=[QUANTIZED]), terminal_size=(100, 30), run_before=before)
+    assert matches_snapshot(snapshot, request, screenshot(quantized, before, (100, 30)))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,11 +13,12 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Log, TextArea
 
-from tests.tui_support import run, screen_text, settle
+from tests.tui_support import SharedApp, run, screen_text, settle
 from warmscope.core.data import env_keys
 from warmscope.core.data.reading import read_run
 from warmscope.core.data.run import RunData
 from warmscope.tui.app import WarmscopeApp, build_app
+from warmscope.tui.run_view import RunEntry
 from warmscope.tui.screens.event_screen import EventDetailScreen
 from warmscope.tui.screens.help_screen import HelpScreen
 from warmscope.tui.screens.history_screen import HistoryScreen
@@ -32,8 +35,17 @@ H100_RECORDS = sorted(
 )  # the measured runs on an H100, not their explain/profile side records
 
 
-def test_open_shows_the_first_record_lists_all_and_starts_nothing() -> None:
-    app = build_app(records=[SCRIPT, NO_PROFILING])
+@pytest.fixture(scope="module")
+def opened() -> Iterator[SharedApp]:
+    """``warmscope open speech-script.jsonl speech-no-profiling.jsonl``, one app for the tests
+    that read these records (each starts from the first frame's screen: ``SharedApp``)."""
+    shared = SharedApp(build_app(records=[SCRIPT, NO_PROFILING]))
+    yield shared
+    shared.close()
+
+
+def test_open_shows_the_first_record_lists_all_and_starts_nothing(opened: SharedApp) -> None:
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         assert [e.source for e in app.runs] == ["record", "record"]
@@ -52,11 +64,11 @@ def test_open_shows_the_first_record_lists_all_and_starts_nothing() -> None:
         assert app.viewed is app.runs[1]
         assert "speech-no-profiling.jsonl" in app.screen.query_one(RunHeader).plain
 
-    run(app, scenario)
+    opened.run(scenario)
 
 
-def test_an_event_opens_with_its_full_text() -> None:
-    app = build_app(records=[SCRIPT])
+def test_an_event_opens_with_its_full_text(opened: SharedApp) -> None:
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         events = app.screen.query_one(EventsPane)
@@ -76,7 +88,7 @@ def test_an_event_opens_with_its_full_text() -> None:
         assert isinstance(app.screen, EventDetailScreen)
         assert "Profiled Graph" in app.screen.query_one(TextArea).text
 
-    run(app, scenario)
+    opened.run(scenario)
 
 
 def test_help_lists_every_run_key_and_q_closes_it_then_quits() -> None:
@@ -119,8 +131,8 @@ def test_a_failed_record_shows_its_status_and_why() -> None:
     run(app, scenario)
 
 
-def test_palette_offers_every_action() -> None:
-    app = build_app(records=[SCRIPT, NO_PROFILING])
+def test_palette_offers_every_action(opened: SharedApp) -> None:
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         titles = {c.title for c in app.get_system_commands(app.screen)}
@@ -128,12 +140,12 @@ def test_palette_offers_every_action() -> None:
             assert title in titles
         assert "Next run: preset no-profiling" in titles
 
-    run(app, scenario)
+    opened.run(scenario)
 
 
-def test_palette_runs_the_main_screens_own_actions() -> None:
+def test_palette_runs_the_main_screens_own_actions(opened: SharedApp) -> None:
     """A main-screen key picked in the palette acts on the main screen, as the key does."""
-    app = build_app(records=[SCRIPT])
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         commands = {c.title: c for c in app.get_system_commands(app.main)}
@@ -143,12 +155,15 @@ def test_palette_runs_the_main_screens_own_actions() -> None:
         await pilot.pause()
         assert table.slowest_first
         assert "Slowest first" not in {c.title for c in app.get_system_commands(HelpScreen())}
+        await commands["Slowest first"].callback()  # and back, as the key toggles it
+        await pilot.pause()
+        assert not table.slowest_first
 
-    run(app, scenario)
+    opened.run(scenario)
 
 
-def test_export_of_a_record_writes_four_files(tmp_path: Path) -> None:
-    app = build_app(records=[SCRIPT])
+def test_export_of_a_record_writes_four_files(opened: SharedApp, tmp_path: Path) -> None:
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("x")
@@ -165,7 +180,7 @@ def test_export_of_a_record_writes_four_files(tmp_path: Path) -> None:
         assert "| first iteration |" in (tmp_path / "out" / "speech-script.md").read_text()
         assert "## Reproduce" in (tmp_path / "out" / "speech-script.report.md").read_text()
 
-    run(app, scenario)
+    opened.run(scenario)
 
 
 def test_no_color_draws_in_greys_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -208,8 +223,8 @@ def figure(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
 
 
-def test_usage_pane_of_a_cpu_run_has_cpu_rows_and_says_why_no_gpu() -> None:
-    app = build_app(records=[SCRIPT])
+def test_usage_pane_of_a_cpu_run_has_cpu_rows_and_says_why_no_gpu(opened: SharedApp) -> None:
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("2")
@@ -222,7 +237,7 @@ def test_usage_pane_of_a_cpu_run_has_cpu_rows_and_says_why_no_gpu() -> None:
         assert "util" not in text and "GPU 0" not in text
         assert "no GPU: NVML unavailable" in text  # the recorded reason, in plain words
 
-    run(app, scenario)
+    opened.run(scenario)
 
 
 def expected_gpu_rows(data: RunData, sample: dict[str, Any]) -> dict[str, list[str]]:
@@ -257,17 +272,64 @@ def busiest(data: RunData) -> RunData:
     return cut
 
 
-def test_usage_pane_shows_each_h100_run_as_nvitop_would() -> None:
-    # Every H100 record, whole and cut at its busiest sample, in one app: a view each.
+def mig_slice() -> RunData:
+    """A MIG slice, derived from a real H100 record: NVML gives a slice no device-wide
+    utilisation, power or PCIe readings, and no power limit; the sampler left them out."""
+    data = read_run(next(p for p in H100_RECORDS if p.parent.name == "cnn-eager"))
+    refused = ("gpu_util", "gpu_mem_util", "gpu_power_w", "gpu_pcie_tx_mbs", "gpu_pcie_rx_mbs")
+    data.samples = [{k: v for k, v in s.items() if k not in refused} for s in data.samples]
+    gpu = {k: v for k, v in data.env["gpu"].items() if k != "power_limit_w"}
+    data.env["gpu"] = gpu | {"mig": True, "unsupported": ["pcie", "power", "power limit"]}
+    return data
+
+
+NO_NVML = "no GPU: NVML unavailable (NVML Shared Library Not Found)"
+
+
+def without_nvml() -> RunData:
+    """Derived from a real H100 record: the same run where NVML could not be loaded, so the
+    parent wrote no NVML description, driver or GPU readings; the child's CUDA facts stay."""
+    data = read_run(next(p for p in H100_RECORDS if p.parent.name == "cnn-eager"))
+    data.env = {k: v for k, v in data.env.items() if k not in ("gpu", "gpus", "driver")}
+    data.env["nvml"] = NO_NVML
+    data.samples = [{k: v for k, v in s.items() if not k.startswith("gpu_")} for s in data.samples]
+    return data
+
+
+@dataclass
+class GpuRuns:
+    """One app over every GPU run the Usage pane tests read, and which runs are which."""
+
+    shared: SharedApp
+    h100: list[RunEntry]
+    """Every H100 record, whole and cut at its busiest sample."""
+    mig: RunEntry
+    no_nvml: RunEntry
+
+
+@pytest.fixture(scope="module")
+def gpu_runs() -> Iterator[GpuRuns]:
     records = [read_run(record) for record in H100_RECORDS]
-    for data in records:
-        assert data.env["gpu"]["sm_max_mhz"] == 1980 and data.env["gpu"]["power_limit_w"] == 700
-    app = build_app(records=[run for data in records for run in (data, busiest(data))])
+    cut = [run for data in records for run in (data, busiest(data))]
+    app = build_app(records=[*cut, mig_slice(), without_nvml()])
+    shared = SharedApp(app)
+    assert len(app.runs) == len(cut) + 2, "every run opened"
+    yield GpuRuns(shared, app.runs[: len(cut)], app.runs[-2], app.runs[-1])
+    shared.close()
+
+
+def test_usage_pane_shows_each_h100_run_as_nvitop_would(gpu_runs: GpuRuns) -> None:
+    # Every H100 record, whole and cut at its busiest sample, in one app: a view each.
+    app = gpu_runs.shared.app
+    assert len(gpu_runs.h100) == 2 * len(H100_RECORDS)
+    for entry in gpu_runs.h100:
+        gpu = entry.data.env["gpu"]
+        assert gpu["sm_max_mhz"] == 1980 and gpu["power_limit_w"] == 700
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("2")
         await pilot.pause()
-        for entry in app.runs:
+        for entry in gpu_runs.h100:
             app.view_entry(entry)
             await pilot.pause()
             lines = pane_lines(app)
@@ -283,26 +345,30 @@ def test_usage_pane_shows_each_h100_run_as_nvitop_would() -> None:
                     assert text in row(lines, label), (name, label, text)
             assert "N/A" not in "\n".join(lines), name  # an H100 reports every reading
 
-    run(app, scenario)
+    gpu_runs.shared.run(scenario)
 
 
 FITTING = ["cnn-eager-tui-run", "transformer-compile-reduce-overhead", "transformer-eager-tui-run"]
 
 
-def test_usage_pane_fits_the_terminal() -> None:
-    records = [read_run(p) for name in FITTING for p in H100_RECORDS if p.parent.name == name]
-    app = build_app(records=records)
+def test_usage_pane_fits_the_terminal(gpu_runs: GpuRuns) -> None:
+    app = gpu_runs.shared.app
+    # The whole records (each is followed by its cut) of these runs.
+    fitting = [
+        e for e in gpu_runs.h100[::2] if Path(e.data.record_path or "").parent.name in FITTING
+    ]
+    assert len(fitting) == len(FITTING)
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("2")
         for size in [(80, 24), (120, 40)]:
             await pilot.resize_terminal(*size)
-            for entry in app.runs:
+            for entry in fitting:
                 app.view_entry(entry)
                 await pilot.pause()
                 fits(app, size, entry.record_name)
 
-    run(app, scenario, size=(80, 24))
+    gpu_runs.shared.run(scenario, size=(80, 24))
 
 
 def fits(app: WarmscopeApp, size: tuple[int, int], name: str) -> None:
@@ -327,17 +393,13 @@ def fits(app: WarmscopeApp, size: tuple[int, int], name: str) -> None:
             assert row(lines, label).endswith(("▁", "▂", "▃", "▄", "▅", "▆", "▇", "█")), label
 
 
-def test_usage_pane_says_na_where_the_device_does_not_report() -> None:
-    # A MIG slice, derived from a real H100 record: NVML gives a slice no device-wide
-    # utilisation, power or PCIe readings, and no power limit; the sampler left them out.
-    data = read_run(next(p for p in H100_RECORDS if p.parent.name == "cnn-eager"))
-    refused = ("gpu_util", "gpu_mem_util", "gpu_power_w", "gpu_pcie_tx_mbs", "gpu_pcie_rx_mbs")
-    data.samples = [{k: v for k, v in s.items() if k not in refused} for s in data.samples]
-    gpu = {k: v for k, v in data.env["gpu"].items() if k != "power_limit_w"}
-    data.env["gpu"] = gpu | {"mig": True, "unsupported": ["pcie", "power", "power limit"]}
-    app = build_app(records=[data])
+def test_usage_pane_says_na_where_the_device_does_not_report(gpu_runs: GpuRuns) -> None:
+    app = gpu_runs.shared.app
+    data = gpu_runs.mig.data  # a MIG slice: ``mig_slice``
+    gpu = data.env["gpu"]
 
     async def scenario(pilot: Pilot) -> None:
+        app.view_entry(gpu_runs.mig)
         await pilot.press("2")
         await pilot.pause()
         lines = pane_lines(app)
@@ -352,11 +414,11 @@ def test_usage_pane_says_na_where_the_device_does_not_report() -> None:
         await pilot.pause()
         assert "not reported by the device: pcie, power, power limit" in pane_lines(app)
 
-    run(app, scenario)
+    gpu_runs.shared.run(scenario)
 
 
-def test_typing_q_in_a_form_field_types_it() -> None:
-    app = build_app(records=[SCRIPT])
+def test_typing_q_in_a_form_field_types_it(opened: SharedApp) -> None:
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("e")
@@ -368,13 +430,13 @@ def test_typing_q_in_a_form_field_types_it() -> None:
         await pilot.press("escape")
         assert app.screen.id == "main"
 
-    run(app, scenario)
+    opened.run(scenario)
 
 
-def test_chart_keys_switch_scale_and_warmup_view() -> None:
+def test_chart_keys_switch_scale_and_warmup_view(opened: SharedApp) -> None:
     from warmscope.tui.widgets.run.latency_chart import LatencyChart
 
-    app = build_app(records=[SCRIPT])
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         chart = app.screen.query_one(LatencyChart)
@@ -391,7 +453,7 @@ def test_chart_keys_switch_scale_and_warmup_view() -> None:
         await pilot.press("z", "l")
         assert chart.log_scale and not chart.zoom
 
-    run(app, scenario)
+    opened.run(scenario)
 
 
 def test_the_usage_pane_repaints_only_the_readings_that_changed() -> None:
@@ -433,22 +495,19 @@ def test_the_usage_pane_repaints_only_the_readings_that_changed() -> None:
     asyncio.run(scenario())
 
 
-def test_usage_pane_of_a_cuda_run_without_nvml_names_the_device_and_why_no_gpu_rows() -> None:
-    # Derived from a real H100 record: the same run where NVML could not be loaded, so the
-    # parent wrote no NVML description, driver or GPU readings; the child's CUDA facts stay.
-    data = read_run(next(p for p in H100_RECORDS if p.parent.name == "cnn-eager"))
-    reason = "no GPU: NVML unavailable (NVML Shared Library Not Found)"
-    data.env = {k: v for k, v in data.env.items() if k not in ("gpu", "gpus", "driver")}
-    data.env["nvml"] = reason
-    data.samples = [{k: v for k, v in s.items() if not k.startswith("gpu_")} for s in data.samples]
-    app = build_app(records=[data])
+def test_usage_pane_of_a_cuda_run_without_nvml_names_the_device_and_why_no_gpu_rows(
+    gpu_runs: GpuRuns,
+) -> None:
+    app = gpu_runs.shared.app
+    data = gpu_runs.no_nvml.data  # ``without_nvml``
 
     async def scenario(pilot: Pilot) -> None:
+        app.view_entry(gpu_runs.no_nvml)
         await pilot.press("2")
         await pilot.pause()
         lines = pane_lines(app)
         assert lines[0] == "cuda · NVIDIA H100 80GB HBM3, cuDNN 9.19.0"
         assert f"{figure(data.samples[-1]['cpu'])}%" in row(lines, "child CPU")
-        assert reason in lines and "util" not in "\n".join(lines)
+        assert NO_NVML in lines and "util" not in "\n".join(lines)
 
-    run(app, scenario)
+    gpu_runs.shared.run(scenario)

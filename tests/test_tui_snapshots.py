@@ -3,16 +3,21 @@
 The 80×24 ones also read the screen's text for what must show whole there. Regenerate after a
 deliberate change, and look at them before committing:
 ``pytest tests/test_tui_snapshots.py --snapshot-update``.
+
+The tests that open the same records share one app (``SharedApp``: each starts from the first
+frame's screen, at its own size), and compare its screenshot as ``snap_compare`` would.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
+from syrupy.assertion import SnapshotAssertion
 from textual.pilot import Pilot
 
-from tests.tui_support import screen_text, settle
+from tests.tui_support import SharedApp, matches_snapshot, screen_text, screenshot, settle
 from warmscope.tui.app import WarmscopeApp, build_app
 
 DATA = Path(__file__).parent / "data"
@@ -23,6 +28,22 @@ FAILED = DATA / "failed-at-3.jsonl"
 
 def app(*records: Path) -> WarmscopeApp:
     return build_app(records=list(records))
+
+
+@pytest.fixture(scope="module")
+def two_runs() -> Iterator[SharedApp]:
+    """``warmscope open speech-script.jsonl speech-no-profiling.jsonl``"""
+    shared = SharedApp(app(SCRIPT, NO_PROFILING))
+    yield shared
+    shared.close()
+
+
+@pytest.fixture(scope="module")
+def one_run() -> Iterator[SharedApp]:
+    """``warmscope open speech-script.jsonl``"""
+    shared = SharedApp(app(SCRIPT))
+    yield shared
+    shared.close()
 
 
 def keys(*pressed: str, whole: Callable[[str], None] | None = None):
@@ -66,37 +87,51 @@ def help_whole(help_text: str) -> None:
     assert "Quit" in help_text and "Run" in help_text
 
 
-def test_main_screen_80x24(snap_compare) -> None:
+def test_main_screen_80x24(
+    two_runs: SharedApp, snapshot: SnapshotAssertion, request: pytest.FixtureRequest
+) -> None:
     main = keys(whole=main_whole)
-    assert snap_compare(app(SCRIPT, NO_PROFILING), terminal_size=(80, 24), run_before=main)
+    assert matches_snapshot(snapshot, request, screenshot(two_runs, main, (80, 24)))
 
 
-def test_main_screen_120x40(snap_compare) -> None:
-    assert snap_compare(app(SCRIPT, NO_PROFILING), terminal_size=(120, 40), run_before=settle)
+def test_main_screen_120x40(
+    two_runs: SharedApp, snapshot: SnapshotAssertion, request: pytest.FixtureRequest
+) -> None:
+    assert matches_snapshot(snapshot, request, screenshot(two_runs, settle, (120, 40)))
 
 
-def test_settings_screen(snap_compare) -> None:
-    assert snap_compare(app(SCRIPT), terminal_size=(100, 30), run_before=keys("e"))
+def test_settings_screen(
+    one_run: SharedApp, snapshot: SnapshotAssertion, request: pytest.FixtureRequest
+) -> None:
+    assert matches_snapshot(snapshot, request, screenshot(one_run, keys("e"), (100, 30)))
 
 
-def test_compare_screen(snap_compare) -> None:
-    assert snap_compare(app(SCRIPT, NO_PROFILING), terminal_size=(100, 30), run_before=keys("c"))
+def test_compare_screen(
+    two_runs: SharedApp, snapshot: SnapshotAssertion, request: pytest.FixtureRequest
+) -> None:
+    assert matches_snapshot(snapshot, request, screenshot(two_runs, keys("c"), (100, 30)))
 
 
 def test_failed_run(snap_compare) -> None:
     assert snap_compare(app(FAILED), terminal_size=(80, 24), run_before=settle)
 
 
-def test_help_screen(snap_compare) -> None:
+def test_help_screen(
+    one_run: SharedApp, snapshot: SnapshotAssertion, request: pytest.FixtureRequest
+) -> None:
     helps = keys("question_mark", whole=help_whole)
-    assert snap_compare(app(SCRIPT), terminal_size=(80, 24), run_before=helps)
+    assert matches_snapshot(snapshot, request, screenshot(one_run, helps, (80, 24)))
 
 
-def test_settings_screen_80x24(snap_compare) -> None:
+def test_settings_screen_80x24(
+    one_run: SharedApp, snapshot: SnapshotAssertion, request: pytest.FixtureRequest
+) -> None:
     settings = keys("e", whole=settings_whole)
-    assert snap_compare(app(SCRIPT), terminal_size=(80, 24), run_before=settings)
+    assert matches_snapshot(snapshot, request, screenshot(one_run, settings, (80, 24)))
 
 
-def test_compare_screen_80x24(snap_compare) -> None:
+def test_compare_screen_80x24(
+    two_runs: SharedApp, snapshot: SnapshotAssertion, request: pytest.FixtureRequest
+) -> None:
     compare = keys("c", whole=compare_whole)
-    assert snap_compare(app(SCRIPT, NO_PROFILING), terminal_size=(80, 24), run_before=compare)
+    assert matches_snapshot(snapshot, request, screenshot(two_runs, compare, (80, 24)))

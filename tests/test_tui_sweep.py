@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input
 
 from tests.test_tui_messages import SWEEP
-from tests.tui_support import run, screen_text, wait_for
+from tests.tui_support import SharedApp, run, screen_text, wait_for
 from warmscope.cli.view import open_records
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
@@ -27,7 +28,7 @@ from warmscope.tui import sweep_runner
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.drawing.sweep_strips import draw
 from warmscope.tui.screens.compare_screen import CompareScreen
-from warmscope.tui.screens.settings_screen import SettingsScreen
+from warmscope.tui.screens.settings_screen import SWEEP_FIELDS, SettingsScreen
 from warmscope.tui.screens.sweep_screen import SweepScreen
 from warmscope.tui.sweep_runner import RunnerState, Started, SweepPlan
 from warmscope.tui.widgets.sweep_chart import SweepChart
@@ -49,13 +50,24 @@ def ready_app() -> WarmscopeApp:
     return app
 
 
+@pytest.fixture(scope="module")
+def ready() -> Iterator[SharedApp]:
+    """One ``ready_app`` for the tests that start sweeps from the form, one after the other
+    (each starts from the first frame's screen and the next run's settings: ``SharedApp``)."""
+    shared = SharedApp(ready_app(), SIZE)
+    yield shared
+    shared.close()
+
+
 async def fill(pilot: Pilot, **fields: str) -> SettingsScreen:
-    """Open the settings screen and type into its repeat and sweep fields."""
+    """Open the settings screen and type into its repeat and sweep fields; those not given are
+    set as a new form has them (the form keeps what the last sweep had in them)."""
     await pilot.press("e")
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, SettingsScreen))
     screen = pilot.app.screen
     assert isinstance(screen, SettingsScreen)
-    for name, text in fields.items():
+    new = {name: "1" if name == "processes" else "" for name in SWEEP_FIELDS}
+    for name, text in (new | fields).items():
         screen.query_one(f"#field-{name}", Input).value = text
     await pilot.pause()
     return screen
@@ -65,9 +77,10 @@ def chart_text(screen: SweepScreen) -> str:
     return "\n".join(line.plain for line in draw(screen.query_one(SweepChart).rows, 90))
 
 
-def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer() -> None:
-    app = ready_app()
+def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer(ready: SharedApp) -> None:
+    app = ready.app
     seen: dict[str, object] = {}
+    sweeps, runs = len(app.sweeps), len(app.runs)
 
     async def scenario(pilot: Pilot) -> None:
         settings = await fill(pilot, processes="2", sweep_presets="torchscript no-profiling")
@@ -101,7 +114,7 @@ def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer() -> None:
         assert isinstance(app.screen, SweepScreen)
         await pilot.press("escape")
 
-    run(app, scenario, size=SIZE, settled=False)
+    ready.run(scenario)
     live_strips = str(seen["live"]).splitlines()[1:]  # the legend names the glyphs too
     assert any("○" in line for line in live_strips)  # the process in progress, on its strip
     # Intervals come as processes finish: none for a cell with fewer than two finished then.
@@ -109,8 +122,8 @@ def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer() -> None:
     assert isinstance(live_rows, list) and live_rows
     assert all(s.interval is None for s in live_rows if len(s.done) < 2), live_rows
     # The document on disk is the one the screen shows.
-    assert len(app.sweeps) == 1
-    doc = app.sweeps[0]
+    assert len(app.sweeps) == sweeps + 1
+    doc = app.sweeps[-1]
     path = Path(doc["folder"]) / "sweep.json"
     on_disk = read_sweep(path)
     assert on_disk["answer"] == doc["answer"] == seen["answer"]
@@ -133,7 +146,7 @@ def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer() -> None:
         assert plot.count("●") == 2 or "2" in plot  # two processes (or both in one column)
     assert "torchscript" in str(seen["screen"]) and "no-profiling" in str(seen["screen"])
     # Every process is a run of the session, tagged with its sweep and cell.
-    tagged = [e for e in app.runs if e.sweep is not None]
+    tagged = [e for e in app.runs[runs:] if e.sweep is not None]
     assert len(tagged) == 4
     assert {(e.sweep.cell, e.sweep.repeat) for e in tagged if e.sweep} == {
         (0, 0),
@@ -185,13 +198,14 @@ def opened_shows_the_same(path: Path, seen: dict[str, object]) -> None:
     assert len(app.controller.cell_runs(app.runs[0])) == 2
 
 
-def test_esc_stops_a_repeat_cleanly_and_keeps_the_finished_process() -> None:
-    app = ready_app()
-    assert app.next_settings is not None
-    app.next_settings.gap = 0.4  # each process takes a few seconds: the stop lands in one
+def test_esc_stops_a_repeat_cleanly_and_keeps_the_finished_process(ready: SharedApp) -> None:
+    app = ready.app
     seen: dict[str, object] = {}
+    sweeps = len(app.sweeps)
 
     async def scenario(pilot: Pilot) -> None:
+        assert app.next_settings is not None
+        app.next_settings.gap = 0.4  # each process takes a few seconds: the stop lands in one
         settings = await fill(pilot, processes="3")
         assert "Run ×3" in str(settings.query_one("#apply-run", Button).label)
         await pilot.press("ctrl+r")
@@ -216,8 +230,9 @@ def test_esc_stops_a_repeat_cleanly_and_keeps_the_finished_process() -> None:
         await pilot.pause()
         assert not isinstance(app.screen, SweepScreen)
 
-    run(app, scenario, size=SIZE, settled=False)
-    doc = read_sweep(Path(app.sweeps[0]["folder"]) / "sweep.json")
+    ready.run(scenario)
+    assert len(app.sweeps) == sweeps + 1
+    doc = read_sweep(Path(app.sweeps[-1]["folder"]) / "sweep.json")
     assert doc["stopped"] is True
     assert doc["planned"] == 3 and doc["finished"] == 2
     (cell,) = doc["cells"]
@@ -259,7 +274,9 @@ class HeldSweep:
         self._stop.set()
 
 
-def test_ctrl_c_stops_a_sweep_before_it_closes_anything(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_stops_a_sweep_before_it_closes_anything(
+    ready: SharedApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
     made: list[tuple[RunSettings, HeldSweep]] = []
 
     def make_runner(settings: RunSettings, plan: SweepPlan, folder: Path | None = None) -> Any:
@@ -267,7 +284,8 @@ def test_ctrl_c_stops_a_sweep_before_it_closes_anything(monkeypatch: pytest.Monk
         return made[-1][1]
 
     monkeypatch.setattr(sweep_runner, "make_runner", make_runner)
-    app = ready_app()
+    app = ready.app
+    sweeps = list(app.sweeps)
 
     async def scenario(pilot: Pilot) -> None:
         await fill(pilot, processes="1", vary="grad_mode=no_grad,inference_mode")
@@ -285,8 +303,8 @@ def test_ctrl_c_stops_a_sweep_before_it_closes_anything(monkeypatch: pytest.Monk
         await pilot.pause()
         assert not isinstance(app.screen, SweepScreen)
 
-    run(app, scenario, size=SIZE, settled=False)
-    assert app.sweeps == [made[0][1].doc] and app.controller.sweeping is None
+    ready.run(scenario)
+    assert app.sweeps == [*sweeps, made[0][1].doc] and app.controller.sweeping is None
 
 
 # -- without processes: the plan, the form's fields, the strips --------------------------------

@@ -3,7 +3,8 @@ back to the shell and take it again whole, a dumb terminal is told what to use, 
 screen can be left.
 
 Names come from records built in ``tmp_path`` from a checked-in record of a real run, and from
-a real headless run of a target file with such a name; terminals are real pseudo-terminals.
+a real headless run of a target file with such a name; terminals are real pseudo-terminals (one
+TUI over the hostile records serves both what it draws of them and its suspend and resume).
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from tests.test_big_record import big_record  # noqa: F401  (the fixture)
@@ -178,29 +181,6 @@ def _state(pid: int) -> str:
 ALT_ON, ALT_OFF = b"\x1b[?1049h", b"\x1b[?1049l"
 
 
-def test_a_hostile_record_writes_no_control_of_its_own_to_a_real_terminal(tmp_path: Path) -> None:
-    records = _hostile_records(tmp_path)
-    proc, master = _pty(["open", *map(str, records)])
-    try:
-        marked = "esc\ufffd".encode()
-        out = _read(master, 20, until=marked)
-        assert marked in out, "where the name held controls, marks show"
-        out += _drain(master)
-        assert len(out) > 5000, "the app drew its screen"
-        for seq in (b"]0;PWN", b"\x1b[31mred", "\u202e".encode(), "\u200b".encode()):
-            assert seq not in out, seq
-    finally:
-        _end(proc, master)
-
-
-def _screen_open(master: int) -> bytes:
-    """What the terminal receives until the main screen is drawn, its panes too, and the app
-    has gone quiet."""
-    out = _read(master, 20, until=b"summary")
-    assert ALT_ON in out and b"summary" in out, out[-300:]
-    return out + _drain(master)
-
-
 def _full_repaint(out: bytes) -> bool:
     """Whether ``out`` draws every pane's border and title again, not only what changed."""
     text = out.decode("utf-8", errors="replace")
@@ -230,34 +210,69 @@ def _resumed(pid: int, master: int) -> bytes:
     return back
 
 
-def test_ctrl_z_suspends_and_a_resume_draws_the_whole_screen() -> None:
-    proc, master = _pty(["open", str(SCRIPT)])
+@dataclass
+class Opened:
+    """``warmscope open`` on two hostile records in a real terminal, and what it drew first."""
+
+    proc: subprocess.Popen[bytes]
+    master: int
+    first: bytes
+    """Everything written until the main screen was drawn, its panes and the records' names
+    too, and went quiet."""
+
+
+@pytest.fixture(scope="module")
+def opened(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Opened]:
+    """One real TUI over the hostile records for the tests below: what it draws of them, then
+    what it does when suspended and resumed."""
+    records = _hostile_records(tmp_path_factory.mktemp("hostile"))
+    proc, master = _pty(["open", *map(str, records)])
     try:
-        _screen_open(master)
-        os.write(master, b"\x1a")  # Ctrl+Z
-        out = _read(master, 5, until=ALT_OFF)
-        assert ALT_OFF in out, "the terminal is handed back: the alternate screen is left"
-        _wait_stopped(proc.pid)
-        os.kill(proc.pid, signal.SIGCONT)  # what `fg` sends
-        back = _resumed(proc.pid, master)
-        assert _redrawn(back), back[-500:]
-
-        # A SIGTSTP from outside (kill -TSTP, a shell's job control): the same.
-        _drain(master)
-        os.kill(proc.pid, signal.SIGTSTP)
-        assert ALT_OFF in _read(master, 5, until=ALT_OFF)
-        _wait_stopped(proc.pid)  # a SIGCONT before it stops would leave it stopped
-        os.kill(proc.pid, signal.SIGCONT)
-        back = _resumed(proc.pid, master)
-        assert _redrawn(back), back[-500:]
-
-        # Ctrl+L: everything again, though nothing changed.
-        _drain(master)
-        os.write(master, b"\x0c")
-        assert _full_repaint(_read_until(master, 3, _full_repaint))
-        assert proc.poll() is None
+        out = _read_until(master, 20, lambda out: b"summary" in out and MARKED in out)
+        yield Opened(proc, master, out + _drain(master))
     finally:
         _end(proc, master)
+
+
+MARKED = "esc\ufffd".encode()
+"""The start of the hostile target's name as drawn: its controls marked."""
+
+
+def test_a_hostile_record_writes_no_control_of_its_own_to_a_real_terminal(opened: Opened) -> None:
+    out = opened.first
+    assert MARKED in out, "where the name held controls, marks show"
+    assert len(out) > 5000, "the app drew its screen"
+    for seq in (b"]0;PWN", b"\x1b[31mred", "\u202e".encode(), "\u200b".encode()):
+        assert seq not in out, seq
+
+
+def test_ctrl_z_suspends_and_a_resume_draws_the_whole_screen(opened: Opened) -> None:
+    proc, master = opened.proc, opened.master
+    assert ALT_ON in opened.first and b"summary" in opened.first, opened.first[-300:]
+    assert proc.poll() is None, "the TUI is up"
+    _drain(master)
+    os.write(master, b"\x1a")  # Ctrl+Z
+    out = _read(master, 5, until=ALT_OFF)
+    assert ALT_OFF in out, "the terminal is handed back: the alternate screen is left"
+    _wait_stopped(proc.pid)
+    os.kill(proc.pid, signal.SIGCONT)  # what `fg` sends
+    back = _resumed(proc.pid, master)
+    assert _redrawn(back), back[-500:]
+
+    # A SIGTSTP from outside (kill -TSTP, a shell's job control): the same.
+    _drain(master)
+    os.kill(proc.pid, signal.SIGTSTP)
+    assert ALT_OFF in _read(master, 5, until=ALT_OFF)
+    _wait_stopped(proc.pid)  # a SIGCONT before it stops would leave it stopped
+    os.kill(proc.pid, signal.SIGCONT)
+    back = _resumed(proc.pid, master)
+    assert _redrawn(back), back[-500:]
+
+    # Ctrl+L: everything again, though nothing changed.
+    _drain(master)
+    os.write(master, b"\x0c")
+    assert _full_repaint(_read_until(master, 3, _full_repaint))
+    assert proc.poll() is None
 
 
 def test_a_dumb_terminal_is_told_to_use_the_headless_form() -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.test_tui_wire import _tui_output
 from warmscope.tui import glyphs
 
@@ -28,17 +30,23 @@ def colour_codes(out: bytes) -> list[bytes]:
     return found
 
 
-def test_no_color_means_no_colour_codes_at_all() -> None:
-    coloured, _ = _tui_output("open", *RECORDS)
-    assert colour_codes(coloured), "the check finds colours where there are some"
+@pytest.fixture(scope="module")
+def in_ascii() -> bytes:
+    """What ``warmscope open RECORDS --ascii`` writes to a real terminal: ASCII, in colour."""
+    out, _ = _tui_output("open", *RECORDS, "--ascii")
+    return out
+
+
+def test_no_color_means_no_colour_codes_at_all(in_ascii: bytes) -> None:
+    # Without NO_COLOR there are colours, --ascii or not, and the check finds them.
+    assert colour_codes(in_ascii), "the check finds colours where there are some"
     plain, _ = _tui_output("open", *RECORDS, NO_COLOR="1")
     assert len(plain) > 5000, "the app drew its screen"
     assert b"\x1b[" in plain and not colour_codes(plain), colour_codes(plain)[:5]
 
 
-def test_ascii_draws_nothing_but_ascii() -> None:
-    out, _ = _tui_output("open", *RECORDS, "--ascii")
-    text = ESCAPES.sub(b"", out)
+def test_ascii_draws_nothing_but_ascii(in_ascii: bytes) -> None:
+    text = ESCAPES.sub(b"", in_ascii)
     assert len(text) > 1000 and b"+--" in text, "the app drew its boxes"
     assert text.decode("ascii", errors="replace").isascii() and text.isascii(), sorted(
         {c for c in text.decode("utf-8", errors="replace") if not c.isascii()}

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import shutil
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
 
-from tests.tui_support import run, screen_text, wait_for
+from tests.tui_support import SharedApp, screen_text, wait_for
 from warmscope.core.base.units import ratio_interval
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_stats import stat_json
@@ -110,6 +111,26 @@ class FakeWarmup:
         }
 
 
+@pytest.fixture(scope="module")
+def empty() -> Iterator[SharedApp]:
+    """``warmscope`` with nothing run yet: one app for the tests that open a warm-up screen on
+    an engine of their own (each starts from the first frame's screen: ``SharedApp``)."""
+    shared = SharedApp(build_app())
+    yield shared
+    shared.close()
+
+
+@pytest.fixture(scope="module")
+def opened(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedApp]:
+    """``warmscope open speech.jsonl``, a copy of a real run's record in a folder of its own
+    (where ``W`` writes the warm-up's files)."""
+    record = tmp_path_factory.mktemp("opened") / "speech.jsonl"
+    shutil.copyfile(DATA / "speech-script.jsonl", record)
+    shared = SharedApp(build_app(records=[record]))
+    yield shared
+    shared.close()
+
+
 def row(app: Any, label: str) -> list[str]:
     return [str(cell) for cell in app.screen.table.get_row(label)]
 
@@ -119,11 +140,11 @@ def status(app: Any) -> str:
 
 
 def test_the_table_fills_as_processes_end_and_the_answer_writes_the_recipe(
-    tmp_path: Path,
+    empty: SharedApp, tmp_path: Path
 ) -> None:
     engine = FakeWarmup(tmp_path / "w")
     recipe = tmp_path / "run-recipe.py"
-    app = build_app()
+    app = empty.app
 
     async def scenario(pilot: Pilot) -> None:
         app.push_screen(WarmupScreen(engine, recipe, "run #1 sample:speech"))
@@ -162,14 +183,14 @@ def test_the_table_fills_as_processes_end_and_the_answer_writes_the_recipe(
         await wait_for(pilot, lambda: app.screen is app.main)
         assert not engine.stopped.is_set()  # nothing left to stop
 
-    run(app, scenario, settled=False)
+    empty.run(scenario)
 
 
 @pytest.mark.parametrize("key", ["q", "escape"])
-def test_leaving_mid_way_stops_the_warmup(tmp_path: Path, key: str) -> None:
+def test_leaving_mid_way_stops_the_warmup(empty: SharedApp, tmp_path: Path, key: str) -> None:
     engine = FakeWarmup(tmp_path / "w")
     recipe = tmp_path / "run-recipe.py"
-    app = build_app()
+    app = empty.app
 
     async def scenario(pilot: Pilot) -> None:
         app.push_screen(WarmupScreen(engine, recipe, "run #1"))
@@ -184,14 +205,14 @@ def test_leaving_mid_way_stops_the_warmup(tmp_path: Path, key: str) -> None:
         assert engine.stopped.is_set() and engine.told == 3
         assert not recipe.exists()
 
-    run(app, scenario, settled=False)
+    empty.run(scenario)
 
 
 def test_w_takes_the_viewed_runs_settings_and_writes_beside_its_record(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opened: SharedApp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    record = tmp_path / "speech.jsonl"
-    shutil.copyfile(DATA / "speech-script.jsonl", record)
+    app = opened.app
+    beside = Path(app.runs[0].data.record_path or "").parent
     made: list[tuple[RunSettings, Path | None, FakeWarmup]] = []
 
     def make(settings: RunSettings, folder: Path | None) -> FakeWarmup:
@@ -200,7 +221,6 @@ def test_w_takes_the_viewed_runs_settings_and_writes_beside_its_record(
         return engine
 
     monkeypatch.setattr(warmup_screen, "make_engine", make)
-    app = build_app(records=[record])
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("W")
@@ -211,10 +231,10 @@ def test_w_takes_the_viewed_runs_settings_and_writes_beside_its_record(
         viewed = app.runs[0].data.settings
         assert settings.target == viewed.target and settings.dims == viewed.dims
         assert settings.inputs == viewed.inputs and settings.knobs == viewed.knobs
-        assert folder == tmp_path / "speech-warmup"
+        assert folder == beside / "speech-warmup"
         screen = app.screen
         assert isinstance(screen, WarmupScreen)
-        assert screen.recipe == tmp_path / "speech-recipe.py"
+        assert screen.recipe == beside / "speech-recipe.py"
         app.action_warmup()  # from the palette, over the open one: not a second warm-up
         await pilot.pause()
         assert len(made) == 1 and app.screen is screen
@@ -222,17 +242,17 @@ def test_w_takes_the_viewed_runs_settings_and_writes_beside_its_record(
         await wait_for(pilot, engine.ended.is_set, timeout=5)
         assert engine.stopped.is_set()
 
-    run(app, scenario)
+    opened.run(scenario)
 
 
-def test_the_palette_offers_the_warmup() -> None:
-    app = build_app(records=[DATA / "speech-script.jsonl"])
+def test_the_palette_offers_the_warmup(opened: SharedApp) -> None:
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
         titles = [c.title for c in app.get_system_commands(app.main)]
         assert "Warm-up recipe" in titles
 
-    run(app, scenario)
+    opened.run(scenario)
 
 
 def test_paths_beside_the_record_take_the_next_free_name(tmp_path: Path) -> None:

@@ -1,19 +1,31 @@
 """Driving the app in tests: run a scenario under Pilot, wait for workers or for a condition;
-read what a real terminal receives."""
+share one app between the tests of a module; read what a real terminal receives."""
 
 from __future__ import annotations
 
 import asyncio
 import html
+import inspect
 import os
+import pickle
 import re
 import select
 import time
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
+import pytest
+from textual.message import Message
 from textual.pilot import Pilot
+from textual.widget import Widget
+from textual.widgets import TabbedContent
 
+from warmscope.core.data.settings import RunSettings
+from warmscope.tui import glyphs
 from warmscope.tui.app import WarmscopeApp
+
+if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
 
 Scenario = Callable[[Pilot], Awaitable[None]]
 
@@ -28,12 +40,16 @@ async def settle(pilot: Pilot) -> None:
 
 
 async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 60.0) -> None:
-    """Let the app run until ``condition()`` holds (a live run's progress, say)."""
+    """Let the app run until ``condition()`` holds (a live run's progress, say).
+
+    The app runs on by itself meanwhile (its timers, workers and repaints): the wait only
+    sleeps between checks. ``pilot.pause`` would also walk every widget of the screen and
+    redraw it, 20 times a second, for as long as a live run takes."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {condition}")
-        await pilot.pause(0.05)
+        await asyncio.sleep(0.05)
 
 
 def run(
@@ -76,3 +92,176 @@ def terminal_chunk(master: int, wait: float) -> bytes | None:
         return os.read(master, 65536) or None
     except OSError:
         return None
+
+
+class SharedApp:
+    """One app that several tests of a module drive in turn, each with its own scenario.
+
+    Starting an app costs about a CPU-second before a test does anything: tests that read the
+    same records, and leave them as they found them, share one (a module-scoped fixture makes
+    it, ``close`` ends it). The app runs in one task on a loop of its own, from the first
+    scenario to the last (Textual's context is that task's); each ``run`` hands it a scenario
+    and raises what the scenario raised. Before each scenario the app is brought home: the
+    screens it opened closed, its workers done, its size the test's, the first run viewed in
+    the first frame's pane with the first frame's focus, the next run's settings as they were.
+    A test that changes anything else of the app puts it back itself.
+    """
+
+    def __init__(
+        self,
+        app: WarmscopeApp,
+        size: tuple[int, int] = (100, 30),
+        *,
+        notifications: bool = False,
+        message_hook: Callable[[Message], None] | None = None,
+    ) -> None:
+        self.app = app
+        self.size = size
+        self.loop = asyncio.new_event_loop()
+        self._inbox: asyncio.Queue[tuple[Scenario, asyncio.Future[None]] | None] | None = None
+        self._focus: Widget | None = None
+        self._pane = ""
+        self._next: tuple[RunSettings | None, str | None] = (None, None)
+        ready: asyncio.Future[None] = self.loop.create_future()
+        self._task = self.loop.create_task(self._serve(ready, notifications, message_hook))
+        self.loop.run_until_complete(
+            asyncio.wait([ready, self._task], return_when="FIRST_COMPLETED")
+        )
+        if not ready.done():  # the app ended before its first frame: say why
+            self.close()
+            raise AssertionError("the shared app ended as it started")
+
+    async def _serve(
+        self,
+        ready: asyncio.Future[None],
+        notifications: bool,
+        message_hook: Callable[[Message], None] | None,
+    ) -> None:
+        self._inbox = asyncio.Queue()
+        app = self.app
+        async with app.run_test(
+            size=self.size, notifications=notifications, message_hook=message_hook
+        ) as pilot:
+            await settle(pilot)
+            self._focus = app.focused
+            self._pane = app.main.query_one("#panes", TabbedContent).active
+            kept = app.next_settings
+            self._next = (None if kept is None else kept.copy(), app.next_source)
+            ready.set_result(None)
+            while (job := await self._inbox.get()) is not None:
+                scenario, done = job
+                try:
+                    await scenario(pilot)
+                except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+                    raise
+                except BaseException as exc:  # the test's failure, raised in the test
+                    done.set_exception(exc)
+                else:
+                    done.set_result(None)
+
+    async def _home(self, pilot: Pilot, size: tuple[int, int]) -> None:
+        app = self.app
+        assert app.is_running, "the shared app has ended (a test before this one quit it)"
+        glyphs.set_ascii(app.ascii)  # process-wide: the app built last set it for itself
+        try:
+            await asyncio.wait_for(app.workers.wait_for_complete(), timeout=60)
+        except asyncio.TimeoutError:
+            message = "the shared app is still busy with what a test left running"
+            raise AssertionError(message) from None
+        while len(app.screen_stack) > 1:
+            await app.pop_screen()
+        if (app.size.width, app.size.height) != size:
+            await pilot.resize_terminal(*size)
+        settings, source = self._next
+        app.next_settings = None if settings is None else settings.copy()
+        app.next_source = source
+        if app.runs:
+            app.view_entry(app.runs[0])
+        app.main.action_pane(self._pane)
+        if self._focus is not None and self._focus.is_attached:
+            self._focus.focus()
+        await pilot.pause()
+
+    def run(self, scenario: Scenario, size: tuple[int, int] | None = None) -> None:
+        """Bring the app home at ``size`` (the fixture's unless told), then play ``scenario``."""
+
+        async def homed(pilot: Pilot) -> None:
+            await self._home(pilot, size or self.size)
+            await scenario(pilot)
+
+        async def submit() -> None:
+            assert self._inbox is not None
+            done: asyncio.Future[None] = self.loop.create_future()
+            await self._inbox.put((homed, done))
+            await asyncio.wait([done, self._task], return_when="FIRST_COMPLETED")
+            if not done.done():
+                self._task.result()  # raises what ended the app
+                raise AssertionError("the shared app ended during the test")
+            done.result()
+
+        self.loop.run_until_complete(submit())
+
+    def close(self) -> None:
+        """End the app (raising what it failed with, if it did) and the loop."""
+        try:
+            if not self._task.done():
+                assert self._inbox is not None
+                self._inbox.put_nowait(None)
+            self.loop.run_until_complete(self._task)
+        finally:
+            self.loop.close()
+
+
+def screenshot(shared: SharedApp, before: Scenario, size: tuple[int, int]) -> str:
+    """The SVG of ``shared``'s app at ``size`` after ``before``, taken as
+    pytest-textual-snapshot's ``snap_compare`` takes it (``textual._doc.take_svg_screenshot``)."""
+    taken: list[str] = []
+
+    async def scenario(pilot: Pilot) -> None:
+        app = pilot.app
+        await before(pilot)
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        taken.append(app.export_screenshot(title=app.title, simplify=True))
+
+    shared.run(scenario, size)
+    return taken[0]
+
+
+def matches_snapshot(snapshot: SnapshotAssertion, request: pytest.FixtureRequest, svg: str) -> bool:
+    """``svg`` against the test's snapshot file, as ``snap_compare`` compares (its files, its
+    ``--snapshot-update``, its report of the differences on failure), for a screenshot taken
+    from a shared app."""
+    from pytest_textual_snapshot import (
+        PseudoApp,
+        PseudoConsole,
+        SVGImageExtension,
+        node_to_report_path,
+    )
+    from rich.console import Console
+
+    snapshot = snapshot.use_extension(SVGImageExtension)
+    result = snapshot == svg
+    index = snapshot.num_executions - 1
+    executed = snapshot.executions.get(index)
+    exists = executed is not None and executed.final_data is not None
+    node = request.node
+    console = Console(legacy_windows=False, force_terminal=True)
+    path, line, name = node.reportinfo()
+    data = (
+        result,
+        str(snapshot),
+        svg,
+        PseudoApp(PseudoConsole(console.legacy_windows, console.size)),
+        path,
+        line,
+        name,
+        inspect.getdoc(node.function) or "",
+        "",
+        exists,
+    )
+    node_to_report_path(node).write_bytes(pickle.dumps(data))
+    return result
