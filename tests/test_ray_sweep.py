@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import RayCluster, Result, run_id_of, survivors, wait_gone, warmscope
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.run.ray_executor import INSTALL, parse_executor, short
+from warmscope.core.run.ray_executor import INSTALL, client_server_died, parse_executor, short
 
 IDENTICAL = ("--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "2", "--iters", "10")
 """Two cells that differ only in an environment variable nothing reads."""
@@ -97,6 +97,24 @@ def test_a_servers_traceback_is_cut_to_one_line() -> None:
         "ray client connection timeout"
     )
     assert short(TimeoutError()) == "TimeoutError"
+
+
+def test_a_client_server_that_died_as_it_started_is_tried_again() -> None:
+    """Ray Client's per-connection server dies as it starts on a busy head (Ray's issue
+    63202): the head says so, or its wait for the process meets a zombie. Anything else is
+    the answer."""
+    said = ConnectionAbortedError(
+        "Initialization failure from server:\nTraceback (most recent call last):\n"
+        "RuntimeError: Starting Ray client server failed. See ray_client_server_23001.err\n"
+    )
+    zombie = ConnectionAbortedError(
+        "Initialization failure from server:\nTraceback (most recent call last):\n"
+        '  File "proxier.py", line 369, in start_specific_server\n'
+        "psutil.ZombieProcess: PID still exists but it's a zombie (pid=3341)\n"
+    )
+    assert client_server_died(said) and client_server_died(zombie)
+    assert not client_server_died(ConnectionError("ray client connection timeout"))
+    assert not client_server_died(RuntimeError("Version mismatch: the cluster runs 2.51.0"))
 
 
 def test_without_ray_one_line_says_how_to_install_it(tmp_path: Path) -> None:
