@@ -254,11 +254,12 @@ class RayCluster:
     """Its Ray Client server's ``ray://`` address."""
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[RayCluster]:
     """A Ray cluster of two nodes on this machine, one CPU each, with a Ray Client server on a
-    free loopback port: started once for the tests that join a cluster, directly or through
-    Ray Client (starting one takes a minute on a busy machine)."""
+    free loopback port, for one module's tests (test_ray_sweep holds every test that joins
+    it): it lives only while they run, since its dozen processes poll all the while (about
+    3 CPU-seconds a minute here), and starting one takes a minute on a busy machine."""
     pytest.importorskip("ray", reason="Ray is not installed (pip install 'warmscope[ray]')")
     pytest.importorskip("grpc", reason="Ray Client needs 'ray[client]'")
     import socket

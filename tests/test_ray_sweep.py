@@ -1,5 +1,9 @@
 """`warmscope sweep --executor ray`: each process a Ray task on a whole node, real Ray (an
-embedded local instance, and a two-node cluster on this machine), real children, real torch."""
+embedded local instance, and a two-node cluster on this machine), real children, real torch.
+
+Every test that joins the cluster is in this module, the warm-up's through Ray Client too: the
+cluster (``ray_cluster``, module-scoped) starts for the first of them and is shut down with the
+module, so its processes poll only while its tests run."""
 
 from __future__ import annotations
 
@@ -399,3 +403,16 @@ def test_ctrl_c_through_ray_client_stops_the_task_and_its_child(
     assert 0 < stopped["iterations"] < 40
     # The other node's process, started beside it, is stopped too (unless it was done).
     assert all(p["status"] in ("stopped", "ok") for p in ran.values()), ran
+
+
+def test_a_warmup_through_ray_client_ships_its_candidates(
+    client_server: str, tmp_path: Path
+) -> None:
+    """``warmscope warmup --executor ray:ray://HOST:PORT``: every process through the Ray
+    Client server on the cluster's nodes, the candidate recipes carried with their tasks."""
+    from tests.test_ray_warmup import assert_ran_on_nodes, ray_warmup
+
+    r = ray_warmup(tmp_path, f"ray:{client_server}")
+    doc = assert_ran_on_nodes(r, tmp_path)
+    assert doc["executor"] == f"ray:{client_server}"
+    assert f"· ray:{client_server}: 2 nodes" in r.stdout

@@ -1,7 +1,9 @@
 """`warmscope warmup --executor ray`: every process of the warm-up a Ray task on a whole node,
 the candidate recipes (and what a recipe saves beside itself) carried with the tasks; real Ray
-(an embedded local instance, and the suite's two-node cluster joined through Ray Client), real
-children, real torch. How a sweep's processes spread over nodes is test_ray_sweep's."""
+(an embedded local instance), real children, real torch. The warm-up through Ray Client on the
+two-node cluster is in test_ray_sweep, with every test that joins the cluster, which lives
+only while that module's tests run; how a sweep's processes spread over nodes is
+test_ray_sweep's too."""
 
 from __future__ import annotations
 
@@ -11,12 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Result, warmscope
-from tests.test_ray_sweep import (  # noqa: F401 (client_server: a fixture)
-    client_server,
-    processes,
-    ray_or_skip,
-    started_ns,
-)
+from tests.test_ray_sweep import processes, ray_or_skip, started_ns
 from tests.test_warmup import check_document
 from warmscope.core.run.ray_executor import INSTALL
 
@@ -71,18 +68,6 @@ def recipe_of(record: Path) -> str:
             if isinstance(item.get("settings"), dict):
                 return str(item["settings"]["recipe"])
     raise AssertionError(f"{record}: no settings line")
-
-
-def test_a_warmup_through_ray_client_ships_its_candidates(
-    client_server: str,  # noqa: F811 (the fixture, imported)
-    tmp_path: Path,
-) -> None:
-    """``ray:ray://HOST:PORT``: every process through the Ray Client server on the cluster's
-    nodes, the candidate recipes carried with their tasks."""
-    r = ray_warmup(tmp_path, f"ray:{client_server}")
-    doc = assert_ran_on_nodes(r, tmp_path)
-    assert doc["executor"] == f"ray:{client_server}"
-    assert f"· ray:{client_server}: 2 nodes" in r.stdout
 
 
 SAVES_BESIDE = """\
