@@ -254,12 +254,26 @@ class RayCluster:
     """Its Ray Client server's ``ray://`` address."""
 
 
+QUIET_RAY: dict[str, Any] = {
+    "memory_monitor_refresh_ms": 0,  # each raylet reads the memory figures every 250 ms
+    "debug_dump_period_milliseconds": 0,  # each writes its state to a file every 10 s
+    "task_events_report_interval_ms": 0,  # every worker and driver reports its tasks each second
+    "enable_metrics_collection": False,  # no metrics from the agents, raylets and workers
+    "prestart_worker_first_driver": False,  # a worker for the first driver's job, left idle
+}
+"""Ray's settings for the suite's cluster (``_system_config``): what a test cluster does not
+need, left undone. (``event_stats_print_interval_ms=-1``, documented as "disabled", keeps
+the GCS busy: not here.)"""
+
+
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[RayCluster]:
     """A Ray cluster of two nodes on this machine, one CPU each, with a Ray Client server on a
     free loopback port, for one module's tests (test_ray_sweep holds every test that joins
     it): it lives only while they run, since its dozen processes poll all the while (about
-    3 CPU-seconds a minute here), and starting one takes a minute on a busy machine."""
+    3 CPU-seconds a minute here), and starting one takes a minute on a busy machine. Only
+    what a test cluster needs runs: no autoscaler monitor, no log monitor (warmscope's drivers
+    take no worker logs), and ``QUIET_RAY``."""
     pytest.importorskip("ray", reason="Ray is not installed (pip install 'warmscope[ray]')")
     pytest.importorskip("grpc", reason="Ray Client needs 'ray[client]'")
     import socket
@@ -271,7 +285,14 @@ def ray_cluster() -> Iterator[RayCluster]:
         port = int(s.getsockname()[1])
     cluster = Cluster(
         initialize_head=True,
-        head_node_args={"num_cpus": 1, "include_dashboard": False, "ray_client_server_port": port},
+        head_node_args={
+            "num_cpus": 1,
+            "include_dashboard": False,
+            "ray_client_server_port": port,
+            "no_monitor": True,
+            "include_log_monitor": False,
+            "_system_config": QUIET_RAY,
+        },
     )
     try:
         cluster.add_node(num_cpus=1)
