@@ -304,19 +304,21 @@ def ray_cluster() -> Iterator[RayCluster]:
         cluster.shutdown()
 
 
-RAY_CLIENT_PROBE = "import sys, ray; ray.init(sys.argv[1], logging_level='ERROR'); ray.shutdown()"
+def wait_client_ready(address: str, within: float = 120) -> None:
+    """Wait until the Ray Client server at ``address`` (``ray://HOST:PORT``) takes
+    connections: the head starts it beside itself, and on a busy machine it listens some
+    seconds later. No connection is made through it here: each starts a server on the head
+    (a process importing Ray), and a connection whose server dies as it starts (inside Ray)
+    is warmscope's to try again (``ray_executor.client_server_died``)."""
+    import socket
 
-
-def wait_client_ready(address: str, tries: int = 3) -> None:
-    """Wait until a Ray Client connects at ``address``: on a loaded machine the server's
-    first per-client server may die as it starts (inside Ray), failing that connection."""
-    for _ in range(tries):
-        probe = subprocess.run(
-            [sys.executable, "-c", RAY_CLIENT_PROBE, address],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if probe.returncode == 0:
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
             return
-    pytest.fail(f"no Ray Client at {address}: {probe.stderr.strip()[-500:]}")
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                pytest.fail(f"no Ray Client server at {address}: {exc}")
+            time.sleep(0.1)
