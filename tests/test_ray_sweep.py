@@ -66,20 +66,26 @@ def ray_sweep(tmp: Path, executor: str) -> Result:
     )
 
 
-def assert_complete(r: Result) -> dict[str, Any]:
-    assert r.code == 0, r.stderr
-    doc: dict[str, Any] = r.doc  # type: ignore[assignment]
-    assert doc["executor"].startswith("ray") and doc["finished"] == 4 and not doc["stopped"]
-    assert sorted(map(tuple, doc["schedule"])) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+def assert_came_back(doc: dict[str, Any]) -> None:
+    """Every process ran to its end on a node, and its whole record and its stderr side file
+    came back beside each other in the sweep's folder."""
     for p in processes(doc):
         assert p["status"] == "ok", p
         assert p["node"]["node_id"] and p["node"]["hostname"]
-        assert p["iterations"] == 10
         record = Path(p["record"])
         assert record.parent == Path(doc["folder"])
         assert record.read_text().count("\n") >= 3  # the whole record came back
         stderr = list(record.parent.glob(record.stem + ".stderr*"))
         assert stderr, "the stderr side file came back beside the record"
+
+
+def assert_complete(r: Result) -> dict[str, Any]:
+    assert r.code == 0, r.stderr
+    doc: dict[str, Any] = r.doc  # type: ignore[assignment]
+    assert doc["executor"].startswith("ray") and doc["finished"] == 4 and not doc["stopped"]
+    assert sorted(map(tuple, doc["schedule"])) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert_came_back(doc)
+    assert all(p["iterations"] == 10 for p in processes(doc))
     # Identical settings: same answer as the local executor, no verdict.
     assert [x["vs_best"] for x in doc["ranking"]] == ["best", "cannot tell"]
     assert "no setting is best beyond noise" in doc["answer"]
@@ -396,7 +402,8 @@ def test_a_ray_cluster_races_as_the_local_executor_does(two_nodes: str, tmp_path
     """A first call 300 ms slower in one cell, adaptive with a cap of 5: as with the local
     executor (test_sweep), the slower cell is dropped after round 4 and the sweep stops,
     decided, after 8 processes, though the two nodes finish a round's processes in any
-    order (a round starts once the one before it is looked at)."""
+    order (a round starts once the one before it is looked at). Joined at the cluster's own
+    address, each task streams its record back: whole, with its stderr side file."""
     from tests.conftest import TARGETS
 
     r = warmscope(
@@ -416,7 +423,7 @@ def test_a_ray_cluster_races_as_the_local_executor_does(two_nodes: str, tmp_path
     assert doc["processes_fixed"] == 10 and doc["processes_saved"] == 2
     [drop] = doc["dropped"]
     assert drop["cell"] == 0 and drop["round"] == 4 and drop["against"] == 1
-    assert all(p["status"] == "ok" for p in processes(doc))
+    assert_came_back(doc)
     assert doc["ranking"][0]["label"] == "env.WARMSCOPE_FIRST_SLEEP_MS=0"
     assert doc["answer"].startswith(
         "by first iteration, env.WARMSCOPE_FIRST_SLEEP_MS=0 is best beyond noise: its first "
@@ -424,17 +431,22 @@ def test_a_ray_cluster_races_as_the_local_executor_does(two_nodes: str, tmp_path
     )
     assert "decided after round 4" in r.stdout
     assert "dropped    env.WARMSCOPE_FIRST_SLEEP_MS=300" in r.stdout
+    assert f"ray:{two_nodes}: 2 nodes" in r.stdout
     # The document reads back as it was written.
     shown = warmscope("compare", str(tmp_path / "adaptive.json"))
     assert shown.code == 0 and shown.stdout.splitlines()[0] == f"answer     {doc['answer']}"
 
 
-def test_a_two_node_cluster_runs_one_process_per_node_at_a_time(
-    two_nodes: str, tmp_path: Path
+def test_through_ray_client_two_nodes_run_the_sweep_one_process_each_at_a_time(
+    client_server: str, tmp_path: Path
 ) -> None:
-    r = ray_sweep(tmp_path, f"ray:{two_nodes}")
+    """``ray:ray://HOST:PORT``: the driver joins through Ray Client; every process runs on a
+    node of the cluster, both nodes take processes, one a node at a time, and the whole
+    records come back; the nodes are a factor of the answer (``hosts``)."""
+    r = ray_sweep(tmp_path, f"ray:{client_server}")
     doc = assert_complete(r)
-    assert "ray:" in r.stdout and ": 2 nodes" in r.stdout
+    assert doc["executor"] == f"ray:{client_server}"
+    assert f"ray:{client_server}: 2 nodes" in r.stdout
     by_node: dict[str, list[dict[str, Any]]] = {}
     for p in processes(doc):
         by_node.setdefault(p["node"]["node_id"], []).append(p)
@@ -455,17 +467,6 @@ def test_a_two_node_cluster_runs_one_process_per_node_at_a_time(
     assert len(shown) == 1 and all(h["label"] in shown[0] for h in hosts["hosts"])
     text = json.dumps(doc)
     assert "hosts within noise" in text
-
-
-def test_a_ray_client_address_runs_the_sweep_through_the_client_server(
-    client_server: str, tmp_path: Path
-) -> None:
-    """``ray:ray://HOST:PORT``: the driver joins through Ray Client; every process runs on a
-    node of the cluster, one a node at a time, and the whole records come back."""
-    r = ray_sweep(tmp_path, f"ray:{client_server}")
-    doc = assert_complete(r)
-    assert doc["executor"] == f"ray:{client_server}"
-    assert f"ray:{client_server}: 2 nodes" in r.stdout
 
 
 def test_a_warmup_through_ray_client_ships_its_candidates(
