@@ -26,7 +26,13 @@ import pytest
 from tests.conftest import RayCluster, Result, run_id_of, survivors, wait_gone, warmscope
 from tests.test_ray_warmup import assert_ran_on_nodes, ray_warmup, recipe_of
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.run.ray_executor import INSTALL, client_server_died, parse_executor, short
+from warmscope.core.run.ray_executor import (
+    INSTALL,
+    check_reachable,
+    client_server_died,
+    parse_executor,
+    short,
+)
 
 IDENTICAL = ("--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "2", "--iters", "10")
 """Two cells that differ only in an environment variable nothing reads."""
@@ -245,25 +251,44 @@ def test_a_bad_executor_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in r.stderr
 
 
-def test_an_address_where_no_ray_listens_is_one_line(tmp_path: Path) -> None:
-    ray_or_skip()
+def unused_port() -> int:
+    """A loopback port nothing listens on once this closes it."""
     import socket
 
-    with socket.socket() as s:  # a loopback port nothing listens on once closed
+    with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+        return int(s.getsockname()[1])
+
+
+def test_an_address_where_no_ray_listens_is_refused_before_ray_is_asked() -> None:
+    """Ray itself would retry for minutes: a ``HOST:PORT`` or ``ray://HOST:PORT`` that takes
+    no connection is one line (the command line's one real child: the test below)."""
+    port = unused_port()
     for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
-        r = warmscope(
-            "sweep",
-            "sample:trivial",
-            *IDENTICAL,
-            *("--executor", f"ray:{address}", "--record", str(tmp_path / "records")),
-            timeout=60,
-        )
-        assert r.code == 2, r.stderr
-        assert r.stderr.strip().startswith(f"warmscope: --executor ray:{address}: no Ray there")
-        assert len(r.stderr.strip().splitlines()) == 1
-        assert not (tmp_path / "records").exists()
+        with pytest.raises(UsageError) as caught:
+            check_reachable(address)
+        assert str(caught.value).startswith(f"--executor ray:{address}: no Ray there (")
+    with pytest.raises(UsageError, match="expected HOST:PORT or ray://HOST:PORT"):
+        check_reachable("ray://head")
+    check_reachable(None)  # an embedded Ray, and ``auto``: nothing to reach first
+    check_reachable("auto")
+
+
+def test_an_address_where_no_ray_listens_is_one_line(tmp_path: Path) -> None:
+    """Through Ray Client's form here; test_ray_warmup's runs the ``HOST:PORT`` form."""
+    ray_or_skip()
+    address = f"ray://127.0.0.1:{unused_port()}"
+    r = warmscope(
+        "sweep",
+        "sample:trivial",
+        *IDENTICAL,
+        *("--executor", f"ray:{address}", "--record", str(tmp_path / "records")),
+        timeout=60,
+    )
+    assert r.code == 2, r.stderr
+    assert r.stderr.strip().startswith(f"warmscope: --executor ray:{address}: no Ray there")
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "records").exists()
 
 
 # -- an embedded Ray: one node, its processes one after another ----------------------------------
