@@ -254,11 +254,26 @@ class RayCluster:
     """Its Ray Client server's ``ray://`` address."""
 
 
-@pytest.fixture(scope="session")
+QUIET_RAY: dict[str, Any] = {
+    "memory_monitor_refresh_ms": 0,  # each raylet reads the memory figures every 250 ms
+    "debug_dump_period_milliseconds": 0,  # each writes its state to a file every 10 s
+    "task_events_report_interval_ms": 0,  # every worker and driver reports its tasks each second
+    "enable_metrics_collection": False,  # no metrics from the agents, raylets and workers
+    "prestart_worker_first_driver": False,  # a worker for the first driver's job, left idle
+}
+"""Ray's settings for the suite's cluster (``_system_config``): what a test cluster does not
+need, left undone. (``event_stats_print_interval_ms=-1``, documented as "disabled", keeps
+the GCS busy: not here.)"""
+
+
+@pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[RayCluster]:
     """A Ray cluster of two nodes on this machine, one CPU each, with a Ray Client server on a
-    free loopback port: started once for the tests that join a cluster, directly or through
-    Ray Client (starting one takes a minute on a busy machine)."""
+    free loopback port, for one module's tests (test_ray_sweep holds every test that joins
+    it): it lives only while they run, since its dozen processes poll all the while (about
+    3 CPU-seconds a minute here), and starting one takes a minute on a busy machine. Only
+    what a test cluster needs runs: no autoscaler monitor, no log monitor (warmscope's drivers
+    take no worker logs), and ``QUIET_RAY``."""
     pytest.importorskip("ray", reason="Ray is not installed (pip install 'warmscope[ray]')")
     pytest.importorskip("grpc", reason="Ray Client needs 'ray[client]'")
     import socket
@@ -270,7 +285,14 @@ def ray_cluster() -> Iterator[RayCluster]:
         port = int(s.getsockname()[1])
     cluster = Cluster(
         initialize_head=True,
-        head_node_args={"num_cpus": 1, "include_dashboard": False, "ray_client_server_port": port},
+        head_node_args={
+            "num_cpus": 1,
+            "include_dashboard": False,
+            "ray_client_server_port": port,
+            "no_monitor": True,
+            "include_log_monitor": False,
+            "_system_config": QUIET_RAY,
+        },
     )
     try:
         cluster.add_node(num_cpus=1)
@@ -282,19 +304,21 @@ def ray_cluster() -> Iterator[RayCluster]:
         cluster.shutdown()
 
 
-RAY_CLIENT_PROBE = "import sys, ray; ray.init(sys.argv[1], logging_level='ERROR'); ray.shutdown()"
+def wait_client_ready(address: str, within: float = 120) -> None:
+    """Wait until the Ray Client server at ``address`` (``ray://HOST:PORT``) takes
+    connections: the head starts it beside itself, and on a busy machine it listens some
+    seconds later. No connection is made through it here: each starts a server on the head
+    (a process importing Ray), and a connection whose server dies as it starts (inside Ray)
+    is warmscope's to try again (``ray_executor.client_server_died``)."""
+    import socket
 
-
-def wait_client_ready(address: str, tries: int = 3) -> None:
-    """Wait until a Ray Client connects at ``address``: on a loaded machine the server's
-    first per-client server may die as it starts (inside Ray), failing that connection."""
-    for _ in range(tries):
-        probe = subprocess.run(
-            [sys.executable, "-c", RAY_CLIENT_PROBE, address],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if probe.returncode == 0:
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
             return
-    pytest.fail(f"no Ray Client at {address}: {probe.stderr.strip()[-500:]}")
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                pytest.fail(f"no Ray Client server at {address}: {exc}")
+            time.sleep(0.1)

@@ -1,7 +1,10 @@
 """`warmscope warmup --executor ray`: every process of the warm-up a Ray task on a whole node,
-the candidate recipes (and what a recipe saves beside itself) carried with the tasks; real Ray
-(an embedded local instance, and the suite's two-node cluster joined through Ray Client), real
-children, real torch. How a sweep's processes spread over nodes is test_ray_sweep's."""
+the candidate recipes (and what a recipe saves beside itself) carried with the tasks. Here:
+what a warm-up says without Ray, or where no Ray listens, and the checks of a warm-up that ran
+on Ray's nodes. The real runs are in test_ray_sweep, with every test that runs Ray: the
+warm-up through Ray Client on the two-node cluster (which lives only while that module's tests
+run), and the recipe whose artifact travels between tasks on an embedded Ray. How a sweep's
+processes spread over nodes is test_ray_sweep's too."""
 
 from __future__ import annotations
 
@@ -10,13 +13,9 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import Result, warmscope
-from tests.test_ray_sweep import (  # noqa: F401 (client_server: a fixture)
-    client_server,
-    processes,
-    ray_or_skip,
-    started_ns,
-)
 from tests.test_warmup import check_document
 from warmscope.core.run.ray_executor import INSTALL
 
@@ -73,74 +72,11 @@ def recipe_of(record: Path) -> str:
     raise AssertionError(f"{record}: no settings line")
 
 
-def test_a_warmup_through_ray_client_ships_its_candidates(
-    client_server: str,  # noqa: F811 (the fixture, imported)
-    tmp_path: Path,
-) -> None:
-    """``ray:ray://HOST:PORT``: every process through the Ray Client server on the cluster's
-    nodes, the candidate recipes carried with their tasks."""
-    r = ray_warmup(tmp_path, f"ray:{client_server}")
-    doc = assert_ran_on_nodes(r, tmp_path)
-    assert doc["executor"] == f"ray:{client_server}"
-    assert f"· ray:{client_server}: 2 nodes" in r.stdout
-
-
-SAVES_BESIDE = """\
-import os, sys
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ARTIFACT = os.path.join(HERE, "saves.cache.bin")
-
-
-def prepare(model, example_inputs=None):
-    if os.path.exists(ARTIFACT):
-        with open(ARTIFACT) as f:
-            print("loaded: " + f.read(), file=sys.stderr)
-    else:
-        with open(ARTIFACT, "w") as f:
-            f.write("saved in " + HERE)
-    return model
-"""
-
-
-def test_a_recipe_and_the_artifact_it_saves_travel_with_the_tasks(tmp_path: Path) -> None:
-    """As a cache-artifact recipe does: the first process finds no artifact beside its recipe
-    and saves one; it comes back beside the local recipe; the next process is given it beside
-    its own copy of the recipe, in another folder, and loads it."""
-    ray_or_skip()
-    recipe = tmp_path / "recipes" / "saves.py"
-    recipe.parent.mkdir()
-    recipe.write_text(SAVES_BESIDE)
-    r = warmscope(
-        "sweep",
-        "sample:trivial",
-        *("--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "1", "--iters", "3"),
-        *("--recipe", str(recipe), "--executor", "ray", "--quiet"),
-        *("--record", str(tmp_path / "records")),
-        json_path=tmp_path / "sweep.json",
-        timeout=300,
-    )
-    assert r.code == 0, r.stderr
-    assert r.doc is not None
-    first, second = sorted(processes(r.doc), key=lambda p: started_ns(p["record"]))
-    artifact = tmp_path / "recipes" / "saves.cache.bin"
-    saved = artifact.read_text()
-    assert artifact.stat().st_mode == recipe.stat().st_mode, "made as the recipe makes it"
-    made_in = str(Path(recipe_of(Path(first["record"]))).parent)
-    assert saved == "saved in " + made_in and made_in != str(recipe.parent)
-    assert not Path(made_in).exists(), "the task's folder is gone with it"
-    loaded_by = str(Path(recipe_of(Path(second["record"]))).parent)
-    assert loaded_by not in (made_in, str(recipe.parent))
-    [stderr] = Path(second["record"]).parent.glob(Path(second["record"]).stem + ".stderr*")
-    assert f"loaded: saved in {made_in}" in stderr.read_text()
-    assert sorted(p.name for p in recipe.parent.iterdir()) == ["saves.cache.bin", "saves.py"]
-
-
 # -- bad input ----------------------------------------------------------------------------------
 
 
 def test_an_address_where_no_ray_listens_is_one_line(tmp_path: Path) -> None:
-    ray_or_skip()
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'warmscope[ray]')")
     with socket.socket() as s:  # a loopback port nothing listens on once closed
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

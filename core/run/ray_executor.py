@@ -81,7 +81,10 @@ def parse_executor(text: str) -> tuple[str, str | None]:
 
 
 REACH_TIMEOUT_S = 5.0
-CLIENT_SERVER_FAILED = "Starting Ray client server failed"
+CLIENT_SERVER_DIED = ("Starting Ray client server failed", "ZombieProcess")
+"""How a ``ray://`` connection fails where the server the head starts for it died as it
+started (Ray's issue 63202: it is forked from a busy gRPC process): the head says the server
+failed, or its wait for the server's process met a zombie (``psutil.ZombieProcess``)."""
 CLIENT_TRIES = 3
 """How often a ``ray://`` connection is tried where the head's client server failed to start."""
 
@@ -99,6 +102,12 @@ def check_reachable(address: str | None) -> None:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise UsageError(f"--executor ray:{address}: no Ray there ({reason})") from None
+
+
+def client_server_died(exc: BaseException) -> bool:
+    """Whether a failure to join through Ray Client is the head's per-connection server
+    dying as it started: the next connection gets a new one."""
+    return any(sign in str(exc) for sign in CLIENT_SERVER_DIED)
 
 
 def import_ray() -> Any:
@@ -296,7 +305,7 @@ class RayExecutor:
                 except Exception as exc:
                     # The server Ray Client starts for each connection sometimes dies as it
                     # starts on a busy head; another is started for the next connection.
-                    if CLIENT_SERVER_FAILED in str(exc) and attempt + 1 < CLIENT_TRIES:
+                    if client_server_died(exc) and attempt + 1 < CLIENT_TRIES:
                         with contextlib.suppress(Exception):
                             ray.shutdown()  # whatever the failed connection left
                         continue
