@@ -145,10 +145,20 @@ def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 BUILD_AOTI = """
 import sys, torch
-sys.path.insert(0, sys.argv[2])
+import torch._inductor.config as inductor
+sys.path.insert(0, sys.argv[3])
 from factories import TwoInputs
+# A package built once for the tests: no precompiled headers (made for one use, they cost more
+# than they save), scalar kernels (no compiler runs to pick a vector ISA), an unoptimized
+# wrapper. What the tests read of a package is the same: its metadata, its wrapper's input
+# checks, its compiled library, run by Python and by the C++ agent.
+inductor.aot_inductor.precompile_headers = False
+inductor.aot_inductor.compile_wrapper_opt_level = "O0"
+inductor.cpp.vec_isa_ok = False
+inputs = (torch.randn(4, 16), torch.randn(4, 8))
+torch.export.save(torch.export.export(TwoInputs(), inputs), sys.argv[2])
 with torch.no_grad():
-    program = torch.export.export(TwoInputs().eval(), (torch.randn(4, 16), torch.randn(4, 8)))
+    program = torch.export.export(TwoInputs().eval(), inputs)
     torch._inductor.aoti_compile_and_package(program, package_path=sys.argv[1])
 """
 
@@ -156,8 +166,10 @@ with torch.no_grad():
 @pytest.fixture(scope="session")
 def aoti_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A two-input model's AOTInductor package (``factories.TwoInputs``, inputs 4x16 and 4x8),
-    compiled by torch with the C++ compiler once per test run: a minute of CPU that the
-    Python and the C++ runtime's tests share. Skipped, with the reason, without a compiler."""
+    compiled by torch with the C++ compiler once per test run: half a minute of CPU that the
+    Python and the C++ runtime's tests share. Beside it, ``AOTI_PROGRAM``: the same model's
+    exported program (``torch.export.save``), saved by the same child. Skipped, with the
+    reason, without a compiler."""
     from filelock import FileLock  # torch's own dependency
 
     if not (shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++")):
@@ -168,8 +180,9 @@ def aoti_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if not path.exists():
             path.parent.mkdir(exist_ok=True)
             partial = path.with_suffix(".partial.pt2")
+            program = path.with_name(AOTI_PROGRAM)
             subprocess.run(
-                [sys.executable, "-c", BUILD_AOTI, str(partial), str(TARGETS)],
+                [sys.executable, "-c", BUILD_AOTI, str(partial), str(program), str(TARGETS)],
                 check=True,
                 env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(root / "aoti" / "cache")),
                 capture_output=True,
@@ -177,6 +190,10 @@ def aoti_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
             )
             partial.rename(path)
     return path
+
+
+AOTI_PROGRAM = "two_inputs_program.pt2"
+"""The exported program of the AOTInductor package's model, beside the package."""
 
 
 @pytest.fixture(scope="session")
@@ -200,13 +217,22 @@ def cpp_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def cpp_archives(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """TorchScript archives and input files for the C++ runtime's tests
-    (``tests/targets/cpp_archives.py``), saved by a real torch in a child process."""
-    folder = tmp_path_factory.mktemp("cpp_archives")
-    subprocess.run(
-        [sys.executable, "-m", "tests.targets.cpp_archives", str(folder)],
-        check=True,
-        cwd=Path(__file__).resolve().parent.parent,
-    )
+    (``tests/targets/cpp_archives.py``), saved by a real torch in a child process once per
+    test run: every worker of the run shares them (as ``aoti_package``), under a lock."""
+    from filelock import FileLock  # torch's own dependency
+
+    root = shared_folder(tmp_path_factory)
+    folder = root / "cpp_archives"
+    with FileLock(str(root / "cpp_archives.lock")):
+        if not folder.exists():
+            partial = root / "cpp_archives.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            subprocess.run(
+                [sys.executable, "-m", "tests.targets.cpp_archives", str(partial)],
+                check=True,
+                cwd=Path(__file__).resolve().parent.parent,
+            )
+            partial.rename(folder)
     return folder
 
 

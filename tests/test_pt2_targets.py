@@ -3,9 +3,7 @@ compiler is) and exported programs whose output types are registered pytree node
 
 from __future__ import annotations
 
-import os
 import platform
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -13,8 +11,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import TARGETS, warmscope
-from warmscope.core.child.pt2 import aoti_metadata, built_elsewhere
+from tests.conftest import AOTI_PROGRAM, TARGETS, warmscope
+from warmscope.core.child.outcome import UsageError
+from warmscope.core.child.pt2 import aoti_metadata, built_elsewhere, import_modules, load_aoti
+from warmscope.core.data.settings import RunSettings, SettingsError
 
 NATIVE = ("--trust-native",)
 """An AOTInductor package runs its compiled library: only with consent."""
@@ -39,11 +39,13 @@ def test_an_aoti_package_runs_with_the_inputs_it_records(
 
 
 def test_an_aoti_package_takes_inputs_given_and_refuses_a_mode(
-    aoti_package: Path, tmp_path: Path, record_dir: Path
+    bare_package: Path, aoti_package: Path, tmp_path: Path, record_dir: Path
 ) -> None:
+    """Inputs given: the package need not record any (its generated C++ gone, what the
+    inputs would be read from); a mode is refused as the settings are checked."""
     r = warmscope(
         "run",
-        str(aoti_package),
+        str(bare_package),
         *NATIVE,
         "--input",
         "4x16:ones",
@@ -55,15 +57,23 @@ def test_an_aoti_package_takes_inputs_given_and_refuses_a_mode(
     )
     assert r.code == 0, r.stderr
     assert r.doc is not None and r.doc["inputs_source"] == "spec"
-    compiled = warmscope("run", str(aoti_package), *NATIVE, "--mode", "compile", "--iters", "2")
-    assert compiled.code == 2
-    assert "already compiled: --mode compile does not apply" in compiled.stderr
+    assert r.doc["inputs"] == ["float32[4,16]", "float32[4,8]"]
+    compiled = RunSettings(target=str(aoti_package), trust_native=True, iters=2)
+    compiled.set("mode=compile")
+    with pytest.raises(SettingsError, match="already compiled: --mode compile does not apply"):
+        compiled.resolve()
 
 
-def test_an_aoti_package_for_another_device_says_so(
-    aoti_package: Path, tmp_path: Path, record_dir: Path
-) -> None:
-    """The package's metadata as a CUDA build writes it: refused before torch loads it."""
+class NoTorch:
+    """A torch that is never to be touched: the refusal comes before torch loads anything."""
+
+    def __getattr__(self, name: str) -> None:
+        raise AssertionError(f"torch.{name} used")
+
+
+def test_an_aoti_package_for_another_device_says_so(aoti_package: Path, tmp_path: Path) -> None:
+    """The package's metadata as a CUDA build writes it: refused before torch loads it (a
+    refusal in the child is exit 2 and its line, as the bare package's below shows)."""
     moved = tmp_path / "cuda_aoti.pt2"
     with zipfile.ZipFile(aoti_package) as src, zipfile.ZipFile(moved, "w") as dst:
         for name in src.namelist():
@@ -72,10 +82,10 @@ def test_an_aoti_package_for_another_device_says_so(
                 assert b'"AOTI_DEVICE_KEY": "cpu"' in data
                 data = data.replace(b'"AOTI_DEVICE_KEY": "cpu"', b'"AOTI_DEVICE_KEY": "cuda"')
             dst.writestr(name, data)
-    r = warmscope("run", str(moved), *NATIVE, "--iters", "2")
-    assert r.code == 2
-    assert "AOTInductor package built for cuda; this run's device is cpu" in r.stderr
-    assert "--device cuda" in r.stderr
+    with pytest.raises(UsageError) as refused:
+        load_aoti(NoTorch(), str(moved), "cpu")
+    assert "AOTInductor package built for cuda; this run's device is cpu" in str(refused.value)
+    assert "--device cuda" in str(refused.value)
     meta = aoti_metadata(str(aoti_package))
     assert built_elsewhere(torch, meta, "cpu") is None
     machine = platform.machine()
@@ -87,11 +97,16 @@ def test_an_aoti_package_for_another_device_says_so(
 
 @pytest.fixture(scope="module")
 def encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An exported program whose output is a registered pytree node (one export, shared)."""
+    """An exported program whose output is a registered pytree node (one export, shared),
+    exported here: this process has torch already, and the children that load it do not
+    share its imports."""
     path = tmp_path_factory.mktemp("encoder") / "encoder.pt2"
-    script = "import sys, pytree_outputs; pytree_outputs.export_to(sys.argv[1])"
-    env = dict(os.environ, PYTHONPATH=str(TARGETS))
-    subprocess.run([sys.executable, "-c", script, str(path)], check=True, env=env)
+    sys.path.insert(0, str(TARGETS))
+    try:
+        import pytree_outputs
+    finally:
+        sys.path.remove(str(TARGETS))
+    pytree_outputs.export_to(str(path))
     return path
 
 
@@ -120,24 +135,27 @@ def test_an_exported_program_without_its_module_names_torchs_error_and_import(
     given = warmscope("run", str(path), "--import", "pytree_outputs", "--iters", "3", cwd=TARGETS)
     assert given.code == 0, given.stderr
     assert "imported pytree_outputs to load" not in given.stdout
-    missing = warmscope("run", str(path), "--import", "no_such_module_here", cwd=tmp_path)
-    assert missing.code == 2
-    assert "--import no_such_module_here: no module named 'no_such_module_here'" in missing.stderr
-    bad = warmscope("run", str(path), "--import", "not a module", cwd=tmp_path)
-    assert bad.code == 2 and "bad --import 'not a module'" in bad.stderr
+
+
+def test_an_import_that_is_no_module_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the child does with ``--import`` before the target loads (a refusal there is exit 2
+    and its line, as above), and the name checked before any child starts."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the current folder goes on it
+    with pytest.raises(UsageError, match="--import no_such_module_here: no module named "):
+        import_modules(["no_such_module_here"])
+    bad = RunSettings(target="sample:trivial", imports=["not a module"])
+    with pytest.raises(SettingsError, match="bad --import 'not a module'"):
+        bad.resolve()
 
 
 def test_a_damaged_exported_program_shows_torchs_own_error(
-    tmp_path: Path, record_dir: Path
+    encoder: Path, tmp_path: Path, record_dir: Path
 ) -> None:
-    good = tmp_path / "tiny.pt2"
-    script = (
-        "import sys, torch; sys.path.insert(0, sys.argv[2]); from factories import Tiny; "
-        "torch.export.save(torch.export.export(Tiny(), (torch.randn(2, 8),)), sys.argv[1])"
-    )
-    subprocess.run([sys.executable, "-c", script, str(good), str(TARGETS)], check=True)
     bad = tmp_path / "damaged.pt2"
-    with zipfile.ZipFile(good) as src, zipfile.ZipFile(bad, "w") as dst:
+    with zipfile.ZipFile(encoder) as src, zipfile.ZipFile(bad, "w") as dst:
         for name in src.namelist():
             data = src.read(name)
             dst.writestr(
@@ -167,29 +185,23 @@ def repack(package: Path, out: Path, *, program: Path | None = None) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def bare_package(aoti_package: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package without its generated C++: nothing in it says what its inputs are."""
+    return repack(aoti_package, tmp_path_factory.mktemp("bare") / "bare.pt2")
+
+
 def test_an_aoti_package_takes_the_inputs_of_the_program_packaged_with_it(
-    aoti_package: Path, tmp_path: Path, record_dir: Path
+    aoti_package: Path, bare_package: Path, tmp_path: Path, record_dir: Path
 ) -> None:
-    program = tmp_path / "two_inputs_program.pt2"
-    script = (
-        "import sys, torch; sys.path.insert(0, sys.argv[2]); from factories import TwoInputs; "
-        "inputs = (torch.randn(4, 16), torch.randn(4, 8)); "
-        "torch.export.save(torch.export.export(TwoInputs(), inputs), sys.argv[1])"
-    )
-    subprocess.run([sys.executable, "-c", script, str(program), str(TARGETS)], check=True)
+    program = aoti_package.with_name(AOTI_PROGRAM)  # the same model, exported beside it
     both = repack(aoti_package, tmp_path / "both.pt2", program=program)
     r = warmscope("run", str(both), *NATIVE, "--iters", "2", json_path=tmp_path / "r.json")
     assert r.code == 0, r.stderr
     assert r.doc is not None and r.doc["target"]["kind"] == "aoti"
     assert r.doc["inputs"] == ["float32[4,16]", "float32[4,8]"]
 
-    bare = repack(aoti_package, tmp_path / "bare.pt2")
-    asked = warmscope("run", str(bare), *NATIVE, "--iters", "2")
+    # Without them (given, the bare package runs: above).
+    asked = warmscope("run", str(bare_package), *NATIVE, "--iters", "2")
     assert asked.code == 2
     assert "records no fixed input shapes" in asked.stderr and "--input" in asked.stderr
-    assert (
-        warmscope(
-            "run", str(bare), *NATIVE, "--input", "4x16", "--input", "4x8", "--iters", "2"
-        ).code
-        == 0
-    )
