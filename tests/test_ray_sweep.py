@@ -85,6 +85,21 @@ def assert_came_back(doc: dict[str, Any]) -> None:
         assert stderr, "the stderr side file came back beside the record"
 
 
+def one_at_a_time_on_each_node(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Both nodes took processes, and each ran one at a time: each process on a node started
+    after the one before it there had sent its last line (the local copy's last write). The
+    processes by node."""
+    by_node: dict[str, list[dict[str, Any]]] = {}
+    for p in processes(doc):
+        by_node.setdefault(p["node"]["node_id"], []).append(p)
+    assert len(by_node) == 2, "both nodes took processes"
+    for mine in by_node.values():
+        mine.sort(key=lambda p: started_ns(p["record"]))
+        for before, after in itertools.pairwise(mine):
+            assert os.stat(before["record"]).st_mtime_ns < started_ns(after["record"])
+    return by_node
+
+
 def assert_complete(r: Result) -> dict[str, Any]:
     assert r.code == 0, r.stderr
     doc: dict[str, Any] = r.doc  # type: ignore[assignment]
@@ -428,7 +443,8 @@ def test_a_ray_cluster_races_as_the_local_executor_does(two_nodes: str, tmp_path
     executor (test_sweep), the slower cell is dropped after round 4 and the sweep stops,
     decided, after 8 processes, though the two nodes finish a round's processes in any
     order (a round starts once the one before it is looked at). Joined at the cluster's own
-    address, each task streams its record back: whole, with its stderr side file."""
+    address, each task streams its record back, whole, with its stderr side file, and each
+    node runs one process at a time."""
     from tests.conftest import TARGETS
 
     r = warmscope(
@@ -449,6 +465,7 @@ def test_a_ray_cluster_races_as_the_local_executor_does(two_nodes: str, tmp_path
     [drop] = doc["dropped"]
     assert drop["cell"] == 0 and drop["round"] == 4 and drop["against"] == 1
     assert_came_back(doc)
+    one_at_a_time_on_each_node(doc)
     assert doc["ranking"][0]["label"] == "env.WARMSCOPE_FIRST_SLEEP_MS=0"
     assert doc["answer"].startswith(
         "by first iteration, env.WARMSCOPE_FIRST_SLEEP_MS=0 is best beyond noise: its first "
@@ -472,16 +489,7 @@ def test_through_ray_client_two_nodes_run_the_sweep_one_process_each_at_a_time(
     doc = assert_complete(r)
     assert doc["executor"] == f"ray:{client_server}"
     assert f"ray:{client_server}: 2 nodes" in r.stdout
-    by_node: dict[str, list[dict[str, Any]]] = {}
-    for p in processes(doc):
-        by_node.setdefault(p["node"]["node_id"], []).append(p)
-    assert len(by_node) == 2, "both nodes took processes"
-    for mine in by_node.values():
-        # One at a time: each process on a node starts after the one before it there has
-        # sent its last line (the local copy's last write).
-        mine.sort(key=lambda p: started_ns(p["record"]))
-        for before, after in itertools.pairwise(mine):
-            assert os.stat(before["record"]).st_mtime_ns < started_ns(after["record"])
+    by_node = one_at_a_time_on_each_node(doc)
     hosts = doc["hosts"]
     assert hosts["factor"] == "host" and len(hosts["hosts"]) == 2
     assert sum(h["processes"] for h in hosts["hosts"]) == 4
