@@ -28,7 +28,8 @@ def warmscope(tmp_path: Path, *args: str, timeout: int = 600) -> subprocess.Comp
 
 
 def run(tmp_path: Path, *args: str) -> dict[str, Any]:
-    warmscope(tmp_path, "run", *args, "--json", "run.json", "--record", "run.jsonl")
+    """One run whose record and summary replace the last one's (a test's runs share its folder)."""
+    warmscope(tmp_path, "run", *args, "--json", "run.json", "--record", "run.jsonl", "--overwrite")
     return json.loads((tmp_path / "run.json").read_text())
 
 
