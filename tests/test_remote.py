@@ -5,6 +5,7 @@ The server is asyncssh, in this process, on 127.0.0.1 (``tests/ssh_server.py``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ from tests.conftest import FACTORIES, PLANTED, Result, run_id_of, wait_gone, war
 from tests.ssh_server import Server, ssh_server
 from warmscope.core.data.reading import read_run
 from warmscope.core.run.integrity import INTEGRITY
+from warmscope.core.run.proctree import RUN_ID_VAR
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="no OpenSSH client")
 PYTHON = sys.executable  # the remote interpreter: this one, which has torch
@@ -492,3 +494,45 @@ def test_the_gpu_is_sampled_on_the_remote(server: Server, tmp_path: Path) -> Non
     assert env == _gpu_of(tmp_path / "local.jsonl")[0]
     assert read_run(tmp_path / "remote.jsonl").env["samples"].endswith("and NVML (the GPU)")
     assert server.left() == []
+
+
+def test_a_connection_gone_as_the_agent_starts_ends_it_and_its_folder(tmp_path: Path) -> None:
+    """The guardian's start read, then EOF at once (ssh gone as the agent forks): the agent,
+    which may not yet lead a process group of its own, ends, and so do the guardian and its
+    folder. A few rounds: the fork's window is short."""
+    from warmscope.core.run import remote
+
+    start, _ = remote.payload({"kind": "module"}, {RUN_ID_VAR: f"{os.getpid()}-gone"}, 10.0)
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    for _ in range(5):
+        guardian = subprocess.Popen(
+            [PYTHON, "-c", remote.BOOTSTRAP],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+        assert guardian.stdin is not None
+        guardian.stdin.write(start)
+        guardian.stdin.close()
+        try:
+            guardian.wait(timeout=20)
+        finally:
+            with contextlib.suppress(OSError):
+                os.killpg(guardian.pid, signal.SIGKILL)
+            guardian.wait()
+            assert wait_gone(f"{os.getpid()}-gone", 10) == []
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_reaches_an_agent_not_yet_leading_its_group() -> None:
+    from warmscope.core.child.remote_guardian import Agent, end_run
+
+    child = subprocess.Popen(["sleep", "60"])  # in this process's group, as before its setsid
+    agent = Agent(child.pid)
+    end_run(child.pid, "")  # its group is not its own: this alone misses it
+    assert child.poll() is None
+    agent.signal(signal.SIGKILL)
+    assert os.WTERMSIG(agent.wait()) == signal.SIGKILL
+    agent.signal(signal.SIGKILL)  # reaped: its pid may be another's, and is left alone

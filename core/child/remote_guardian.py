@@ -161,7 +161,29 @@ def end_run(group: int, run_id: str) -> None:
                 os.kill(int(name), signal.SIGKILL)
 
 
-def forward(to_agent: int, pid: int, group: int, run_id: str) -> None:
+class Agent:
+    """The agent's process, signalled by its pid only until it is reaped (then the pid may be
+    another's): a signal between its fork and its ``setsid`` finds no group of its own yet."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._lock = threading.Lock()
+        self._ended = False
+
+    def signal(self, number: int) -> None:
+        with self._lock, contextlib.suppress(OSError):
+            if not self._ended:
+                os.kill(self.pid, number)
+
+    def wait(self) -> int:
+        """Its exit status, once it has ended (no signal goes to its pid after)."""
+        os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)  # ended, its pid still held
+        with self._lock:
+            self._ended = True
+        return os.waitpid(self.pid, 0)[1]
+
+
+def forward(to_agent: int, agent: Agent, run_id: str) -> None:
     """The config line to the agent, then ``signal N`` lines; EOF: the connection is gone."""
     config_sent = False
     pending = b""
@@ -171,7 +193,8 @@ def forward(to_agent: int, pid: int, group: int, run_id: str) -> None:
         except OSError:
             chunk = b""
         if not chunk:
-            end_run(group, run_id)
+            agent.signal(signal.SIGKILL)  # it may not lead its own group yet
+            end_run(agent.pid, run_id)
             return
         if not config_sent:
             head, newline, pending = chunk.partition(b"\n")
@@ -186,8 +209,7 @@ def forward(to_agent: int, pid: int, group: int, run_id: str) -> None:
         for line in lines:
             word, _, number = line.decode(errors="replace").partition(" ")
             if word == "signal" and number.strip().isdigit():
-                with contextlib.suppress(OSError):
-                    os.kill(pid, int(number))
+                agent.signal(int(number))
 
 
 class Out:
@@ -366,8 +388,9 @@ def main() -> None:
         command = agent_command(home, payload, hello, out)
         out.write((json.dumps(hello) + "\n").encode())
         pid, to_agent, from_agent = spawn(command, env, ring, payload)
+        agent = Agent(pid)
         threading.Thread(
-            target=forward, args=(to_agent, pid, pid, run_id), name="forward", daemon=True
+            target=forward, args=(to_agent, agent, run_id), name="forward", daemon=True
         ).start()
         passed = Passed()
         passing = threading.Thread(
@@ -378,7 +401,7 @@ def main() -> None:
             hz = float(payload.get("sample_hz", 10))
             args = (sampler, pid, gpu, ring, hz, out)
             threading.Thread(target=sample, args=args, daemon=True).start()
-        status = os.waitpid(pid, 0)[1]
+        status = agent.wait()
         end_run(pid, run_id)
         passing.join(5.0)  # the last protocol lines, once every writer is gone
         with contextlib.suppress(OSError):  # the connection may be what ended the run
