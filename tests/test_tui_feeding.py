@@ -2,22 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from tests.tui_support import run
+from tests.tui_support import SharedApp
 from warmscope.tui.app import build_app
 from warmscope.tui.run_view import RunView
 from warmscope.tui.screens.settings_screen import SettingsScreen
 from warmscope.tui.widgets.run.summary_panel import summary_content
 
 SCRIPT = Path(__file__).parent / "data" / "speech-script.jsonl"
+# A real run: warmscope run tests/targets/feeding.py:rows --input 2xT --dim T=4,8
+# --iters 10 --idle-probe 0.05 (its command is in the record's header).
+SHAPES = Path(__file__).parent / "data" / "feeding-shapes.jsonl"
 
 
-def test_the_form_sets_how_the_model_is_fed() -> None:
-    app = build_app(records=[SCRIPT])
+@pytest.fixture(scope="module")
+def opened() -> Iterator[SharedApp]:
+    """``warmscope open speech-script.jsonl feeding-shapes.jsonl``: one app for the tests
+    below (each starts from the first frame's screen, the first record viewed: ``SharedApp``)."""
+    shared = SharedApp(build_app(records=[SCRIPT, SHAPES]))
+    yield shared
+    shared.close()
+
+
+def test_the_form_sets_how_the_model_is_fed(opened: SharedApp) -> None:
+    app = opened.app  # the next run's settings: the first record's
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("e")
@@ -43,7 +57,7 @@ def test_the_form_sets_how_the_model_is_fed() -> None:
         assert "--dim" in str(form.errors.get("dims"))
         await pilot.press("escape")
 
-    run(app, scenario)
+    opened.run(scenario)
 
 
 def test_the_summary_panel_shows_each_shape_against_its_p50() -> None:
@@ -60,19 +74,17 @@ def test_the_summary_panel_shows_each_shape_against_its_p50() -> None:
     assert any(span.style == "$warning" for span in content.spans), "the R is a warning"
 
 
-def test_a_record_of_changing_shapes_shows_them_and_the_idle_probe() -> None:
+def test_a_record_of_changing_shapes_shows_them_and_the_idle_probe(opened: SharedApp) -> None:
     from tests.tui_support import screen_text
 
-    # A real run: warmscope run tests/targets/feeding.py:rows --input 2xT --dim T=4,8
-    # --iters 10 --idle-probe 0.05 (its command is in the record's header).
-    record = Path(__file__).parent / "data" / "feeding-shapes.jsonl"
-    app = build_app(records=[record])
+    app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
+        app.view_entry(app.runs[1])  # SHAPES
         await pilot.pause()
         text = screen_text(app)
         assert "1st÷p50" in text and "T=4" in text and "T=8" in text
         assert "shape" in text
         assert "after 0.05 s" in text, "the idle probe against the steady p50"
 
-    run(app, scenario, size=(120, 40))
+    opened.run(scenario, size=(120, 40))

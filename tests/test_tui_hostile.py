@@ -15,7 +15,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from textual.widgets import Input, Static
 from tests.conftest import run_id_of, survivors, wait_gone
 from tests.fake_session import FakeSession, Moment, end, factory, iterations
 from tests.test_tui_faults import start_tui
-from tests.tui_support import run, screen_text, settle, wait_for
+from tests.tui_support import SharedApp, run, screen_text, settle, wait_for
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.record import read_run
@@ -302,12 +303,34 @@ TRUST_ITEMS = (
 )
 
 
+@dataclass
+class Asking:
+    """An app over ``asks.jsonl`` (``asking_record``), and the settings each run it started
+    was given."""
+
+    shared: SharedApp
+    made: list[RunSettings]
+
+
+@pytest.fixture(scope="module")
+def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Asking]:
+    """One app for the answers below: each test starts from the record as opened, its
+    settings not yet answered for (``SharedApp`` puts the next run's settings back)."""
+    made: list[RunSettings] = []
+    record = asking_record(tmp_path_factory.mktemp("asking"))
+    shared = SharedApp(build_app(records=[record], start=recording(made)))
+    yield Asking(shared, made)
+    shared.close()
+
+
 @pytest.mark.parametrize("key", ["n", "y", "enter", "escape"])
 def test_a_records_interpreter_environment_and_pickle_trust_need_a_yes(
-    key: str, tmp_path: Path
+    key: str, asking: Asking
 ) -> None:
-    made: list[RunSettings] = []
-    app = build_app(records=[asking_record(tmp_path)], start=recording(made))
+    app = asking.shared.app
+    runs = len(app.runs)
+    made = asking.made
+    made.clear()
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("r")
@@ -319,7 +342,7 @@ def test_a_records_interpreter_environment_and_pickle_trust_need_a_yes(
         await pilot.pause()
         assert isinstance(app.screen, MainScreen)
         if key == "escape":
-            assert made == [] and len(app.runs) == 1
+            assert made == [] and len(app.runs) == runs, "nothing ran"
             return
         await wait_for(pilot, lambda: app.runs[-1].view.finished)
         [settings] = made
@@ -334,7 +357,7 @@ def test_a_records_interpreter_environment_and_pickle_trust_need_a_yes(
         await wait_for(pilot, lambda: len(made) == 2)
         assert made[1].untrusted() == settings.untrusted()
 
-    run(app, scenario)
+    asking.shared.run(scenario)
 
 
 def test_settings_edited_from_a_record_still_ask_and_the_users_own_do_not(

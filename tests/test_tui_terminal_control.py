@@ -276,16 +276,21 @@ def test_ctrl_z_suspends_and_a_resume_draws_the_whole_screen(opened: Opened) -> 
 
 
 def test_a_dumb_terminal_is_told_to_use_the_headless_form() -> None:
-    for env in ({"TERM": "dumb"}, {"TERM": ""}):
-        proc, master = _pty(["sample:trivial", "--iters", "5"], env)
-        try:
-            out = _read(master, 20)
-            assert proc.wait(10) == 2
-        finally:
-            _end(proc, master)
-        assert b"\x1b" not in out, out[:200]
-        lines = out.decode().strip().splitlines()
-        assert len(lines) == 1 and "warmscope run sample:trivial" in lines[0], lines
+    # Which TERM is dumb: ``dumb``, or none at all; then what a real one is told.
+    from warmscope.tui.glyphs import dumb_terminal
+
+    assert dumb_terminal("dumb") and dumb_terminal("") and dumb_terminal(None)
+    assert dumb_terminal(" Dumb ") and not dumb_terminal("xterm-256color")
+    assert not dumb_terminal("vt100") and not dumb_terminal("linux"), "ASCII, but a screen"
+    proc, master = _pty(["sample:trivial", "--iters", "5"], {"TERM": "dumb"})
+    try:
+        out = _read(master, 20)
+        assert proc.wait(10) == 2
+    finally:
+        _end(proc, master)
+    assert b"\x1b" not in out, out[:200]
+    lines = out.decode().strip().splitlines()
+    assert len(lines) == 1 and "warmscope run sample:trivial" in lines[0], lines
 
 
 def test_the_quit_question_shows_in_a_tiny_terminal() -> None:

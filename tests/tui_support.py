@@ -101,7 +101,8 @@ class SharedApp:
     same records, and leave them as they found them, share one (a module-scoped fixture makes
     it, ``close`` ends it). The app runs in one task on a loop of its own, from the first
     scenario to the last (Textual's context is that task's); each ``run`` hands it a scenario
-    and raises what the scenario raised. Before each scenario the app is brought home: the
+    and raises what the scenario raised, or what the app failed with meanwhile (the tests after
+    that one fail at once, saying the app has ended). Before each scenario it is brought home: the
     screens it opened closed, its workers done, its size the test's, the first run viewed in
     the first frame's pane with the first frame's focus, the next run's settings as they were.
     A test that changes anything else of the app puts it back itself.
@@ -157,11 +158,14 @@ class SharedApp:
                 except BaseException as exc:  # the test's failure, raised in the test
                     done.set_exception(exc)
                 else:
-                    done.set_result(None)
+                    if app._exception is not None:  # the app failed in this test: say so here
+                        done.set_exception(app._exception)
+                    else:
+                        done.set_result(None)
 
     async def _home(self, pilot: Pilot, size: tuple[int, int]) -> None:
         app = self.app
-        assert app.is_running, "the shared app has ended (a test before this one quit it)"
+        assert app.is_running, "the shared app has ended (a test before this one quit or broke it)"
         glyphs.set_ascii(app.ascii)  # process-wide: the app built last set it for itself
         try:
             await asyncio.wait_for(app.workers.wait_for_complete(), timeout=60)
