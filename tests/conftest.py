@@ -237,31 +237,33 @@ def cpp_archives(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 LONGEST_FIRST = (
-    "test_warmup.py",
-    "test_hostile.py",
-    "test_ray_sweep.py",
-    "test_sweep.py",
     "test_cpp_warmup.py",
-    "test_reliability.py",
-    "test_feeding.py",
-    "test_remote.py",
+    "test_warmup.py",
+    "test_ray_sweep.py",
     "test_pt2_targets.py",
-    "test_tui_faults.py",
-    "test_ray_warmup.py",
-    "test_hostile_documents.py",
-    "test_cpp_runtime.py",
+    "test_remote.py",
+    "test_hostile.py",
+    "test_reliability.py",
+    "test_tui_hostile.py",
+    "test_feeding.py",
+    "test_first_call_explained.py",
+    "test_tui_compare.py",
+    "test_markers.py",
     "test_tui_records.py",
-    "test_export_command.py",
-    "test_remote_targets.py",
-    "test_integration_run.py",
-    "test_tui_live.py",
-    "test_cpp_aoti.py",
-    "test_profile_report.py",
-    "test_tui_profile.py",
     "test_tui_sweep.py",
+    "test_run_plan.py",
+    "test_tui_find.py",
+    "test_cpp_knobs.py",
+    "test_sweep.py",
+    "test_event_reasons.py",
+    "test_tui_live.py",
+    "test_profile_report.py",
+    "test_tui_faults.py",
+    "test_remote_targets.py",
+    "test_hostile_documents.py",
 )
-"""The files that take longest (children by the dozen, a C++ build, a Ray cluster), from
-``pytest --durations``, run first: with a file to a worker (``--dist loadfile
+"""The files that take longest (children by the dozen, a C++ build, a Ray cluster), by their
+tests' time in a whole run, run first: with a file to a worker (``--dist loadfile
 --no-loadscope-reorder``, as ``make pytest`` runs), a long file left for the end keeps one worker
 busy while the other idles. Xdist's own order (most tests first) put the long files of few tests
 last. A scheduling hint only: files not named keep their order, after these."""
