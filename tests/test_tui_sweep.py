@@ -212,16 +212,22 @@ def test_esc_stops_a_repeat_cleanly_and_keeps_the_finished_process(ready: Shared
         await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen))
         screen = app.screen
         assert isinstance(screen, SweepScreen)
-        # The second process has measured its first iteration: it is mid-run.
+        # The second process has measured its first iteration: it is mid-run. Asked of the
+        # state the chart is drawn from (the chart itself may still show the first process's
+        # point as running, drawn before the state said it finished).
         await wait_for(
             pilot,
             lambda: (
                 screen.state is not None
                 and screen.state.finished == 1
-                and any(s.running for s in screen.query_one(SweepChart).rows)
+                and any(
+                    p.repeat == 1 and not p.done and p.first_ms is not None
+                    for p in screen.state.points
+                )
             ),
             timeout=120,
         )
+        await wait_for(pilot, lambda: any(s.running for s in screen.query_one(SweepChart).rows))
         await pilot.press("escape")
         assert isinstance(app.screen, SweepScreen)  # Esc stops; the screen stays
         await wait_for(pilot, lambda: not screen.running, timeout=30)
