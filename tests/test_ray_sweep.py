@@ -9,6 +9,7 @@ whose artifact travels (``embedded_sweep``)."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -16,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,6 +127,24 @@ def first_iterations(
             pytest.fail(f"the sweep ended first ({proc.returncode}): {proc.communicate()[1]}")
         time.sleep(0.2)
     pytest.fail(f"{record.name}: no iteration came back")
+
+
+@contextlib.contextmanager
+def ab_sweep(folder: Path, repeat: int, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """``warmscope sweep sample:trivial --vary env.WARMSCOPE_AA=a,b`` running (40 iterations a
+    process), its records in ``folder/records`` and its document ``folder/sweep.json``, for a
+    test to interrupt; killed on the way out if a check failed before it ended."""
+    argv = [sys.executable, "-m", "warmscope.cli", "sweep", "sample:trivial"]
+    argv += ["--vary", "env.WARMSCOPE_AA=a,b", "--repeat", str(repeat), "--iters", "40"]
+    argv += ["--gap", "0.1", *args, "--quiet", "--record", str(folder / "records")]
+    argv += ["--json", str(folder / "sweep.json")]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 # -- the logic, as units ----------------------------------------------------------------------
@@ -354,12 +374,7 @@ def embedded_sweep(tmp_path_factory: pytest.TempPathFactory) -> Interrupted:
     recipe.parent.mkdir()
     recipe.write_text(SAVES_BESIDE)
     records = tmp / "records"
-    argv = [sys.executable, "-m", "warmscope.cli", "sweep", "sample:trivial"]
-    argv += ["--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "2", "--iters", "40", "--gap", "0.1"]
-    argv += ["--recipe", str(recipe), "--executor", "ray", "--quiet"]
-    argv += ["--record", str(records), "--json", str(tmp / "sweep.json")]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with ab_sweep(tmp, 2, "--recipe", str(recipe), "--executor", "ray") as proc:
         killed = first_iterations(records / "c0-env.WARMSCOPE_AA=a-r1.jsonl", proc)
         child = survivors(killed)
         assert child, "the child runs on the node"
@@ -369,10 +384,6 @@ def embedded_sweep(tmp_path_factory: pytest.TempPathFactory) -> Interrupted:
         stopped = first_iterations(records / "c1-env.WARMSCOPE_AA=b-r1.jsonl", proc)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     doc = json.loads((tmp / "sweep.json").read_text())
     return Interrupted(proc.returncode, err, doc, killed, stopped, recipe)
 
@@ -519,20 +530,11 @@ def test_ctrl_c_through_ray_client_stops_the_task_and_its_child(
     """Under Ray Client a task streams through an actor: Ctrl-C stops its child, the
     iterations so far kept, the sweep ``stopped`` (exit 130)."""
     records = tmp_path / "records"
-    argv = [sys.executable, "-m", "warmscope.cli", "sweep", "sample:trivial"]
-    argv += ["--vary", "env.WARMSCOPE_AA=a,b", "--repeat", "1", "--iters", "40", "--gap", "0.1"]
-    argv += ["--executor", f"ray:{client_server}", "--quiet", "--record", str(records)]
-    argv += ["--json", str(tmp_path / "sweep.json")]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with ab_sweep(tmp_path, 1, "--executor", f"ray:{client_server}") as proc:
         first = first_iterations(records / "c0-env.WARMSCOPE_AA=a-r0.jsonl", proc)
         assert survivors(first), "the child runs on the node"
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 130, err
     assert wait_gone(first, 10) == [], "the stopped child ended"
     doc = json.loads((tmp_path / "sweep.json").read_text())
