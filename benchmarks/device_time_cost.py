@@ -7,11 +7,16 @@ Two measures, both printed:
   call and a wait on the current stream; with device time: an event pair from the agent's own
   ``DeviceTimer``, the start recorded before the clock starts, the end the one waited on),
   paired block by block: the added host time per call, free of the spread between processes
-  (a GPU's steady p50 moves by tens of percent from one process to the next);
+  (a GPU's steady p50 moves by tens of percent from one process to the next). The two bodies
+  take turns going first (ABBA), so whatever the block before leaves behind (a drained
+  queue, a clock that moved) falls on each alike;
 - fresh ``warmscope run`` processes alternating ``device_time=on`` and ``off``: the steady
   p50 each, for context.
 
-The goal: at most 2 µs added per call.
+The goal: at most 2 µs added per call, judged on the 95% interval of the median added time
+(from the blocks' order statistics): met when the whole interval is within it, missed when
+the whole interval is above it, and otherwise not resolved (exit 2): the blocks vary more
+than the goal is wide; more blocks, or a quieter machine, narrow it.
 
     python benchmarks/device_time_cost.py [--blocks 40] [--calls 400] [--rounds 3]
 """
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -56,21 +62,26 @@ def in_process(blocks: int, calls: int) -> dict[str, float]:
             model(x)
         sync()
         for _ in range(blocks):
-            plain, timed, whole = [], [], []
-            for _ in range(calls):  # the agent's body without device time
-                t0 = clock()
-                model(x)
-                sync()
-                plain.append(clock() - t0)
-            for k in range(calls):  # and with it
-                start, end = pairs[k]
-                record(start, stream)
-                t0 = clock()
-                model(x)
-                clock()  # the agent's "forward returned" reading
-                record(end, stream)
-                wait(end)
-                timed.append(clock() - t0)
+            plain: list[int] = []
+            timed: list[int] = []
+            whole: list[int] = []
+            for body in (plain, timed) if len(added) % 2 == 0 else (timed, plain):
+                if body is plain:
+                    for _ in range(calls):  # the agent's body without device time
+                        t0 = clock()
+                        model(x)
+                        sync()
+                        plain.append(clock() - t0)
+                    continue
+                for k in range(calls):  # and with it
+                    start, end = pairs[k]
+                    record(start, stream)
+                    t0 = clock()
+                    model(x)
+                    clock()  # the agent's "forward returned" reading
+                    record(end, stream)
+                    wait(end)
+                    timed.append(clock() - t0)
             for _ in range(calls):  # a device-wide synchronize, for reference
                 t0 = clock()
                 model(x)
@@ -83,14 +94,34 @@ def in_process(blocks: int, calls: int) -> dict[str, float]:
             added.append((statistics.median(timed) - p50) / 1e3)
             device_sync.append((statistics.median(whole) - p50) / 1e3)
             host_p50.append(p50 / 1e3)
+    lo, hi = median_interval(added)
     return {
         "host_p50_us": statistics.median(host_p50),
         "added_us": statistics.median(added),
-        "added_lo_us": sorted(added)[len(added) // 4],
-        "added_hi_us": sorted(added)[3 * len(added) // 4],
+        "added_lo_us": lo,
+        "added_hi_us": hi,
         "device_sync_us": statistics.median(device_sync),
         "read_us_per_call": statistics.median(read_us),
     }
+
+
+def median_interval(values: list[float]) -> tuple[float, float]:
+    """A distribution-free 95% interval of the median of ``values``: the order statistics
+    ``k`` in from each end, ``k`` from the binomial's normal approximation."""
+    ordered = sorted(values)
+    n = len(ordered)
+    k = max(0, math.floor(n / 2 - 0.98 * math.sqrt(n)))
+    return ordered[k], ordered[n - 1 - k]
+
+
+def verdict(lo: float, hi: float, goal: float) -> tuple[str, int]:
+    """``met`` (exit 0) when the interval lies within the goal, ``missed`` (1) when it lies
+    above it, else ``not resolved`` (2): the measurement cannot tell."""
+    if hi <= goal:
+        return "met", 0
+    if lo > goal:
+        return "missed", 1
+    return "not resolved (the interval spans the goal: more --blocks, or a quieter machine)", 2
 
 
 def processes(rounds: int, iters: int) -> dict[str, list[float]]:
@@ -137,7 +168,7 @@ def main() -> int:
     print(
         f"in one process ({args.blocks} pairs of {args.calls}-call blocks): host p50 "
         f"{one['host_p50_us']:.1f} µs; device time adds {one['added_us']:.2f} µs a call "
-        f"(quartiles {one['added_lo_us']:.2f} to {one['added_hi_us']:.2f}); reading the events "
+        f"(95% interval {one['added_lo_us']:.2f} to {one['added_hi_us']:.2f}); reading the events "
         f"back {one['read_us_per_call']:.2f} µs a call, outside the calls; a device-wide "
         f"torch.cuda.synchronize() instead of the stream's wait: {one['device_sync_us']:+.2f} µs"
     )
@@ -149,9 +180,9 @@ def main() -> int:
             + " · off "
             + ", ".join(f"{v:.1f}" for v in many["off"])
         )
-    met = one["added_us"] <= GOAL_US
-    print(f"goal: at most {GOAL_US} µs added a call: {'met' if met else 'missed'}")
-    return 0 if met else 1
+    said, code = verdict(one["added_lo_us"], one["added_hi_us"], GOAL_US)
+    print(f"goal: at most {GOAL_US} µs added a call: {said}")
+    return code
 
 
 if __name__ == "__main__":
