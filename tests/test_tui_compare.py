@@ -40,17 +40,17 @@ QUANTIZED = DATA / "quantized-profiled.jsonl"
 def opened() -> Iterator[SharedApp]:
     """``warmscope open`` on three records, one app for the tests that compare them (each
     starts from the first frame's screen: ``SharedApp``)."""
-    shared = SharedApp(build_app(records=[SCRIPT, NO_PROFILING, FAILED]))
-    yield shared
-    shared.close()
+    with SharedApp(build_app(records=[SCRIPT, NO_PROFILING, FAILED])) as shared:
+        yield shared
 
 
 @pytest.fixture(scope="module")
 def in_ascii() -> Iterator[SharedApp]:
     """The same three records, ``--ascii``, at 80x24."""
-    shared = SharedApp(build_app(records=[SCRIPT, NO_PROFILING, FAILED], ascii=True), (80, 24))
-    yield shared
-    shared.close()
+    with SharedApp(
+        build_app(records=[SCRIPT, NO_PROFILING, FAILED], ascii=True), (80, 24)
+    ) as shared:
+        yield shared
 
 
 def test_a_difference_reads_in_words_and_noise_is_no_difference() -> None:

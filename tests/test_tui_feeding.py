@@ -25,9 +25,8 @@ SHAPES = Path(__file__).parent / "data" / "feeding-shapes.jsonl"
 def opened() -> Iterator[SharedApp]:
     """``warmscope open speech-script.jsonl feeding-shapes.jsonl``: one app for the tests
     below (each starts from the first frame's screen, the first record viewed: ``SharedApp``)."""
-    shared = SharedApp(build_app(records=[SCRIPT, SHAPES]))
-    yield shared
-    shared.close()
+    with SharedApp(build_app(records=[SCRIPT, SHAPES])) as shared:
+        yield shared
 
 
 def test_the_form_sets_how_the_model_is_fed(opened: SharedApp) -> None:

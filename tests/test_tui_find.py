@@ -35,17 +35,15 @@ QUANTIZED = DATA / "quantized-profiled.jsonl"
 def speech() -> Iterator[SharedApp]:
     """``warmscope open speech-script.jsonl``: one app for the tests that search it (each
     starts from the first frame's screen: ``SharedApp``)."""
-    shared = SharedApp(build_app(records=[SPEECH]))
-    yield shared
-    shared.close()
+    with SharedApp(build_app(records=[SPEECH])) as shared:
+        yield shared
 
 
 @pytest.fixture(scope="module")
 def quantized() -> Iterator[SharedApp]:
     """``warmscope open quantized-profiled.jsonl``: a profiled TorchScript run, its graphs."""
-    shared = SharedApp(build_app(records=[QUANTIZED]))
-    yield shared
-    shared.close()
+    with SharedApp(build_app(records=[QUANTIZED])) as shared:
+        yield shared
 
 
 def short_run() -> list[Moment]:

@@ -104,9 +104,8 @@ def test_no_zero_excess_and_an_empty_events_pane_says_why(two_runs: list[Shown])
 @pytest.fixture(scope="module")
 def empty() -> Iterator[SharedApp]:
     """``warmscope`` with nothing to run or show yet: one app for the help and footer tests."""
-    shared = SharedApp(build_app(settings=None, records=[]))
-    yield shared
-    shared.close()
+    with SharedApp(build_app(settings=None, records=[])) as shared:
+        yield shared
 
 
 def test_help_explains_the_figures(empty: SharedApp) -> None:

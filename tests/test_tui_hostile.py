@@ -318,9 +318,8 @@ def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Asking]:
     settings not yet answered for (``SharedApp`` puts the next run's settings back)."""
     made: list[RunSettings] = []
     record = asking_record(tmp_path_factory.mktemp("asking"))
-    shared = SharedApp(build_app(records=[record], start=recording(made)))
-    yield Asking(shared, made)
-    shared.close()
+    with SharedApp(build_app(records=[record], start=recording(made))) as shared:
+        yield Asking(shared, made)
 
 
 @pytest.mark.parametrize("key", ["n", "y", "enter", "escape"])

@@ -41,9 +41,8 @@ def records_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def opened() -> Iterator[SharedApp]:
     """``warmscope open speech-script.jsonl``: one app for the tests that start from a record
     of a real run (each starts from the first frame's screen, the record viewed: ``SharedApp``)."""
-    shared = SharedApp(build_app(records=[SCRIPT]), SIZE)
-    yield shared
-    shared.close()
+    with SharedApp(build_app(records=[SCRIPT]), SIZE) as shared:
+        yield shared
 
 
 def gone(pid: int) -> bool:

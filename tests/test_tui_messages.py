@@ -64,9 +64,8 @@ class Heard:
 def heard() -> Iterator[Heard]:
     """``warmscope open speech-script.jsonl speech-no-profiling.jsonl``, its messages heard."""
     seen: list[Message] = []
-    shared = SharedApp(build_app(records=[SCRIPT, NO_PROFILING]), message_hook=seen.append)
-    yield Heard(shared, seen)
-    shared.close()
+    with SharedApp(build_app(records=[SCRIPT, NO_PROFILING]), message_hook=seen.append) as shared:
+        yield Heard(shared, seen)
 
 
 def kinds(seen: list[Message], *types: type[Message]) -> list[Message]:

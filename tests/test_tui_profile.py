@@ -30,17 +30,15 @@ SCRIPT = DATA / "speech-script.jsonl"
 def quantized() -> Iterator[SharedApp]:
     """``warmscope open quantized-profiled.jsonl``: one app for the tests that read the profiled
     run (each starts from the first frame's screen: ``SharedApp``)."""
-    shared = SharedApp(build_app(records=[QUANTIZED]))
-    yield shared
-    shared.close()
+    with SharedApp(build_app(records=[QUANTIZED])) as shared:
+        yield shared
 
 
 @pytest.fixture(scope="module")
 def unprofiled() -> Iterator[SharedApp]:
     """``warmscope open speech-script.jsonl``: a run that profiled no iteration."""
-    shared = SharedApp(build_app(records=[SCRIPT]))
-    yield shared
-    shared.close()
+    with SharedApp(build_app(records=[SCRIPT])) as shared:
+        yield shared
 
 
 def table_text(table: DataTable) -> str:

@@ -39,9 +39,8 @@ H100_RECORDS = sorted(
 def opened() -> Iterator[SharedApp]:
     """``warmscope open speech-script.jsonl speech-no-profiling.jsonl``, one app for the tests
     that read these records (each starts from the first frame's screen: ``SharedApp``)."""
-    shared = SharedApp(build_app(records=[SCRIPT, NO_PROFILING]))
-    yield shared
-    shared.close()
+    with SharedApp(build_app(records=[SCRIPT, NO_PROFILING])) as shared:
+        yield shared
 
 
 def test_open_shows_the_first_record_lists_all_and_starts_nothing(opened: SharedApp) -> None:
@@ -312,10 +311,9 @@ def gpu_runs() -> Iterator[GpuRuns]:
     records = [read_run(record) for record in H100_RECORDS]
     cut = [run for data in records for run in (data, busiest(data))]
     app = build_app(records=[*cut, mig_slice(), without_nvml()])
-    shared = SharedApp(app)
-    assert len(app.runs) == len(cut) + 2, "every run opened"
-    yield GpuRuns(shared, app.runs[: len(cut)], app.runs[-2], app.runs[-1])
-    shared.close()
+    with SharedApp(app) as shared:
+        assert len(app.runs) == len(cut) + 2, "every run opened"
+        yield GpuRuns(shared, app.runs[: len(cut)], app.runs[-2], app.runs[-1])
 
 
 def test_usage_pane_shows_each_h100_run_as_nvitop_would(gpu_runs: GpuRuns) -> None:

@@ -33,17 +33,15 @@ def app(*records: Path) -> WarmscopeApp:
 @pytest.fixture(scope="module")
 def two_runs() -> Iterator[SharedApp]:
     """``warmscope open speech-script.jsonl speech-no-profiling.jsonl``"""
-    shared = SharedApp(app(SCRIPT, NO_PROFILING))
-    yield shared
-    shared.close()
+    with SharedApp(app(SCRIPT, NO_PROFILING)) as shared:
+        yield shared
 
 
 @pytest.fixture(scope="module")
 def one_run() -> Iterator[SharedApp]:
     """``warmscope open speech-script.jsonl``"""
-    shared = SharedApp(app(SCRIPT))
-    yield shared
-    shared.close()
+    with SharedApp(app(SCRIPT)) as shared:
+        yield shared
 
 
 def keys(*pressed: str, whole: Callable[[str], None] | None = None):

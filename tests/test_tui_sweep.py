@@ -54,9 +54,8 @@ def ready_app() -> WarmscopeApp:
 def ready() -> Iterator[SharedApp]:
     """One ``ready_app`` for the tests that start sweeps from the form, one after the other
     (each starts from the first frame's screen and the next run's settings: ``SharedApp``)."""
-    shared = SharedApp(ready_app(), SIZE)
-    yield shared
-    shared.close()
+    with SharedApp(ready_app(), SIZE) as shared:
+        yield shared
 
 
 async def fill(pilot: Pilot, **fields: str) -> SettingsScreen:

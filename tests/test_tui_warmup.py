@@ -115,9 +115,8 @@ class FakeWarmup:
 def empty() -> Iterator[SharedApp]:
     """``warmscope`` with nothing run yet: one app for the tests that open a warm-up screen on
     an engine of their own (each starts from the first frame's screen: ``SharedApp``)."""
-    shared = SharedApp(build_app())
-    yield shared
-    shared.close()
+    with SharedApp(build_app()) as shared:
+        yield shared
 
 
 @pytest.fixture(scope="module")
@@ -126,9 +125,8 @@ def opened(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedApp]:
     (where ``W`` writes the warm-up's files)."""
     record = tmp_path_factory.mktemp("opened") / "speech.jsonl"
     shutil.copyfile(DATA / "speech-script.jsonl", record)
-    shared = SharedApp(build_app(records=[record]))
-    yield shared
-    shared.close()
+    with SharedApp(build_app(records=[record])) as shared:
+        yield shared
 
 
 def row(app: Any, label: str) -> list[str]:

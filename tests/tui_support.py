@@ -205,6 +205,12 @@ class SharedApp:
 
         self.loop.run_until_complete(submit())
 
+    def __enter__(self) -> SharedApp:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """End the app (raising what it failed with, if it did) and the loop."""
         try:
