@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -111,6 +112,20 @@ def warmscope(*args: str, json_path: Path | None = None, timeout: float = 120, *
         json.loads(json_path.read_text()) if json_path is not None and json_path.exists() else None
     )
     return Result(proc.returncode, proc.stdout, proc.stderr, doc)
+
+
+@contextlib.contextmanager
+def running(*args: str, **popen: Any) -> Iterator[subprocess.Popen[Any]]:
+    """`warmscope ARGS` started for a test to drive (``popen``: ``subprocess.Popen``'s
+    keywords): killed and reaped on the way out if it still runs, so a check that failed
+    leaves no warmscope behind (what it started ends with it, as its guardian sees to)."""
+    proc = subprocess.Popen([sys.executable, "-m", "warmscope.cli", *args], **popen)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
 
 
 def run_id_of(record: Path) -> str:

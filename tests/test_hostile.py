@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import FACTORIES, Result, run_id_of, survivors, wait_gone, warmscope
+from tests.conftest import FACTORIES, Result, run_id_of, running, survivors, wait_gone, warmscope
 from warmscope.core.data.record import read_run, side_file_path
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.run.integrity import INTEGRITY
@@ -132,28 +131,22 @@ def test_timeout_and_a_killed_warmscope_end_the_helpers_too(tmp_path: Path) -> N
     back, through the command line too, and says warmscope died."""
     pids = tmp_path / "pids.txt"
     record = tmp_path / "r.jsonl"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "warmscope.cli",
-            "run",
-            f"{HOSTILE}:spawns_escaped",
-            "--input",
-            "4",
-            "--duration",
-            "120",
-            "--gap",  # a pass every 50 ms: the child sleeps until it is killed
-            "0.05",
-            "--no-explain",
-            "--record",
-            str(record),
-        ],
+    with running(
+        "run",
+        f"{HOSTILE}:spawns_escaped",
+        "--input",
+        "4",
+        "--duration",
+        "120",
+        "--gap",  # a pass every 50 ms: the child sleeps until it is killed
+        "0.05",
+        "--no-explain",
+        "--record",
+        str(record),
         env=dict(os.environ, HOSTILE_PIDS=str(pids)),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )
-    try:
+    ) as proc:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (
             pids.exists() and pids.read_text().strip() and '"type":"iters"' in record.read_text()
@@ -170,8 +163,6 @@ def test_timeout_and_a_killed_warmscope_end_the_helpers_too(tmp_path: Path) -> N
         data = read_run(record)
         assert data.count > 0
         assert data.status == "crashed", "warmscope itself died: the record says so"
-    finally:
-        proc.kill()
     # What `warmscope open` and `compare` do with it: read it through the command line.
     r = warmscope("compare", str(record), str(record))
     assert r.code == 0 and "first_ms" in r.stdout

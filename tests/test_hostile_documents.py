@@ -18,7 +18,6 @@ import json
 import math
 import os
 import shutil
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from textual.pilot import Pilot
 
 from tests.cli_in_process import main_here
 from tests.conftest import Result, warmscope
-from tests.tui_support import run, screen_text, wait_for
+from tests.tui_support import in_terminal, run, screen_text, wait_for
 from warmscope.cli.compare import side_paths
 from warmscope.core.data.record import RecordError
 from warmscope.core.data.sweep_document import read_sweep, sweep_runs
@@ -297,31 +296,16 @@ SWEEP_DRAWN = b"cell(s) \xc3\x97"
 def tui_peak_rss(document: Path, seconds: float = 60.0) -> tuple[int, bytes, int | None]:
     """``warmscope open DOCUMENT`` in a real pseudo-terminal: its peak RSS until its sweep
     screen is drawn (or it exits), the screen's bytes, and its exit status where it exited."""
-    import fcntl
-    import pty
-    import struct
-    import subprocess
-    import termios
     import time
 
     import psutil
 
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "warmscope.cli", "open", str(document)],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-        env=dict(os.environ, TERM="xterm-256color"),
-    )
-    os.close(slave)
-    os.set_blocking(master, False)
     seen, peak = b"", 0
-    watched = psutil.Process(proc.pid)
-    deadline = time.monotonic() + seconds
-    try:
+    with in_terminal("open", str(document)) as terminal:
+        proc, master = terminal.proc, terminal.master
+        os.set_blocking(master, False)
+        watched = psutil.Process(proc.pid)
+        deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and proc.poll() is None:
             with contextlib.suppress(BlockingIOError, OSError):
                 seen += os.read(master, 1 << 16)
@@ -342,9 +326,6 @@ def tui_peak_rss(document: Path, seconds: float = 60.0) -> tuple[int, bytes, int
                 os.read(master, 1 << 16)
             time.sleep(0.5)
         proc.wait(timeout=5)
-    finally:
-        proc.kill()
-        os.close(master)
     return peak, seen, proc.returncode
 
 

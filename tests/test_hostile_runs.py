@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import Result, warmscope
+from tests.conftest import Result, running, warmscope
 from warmscope.core.child import outcome
 from warmscope.core.data.follow import follow
 from warmscope.core.data.run import Cursor
@@ -106,14 +105,19 @@ def test_a_live_record_deleted_while_followed_is_reported_gone_not_crashed(
     tmp_path: Path, record_dir: Path
 ) -> None:
     record = tmp_path / "live.jsonl"
-    argv = [sys.executable, "-m", "warmscope.cli", "run", "sample:trivial"]
-    proc = subprocess.Popen(
-        # A pass every millisecond: the child sleeps through the seconds the test follows it.
-        [*argv, "--duration", "6", "--gap", "0.001", "--no-explain", "--record", str(record)],
+    with running(
+        "run",
+        "sample:trivial",
+        "--duration",
+        "6",
+        "--gap",  # a pass every millisecond: the child sleeps through the seconds followed
+        "0.001",
+        "--no-explain",
+        "--record",
+        str(record),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )
-    try:
+    ) as proc:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if record.exists() and b'"iters"' in record.read_bytes():
@@ -130,8 +134,6 @@ def test_a_live_record_deleted_while_followed_is_reported_gone_not_crashed(
             time.sleep(0.1)
         assert proc.wait(timeout=60) == 0
         follower.poll(cursor)
-    finally:
-        proc.kill()
     data = follower.snapshot()
     assert data.status == outcome.OK, (data.status, data.status_detail)
     assert "deleted" in data.status_detail and "crashed" not in data.status_detail

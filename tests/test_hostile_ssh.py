@@ -16,6 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.conftest import running
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.run import pipes, remote
@@ -110,22 +111,19 @@ def test_large_inputs_to_an_ssh_that_never_reads_are_given_up_on(
 
 def test_sigterm_while_ssh_stalls_ends_warmscope_and_the_ssh(tmp_path: Path) -> None:
     env, pidfile = fake_ssh(tmp_path / "bin", "deaf")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "warmscope.cli", "run", "sample:trivial", "--host", "box"],
+    with running(
+        *("run", "sample:trivial", "--host", "box"),
         env={**os.environ, **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
-    try:
+    ) as proc:
         deadline = time.monotonic() + 60
         while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
             time.sleep(0.1)
         time.sleep(1.0)  # warmscope is now writing to the ssh, which never reads
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
-    finally:
-        proc.kill()
     assert proc.returncode != 0
     assert "Traceback" not in err
     assert ssh_gone(pidfile, 10), "the ssh outlived warmscope"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FACTORIES, Result, warmscope
+from tests.conftest import FACTORIES, Result, running, warmscope
 from warmscope.core.data.record import read_run
 
 ONE_THREAD = ("--set", "intra_op_threads=1", "--set", "inter_op_threads=1")
@@ -120,22 +120,20 @@ def ctrl_c_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
     stopped by Ctrl-C once it iterates: one child for the stop's tests and the knobs'."""
     tmp = tmp_path_factory.mktemp("ctrl_c")
     json_path, record = tmp / "stopped.json", tmp / "s.jsonl"
-    proc = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "warmscope.cli", "run", f"{FACTORIES}:env_echo"),
-            *("--input", "1", "--duration", "60", "--gap", "0.05", "--no-explain"),
-            *("--set", "env.WARMSCOPE_TEST_VALUE=hello", "--set", "intra_op_threads=1"),
-            *("--record", str(record), "--json", str(json_path)),
-        ],
+    with running(
+        *("run", f"{FACTORIES}:env_echo"),
+        *("--input", "1", "--duration", "60", "--gap", "0.05", "--no-explain"),
+        *("--set", "env.WARMSCOPE_TEST_VALUE=hello", "--set", "intra_op_threads=1"),
+        *("--record", str(record), "--json", str(json_path)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and '"type":"iters"' not in _read(record):
-        time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    ) as proc:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and '"type":"iters"' not in _read(record):
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
     doc = json.loads(json_path.read_text()) if json_path.exists() else None
     return Result(proc.returncode, out, err, doc), record
 

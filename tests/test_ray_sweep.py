@@ -15,7 +15,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import Any
 import psutil
 import pytest
 
-from tests.conftest import RayCluster, Result, run_id_of, survivors, wait_gone, warmscope
+from tests.conftest import RayCluster, Result, run_id_of, running, survivors, wait_gone, warmscope
 from tests.test_ray_warmup import assert_ran_on_nodes, ray_warmup, recipe_of
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.run.ray_executor import (
@@ -134,17 +133,11 @@ def ab_sweep(folder: Path, repeat: int, *args: str) -> Iterator[subprocess.Popen
     """``warmscope sweep sample:trivial --vary env.WARMSCOPE_AA=a,b`` running (40 iterations a
     process), its records in ``folder/records`` and its document ``folder/sweep.json``, for a
     test to interrupt; killed on the way out if a check failed before it ended."""
-    argv = [sys.executable, "-m", "warmscope.cli", "sweep", "sample:trivial"]
-    argv += ["--vary", "env.WARMSCOPE_AA=a,b", "--repeat", str(repeat), "--iters", "40"]
-    argv += ["--gap", "0.1", *args, "--quiet", "--record", str(folder / "records")]
-    argv += ["--json", str(folder / "sweep.json")]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    argv = ["sweep", "sample:trivial", "--vary", "env.WARMSCOPE_AA=a,b"]
+    argv += ["--repeat", str(repeat), "--iters", "40", "--gap", "0.1", *args, "--quiet"]
+    argv += ["--record", str(folder / "records"), "--json", str(folder / "sweep.json")]
+    with running(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
         yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 # -- the logic, as units ----------------------------------------------------------------------

@@ -3,17 +3,11 @@ unit), and in a real terminal, with where the record is said on the way out."""
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
-import select
-import struct
-import subprocess
-import sys
-import termios
 import time
 from pathlib import Path
 
+from tests.tui_support import in_terminal, terminal_chunk
 from warmscope.core.child import outcome
 from warmscope.core.data.run import RunData
 from warmscope.tui.run_view import RunEntry, exit_code
@@ -42,40 +36,20 @@ def test_the_exit_code_is_the_last_started_runs_as_warmscope_run_gives_it() -> N
 def _tui_until_quit(*args: str, wait_for: bytes, record_dir: Path) -> tuple[int, bytes]:
     """Start ``warmscope ARGS`` in a 100x30 terminal, press ``q`` once ``wait_for`` is on the
     screen, and return its exit code and everything it wrote."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    env = dict(os.environ, TERM="xterm-256color", WARMSCOPE_RECORD_DIR=str(record_dir))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "warmscope.cli", *args],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        start_new_session=True,
-    )
-    os.close(slave)
     out = b""
     quit_sent = False
     deadline = time.monotonic() + 90
-    try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    out += os.read(master, 65536)
-                except OSError:
-                    break
+    with in_terminal(*args, env={"WARMSCOPE_RECORD_DIR": str(record_dir)}) as terminal:
+        while time.monotonic() < deadline:  # until it has exited and all it wrote is read
+            if (chunk := terminal_chunk(terminal.master, 0.1)) is None:
+                break
+            out += chunk
             if not quit_sent and wait_for in out:
                 time.sleep(0.5)
-                os.write(master, b"q")
+                os.write(terminal.master, b"q")
                 quit_sent = True
         assert quit_sent, f"never saw {wait_for!r}: {out[-2000:]!r}"
-        return proc.wait(timeout=30), out
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
+        return terminal.proc.wait(timeout=30), out
 
 
 def test_the_tui_exits_as_its_last_run_ended_and_says_where_it_is_kept(tmp_path: Path) -> None:

@@ -10,17 +10,8 @@ child that dies mid-run and one that fails before its first iteration.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
-import pty
 import signal
-import struct
-import subprocess
-import sys
-import termios
-import time
 from pathlib import Path
 
 import pytest
@@ -28,7 +19,7 @@ from textual.pilot import Pilot
 from textual.widgets import Log
 
 from tests.test_reliability import PLANTED, K, run_id_of, survivors, wait_gone
-from tests.tui_support import run, wait_for
+from tests.tui_support import run, tui_iterating, wait_for
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
@@ -98,53 +89,14 @@ def test_a_stderr_flood_in_the_tui_stays_bounded(monkeypatch: pytest.MonkeyPatch
     run(app, scenario, SIZE, settled=False)
 
 
-def start_tui(record: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
-    """warmscope's TUI in a real pseudo-terminal, as a user starts it, running sample:trivial
-    until it is ended (a gap before each iteration: a hundred a second, not a core's worth)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "warmscope.cli",
-            "sample:trivial",
-            "--duration",
-            "120",
-            "--gap",
-            "0.01",
-            "--record",
-            str(record),
-            *extra,
-        ],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-        env=dict(os.environ, TERM="xterm-256color"),
-    )
-    os.close(slave)
-    os.set_blocking(master, False)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with contextlib.suppress(BlockingIOError, OSError):
-            os.read(master, 1 << 16)  # keep the terminal drained, as a real one is
-        if record.exists() and '"type":"iters"' in record.read_text():
-            return proc, master
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError("the TUI's run never started iterating")
-
-
 def test_a_killed_tui_leaves_no_child(tmp_path: Path) -> None:
     record = tmp_path / "tui.jsonl"
-    proc, master = start_tui(record)
-    run_id = run_id_of(record)
-    assert survivors(run_id), "the child is running"
-    proc.send_signal(signal.SIGKILL)
-    assert wait_gone(run_id, 2) == [], "the child is gone within 2 s"
-    proc.wait(timeout=10)
-    os.close(master)
+    with tui_iterating(record) as terminal:
+        run_id = run_id_of(record)
+        assert survivors(run_id), "the child is running"
+        terminal.proc.send_signal(signal.SIGKILL)
+        assert wait_gone(run_id, 2) == [], "the child is gone within 2 s"
+        terminal.proc.wait(timeout=10)
     data = read_run(record)
     assert data.count > 0
     # SIGKILL gives no chance to finish the record: it says warmscope stopped.

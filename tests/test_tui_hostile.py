@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -26,8 +25,7 @@ from textual.widgets import Input, Static
 
 from tests.conftest import run_id_of, survivors, wait_gone
 from tests.fake_session import FakeSession, Moment, end, factory, iterations
-from tests.test_tui_faults import start_tui
-from tests.tui_support import SharedApp, run, screen_text, settle, wait_for
+from tests.tui_support import SharedApp, run, screen_text, settle, tui_iterating, wait_for
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.record import read_run
@@ -441,11 +439,11 @@ def test_the_tui_is_gone_within_2_s_of_its_terminal(
     monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
     record = tmp_path / "tui.jsonl"
     record.write_text("an old file the run replaces (--overwrite)\n")
-    proc, master = start_tui(record, "--overwrite")
-    run_id = run_id_of(record)
-    try:
+    with tui_iterating(record, "--overwrite") as terminal:
+        proc = terminal.proc
+        run_id = run_id_of(record)
         assert survivors(run_id), "the child is running"
-        os.close(master)  # the terminal is really gone, as when an SSH session drops
+        terminal.hang_up()  # the terminal is really gone, as when an SSH session drops
         time.sleep(late)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGHUP)
@@ -453,10 +451,6 @@ def test_the_tui_is_gone_within_2_s_of_its_terminal(
             proc.wait(timeout=within)
         took = time.monotonic() - t0
         assert proc.returncode is not None, f"the TUI is still running {within} s after SIGHUP"
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            proc.wait()
     assert took <= within, f"took {took:.2f} s (exit code {proc.returncode})"
     assert wait_gone(run_id, 0.5) == [], "no process of the run is left"
     data = read_run(record)

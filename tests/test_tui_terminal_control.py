@@ -9,15 +9,10 @@ TUI over the hostile records serves both what it draws of them and its suspend a
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import re
 import signal
-import struct
 import subprocess
-import sys
-import termios
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,7 +23,7 @@ from textual.pilot import Pilot
 
 from tests.test_big_record import big_record  # noqa: F401  (the fixture)
 from tests.test_tui_hostile import notes, rewrite
-from tests.tui_support import run, screen_text, terminal_chunk, wait_for
+from tests.tui_support import in_terminal, run, screen_text, terminal_chunk, wait_for
 from warmscope.core.base.safe_text import REPLACEMENT, clean, clean_name, strip_controls
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
@@ -120,24 +115,6 @@ def test_a_hostile_name_reaches_no_view_raw(tmp_path: Path) -> None:
     run(app, scenario, (120, 36), notifications=True)
 
 
-def _pty(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], int]:
-    """``warmscope ARGS`` in a real 100x30 terminal, as a user starts it."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "warmscope.cli", *args],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-        env={**base, "TERM": "xterm-256color", **(env or {})},
-        cwd=Path(__file__).parent.parent,
-    )
-    os.close(slave)
-    return proc, master
-
-
 def _read_until(master: int, seconds: float, done: Callable[[bytes], bool]) -> bytes:
     """What the terminal receives until ``done(what came so far)`` holds, or ``seconds`` pass."""
     out = b""
@@ -162,14 +139,6 @@ def _drain(master: int, quiet: float = 0.3, most: float = 5) -> bytes:
     while time.monotonic() < deadline and (chunk := terminal_chunk(master, quiet)):
         out += chunk
     return out
-
-
-def _end(proc: subprocess.Popen[bytes], master: int) -> None:
-    if proc.poll() is None:
-        os.kill(proc.pid, signal.SIGCONT)
-        proc.kill()
-    proc.wait()
-    os.close(master)
 
 
 def _state(pid: int) -> str:
@@ -226,12 +195,10 @@ def opened(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Opened]:
     """One real TUI over the hostile records for the tests below: what it draws of them, then
     what it does when suspended and resumed."""
     records = _hostile_records(tmp_path_factory.mktemp("hostile"))
-    proc, master = _pty(["open", *map(str, records)])
-    try:
+    with in_terminal("open", *map(str, records)) as terminal:
+        master = terminal.master
         out = _read_until(master, 20, lambda out: b"summary" in out and MARKED in out)
-        yield Opened(proc, master, out + _drain(master))
-    finally:
-        _end(proc, master)
+        yield Opened(terminal.proc, master, out + _drain(master))
 
 
 MARKED = "esc\ufffd".encode()
@@ -282,12 +249,9 @@ def test_a_dumb_terminal_is_told_to_use_the_headless_form() -> None:
     assert dumb_terminal("dumb") and dumb_terminal("") and dumb_terminal(None)
     assert dumb_terminal(" Dumb ") and not dumb_terminal("xterm-256color")
     assert not dumb_terminal("vt100") and not dumb_terminal("linux"), "ASCII, but a screen"
-    proc, master = _pty(["sample:trivial", "--iters", "5"], {"TERM": "dumb"})
-    try:
-        out = _read(master, 20)
-        assert proc.wait(10) == 2
-    finally:
-        _end(proc, master)
+    with in_terminal("sample:trivial", "--iters", "5", env={"TERM": "dumb"}) as dumb:
+        out = _read(dumb.master, 20)
+        assert dumb.proc.wait(10) == 2
     assert b"\x1b" not in out, out[:200]
     lines = out.decode().strip().splitlines()
     assert len(lines) == 1 and "warmscope run sample:trivial" in lines[0], lines
@@ -315,16 +279,13 @@ def test_the_quit_question_shows_in_a_tiny_terminal() -> None:
 
 def test_the_loading_screen_can_be_left_at_once(big_record: Path) -> None:  # noqa: F811
     for key in (b"q", b"\x1b"):
-        proc, master = _pty(["open", str(big_record)])
-        try:
-            out = _read(master, 20, until=b"reading")
+        with in_terminal("open", str(big_record)) as terminal:
+            out = _read(terminal.master, 20, until=b"reading")
             assert b"reading" in out, "the loading screen is up"
-            os.write(master, key)
+            os.write(terminal.master, key)
             started = time.monotonic()
-            out = _read(master, 10, until=ALT_OFF)
-            assert proc.wait(5) == 0
+            out = _read(terminal.master, 10, until=ALT_OFF)
+            assert terminal.proc.wait(5) == 0
             assert ALT_OFF in out, "the terminal is restored"
             assert time.monotonic() - started < 5
-        finally:
-            _end(proc, master)
         assert re.search(rb"run #\d", out) is None

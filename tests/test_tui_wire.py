@@ -3,18 +3,11 @@
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
-import struct
-import subprocess
-import sys
-import termios
 import time
 from pathlib import Path
 
 from tests.fake_session import Moment, end, factory, iterations
-from tests.tui_support import run, terminal_chunk, wait_for
+from tests.tui_support import in_terminal, run, terminal_chunk, wait_for
 from warmscope.core.child import outcome
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui.app import build_app
@@ -83,40 +76,23 @@ def _tui_output(
     until ``until`` has come and the terminal has then been quiet for ``quiet`` seconds (20 s
     at most); and what it writes in the ``idle`` seconds after that. ``env_vars``: its
     environment beyond an xterm's."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}  # colour unless told
-    env.update({"TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30", **env_vars})
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "warmscope.cli", *args],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        start_new_session=True,
-    )
-    os.close(slave)
     out, late = b"", b""
     deadline = time.monotonic() + 20
     last = deadline  # the time of the last write: none yet, so not quiet yet
     settled_at: float | None = None
-    try:
+    with in_terminal(*args, env={"COLUMNS": "100", "LINES": "30", **env_vars}) as terminal:
         while (now := time.monotonic()) < deadline:
             if settled_at is None and until in out and now - last > quiet:
                 settled_at = now
             if settled_at is not None and now - settled_at >= idle:
                 break
-            if (chunk := terminal_chunk(master, 0.05)) is None:
+            if (chunk := terminal_chunk(terminal.master, 0.05)) is None:
                 break
             if chunk:
                 out += chunk
                 last = time.monotonic()
                 if settled_at is not None:
                     late += chunk
-    finally:
-        proc.kill()
-        proc.wait()
-        os.close(master)
     assert settled_at is not None, f"the screen never settled: {out[-300:]!r}"
     return out, late
 

@@ -1,17 +1,26 @@
 """Driving the app in tests: run a scenario under Pilot, wait for workers or for a condition;
-share one app between the tests of a module; read what a real terminal receives."""
+share one app between the tests of a module; start warmscope in a real terminal and read what
+that terminal receives."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import html
 import inspect
 import os
 import pickle
+import pty
 import re
 import select
+import struct
+import subprocess
+import termios
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -20,6 +29,7 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import TabbedContent
 
+from tests.conftest import running
 from warmscope.core.data.settings import RunSettings
 from warmscope.tui import glyphs
 from warmscope.tui.app import WarmscopeApp
@@ -80,6 +90,79 @@ def screen_text(app: WarmscopeApp) -> str:
     svg = app.export_screenshot()
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     return " ".join(html.unescape(t) for t in texts).replace("\xa0", " ")
+
+
+@dataclass
+class Terminal:
+    """warmscope on a real pseudo-terminal: its process, and the terminal's master end, where a
+    test reads what it draws and types its keys."""
+
+    proc: subprocess.Popen[bytes]
+    master: int
+    open: bool = True
+
+    def hang_up(self) -> None:
+        """Close the terminal, as when an SSH session drops."""
+        if self.open:
+            self.open = False
+            os.close(self.master)
+
+
+@contextlib.contextmanager
+def in_terminal(
+    *args: str,
+    size: tuple[int, int] = (100, 30),
+    env: Mapping[str, str] | None = None,
+) -> Iterator[Terminal]:
+    """`warmscope ARGS` in a real pseudo-terminal of ``size`` (columns, rows), as a user starts
+    it: an xterm (``TERM``; ``NO_COLOR`` dropped), in a session of its own; ``env``: variables
+    over that. On the way out it is killed if it still runs, and reaped, and the terminal
+    closed."""
+    master, slave = pty.openpty()
+    columns, rows = size
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    base = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    terminal: Terminal | None = None
+    try:
+        with running(
+            *args,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+            env={**base, "TERM": "xterm-256color", **(env or {})},
+        ) as proc:
+            os.close(slave)
+            slave = -1
+            terminal = Terminal(proc, master)
+            yield terminal
+    finally:
+        if slave >= 0:
+            os.close(slave)
+        if terminal is None:
+            os.close(master)
+        else:
+            terminal.hang_up()
+
+
+@contextlib.contextmanager
+def tui_iterating(record: Path, *extra: str) -> Iterator[Terminal]:
+    """warmscope's TUI in a real pseudo-terminal, as a user starts it, running sample:trivial
+    (a gap before each iteration: a hundred a second, not a core's worth), handed over once
+    the run iterates, and ended on the way out if the test did not end it."""
+    argv = ["sample:trivial", "--duration", "120", "--gap", "0.01", "--record", str(record)]
+    with in_terminal(*argv, *extra) as terminal:
+        os.set_blocking(terminal.master, False)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with contextlib.suppress(BlockingIOError, OSError):
+                os.read(terminal.master, 1 << 16)  # keep the terminal drained, as a real one is
+            if record.exists() and '"type":"iters"' in record.read_text():
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the TUI's run never started iterating")
+        yield terminal
 
 
 def terminal_chunk(master: int, wait: float) -> bytes | None:
