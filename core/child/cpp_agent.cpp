@@ -1267,6 +1267,14 @@ Loop run_loop(Model& model, std::vector<Feed>& feeds, const Json& cfg, Channel& 
   bool (*wrote)() = markers ? stderr_written : never;
   std::string done_prefix = state.marker_prefix + "done ";
   int64_t loop_start = 0;
+  // What the process read from storage since the last batch: bytes and major page faults
+  // (agent.py's DiskReads), read once a batch, never inside a call.
+  auto disk_now = [] {
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    return std::pair<int64_t, int64_t>(int64_t(usage.ru_inblock) * 512, int64_t(usage.ru_majflt));
+  };
+  std::pair<int64_t, int64_t> disk_last{0, 0};
 
   auto flush = [&] {
     if (!durations.empty()) {
@@ -1275,6 +1283,13 @@ Loop run_loop(Model& model, std::vector<Feed>& feeds, const Json& cfg, Channel& 
                           ",\"ns\":\"" + column(durations) + "\",\"st\":\"" + column(starts) + "\"";
       if (shape_at) batch += ",\"sh\":\"" + column(shapes) + "\"";
       batch += "}\n";
+      auto disk = disk_now();
+      int64_t read = disk.first - disk_last.first, faults = disk.second - disk_last.second;
+      disk_last = disk;
+      if (read || faults)
+        batch += "{\"t\":\"reads\",\"i0\":" + std::to_string(first_unsent) +
+                 ",\"n\":" + std::to_string(durations.size()) + ",\"bytes\":" +
+                 std::to_string(read) + ",\"majflt\":" + std::to_string(faults) + "}\n";
       first_unsent += int64_t(durations.size());
       durations.clear();
       starts.clear();
@@ -1295,6 +1310,7 @@ Loop run_loop(Model& model, std::vector<Feed>& feeds, const Json& cfg, Channel& 
   marker("loop", "start");
   wrote();  // the loop marker's own write
   int64_t next_flush = now_ns() + kFlushEveryNs;
+  disk_last = disk_now();
   loop_start = now_ns();
   int64_t i = 0;
   {

@@ -19,6 +19,10 @@ lines, each kind with its check and its fold, are declared once in ``schema.KIND
   (each call's device time: CUDA events recorded around it on the current stream, ns; -1
   where none was taken, as for a profiled call) and ``ln`` (how long forward took to return,
   the host having launched its work, ns), columns as in ``iters``.
+- ``reads``: what a batch read from storage, sent after its ``iters`` where it read any:
+  ``i0`` and ``n`` (the batch), ``bytes`` (read from disk: page-cache misses, a file or a
+  library read as it is first used) and ``majflt`` (major page faults), the process's own
+  counters from the end of the batch before to the end of this one.
 - ``inputs``: what the model is given (``source``: ``spec``, ``file`` or ``target``;
   ``inputs``: ``float32[1,300,40]``, ``attention_mask=int64[1,128]``).
 - ``shapes``: the table of shapes of a run whose ``--dim`` varies: ``keys`` (``T=300``) and
@@ -98,6 +102,16 @@ def encode_iters(first: int, ns: list[int], st: list[int], sh: list[int] | None)
 def encode_device(first: int, dv: list[int], ln: list[int]) -> bytes:
     """The ``device`` line of a batch, written directly like ``encode_iters``."""
     return b'{"t":"device","i0":%d,"dv":"%s","ln":"%s"}\n' % (first, _column(dv), _column(ln))
+
+
+def encode_reads(first: int, count: int, read_bytes: int, major_faults: int) -> bytes:
+    """The ``reads`` line of a batch of ``count`` iterations from ``first``."""
+    return b'{"t":"reads","i0":%d,"n":%d,"bytes":%d,"majflt":%d}\n' % (
+        first,
+        count,
+        read_bytes,
+        major_faults,
+    )
 
 
 def device_columns(message: dict[str, Any]) -> tuple[Sequence[int], Sequence[int]]:

@@ -87,6 +87,10 @@ def to_document(run: RunData, *, iterations: bool = True) -> dict[str, Any]:
         "events": [e.to_json() for e in run.events],
         "samples": run.samples,
         "profiles": [run.profiles[i] for i in sorted(run.profiles)],
+        "disk_reads": [
+            {"i0": r.first, "n": r.calls, "bytes": r.read_bytes, "majflt": r.major_faults}
+            for r in run.disk_reads
+        ],
         "graphs": run.graphs,
         "inputs": run.inputs,
         "inputs_source": run.inputs_source,
@@ -162,6 +166,8 @@ def document_lines(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield {**sample, "type": "sample"}
     for profile in _objects(doc, "profiles", "a profile"):
         yield {**profile, "type": "profile"}
+    for reads in _objects(doc, "disk_reads", "a disk read"):
+        yield {**reads, "type": "reads"}
     if doc.get("graphs"):
         yield {**doc["graphs"], "type": "graphs"}
     if doc.get("error"):

@@ -14,7 +14,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from warmscope.core.child import outcome
 from warmscope.core.data import intervals, stats
@@ -76,6 +76,16 @@ class Event:
             t=d.get("t", 0.0),
             data=d.get("data") or {},
         )
+
+
+class DiskRead(NamedTuple):
+    """What one batch of calls read from storage (a ``reads`` line): page-cache misses, a
+    file or a library read as it was first used."""
+
+    first: int
+    calls: int
+    read_bytes: int
+    major_faults: int
 
 
 @dataclass
@@ -200,6 +210,8 @@ class RunData:
     current stream (ns; -1 where none was taken). Empty where the run timed none."""
     launch_ns: array = field(default_factory=lambda: array("q"))
     """Beside ``device_ns``: how long forward took to return, its work launched (ns; -1)."""
+    disk_reads: list[DiskRead] = field(default_factory=list)
+    """The batches of calls that read from storage, in order (a run that read none has none)."""
     _by_iteration: dict[int, list[Event]] = field(default_factory=dict, compare=False)
     _summary: tuple[tuple[int, int, int, bool], stats.Summary] | None = field(
         default=None, compare=False
@@ -300,6 +312,16 @@ class RunData:
         if self.shape_keys or shapes is not None:
             # A batch without indices (recovered from the ring after a crash): not known.
             self.shape_of.extend(shapes if shapes is not None else [-1] * n)
+
+    def add_disk_read(self, first: int, calls: int, read_bytes: int, major_faults: int) -> None:
+        self.disk_reads.append(DiskRead(first, calls, read_bytes, major_faults))
+
+    def disk_read_at(self, iteration: int) -> DiskRead | None:
+        """The batch that holds ``iteration``, where that batch read from storage."""
+        k = bisect_left(self.disk_reads, iteration + 1, key=lambda r: r.first) - 1
+        if k >= 0 and iteration < self.disk_reads[k].first + self.disk_reads[k].calls:
+            return self.disk_reads[k]
+        return None
 
     def add_device(self, first: int, dv: Sequence[int], ln: Sequence[int]) -> None:
         """The device side of the batch that starts at ``first`` (it follows that batch): a
@@ -432,6 +454,7 @@ class RunData:
         snap.memory = dict(self.memory)
         snap.device_ns = self.device_ns[:]
         snap.launch_ns = self.launch_ns[:]
+        snap.disk_reads = list(self.disk_reads)
         snap._by_iteration = {i: list(evs) for i, evs in self._by_iteration.items()}
         return snap
 

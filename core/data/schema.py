@@ -10,7 +10,8 @@ line is one entry here.
 The kinds: ``header`` (settings, target, mode, command, run id), ``spawned`` (the agent's pid),
 ``env``, ``phase``, ``inputs`` (what the model is given), ``shapes`` (the table of shape keys
 when ``--dim`` varies them), ``device`` (a batch's device side on CUDA: each call's device
-time and how long forward took to return, packed like ``iters``), ``iters`` (a batch of iterations, packed by ``packing``; records
+time and how long forward took to return, packed like ``iters``), ``reads`` (what a batch
+read from storage: ``i0``, ``n``, ``bytes``, ``majflt``; only where it read any), ``iters`` (a batch of iterations, packed by ``packing``; records
 before version 2 hold plain lists in integer nanoseconds: ``ns`` durations, ``st`` starts from
 the loop's start, ``sh`` each iteration's index into the shapes table; the earliest, float
 milliseconds ``ms`` and ``start_ms``), ``event``, ``sample``, ``profile``, ``graphs``,
@@ -356,6 +357,17 @@ def _fold_device(data: RunData, body: Body, _: packing.Packed | None) -> None:
     data.add_device(body["i0"], dv, ln)
 
 
+def _check_reads(entry: Body) -> None:
+    field(entry, "i0", lambda v: is_int(v) and v >= 0, "an iteration number", optional=False)
+    field(entry, "n", lambda v: is_int(v) and v > 0, "a count", optional=False)
+    for key in ("bytes", "majflt"):
+        field(entry, key, lambda v: is_int(v) and v >= 0, "a count", optional=False)
+
+
+def _fold_reads(data: RunData, body: Body, _: packing.Packed | None) -> None:
+    data.add_disk_read(body["i0"], body["n"], body["bytes"], body["majflt"])
+
+
 def _integers(values: list[Any]) -> array[int] | None:
     """``values`` as the narrowest of 32- and 64-bit integer arrays; ``None``: not integers
     that fit."""
@@ -495,6 +507,7 @@ KINDS: dict[str, LineKind] = {
     "phase": LineKind(_check_phase, _fold_phase, from_agent=True),
     "iters": LineKind(_check_iters, _fold_iters, clean=False),
     "device": LineKind(_check_device, _fold_device, clean=False),
+    "reads": LineKind(_check_reads, _fold_reads, clean=False, from_agent=True),
     "event": LineKind(check_event, _fold_event, clean=False),
     "sample": LineKind(check_sample, _fold_sample, clean=False),
     "profile": LineKind(check_profile, _fold_profile, from_agent=True),
