@@ -91,6 +91,15 @@ TABLE = [
     ),
     ("cnn-script-cudnn-3shapes-device-time", 1, {causes.OPTIMIZATION, TUNED}, {CUBLAS}),
     ("cnn-script-cudnn-3shapes-device-time", 2, {TUNED, LAZY}, set()),
+    # The first CUDA run on a machine just started: its first call read the libraries it used
+    # from disk, which the explaining process, started after it, found cached.
+    (
+        "cnn-script-cold-page-cache",
+        0,
+        {causes.DISK_READS, causes.UNSEEN, causes.PROFILING_RUN, CUBLAS, CUDNN, LAZY},
+        set(),
+    ),
+    ("cnn-script-cold-page-cache", 1, {causes.OPTIMIZATION}, {causes.DISK_READS}),
 ]
 
 
@@ -101,6 +110,20 @@ def test_each_h100_first_call_is_explained_by_its_causes(
     found = named(name).get(at, set())
     assert must <= found, f"{name} {at}: {found}"
     assert not (must_not & found), f"{name} {at}: {found}"
+
+
+def test_a_cold_page_cache_names_what_the_explaining_profile_could_not_see() -> None:
+    data = read_run(record("cnn-script-cold-page-cache"))
+    found = {
+        (c.iteration, c.name): c for c in causes.run_causes(data, trace_evidence.for_run(data))
+    }
+    reads = found[(0, causes.DISK_READS)]
+    assert reads.ms is None, "the counters say how much was read, not how long it took"
+    assert reads.evidence.startswith("199 MiB read from disk and 63 major page faults in this")
+    unseen = found[(0, causes.UNSEEN)]
+    assert unseen.ms == pytest.approx(309.465179)
+    assert "this call read 199 MiB from disk" in unseen.evidence
+    assert [(r.first, r.calls) for r in data.disk_reads] == [(0, 1)], "one batch, the first call"
 
 
 def test_the_timed_causes_are_what_the_evidence_times() -> None:

@@ -23,6 +23,10 @@ The causes on a GPU, after what the H100 runs showed (tests/data/gpu_h100):
   compile callbacks and logs, as events;
 - a TorchScript profiling run or optimization: the executor's dumps, with its own share apart
   from the CUDA first use measured in the same call where a profile has it.
+
+On any device, reads from disk: a slow call whose batch read from storage (the agent's
+``reads``: page-cache misses, as when a fresh server's first call loads cuDNN's and cuBLAS's
+libraries, or a model's mapped weights are first touched), named with what was read.
 """
 
 from __future__ import annotations
@@ -31,9 +35,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from warmscope.core.base.units import num3
 from warmscope.core.data import env_keys
 from warmscope.core.data.labels import compile_trigger
-from warmscope.core.data.run import Event, RunData
+from warmscope.core.data.run import DiskRead, Event, RunData
 from warmscope.core.data.trace_evidence import LAUNCHES, MODULE_LOADING, TIMING, Evidence
 
 __all__ = [
@@ -60,6 +65,12 @@ GRAPH_RECORDING = "CUDA graph recording"
 TRITON_AUTOTUNING = "Triton autotuning"
 PROFILING_RUN = "TorchScript profiling run"
 OPTIMIZATION = "TorchScript optimization"
+DISK_READS = "reads from disk"
+
+DISK_READ_LEAST = 1 << 20
+"""A batch that read at least this much from storage names it as a cause of its slowest call."""
+DISK_READ_SLOW = 2.0
+"""Where that call took at least this many times the run's steady p50 (a slow call)."""
 
 GEMM_OPS = (
     "aten::addmm",
@@ -126,6 +137,7 @@ def run_causes(data: RunData, evidence: EvidenceFor = no_evidence) -> list[Cause
         {e.iteration for e in data.events if e.iteration is not None}
         | {i for i in data.profiles if i < data.count}
         | set(_first_calls(data))
+        | set(_disk_read_calls(data))
     )
     for i in iterations:
         if i < data.count:
@@ -155,7 +167,12 @@ def setup_causes(data: RunData) -> list[Cause]:
 
 def causes_at(data: RunData, i: int, evidence: EvidenceFor = no_evidence) -> list[Cause]:
     """The causes of iteration ``i``: its events', then, for a first call on CUDA, what its
-    profile shows (or, unprofiled, what its settings say)."""
+    profile shows (or, unprofiled, what its settings say); and its reads from disk."""
+    read = _disk_read_calls(data).get(i)
+    return _call_causes(data, i, evidence) + ([_disk_read_cause(i, read)] if read else [])
+
+
+def _call_causes(data: RunData, i: int, evidence: EvidenceFor) -> list[Cause]:
     out = _event_causes(data, i, data.events_at(i))
     if not _on_cuda(data) or i not in _first_calls(data):
         return out
@@ -245,6 +262,45 @@ def _event_causes(data: RunData, i: int, events: list[Event]) -> list[Cause]:
     elif "Profiled Graph" in titles and not compiles:
         out.append(Cause(PROFILING_RUN, i, None, "Profiled Graph", source="events"))
     return out
+
+
+# -- reads from disk ---------------------------------------------------------------------------
+
+
+def _disk_read_calls(data: RunData) -> dict[int, DiskRead]:
+    """The slow calls whose batch read enough from storage to name it: each such batch's
+    slowest call, with what the batch read."""
+    if not data.disk_reads:
+        return {}
+    p50 = data.summary().p50_ms
+    out: dict[int, DiskRead] = {}
+    for read in data.disk_reads:
+        calls = range(read.first, min(read.first + read.calls, data.count))
+        if read.read_bytes < DISK_READ_LEAST or not calls:
+            continue
+        slowest = max(calls, key=data.latency)
+        if p50 is None or data.latency(slowest) >= DISK_READ_SLOW * p50:
+            out[slowest] = read
+    return out
+
+
+def _disk_read_cause(i: int, read: DiskRead) -> Cause:
+    faults = f" and {read.major_faults:,} major page faults" if read.major_faults else ""
+    last = read.first + read.calls - 1
+    where = (
+        f"in calls {read.first}–{last} (one batch of the counters), this the slowest of them"
+        if read.calls > 1
+        else "in this call"
+    )
+    return Cause(
+        DISK_READS,
+        i,
+        None,
+        f"{num3(read.read_bytes / 2**20)} MiB read from disk{faults} {where}: files read as "
+        "they were first used (libraries, mapped weights) that the page cache did not hold; "
+        "a process started after it finds them there",
+        source="the child's I/O counters",
+    )
 
 
 def _sum_ms(events: list[Event]) -> float | None:
@@ -469,14 +525,21 @@ def _with_executor_share(
     if wall and profile.get("separate") and gap > UNSEEN_SHARE * data.latency(i):
         from warmscope.core.base.units import ms as fmt_ms
 
+        read = data.disk_read_at(i)
+        why = (
+            f"this call read {num3(read.read_bytes / 2**20)} MiB from disk; the explaining "
+            "process, started after it, finds such files in the page cache; "
+            if read is not None and read.read_bytes >= DISK_READ_LEAST
+            else "work the profiler's own start did first there; "
+        )
         out.append(
             Cause(
                 UNSEEN,
                 i,
                 gap,
                 f"this call took {fmt_ms(data.latency(i))}, its profiled twin in the explaining "
-                f"process {fmt_ms(wall)}: the rest is not in the profile (work the profiler's "
-                "own start did first there; --profile-in-run profiles this process itself)",
+                f"process {fmt_ms(wall)}: the rest is not in the profile ({why}"
+                "--profile-in-run profiles this process itself)",
                 source="profile (separate process)",
             )
         )

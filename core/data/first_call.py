@@ -194,11 +194,11 @@ def notes(data: RunData) -> list[dict[str, Any]]:
         found = [
             c
             for c in causes.causes_at(data, first, evidence or causes.no_evidence)
-            if c.source.startswith("profile")
+            if c.source.startswith("profile") or c.name == causes.DISK_READS
         ]
-        label = (
+        label = (  # reads from disk join what the profile names; alone, they are no label
             f"first call: {causes.label(found)}"
-            if found
+            if any(c.name != causes.DISK_READS for c in found)
             else breakdown.first_call_label(slow, steady)
         )
         if label is None:

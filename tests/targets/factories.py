@@ -82,6 +82,33 @@ def slow() -> torch.nn.Module:
     return Slow()
 
 
+class ColdRead(torch.nn.Module):
+    """Its first call reads the file ``COLD_READ_FILE`` names, whose pages it first drops from
+    the page cache: a real read from disk, as a fresh server's first call reads its libraries."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.done = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        import os
+
+        if not self.done:
+            self.done = True
+            fd = os.open(os.environ["COLD_READ_FILE"], os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                while os.read(fd, 1 << 20):
+                    pass
+            finally:
+                os.close(fd)
+        return x + 1
+
+
+def cold_read() -> torch.nn.Module:
+    return ColdRead()
+
+
 class Hog(torch.nn.Module):
     """Keeps 512 MB more each call and writes to it, until memory runs out."""
 
