@@ -82,6 +82,10 @@ def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer(ready: SharedApp)
     sweeps, runs = len(app.sweeps), len(app.runs)
 
     async def scenario(pilot: Pilot) -> None:
+        assert app.next_settings is not None
+        # A pass every 0.2 s: each process runs a second after its first iteration, so the
+        # screen (which takes the runner's news every 0.25 s) sees one running on a busy machine.
+        app.next_settings.gap = 0.2
         settings = await fill(pilot, processes="2", sweep_presets="torchscript no-profiling")
         assert "Sweep ×2" in str(settings.query_one("#apply-run", Button).label)
         await pilot.press("ctrl+r")
