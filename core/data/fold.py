@@ -19,10 +19,11 @@ from typing import Any
 from warmscope.core.child import protocol
 from warmscope.core.data import packing, schema
 from warmscope.core.data.run import Event
-from warmscope.core.data.schema import KINDS, apply_line, mode_from_settings
+from warmscope.core.data.schema import KINDS, apply_line, check_line, mode_from_settings
 
 __all__ = [
     "apply_line",
+    "check_line",
     "device_line",
     "event_line",
     "iterations_entry",

@@ -34,7 +34,13 @@ from warmscope.core.base.sizes import parse_size
 from warmscope.core.child import outcome, protocol
 from warmscope.core.child.gpu_sampler import gpu_ordinal
 from warmscope.core.data.cpp_runtime import is_cpp
-from warmscope.core.data.fold import apply_line, event_line, iterations_entry, record_entry
+from warmscope.core.data.fold import (
+    apply_line,
+    check_line,
+    event_line,
+    iterations_entry,
+    record_entry,
+)
 from warmscope.core.data.packing import Packed
 from warmscope.core.data.record import (
     VERSION,
@@ -495,6 +501,8 @@ class RunSession:
         """
         if not native:
             line = json.loads(json.dumps(line, default=str))
+        if packed is None:  # checked as every reader checks it (a packed batch was, as made)
+            check_line(line)
         apply_line(self.data, line, packed)  # first: a line it refuses never reaches the record
         if not (self._writer.failed or self._writer.closed):
             self._writer.write(line)
