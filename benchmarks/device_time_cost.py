@@ -105,13 +105,35 @@ def in_process(blocks: int, calls: int) -> dict[str, float]:
     }
 
 
+MIN_BLOCKS = 6
+"""Fewer blocks than this give no 95% interval of the median (all of them cover less)."""
+
+
+def median_rank(n: int) -> int:
+    """The 1-based rank ``k`` whose order statistics ``k`` and ``n + 1 - k`` bound the median
+    of ``n`` values with at least 95% confidence: the largest ``k`` whose exact binomial
+    coverage, P(k <= B <= n - k) for B ~ Binomial(n, 1/2), is at least 0.95."""
+    best = 1
+    for k in range(1, n // 2 + 1):
+        if median_coverage(n, k) >= 0.95:
+            best = k
+    return best
+
+
+def median_coverage(n: int, k: int) -> float:
+    """How often the order statistics ``k`` and ``n + 1 - k`` (1-based) hold the median."""
+    return sum(math.comb(n, b) for b in range(k, n - k + 1)) / 2**n
+
+
 def median_interval(values: list[float]) -> tuple[float, float]:
-    """A distribution-free 95% interval of the median of ``values``: the order statistics
-    ``k`` in from each end, ``k`` from the binomial's normal approximation."""
+    """A distribution-free 95% interval of the median of ``values`` (at least ``MIN_BLOCKS``
+    of them): the order statistics ``median_rank`` in from each end."""
     ordered = sorted(values)
     n = len(ordered)
-    k = max(0, math.floor(n / 2 - 0.98 * math.sqrt(n)))
-    return ordered[k], ordered[n - 1 - k]
+    if n < MIN_BLOCKS:
+        return ordered[0], ordered[-1]  # below 95%: the verdict says not resolved
+    k = median_rank(n)
+    return ordered[k - 1], ordered[n - k]
 
 
 def verdict(lo: float, hi: float, goal: float) -> tuple[str, int]:
@@ -181,6 +203,8 @@ def main() -> int:
             + ", ".join(f"{v:.1f}" for v in many["off"])
         )
     said, code = verdict(one["added_lo_us"], one["added_hi_us"], GOAL_US)
+    if args.blocks < MIN_BLOCKS:
+        said, code = f"not resolved (at least {MIN_BLOCKS} --blocks give a 95% interval)", 2
     print(f"goal: at most {GOAL_US} µs added a call: {said}")
     return code
 
