@@ -20,7 +20,6 @@ import importlib.util
 import json
 import mmap
 import os
-import resource
 import signal
 import sys
 import threading
@@ -67,7 +66,7 @@ if __name__ == "__main__":
         sys.path.pop(0)
 
 child_package()
-outcome, protocol, knobs, ring_layout, channel_mod, hooks, loading, opprofile, pt2 = (
+outcome, protocol, knobs, ring_layout, channel_mod, hooks, loading, opprofile, pt2, io_counters = (
     importlib.import_module(f"{CHILD_PACKAGE}.{name}")
     for name in (
         "outcome",
@@ -79,6 +78,7 @@ outcome, protocol, knobs, ring_layout, channel_mod, hooks, loading, opprofile, p
         "loading",
         "opprofile",
         "pt2",
+        "io_counters",
     )
 )
 State = channel_mod.State
@@ -286,27 +286,6 @@ class DeviceTimer:
         return [int(pairs[k][0].elapsed_time(pairs[k][1]) * 1e6) if k >= 0 else -1 for k in timed]
 
 
-class DiskReads:
-    """What this process read from storage since the last reading: bytes (Linux counts
-    ``ru_inblock`` in 512-byte blocks) and major page faults, its threads together. Where a
-    file or a library is read as it is first used and the page cache lacks it, the call that
-    uses it waits on the disk. Read once a batch, never inside a call."""
-
-    def __init__(self) -> None:
-        self.last = self.now()
-
-    @staticmethod
-    def now() -> tuple[int, int]:
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        return usage.ru_inblock * 512, usage.ru_majflt
-
-    def since_last(self) -> tuple[int, int]:
-        now = self.now()
-        read, faults = now[0] - self.last[0], now[1] - self.last[1]
-        self.last = now
-        return read, faults
-
-
 def run_loop(
     torch: Any, model: Any, feeds: list[Any], cfg: dict[str, Any], channel: Channel
 ) -> tuple[str, int]:
@@ -366,7 +345,7 @@ def run_loop(
     pair = 0
     timed: list[int] = []  # each call's pair, -1 for none (a profiled call)
     launches: list[int] = []  # how long forward took to return (ns), -1 for none
-    disk: DiskReads | None = None  # from the loop's start, on Linux
+    disk: Any = None  # io_counters.DiskReads from the loop's start, where the counters say bytes
 
     def flush() -> None:
         nonlocal first_unsent
@@ -413,8 +392,7 @@ def run_loop(
     channel_mod.check_watch()
     wrote[0]()  # the loop marker's own write
     next_flush = clock() + channel_mod.FLUSH_EVERY_NS
-    if sys.platform.startswith("linux"):
-        disk = DiskReads()
+    disk = io_counters.start()
     loop_start = clock()
     i = 0
     try:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import outcome, protocol
+from . import io_counters, outcome, protocol
 
 FLUSH_EVERY_NS = 50_000_000  # batches go out at most every 50 ms...
 BUSY_AFTER_NS = 500_000_000  # a single iteration running longer than this is reported live
@@ -293,10 +293,15 @@ class Phases:
         sys.stderr.flush()
         marker("phase", name)
         self.channel.send({"t": "phase_start", "name": name}, now=True)
+        reads = io_counters.start()
         start = time.perf_counter_ns()
         try:
             yield
         finally:
             State.setup_end_ns = time.perf_counter_ns()
             ms = (State.setup_end_ns - start) / 1e6
-            self.channel.send({"t": "phase", "name": name, "ms": ms}, now=True)
+            message: dict[str, Any] = {"t": "phase", "name": name, "ms": ms}
+            read, faults = reads.since_last() if reads is not None else (0, 0)
+            if read or faults:  # what the phase waited on the disk for
+                message.update(read_bytes=read, majflt=faults)
+            self.channel.send(message, now=True)

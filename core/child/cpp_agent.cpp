@@ -470,7 +470,15 @@ Message event(const std::string& kind, const std::string& title, const std::stri
   return m;
 }
 
-// Times a setup phase and tells the parent as it starts and ends (channel.Phases).
+// Bytes this process has read from storage and its major page faults (io_counters.py).
+std::pair<int64_t, int64_t> disk_counters() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return {int64_t(usage.ru_inblock) * 512, int64_t(usage.ru_majflt)};
+}
+
+// Times a setup phase and tells the parent as it starts and ends (channel.Phases), with what
+// it read from disk where it read any.
 class Phase {
  public:
   Phase(Channel& channel, const std::string& name) : channel_(channel), name_(name) {
@@ -478,18 +486,25 @@ class Phase {
     std::cerr.flush();
     marker("phase", name);
     channel_.send(Message("phase_start").str("name", name).line(), true);
+    disk_ = disk_counters();
     start_ = now_ns();
   }
   ~Phase() {
     state.setup_end_ns = now_ns();
     double ms = double(state.setup_end_ns - start_) / 1e6;
-    channel_.send(Message("phase").str("name", name_).num("ms", ms).line(), true);
+    auto disk = disk_counters();
+    Message m("phase");
+    m.str("name", name_).num("ms", ms);
+    if (disk.first != disk_.first || disk.second != disk_.second)
+      m.integer("read_bytes", disk.first - disk_.first).integer("majflt", disk.second - disk_.second);
+    channel_.send(m.line(), true);
   }
 
  private:
   Channel& channel_;
   std::string name_;
   int64_t start_ = 0;
+  std::pair<int64_t, int64_t> disk_{0, 0};
 };
 
 // -- knowing when fd 2 was written to (channel.watch_stderr, in C++) ---------------------------
@@ -1267,13 +1282,8 @@ Loop run_loop(Model& model, std::vector<Feed>& feeds, const Json& cfg, Channel& 
   bool (*wrote)() = markers ? stderr_written : never;
   std::string done_prefix = state.marker_prefix + "done ";
   int64_t loop_start = 0;
-  // What the process read from storage since the last batch: bytes and major page faults
-  // (agent.py's DiskReads), read once a batch, never inside a call.
-  auto disk_now = [] {
-    struct rusage usage {};
-    getrusage(RUSAGE_SELF, &usage);
-    return std::pair<int64_t, int64_t>(int64_t(usage.ru_inblock) * 512, int64_t(usage.ru_majflt));
-  };
+  // What the process read from storage since the last batch (io_counters.py's DiskReads),
+  // read once a batch, never inside a call.
   std::pair<int64_t, int64_t> disk_last{0, 0};
 
   auto flush = [&] {
@@ -1283,7 +1293,7 @@ Loop run_loop(Model& model, std::vector<Feed>& feeds, const Json& cfg, Channel& 
                           ",\"ns\":\"" + column(durations) + "\",\"st\":\"" + column(starts) + "\"";
       if (shape_at) batch += ",\"sh\":\"" + column(shapes) + "\"";
       batch += "}\n";
-      auto disk = disk_now();
+      auto disk = disk_counters();
       int64_t read = disk.first - disk_last.first, faults = disk.second - disk_last.second;
       disk_last = disk;
       if (read || faults)
@@ -1310,7 +1320,7 @@ Loop run_loop(Model& model, std::vector<Feed>& feeds, const Json& cfg, Channel& 
   marker("loop", "start");
   wrote();  // the loop marker's own write
   int64_t next_flush = now_ns() + kFlushEveryNs;
-  disk_last = disk_now();
+  disk_last = disk_counters();
   loop_start = now_ns();
   int64_t i = 0;
   {

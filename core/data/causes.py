@@ -133,21 +133,37 @@ def run_causes(data: RunData, evidence: EvidenceFor = no_evidence) -> list[Cause
     order. ``evidence(i)``: the CUDA evidence of profiled iteration ``i`` (its trace, or its
     profile line: ``trace_evidence``), ``None`` where there is none."""
     out = setup_causes(data)
+    reads = _disk_read_calls(data)  # once: a run of many batches asks for it at every call
     iterations = sorted(
         {e.iteration for e in data.events if e.iteration is not None}
         | {i for i in data.profiles if i < data.count}
         | set(_first_calls(data))
-        | set(_disk_read_calls(data))
+        | set(reads)
     )
     for i in iterations:
         if i < data.count:
-            out += causes_at(data, i, evidence)
+            out += _causes_with_reads(data, i, evidence, reads)
     return out
 
 
 def setup_causes(data: RunData) -> list[Cause]:
     """Causes of setup phases: CUDA's context (and, with EAGER module loading, every module
-    of every CUDA library loaded with it)."""
+    of every CUDA library loaded with it); what a phase read from disk."""
+    return _cuda_context(data) + [
+        Cause(
+            DISK_READS,
+            None,
+            None,
+            f"{_read_words(read, faults)} in {name}: {_COLD_FILES}",
+            phase=name,
+            source=_COUNTERS,
+        )
+        for name, (read, faults) in data.phase_reads.items()
+        if read >= DISK_READ_LEAST
+    ]
+
+
+def _cuda_context(data: RunData) -> list[Cause]:
     ms = data.phases.get("cuda init")
     if ms is None:
         return []
@@ -168,7 +184,13 @@ def setup_causes(data: RunData) -> list[Cause]:
 def causes_at(data: RunData, i: int, evidence: EvidenceFor = no_evidence) -> list[Cause]:
     """The causes of iteration ``i``: its events', then, for a first call on CUDA, what its
     profile shows (or, unprofiled, what its settings say); and its reads from disk."""
-    read = _disk_read_calls(data).get(i)
+    return _causes_with_reads(data, i, evidence, _disk_read_calls(data))
+
+
+def _causes_with_reads(
+    data: RunData, i: int, evidence: EvidenceFor, reads: dict[int, DiskRead]
+) -> list[Cause]:
+    read = reads.get(i)
     return _call_causes(data, i, evidence) + ([_disk_read_cause(i, read)] if read else [])
 
 
@@ -268,24 +290,51 @@ def _event_causes(data: RunData, i: int, events: list[Event]) -> list[Cause]:
 
 
 def _disk_read_calls(data: RunData) -> dict[int, DiskRead]:
-    """The slow calls whose batch read enough from storage to name it: each such batch's
-    slowest call, with what the batch read."""
+    """The warm-up calls whose batch read enough from storage to name it: each such batch's
+    slowest call, with what the batch read. Only a shape's first call or a call before the
+    run is steady, and slow (``DISK_READ_SLOW``): a steady model that reads as it goes pays
+    that in every call, and its slowest call of a batch is slow by chance. A call profiled in
+    this process is left out (the profiler's own start reads its libraries in its batch)."""
     if not data.disk_reads:
         return {}
-    p50 = data.summary().p50_ms
+    summary = data.summary()
+    firsts = set(_first_calls(data))
+    profiled = set(data.profiled_here())
+    warm_from = summary.steady_from if summary.steady_from is not None else 0
     out: dict[int, DiskRead] = {}
     for read in data.disk_reads:
-        calls = range(read.first, min(read.first + read.calls, data.count))
-        if read.read_bytes < DISK_READ_LEAST or not calls:
+        if read.read_bytes < DISK_READ_LEAST:
+            continue
+        calls = [
+            i
+            for i in range(read.first, min(read.first + read.calls, data.count))
+            if i not in profiled
+        ]
+        if not calls:
             continue
         slowest = max(calls, key=data.latency)
+        if slowest not in firsts and slowest >= warm_from:
+            continue
+        p50 = summary.p50_ms
         if p50 is None or data.latency(slowest) >= DISK_READ_SLOW * p50:
             out[slowest] = read
     return out
 
 
+_COLD_FILES = (
+    "files read as they were first used (libraries, mapped weights) that the page cache did "
+    "not hold; a process started after it finds them there"
+)
+_COUNTERS = "the child's I/O counters"
+
+
+def _read_words(read_bytes: int, major_faults: int) -> str:
+    """``199 MiB read from disk and 63 major page faults``."""
+    faults = f" and {major_faults:,} major page faults" if major_faults else ""
+    return f"{num3(read_bytes / 2**20)} MiB read from disk{faults}"
+
+
 def _disk_read_cause(i: int, read: DiskRead) -> Cause:
-    faults = f" and {read.major_faults:,} major page faults" if read.major_faults else ""
     last = read.first + read.calls - 1
     where = (
         f"in calls {read.first}–{last} (one batch of the counters), this the slowest of them"
@@ -296,10 +345,8 @@ def _disk_read_cause(i: int, read: DiskRead) -> Cause:
         DISK_READS,
         i,
         None,
-        f"{num3(read.read_bytes / 2**20)} MiB read from disk{faults} {where}: files read as "
-        "they were first used (libraries, mapped weights) that the page cache did not hold; "
-        "a process started after it finds them there",
-        source="the child's I/O counters",
+        f"{_read_words(read.read_bytes, read.major_faults)} {where}: {_COLD_FILES}",
+        source=_COUNTERS,
     )
 
 
@@ -526,8 +573,13 @@ def _with_executor_share(
         from warmscope.core.base.units import ms as fmt_ms
 
         read = data.disk_read_at(i)
+        batch = (
+            f"the batch of calls {read.first}–{read.first + read.calls - 1} it is in"
+            if read is not None and read.calls > 1
+            else "this call"
+        )
         why = (
-            f"this call read {num3(read.read_bytes / 2**20)} MiB from disk; the explaining "
+            f"{batch} read {num3(read.read_bytes / 2**20)} MiB from disk; the explaining "
             "process, started after it, finds such files in the page cache; "
             if read is not None and read.read_bytes >= DISK_READ_LEAST
             else "work the profiler's own start did first there; "

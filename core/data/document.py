@@ -65,6 +65,14 @@ def iteration_rows(run: RunData) -> Iterator[dict[str, Any]]:
         yield row
 
 
+def phase_reads(run: RunData, name: str) -> dict[str, int]:
+    """What phase ``name`` read from disk, as its fields: none where it read nothing."""
+    if name not in run.phase_reads:
+        return {}
+    read, faults = run.phase_reads[name]
+    return {"read_bytes": read, "majflt": faults}
+
+
 def to_document(run: RunData, *, iterations: bool = True) -> dict[str, Any]:
     """The ``--json`` document; without ``iterations`` for a writer that streams them."""
     warns = run.warnings()
@@ -82,7 +90,7 @@ def to_document(run: RunData, *, iterations: bool = True) -> dict[str, Any]:
         "status_detail": run.status_detail,
         "exit_code": run.exit_code,
         "error": run.error,
-        "phases": [{"name": k, "ms": v} for k, v in run.phases.items()],
+        "phases": [{"name": k, "ms": v, **phase_reads(run, k)} for k, v in run.phases.items()],
         "iterations": list(iteration_rows(run)) if iterations else [],
         "events": [e.to_json() for e in run.events],
         "samples": run.samples,

@@ -165,6 +165,8 @@ class RunData:
     """How the module ran (eager, script, trace, compile): the knob, else the target's own."""
     env: dict[str, Any] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)
+    phase_reads: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """What a setup phase read from disk, where it read any: bytes, major page faults."""
     _ns: array | None = field(default_factory=lambda: array("i"), compare=False, repr=False)
     """Each iteration's latency in integer nanoseconds, as recorded: 32 bits while they fit
     (half the memory), else 64; ``None`` once a batch came in float milliseconds (an early
@@ -444,6 +446,7 @@ class RunData:
         snap.events = list(self.events)
         snap.samples = list(self.samples)
         snap.phases = dict(self.phases)
+        snap.phase_reads = dict(self.phase_reads)
         snap.env = dict(self.env)
         snap.profiles = dict(self.profiles)
         snap.graphs = dict(self.graphs)

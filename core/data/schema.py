@@ -288,10 +288,14 @@ def _fold_env(data: RunData, body: Body, _: packing.Packed | None) -> None:
 def _check_phase(entry: Body) -> None:
     field(entry, "name", is_str, "a string", optional=False)
     field(entry, "ms", is_num, "a number", optional=False)
+    for key in ("read_bytes", "majflt"):  # what it read from disk, where it read any
+        field(entry, key, lambda v: is_int(v) and v >= 0, "a count")
 
 
 def _fold_phase(data: RunData, body: Body, _: packing.Packed | None) -> None:
     data.phases[body["name"]] = body["ms"]
+    if "read_bytes" in body:
+        data.phase_reads[body["name"]] = (body["read_bytes"], body.get("majflt") or 0)
 
 
 def _check_iters(entry: Body) -> None:

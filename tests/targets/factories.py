@@ -82,9 +82,22 @@ def slow() -> torch.nn.Module:
     return Slow()
 
 
+def read_cold(path: str) -> None:
+    """Read the file at ``path`` from disk: its pages dropped from the page cache first."""
+    import os
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        while os.read(fd, 1 << 20):
+            pass
+    finally:
+        os.close(fd)
+
+
 class ColdRead(torch.nn.Module):
-    """Its first call reads the file ``COLD_READ_FILE`` names, whose pages it first drops from
-    the page cache: a real read from disk, as a fresh server's first call reads its libraries."""
+    """Its first call reads the file ``COLD_READ_FILE`` names from disk, as a fresh server's
+    first call reads its libraries."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -95,17 +108,17 @@ class ColdRead(torch.nn.Module):
 
         if not self.done:
             self.done = True
-            fd = os.open(os.environ["COLD_READ_FILE"], os.O_RDONLY)
-            try:
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-                while os.read(fd, 1 << 20):
-                    pass
-            finally:
-                os.close(fd)
+            read_cold(os.environ["COLD_READ_FILE"])
         return x + 1
 
 
 def cold_read() -> torch.nn.Module:
+    """``ColdRead``; where ``COLD_LOAD_FILE`` names a file, read from disk as it is made (in
+    the load phase), as weights are."""
+    import os
+
+    if "COLD_LOAD_FILE" in os.environ:
+        read_cold(os.environ["COLD_LOAD_FILE"])
     return ColdRead()
 
 
