@@ -100,6 +100,10 @@ TABLE = [
         set(),
     ),
     ("cnn-script-cold-page-cache", 1, {causes.OPTIMIZATION}, {causes.DISK_READS}),
+    # The same, unexplained, by the warmscope that also counts what each setup phase read.
+    ("cnn-script-cold-page-cache-phases", "import torch", {causes.DISK_READS}, set()),
+    ("cnn-script-cold-page-cache-phases", "cuda init", {causes.CONTEXT}, {causes.DISK_READS}),
+    ("cnn-script-cold-page-cache-phases", 0, {causes.DISK_READS, FIRST_USE}, set()),
 ]
 
 
@@ -124,6 +128,14 @@ def test_a_cold_page_cache_names_what_the_explaining_profile_could_not_see() -> 
     assert unseen.ms == pytest.approx(309.465179)
     assert "this call read 199 MiB from disk" in unseen.evidence
     assert [(r.first, r.calls) for r in data.disk_reads] == [(0, 1)], "one batch, the first call"
+
+
+def test_what_each_setup_phase_read_on_a_cold_machine_is_said_under_the_phases() -> None:
+    data = read_run(record("cnn-script-cold-page-cache-phases"))
+    assert data.phase_reads["import torch"] == (930189312, 308)
+    text = render_summary(data)
+    assert "import torch: reads from disk (887 MiB and 308 major page faults)" in text
+    assert "cuda init: reads from disk" not in text, "28 KiB is not named"
 
 
 def test_the_timed_causes_are_what_the_evidence_times() -> None:

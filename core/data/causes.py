@@ -154,7 +154,7 @@ def setup_causes(data: RunData) -> list[Cause]:
             DISK_READS,
             None,
             None,
-            f"{_read_words(read, faults)} in {name}: {_COLD_FILES}",
+            _read_words(read, faults).replace(" read from disk", ""),
             phase=name,
             source=_COUNTERS,
         )
@@ -330,7 +330,11 @@ _COUNTERS = "the child's I/O counters"
 
 def _read_words(read_bytes: int, major_faults: int) -> str:
     """``199 MiB read from disk and 63 major page faults``."""
-    faults = f" and {major_faults:,} major page faults" if major_faults else ""
+    faults = (
+        f" and {major_faults:,} major page fault{'s' if major_faults > 1 else ''}"
+        if major_faults
+        else ""
+    )
     return f"{num3(read_bytes / 2**20)} MiB read from disk{faults}"
 
 
