@@ -30,6 +30,8 @@ module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and
     inputs      one call's input tensors from their specs, dimensions and seed (the recipe
                 embeds this module, so a recipe's inputs are the measured run's)
     ring        the shared-memory ring of iteration timings a crash cannot take away
+    io_counters what the child read from disk, from its own counters: between batches of calls
+                and around setup phases, never inside a call
     gpu_sampler the run's GPU through NVML (the module handed in): here and beside a remote agent
     opprofile   the operator breakdown of a profiled iteration
     remote_guardian  the remote end of ``--host`` (shipped, not loaded by the agent): starts the
