@@ -242,6 +242,22 @@ def test_ctrl_z_suspends_and_a_resume_draws_the_whole_screen(opened: Opened) -> 
     assert proc.poll() is None
 
 
+def test_every_outside_stop_and_continue_brings_the_screen_back(opened: Opened) -> None:
+    """``kill -TSTP`` then ``kill -CONT``, eight times: each continue redraws. (Without a
+    wakeup descriptor, a SIGCONT that came as the event loop went back to sleep waited there,
+    and Textual's resume never ran: a dead screen within a few such cycles.)"""
+    proc, master = opened.proc, opened.master
+    for cycle in range(8):
+        _drain(master)
+        os.kill(proc.pid, signal.SIGTSTP)
+        assert ALT_OFF in _read(master, 5, until=ALT_OFF), cycle
+        _wait_stopped(proc.pid)
+        os.kill(proc.pid, signal.SIGCONT)
+        back = _read_until(master, 5, _redrawn)
+        assert _redrawn(back), (cycle, back[-300:])
+    assert proc.poll() is None
+
+
 def test_a_dumb_terminal_is_told_to_use_the_headless_form() -> None:
     # Which TERM is dumb: ``dumb``, or none at all; then what a real one is told.
     from warmscope.tui.glyphs import dumb_terminal

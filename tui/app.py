@@ -51,6 +51,7 @@ from warmscope.tui.repaint_all import repaint_all
 from warmscope.tui.run_start import Pending, StartMade, StartSlot, kill_and_wait
 from warmscope.tui.run_view import RunEntry, SweepTag, error_lines
 from warmscope.tui.screens.main_screen import PANES_AFTER_S, MainScreen
+from warmscope.tui.signal_wakeup import SignalWakeup
 from warmscope.tui.widgets.run.run_header import RunHeader
 
 if TYPE_CHECKING:
@@ -131,6 +132,7 @@ class WarmscopeApp(App[int]):
         self._quitting = False
         self._ending = False  # a hang-up or SIGTERM is being handled
         self._signals: EndSignals | None = None
+        self._wakeup: SignalWakeup | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watchdog: HangupWatchdog | None = None
         self._binding_state: tuple[bool, bool, bool] | None = None
@@ -177,9 +179,13 @@ class WarmscopeApp(App[int]):
         self._watchdog.start()
         # Back from Ctrl+Z or an outside SIGTSTP: the terminal lost the screen, draw it all.
         self.app_resume_signal.subscribe(self, lambda _app: self.action_repaint())
+        # ... and the SIGCONT that brings it back wakes the loop, so Textual's resume runs.
+        self._wakeup = SignalWakeup(self._loop)
         self._signals = EndSignals(self._on_hangup)  # off the main thread (tests): none set
 
     def on_unmount(self) -> None:
+        if self._wakeup is not None:
+            self._wakeup.close()
         if self._signals is not None:
             self._signals.restore()
         if self._watchdog is not None:
