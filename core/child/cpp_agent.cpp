@@ -1297,9 +1297,12 @@ Loop run_loop(Model& model, std::vector<Feed>& feeds, const Json& cfg, Channel& 
       int64_t read = disk.first - disk_last.first, faults = disk.second - disk_last.second;
       disk_last = disk;
       if (read || faults)
-        batch += "{\"t\":\"reads\",\"i0\":" + std::to_string(first_unsent) +
-                 ",\"n\":" + std::to_string(durations.size()) + ",\"bytes\":" +
-                 std::to_string(read) + ",\"majflt\":" + std::to_string(faults) + "}\n";
+        batch += Message("reads")
+                     .integer("i0", first_unsent)
+                     .integer("n", int64_t(durations.size()))
+                     .integer("bytes", read)
+                     .integer("majflt", faults)
+                     .line();
       first_unsent += int64_t(durations.size());
       durations.clear();
       starts.clear();

@@ -154,7 +154,7 @@ def setup_causes(data: RunData) -> list[Cause]:
             DISK_READS,
             None,
             None,
-            _read_words(read, faults).replace(" read from disk", ""),
+            f"{_mib(read)}{_faults(faults)}",
             phase=name,
             source=_COUNTERS,
         )
@@ -305,11 +305,7 @@ def _disk_read_calls(data: RunData) -> dict[int, DiskRead]:
     for read in data.disk_reads:
         if read.read_bytes < DISK_READ_LEAST:
             continue
-        calls = [
-            i
-            for i in range(read.first, min(read.first + read.calls, data.count))
-            if i not in profiled
-        ]
+        calls = [i for i in range(read.first, min(read.last + 1, data.count)) if i not in profiled]
         if not calls:
             continue
         slowest = max(calls, key=data.latency)
@@ -328,20 +324,21 @@ _COLD_FILES = (
 _COUNTERS = "the child's I/O counters"
 
 
-def _read_words(read_bytes: int, major_faults: int) -> str:
-    """``199 MiB read from disk and 63 major page faults``."""
-    faults = (
-        f" and {major_faults:,} major page fault{'s' if major_faults > 1 else ''}"
-        if major_faults
-        else ""
-    )
-    return f"{num3(read_bytes / 2**20)} MiB read from disk{faults}"
+def _mib(read_bytes: int) -> str:
+    """``199 MiB``."""
+    return f"{num3(read_bytes / 2**20)} MiB"
+
+
+def _faults(major_faults: int) -> str:
+    """`` and 63 major page faults``; nothing for none."""
+    if not major_faults:
+        return ""
+    return f" and {major_faults:,} major page fault{'s' if major_faults > 1 else ''}"
 
 
 def _disk_read_cause(i: int, read: DiskRead) -> Cause:
-    last = read.first + read.calls - 1
     where = (
-        f"in calls {read.first}–{last} (one batch of the counters), this the slowest of them"
+        f"in calls {read.first}–{read.last} (one batch of the counters), this the slowest of them"
         if read.calls > 1
         else "in this call"
     )
@@ -349,7 +346,8 @@ def _disk_read_cause(i: int, read: DiskRead) -> Cause:
         DISK_READS,
         i,
         None,
-        f"{_read_words(read.read_bytes, read.major_faults)} {where}: {_COLD_FILES}",
+        f"{_mib(read.read_bytes)} read from disk{_faults(read.major_faults)} {where}: "
+        f"{_COLD_FILES}",
         source=_COUNTERS,
     )
 
@@ -578,12 +576,12 @@ def _with_executor_share(
 
         read = data.disk_read_at(i)
         batch = (
-            f"the batch of calls {read.first}–{read.first + read.calls - 1} it is in"
+            f"the batch of calls {read.first}–{read.last} it is in"
             if read is not None and read.calls > 1
             else "this call"
         )
         why = (
-            f"{batch} read {num3(read.read_bytes / 2**20)} MiB from disk; the explaining "
+            f"{batch} read {_mib(read.read_bytes)} from disk; the explaining "
             "process, started after it, finds such files in the page cache; "
             if read is not None and read.read_bytes >= DISK_READ_LEAST
             else "work the profiler's own start did first there; "

@@ -87,6 +87,10 @@ class DiskRead(NamedTuple):
     read_bytes: int
     major_faults: int
 
+    @property
+    def last(self) -> int:
+        return self.first + self.calls - 1
+
 
 @dataclass
 class Cursor:
@@ -321,7 +325,7 @@ class RunData:
     def disk_read_at(self, iteration: int) -> DiskRead | None:
         """The batch that holds ``iteration``, where that batch read from storage."""
         k = bisect_left(self.disk_reads, iteration + 1, key=lambda r: r.first) - 1
-        if k >= 0 and iteration < self.disk_reads[k].first + self.disk_reads[k].calls:
+        if k >= 0 and iteration <= self.disk_reads[k].last:
             return self.disk_reads[k]
         return None
 
