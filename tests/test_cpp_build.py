@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from warmscope.core.child.outcome import UsageError
@@ -96,10 +97,25 @@ def test_a_stopped_build_leaves_nothing(tmp_path: Path) -> None:
         pytest.skip(str(exc))
     torch = cpp_build.locate_torch(None)
     agent = cpp_build.Agent(torch, cxx, tmp_path / "cache")
+    asked = []
+
+    def cancelled() -> bool:  # asked once the compiler has run 0.2 s: cc1plus is at work
+        asked.append(True)
+        return True
+
     with pytest.raises(UsageError, match="stopped while building"):
-        cpp_build.build(agent, cancelled=lambda: True)
+        cpp_build.build(agent, cancelled=cancelled)
+    assert asked
     assert not agent.built
     assert not any(p.name.startswith(".building") for p in agent.folder.iterdir())
+    # Nothing of the build still runs: g++'s compiler proper (cc1plus, its child, which
+    # names the scratch file's folder) was ended with it.
+    left = [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if str(tmp_path) in " ".join(p.info["cmdline"] or ())
+    ]
+    assert left == []
 
 
 def test_the_cache_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

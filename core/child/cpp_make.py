@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -289,7 +290,10 @@ def built_once(
         t0 = time.monotonic()
         try:
             with open(log, "wb") as out:
-                proc = subprocess.Popen(line, stdout=out, stderr=subprocess.STDOUT)
+                # A session of its own: g++ runs cc1plus as a child, which a stop must end too.
+                proc = subprocess.Popen(
+                    line, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+                )
                 code = _wait(proc, cancelled)
             if code is None:
                 raise BuildError(f"stopped while building {what}")
@@ -316,16 +320,27 @@ def built_once(
 
 
 def _wait(proc: subprocess.Popen[bytes], cancelled: Callable[[], bool]) -> int | None:
-    """The compiler's exit code; ``None`` where ``cancelled()`` said stop (it is killed)."""
+    """The compiler's exit code; ``None`` where ``cancelled()`` said stop. Stopped, or left by
+    an exception (a Ctrl-C, which its own session does not get), it is killed with the
+    compiler proper and the assembler it started: its whole process group."""
     deadline = time.monotonic() + BUILD_TIMEOUT_S
-    while True:
-        try:
-            return proc.wait(0.2)
-        except subprocess.TimeoutExpired:
-            if cancelled() or time.monotonic() > deadline:
-                proc.kill()
-                proc.wait()
-                return None
+    try:
+        while True:
+            try:
+                return proc.wait(0.2)
+            except subprocess.TimeoutExpired:
+                if cancelled() or time.monotonic() > deadline:
+                    _kill_group(proc)
+                    return None
+    except BaseException:
+        _kill_group(proc)
+        raise
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def first_error(log: Path) -> str:
