@@ -121,14 +121,24 @@ def page_cache_can_be_dropped(path: Path) -> bool:
     """Whether this file system reads a file from disk again once its pages are dropped
     (posix_fadvise): not so on tmpfs, or where the counters are not kept."""
     before = resource.getrusage(resource.RUSAGE_SELF).ru_inblock
+    drop_from_page_cache(path)
     fd = os.open(path, os.O_RDONLY)
     try:
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         while os.read(fd, MIB):
             pass
     finally:
         os.close(fd)
     return resource.getrusage(resource.RUSAGE_SELF).ru_inblock - before >= 4 * MIB // 512
+
+
+def drop_from_page_cache(path: Path) -> None:
+    """Advise the kernel to drop ``path``'s pages; written back first (a dirty page stays)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
 
 
 def written(path: Path, size: int) -> Path:
@@ -166,6 +176,27 @@ def test_a_load_and_a_first_call_that_read_dropped_files_are_named(tmp_path: Pat
     assert any(c["phase"] == "load" for c in r.doc["causes"] if c["name"] == DISK_READS)
     assert "load: reads from disk (" in r.stdout
     assert read_run(record).phase_reads["load"][0] == load["read_bytes"]
+
+
+def test_the_cpp_agent_counts_what_its_load_read_from_disk(
+    cpp_agent: Path, cpp_archives: Path, tmp_path: Path
+) -> None:
+    """The C++ agent keeps the same counters: an archive dropped from the page cache is read
+    from disk by libtorch's load, and the load phase says how much."""
+    archive = cpp_archives / "heavy.pt"  # 8 MiB of weights
+    if not page_cache_can_be_dropped(archive):
+        pytest.skip(f"{archive.parent}'s file system keeps no page cache that can be dropped")
+    drop_from_page_cache(archive)  # the check above read it back in
+    r = warmscope(
+        *("run", str(archive), "--runtime", "cpp", "--input", "4x1024", "--iters", "20"),
+        "--no-explain",
+        json_path=tmp_path / "cpp.json",
+    )
+    assert r.code == 0, r.stderr
+    assert r.doc is not None
+    [load] = [p for p in r.doc["phases"] if p["name"] == "load"]
+    assert load["read_bytes"] >= 4 * MIB, r.doc["phases"]
+    assert any(c.get("phase") == "load" for c in r.doc["causes"] if c["name"] == DISK_READS)
 
 
 def test_a_phase_that_read_from_disk_is_named_and_kept() -> None:

@@ -43,6 +43,18 @@ class Echo(torch.nn.Module):
         return x * 2
 
 
+class Heavy(torch.nn.Module):
+    """8 MiB of weights: an archive whose load reads megabytes (from disk, where its pages were
+    dropped from the page cache)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(1024, 2048)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(x)
+
+
 def save(folder: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sample_models"))
     import speech
@@ -52,6 +64,7 @@ def save(folder: Path) -> None:
     torch.jit.save(torch.jit.script(Printer()), str(folder / "printer.pt"))
     torch.jit.save(torch.jit.script(Keywords()), str(folder / "keywords.pt"))
     torch.jit.save(torch.jit.script(Echo()), str(folder / "echo.pt"))
+    torch.jit.save(torch.jit.script(Heavy()), str(folder / "heavy.pt"))
     torch.save(torch.randn(1, 300, 40), folder / "one.pt")
     torch.save((torch.randn(2, 8),), folder / "tuple.pt")
     torch.save({"x": torch.randn(2, 8), "scale": torch.full((2, 8), 3.0)}, folder / "dict.pt")
