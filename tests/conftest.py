@@ -253,35 +253,63 @@ def cpp_archives(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 LONGEST_FIRST = (
     "test_cpp_warmup.py",
-    "test_warmup.py",
     "test_ray_sweep.py",
+    "test_warmup.py",
     "test_pt2_targets.py",
     "test_remote.py",
     "test_hostile.py",
     "test_reliability.py",
     "test_tui_hostile.py",
+    "test_tui_sweep.py",
+    "test_tui_find.py",
     "test_feeding.py",
-    "test_first_call_explained.py",
     "test_tui_compare.py",
+    "test_run_plan.py",
     "test_markers.py",
     "test_tui_records.py",
-    "test_tui_sweep.py",
-    "test_run_plan.py",
-    "test_tui_find.py",
-    "test_cpp_knobs.py",
+    "test_tui_live.py",
+    "test_hostile_documents.py",
+    "test_first_call_explained.py",
+    "test_profile_report.py",
+    "test_tui_wire.py",
+    "test_remote_targets.py",
+    "test_tui_terminal_control.py",
+    "test_live_record.py",
     "test_sweep.py",
     "test_event_reasons.py",
-    "test_tui_live.py",
-    "test_profile_report.py",
+    "test_cpp_knobs.py",
+    "test_tui_profile.py",
+    "test_export_command.py",
     "test_tui_faults.py",
-    "test_remote_targets.py",
-    "test_hostile_documents.py",
+    "test_cpp_runtime.py",
+    "test_hostile_runs.py",
+    "test_integration_run.py",
+    "test_tui_snapshots.py",
+    "test_hostile_archives.py",
+    "test_hostile_ssh.py",
+    "test_tui_honest_figures.py",
+    "test_tui_fake_live.py",
+    "test_first_contact.py",
+    "test_bad_input.py",
+    "test_one_fold.py",
+    "test_hints_run.py",
+    "test_observer_placement.py",
+    "test_safe_text.py",
+    "test_tui_start.py",
+    "test_fresh_inputs.py",
+    "test_env_keys.py",
+    "test_core_units.py",
+    "test_tui_terminals.py",
+    "test_racing.py",
+    "test_cpp_settings.py",
+    "test_cli_errors.py",
 )
-"""The files that take longest (children by the dozen, a C++ build, a Ray cluster), by their
-tests' time in a whole run, run first: with a file to a worker (``--dist loadfile
---no-loadscope-reorder``, as ``make pytest`` runs), a long file left for the end keeps one worker
-busy while the other idles. Xdist's own order (most tests first) put the long files of few tests
-last. A scheduling hint only: files not named keep their order, after these."""
+"""Every file that takes 7 s or more (children by the dozen, a C++ build, a Ray cluster, the
+TUI driven in process), longest first, by its tests' time in a whole run: with a file to a
+worker (``--dist loadfile --no-loadscope-reorder``, as ``make pytest`` runs), a long file left
+for the end keeps one worker busy while the other idles (with the 24 longest named, the last
+minute of a run left a core half idle). Xdist's own order (most tests first) put the long files
+of few tests last. A scheduling hint only: files not named keep their order, after these."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
