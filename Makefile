@@ -8,13 +8,24 @@ TORCH  ?= torch==2.13.0
 
 .PHONY: demo test pytest test-gpu lint bench docs clean
 
-# pip byte-compiles what it installs one file at a time (58 s of 115 here); compileall does it
-# on every core. As pip does, a file it cannot compile is skipped: torch ships one in Python
-# 3.12's syntax (quiet=2 keeps it from printing; its result is not an error).
+# Bytecode is written as Python writes it, on a module's first import, and never twice:
+# PYTHONDONTWRITEBYTECODE, where a machine sets it, is not passed on, or each of the tests'
+# few hundred processes would compile torch again (8 CPU-s each). Not compiled at install
+# (pip compiles one file at a time, 58 s of 115 here) nor all at once (compileall: 31 s of two
+# cores for 10,600 files, most of them Ray's, sympy's and pip's that nothing imports): while
+# pip installs the rest, one process imports torch and its compiler, and then one imports the
+# TUI, Ray and the test tools, what the first processes of `make test` or `make demo` import
+# at once (each would otherwise compile the same modules side by side).
+unexport PYTHONDONTWRITEBYTECODE
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile
+
 $(BIN)/warmscope: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile "$(TORCH)" numpy -e '.[dev]'
-	$(BIN)/python -c "import compileall, sysconfig; compileall.compile_dir(sysconfig.get_path('purelib'), quiet=2, workers=0)"
+	$(PIP) "$(TORCH)" numpy
+	$(BIN)/python -c "import torch._inductor.compile_fx, torch.export" & \
+	$(PIP) -e '.[dev]' \
+	  && $(BIN)/python -c "import warmscope.tui.app, warmscope.cli, ray, pytest, xdist, hypothesis, textual.pilot" \
+	  && wait $$!
 	@touch $@
 
 demo: $(BIN)/warmscope
@@ -38,8 +49,7 @@ test: $(BIN)/warmscope
 
 # Tests in parallel, a file to a worker (its module fixtures, an SSH server or a Ray cluster,
 # start once): most tests wait on real children, so two workers halve the time on two cores.
-# warmscope's own modules are compiled first: where PYTHONDONTWRITEBYTECODE is set, each of
-# the suite's few hundred processes would compile them again.
+# warmscope's own modules are compiled first, once, not by both workers as they collect.
 pytest: $(BIN)/warmscope
 	$(BIN)/python -m compileall -q core cli tui sample_models
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder --durations=25
