@@ -207,3 +207,40 @@ def test_a_following_table_repaints_only_the_cells_that_changed() -> None:
         assert any(r.width < width for r in lines), "the index and latency cells, not the line"
 
     run(app, scenario, size=(80, 24), settled=False)
+
+
+def test_moving_between_fields_keeps_the_footer_and_lays_nothing_out() -> None:
+    """Each change of focus updates the screen's bindings; the footer is rebuilt (a widget a
+    key, the screen laid out again) only when the keys it shows change. From text field to
+    text field of the settings form they do not; back on the presets, q and ? are keys again."""
+    app = build_app(settings=RunSettings(target="sample:trivial"))
+    layouts = [0]
+
+    def described(keys: list) -> list[str]:  # type: ignore[type-arg]
+        return [str(key.description) for key in keys]
+
+    async def scenario(pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("e", "down")  # the form, then its first text field (the target)
+        await pilot.pause()
+        form = app.screen
+        keys = list(form.query("FooterKey"))
+        assert "Quit" not in described(keys), "q is typed in a text field"
+        layout = form._refresh_layout
+
+        def counted_layout(*args, **kwargs):  # type: ignore[no-untyped-def]
+            layouts[0] += 1
+            return layout(*args, **kwargs)
+
+        form._refresh_layout = counted_layout  # type: ignore[method-assign]
+        for _ in range(4):
+            await pilot.press("down")
+            await pilot.pause()
+        assert form.focused.id == "field-inputs_file", "the focus moved"
+        assert list(form.query("FooterKey")) == keys, "the same keys, not rebuilt"
+        assert layouts[0] == 0, f"{layouts[0]} layouts for four moves"
+        await pilot.press("up", "up", "up", "up", "up")
+        await pilot.pause()
+        assert form.focused.id == "preset"
+        assert "Quit" in described(list(form.query("FooterKey"))), "rebuilt with q"
+
+    run(app, scenario, settled=False)

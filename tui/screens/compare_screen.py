@@ -14,7 +14,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label, Select, Static
+from textual.widgets import DataTable, Label, Select, Static
 from textual.widgets.data_table import ColumnKey
 
 from warmscope.core.base import units
@@ -29,6 +29,7 @@ from warmscope.core.output.digest import (
 from warmscope.core.output.verdicts import SAME_SETTINGS, context_table
 from warmscope.tui import fmt
 from warmscope.tui.run_view import RunEntry
+from warmscope.tui.widgets.keys_footer import KeysFooter
 from warmscope.tui.widgets.overlay_chart import RUN_COLOURS, OverlayChart
 
 MAX_RUNS = len(RUN_COLOURS)
@@ -128,7 +129,7 @@ class CompareScreen(Screen[None]):
             with VerticalScroll(id="compare-settings"):
                 yield Static("", id="compare-settings-text")
         yield self._table()
-        yield Footer()
+        yield KeysFooter()
 
     def _picks(self) -> ComposeResult:
         titles = short_titles(self.runs)
@@ -266,7 +267,7 @@ class CompareScreen(Screen[None]):
             await pick.remove_children()
             await pick.mount_all(list(self._picks()))
             await self.query_one("#compare-metrics").remove()
-            await self.mount(self._table(), before=self.query_one(Footer))
+            await self.mount(self._table(), before=self.query_one(KeysFooter))
         finally:
             self._rebuilding = False
         self.show_pair()

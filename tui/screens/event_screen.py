@@ -8,10 +8,11 @@ from typing import ClassVar
 from textual.app import ComposeResult, CSSPathType
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from warmscope.core.data.run import Event
 from warmscope.tui.screens.text_search import TEXT_KEYS, TextSearch
+from warmscope.tui.widgets.keys_footer import KeysFooter
 from warmscope.tui.widgets.search_line import SearchLine
 
 
@@ -60,7 +61,7 @@ class EventDetailScreen(TextSearch):
                 id="detail-text",
             )
             yield SearchLine(id="detail-search")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()

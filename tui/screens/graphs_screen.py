@@ -11,12 +11,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.events import Resize
-from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
+from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
 from warmscope.core.output.digest import graph_facts
 from warmscope.tui.run_view import RunEntry
 from warmscope.tui.screens.tabbed_modal import TabbedModal, tab_bindings
 from warmscope.tui.screens.text_search import TEXT_ACTIONS, TEXT_KEYS, TextSearch
+from warmscope.tui.widgets.keys_footer import KeysFooter
 from warmscope.tui.widgets.search_line import SearchLine
 
 SIDE_BY_SIDE_MIN_W = 100
@@ -81,7 +82,7 @@ class GraphsScreen(TextSearch, TabbedModal):
                     with TabPane("Code", id="graphs-tab-code"):
                         yield pane(g.get("code") or "(not captured)", "graph-code")
                 yield SearchLine(id="graphs-search")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         box = self.query_one("#graphs-box")

@@ -9,9 +9,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from warmscope.tui.keys import RUN_BINDINGS
+from warmscope.tui.widgets.keys_footer import KeysFooter
 
 LEAVING: tuple[tuple[str, str], ...] = (
     (
@@ -89,7 +90,7 @@ class HelpScreen(ModalScreen[None]):
             yield Static("What the figures mean", id="help-figures-title")
             yield Static(figures, id="help-figures")
             yield Static(ABOUT, id="help-about", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#help-box").border_title = "warmscope keys"

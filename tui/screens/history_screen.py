@@ -12,11 +12,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.coordinate import Coordinate
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from warmscope.core.output.digest import settings_line
 from warmscope.tui import fmt
 from warmscope.tui.run_view import RunEntry
+from warmscope.tui.widgets.keys_footer import KeysFooter
 
 COLUMNS = ("", "#", "status", "iters", "first", "p50", "mode", "settings", "target", "record")
 """The figures first, the long names last: at 80 columns it is the names that are cut."""
@@ -72,7 +73,7 @@ class HistoryScreen(ModalScreen[RunEntry | list[RunEntry] | None]):
                 id="history-hint",
             )
             yield DataTable(id="history", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#history-box").border_title = f"history: {len(self.runs)} run(s)"

@@ -11,13 +11,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from warmscope.core.data.breakdown import OpDelta, diff, steady_reference
 from warmscope.core.data.run import Event
 from warmscope.tui import fmt
 from warmscope.tui.run_view import RunEntry
 from warmscope.tui.screens.tabbed_modal import TabbedModal, tab_bindings
+from warmscope.tui.widgets.keys_footer import KeysFooter
 from warmscope.tui.widgets.row_list import RowList
 from warmscope.tui.widgets.run.events_pane import EventsPane
 
@@ -138,7 +139,7 @@ class IterationScreen(TabbedModal):
                         yield EventsPane(id="iteration-events")
                     else:
                         yield Static("no events in this iteration", classes="iteration-note")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#iteration-box").border_title = f"iteration {self.facts.iteration}"

@@ -13,12 +13,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from warmscope.core.child import outcome
 from warmscope.tui.keys import MATCH_BINDINGS, RUN_BINDINGS
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ, PANE_HZ, RepaintBudget
 from warmscope.tui.run_view import Delta, RunEntry
+from warmscope.tui.widgets.keys_footer import KeysFooter
 from warmscope.tui.widgets.run.latency_chart import LatencyChart
 from warmscope.tui.widgets.run.run_header import RunHeader
 from warmscope.tui.widgets.run.summary_panel import SummaryPanel
@@ -65,7 +65,7 @@ class MainScreen(Screen[None]):
             with summary_box:
                 yield SummaryPanel("", id="summary")
         yield Horizontal(id="bottom")
-        footer = Footer(id="footer", compact=True)
+        footer = KeysFooter(id="footer", compact=True)
         # Told of the bindings before it composes, it draws its keys in the first frame (else it
         # waits for a later one to ask for them).
         footer.bindings_changed(self)
@@ -109,7 +109,7 @@ class MainScreen(Screen[None]):
         self.app.post_message(self.Ready())
 
     def on_resize(self, event: Resize) -> None:
-        footer = self.query_one(Footer)
+        footer = self.query_one(KeysFooter)
         show = event.size.width >= PALETTE_MIN_W
         if footer.show_command_palette != show:
             footer.show_command_palette = show

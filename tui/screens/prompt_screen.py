@@ -15,7 +15,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Button, Footer, Input, Label
+from textual.widgets import Button, Input, Label
+
+from warmscope.tui.widgets.keys_footer import KeysFooter
 
 T = TypeVar("T")
 
@@ -58,7 +60,7 @@ class PromptScreen(ModalScreen[T | None], Generic[T]):
             with Horizontal(id=f"{p}-buttons"):
                 yield Button(f"{self.OK} ⏎", id=f"{p}-ok", variant="primary", compact=True)
                 yield Button("Cancel esc", id=f"{p}-no", compact=True)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one(f"#{self.PREFIX}-box").border_title = self.BOX_TITLE

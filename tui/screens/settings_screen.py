@@ -21,7 +21,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Button, Footer, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static
 
 from warmscope.core.child.knobs import KNOB_BY_NAME, KNOBS, Knob, KnobError, show_value
 from warmscope.core.data.settings import (
@@ -34,6 +34,7 @@ from warmscope.core.data.settings import (
 from warmscope.core.data.targets import TargetError, parse_dim, parse_input
 from warmscope.tui.sweep_runner import SweepPlan, parse_presets, parse_repeat, parse_varies
 from warmscope.tui.widgets.choice_field import ChoiceField
+from warmscope.tui.widgets.keys_footer import KeysFooter
 
 NOTE = (
     "These apply to the next run: each run is a fresh process, because JIT and compiler "
@@ -300,7 +301,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
             yield Button("Apply ^s", id="apply", variant="primary", compact=True)
             yield Button("Apply & run ^r", id="apply-run", variant="success", compact=True)
             yield Button("Cancel esc", id="cancel", compact=True)
-        yield Footer()
+        yield KeysFooter()
 
     def _row(self, name: str, widget: Widget, help_text: str) -> ComposeResult:
         """Name and control on one line, the help (or the reason a value is refused) below."""
@@ -476,16 +477,17 @@ class SettingsScreen(Screen[SettingsResult | None]):
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """Mark the focused field's row (a ``▶`` and a reversed name: seen without colour too),
-        with its help line in view."""
+        with its help line in view. (The mark and the blank it replaces are two cells each: the
+        names keep their size, and the form is not laid out again.)"""
         row = next((a for a in event.widget.ancestors_with_self if a.has_class("field-line")), None)
         for line in self.query(".field-line.-focused"):
             if line is not row:
                 line.remove_class("-focused")
-                line.query_one(".field-name", Label).update("  " + row_name(line))
+                line.query_one(".field-name", Label).update("  " + row_name(line), layout=False)
         if row is None:
             return
         row.add_class("-focused")
-        row.query_one(".field-name", Label).update(MARK + row_name(row))
+        row.query_one(".field-name", Label).update(MARK + row_name(row), layout=False)
         self.query_one(f"#help-{row_name(row)}").scroll_visible(animate=False)
 
     def field_control(self, name: str) -> Widget:

@@ -23,7 +23,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.timer import Timer
-from textual.widgets import Footer, Sparkline, Static
+from textual.widgets import Sparkline, Static
 
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.output.sweep_digest import (
@@ -35,6 +35,7 @@ from warmscope.core.output.sweep_digest import (
 )
 from warmscope.tui import fmt
 from warmscope.tui.drawing.sweep_strips import strips
+from warmscope.tui.widgets.keys_footer import KeysFooter
 from warmscope.tui.widgets.sweep_chart import SweepChart
 
 if TYPE_CHECKING:
@@ -183,7 +184,7 @@ class SweepScreen(ModalScreen[None]):
                 yield Static(Text(short(c.get("label", "?"), LABEL_MAX), style="bold"))
                 yield Sparkline([], classes="sweep-curve", id=f"sweep-curve-{i}")
             yield Static("", id="sweep-warnings")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._show()

@@ -17,9 +17,10 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from warmscope.core.data.settings import RunSettings
+from warmscope.tui.widgets.keys_footer import KeysFooter
 
 TrustChoice = Literal["use", "without"]
 """``use``: run with them; ``without``: run with ``RunSettings.without_untrusted()``."""
@@ -64,7 +65,7 @@ class TrustScreen(ModalScreen[TrustChoice | None]):
                 id="trust-keys",
                 markup=False,
             )
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#trust-box").border_title = "run with these?"

@@ -26,7 +26,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from warmscope.core.base.files import atomic_write
 from warmscope.core.base.safe_text import clean_line
@@ -35,6 +35,7 @@ from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_digest import iv_text
 from warmscope.core.run.ending import one_line
 from warmscope.core.run.warmup import Progress, copy_recipe, worst_shape
+from warmscope.tui.widgets.keys_footer import KeysFooter
 
 BASELINE = "no recipe"
 COLUMNS = ("recipe", "processes", "worst first / p50", "start-up", "verdict")
@@ -187,7 +188,7 @@ class WarmupScreen(ModalScreen[None]):
             yield self.status_line
             yield self.answer
             yield self.notes
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._show_row(self.rows[BASELINE])
