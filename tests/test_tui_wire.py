@@ -244,3 +244,38 @@ def test_moving_between_fields_keeps_the_footer_and_lays_nothing_out() -> None:
         assert "Quit" in described(list(form.query("FooterKey"))), "rebuilt with q"
 
     run(app, scenario, settled=False)
+
+
+def test_a_covered_main_screen_repaints_when_it_is_back_on_top() -> None:
+    """Under another screen (help, here; a sweep's, the form) the main screen draws nothing as
+    the run goes on: what changed is drawn when it is on top again, at once."""
+    steps = [Moment([iterations(i, [1.0] * 10)]) for i in range(0, 400, 10)]
+    app = build_app(
+        settings=RunSettings(target="sample:trivial", iters=400),
+        start=factory([*steps, Moment([end(outcome.OK, "", 0)])]),
+    )
+    drawn = [0]
+
+    async def scenario(pilot) -> None:  # type: ignore[no-untyped-def]
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.count >= 50, timeout=10)
+        main = app.screen
+        table = main.query_one("IterationTable")
+        sync = table.sync  # type: ignore[attr-defined]
+
+        def counted_sync(*args, **kwargs):  # type: ignore[no-untyped-def]
+            drawn[0] += 1
+            return sync(*args, **kwargs)
+
+        table.sync = counted_sync  # type: ignore[attr-defined]
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert app.screen is not main
+        count = app.runs[0].view.count
+        await wait_for(pilot, lambda: app.runs[0].view.count >= count + 100, timeout=10)
+        assert drawn[0] == 0, "the table was drawn under the help"
+        assert "table" in main.budget.pending  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is main and drawn[0] >= 1, "drawn at once, back on top"
+
+    run(app, scenario, settled=False)

@@ -165,6 +165,11 @@ class MainScreen(Screen[None]):
         entry = self.entry
         if entry is None:
             return
+        if not self.is_active and not everything:
+            # Under another screen (a sweep's, the form, help): what changed stays pending and
+            # is drawn when this one is back on top. A repaint under a modal screen redraws
+            # the whole terminal, the modal and the dimmed screen under it, each time.
+            return
         view = entry.view
         due = self.budget.due(time.monotonic(), everything=everything)
         if "header" in due:
@@ -185,6 +190,10 @@ class MainScreen(Screen[None]):
             self.budget.stderr.clear()
 
     _next_note: str | Callable[[], str] = ""
+
+    def on_screen_resume(self) -> None:
+        if not self.budget.frozen:  # what changed while another screen was on top
+            self.repaint_due(everything=True)
 
     def action_freeze(self) -> None:
         """Stop repainting while the run goes on (over a slow link, or to read); again: go on."""
