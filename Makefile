@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 TORCH  ?= torch==2.13.0
 
-.PHONY: demo test pytest pytest-workers pytest-waiting test-gpu lint bench docs clean
+.PHONY: demo test pytest test-gpu lint bench docs clean
 
 # Bytecode is written as Python writes it, on a module's first import, and never twice:
 # PYTHONDONTWRITEBYTECODE, where a machine sets it, is not passed on, or each of the tests'
@@ -45,29 +45,14 @@ lint: $(BIN)/warmscope
 # The lint and the tests at once: mypy's minute runs beside the tests, and a lint failure
 # still fails the target (after the tests end).
 test: $(BIN)/warmscope
-	$(BIN)/python -m compileall -q core cli tui sample_models
-	$(MAKE) --no-print-directory -j3 lint pytest-workers pytest-waiting
+	$(MAKE) --no-print-directory -j2 lint pytest
 
 # Tests in parallel, a file to a worker (its module fixtures, an SSH server or a Ray cluster,
 # start once): most tests wait on real children, so two workers halve the time on two cores.
-# Beside them, one more process runs the files that mostly wait (a Ray cluster's scheduling,
-# an SSH peer that never reads, a record followed as it grows): two minutes and more of a
-# worker's time, with a tenth of a core's work, taken into the gaps the workers leave. Its
-# report is printed when it ends. warmscope's own modules are compiled first, once, not by
-# every process as it collects.
-WAITING := tests/test_ray_sweep.py tests/test_hostile_ssh.py tests/test_live_record.py
-
+# warmscope's own modules are compiled first, once, not by both workers as they collect.
 pytest: $(BIN)/warmscope
 	$(BIN)/python -m compileall -q core cli tui sample_models
-	$(MAKE) --no-print-directory -j2 pytest-workers pytest-waiting
-
-pytest-workers: $(BIN)/warmscope
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder --durations=25 $(WAITING:%=--ignore=%)
-
-pytest-waiting: $(BIN)/warmscope
-	@mkdir -p build
-	@$(BIN)/python -m pytest -q -p no:xdist --durations=5 $(WAITING) > build/pytest-waiting.log 2>&1; \
-	  status=$$?; echo "== $(WAITING), beside the workers:"; cat build/pytest-waiting.log; exit $$status
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder --durations=25
 
 # On a GPU machine: the real CUDA and NVML paths (skipped, with the reason, without a GPU).
 test-gpu: $(BIN)/warmscope
