@@ -307,7 +307,9 @@ class SettingsScreen(Screen[SettingsResult | None]):
         """Name and control on one line, the help (or the reason a value is refused) below."""
         with Horizontal(classes="field-line", id=f"row-{name}"):
             yield Label("  " + name, classes="field-name", markup=False)
-            yield widget.add_class("field-control")
+            # Not mounted yet: its styles are worked out as it mounts (an update now would
+            # style it twice, a few ms for each of the form's fields).
+            yield widget.add_class("field-control", update=False)
         yield Static(help_text, classes="field-help", id=f"help-{name}", markup=False)
         self.helps[name] = help_text
 
