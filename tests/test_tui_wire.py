@@ -279,3 +279,44 @@ def test_a_covered_main_screen_repaints_when_it_is_back_on_top() -> None:
         assert app.screen is main and drawn[0] >= 1, "drawn at once, back on top"
 
     run(app, scenario, settled=False)
+
+
+def test_a_clock_line_lays_out_only_where_it_may_wrap() -> None:
+    """A live sweep's progress and a warm-up's status are rewritten for their clocks: on one
+    line they keep their size and lay nothing out; a line that wraps (a long records path
+    at the end) is laid out, and so is the next after it."""
+    from textual.app import App, ComposeResult
+
+    from warmscope.tui.widgets.clock_line import ClockLine
+
+    class OneLine(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ClockLine("", id="clock")
+
+    app = OneLine()
+    layouts = [0]
+
+    async def scenario(pilot) -> None:  # type: ignore[no-untyped-def]
+        line = app.query_one(ClockLine)
+        line.show("1 of 4 processes done · 1 s")
+        await pilot.pause()
+        layout = app.screen._refresh_layout
+
+        def counted_layout(*args, **kwargs):  # type: ignore[no-untyped-def]
+            layouts[0] += 1
+            return layout(*args, **kwargs)
+
+        app.screen._refresh_layout = counted_layout  # type: ignore[method-assign]
+        for second in range(2, 6):
+            line.show(f"1 of 4 processes done · {second} s")
+            await pilot.pause()
+        assert layouts[0] == 0 and line.size.height == 1
+        line.show("done · records " + "/very/long/folder" * 5)
+        await pilot.pause()
+        assert layouts[0] >= 1 and line.size.height > 1, "wrapped: laid out"
+        seen = layouts[0]
+        line.show("done")
+        await pilot.pause()
+        assert layouts[0] > seen and line.size.height == 1, "back on one line: laid out"
+
+    run(app, scenario, size=(60, 10), settled=False)  # type: ignore[arg-type]

@@ -15,7 +15,6 @@ import math
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -36,6 +35,7 @@ from warmscope.core.output.sweep_digest import (
 )
 from warmscope.tui import fmt
 from warmscope.tui.drawing.sweep_strips import strips
+from warmscope.tui.widgets.clock_line import ClockLine
 from warmscope.tui.widgets.keys_footer import KeysFooter
 from warmscope.tui.widgets.sweep_chart import SweepChart
 
@@ -163,8 +163,6 @@ class SweepScreen(ModalScreen[None]):
         self.t_end: float | None = None
         self._timer: Timer | None = None
         self._drawn: tuple[Any, int, bool, bool] | None = None
-        self._progress = ""
-        """The progress line drawn."""
         """What the last drawing showed: processes finished, points running, running, stopping."""
 
     @property
@@ -177,7 +175,7 @@ class SweepScreen(ModalScreen[None]):
             yield Static("", id="sweep-answer")
             yield Static(Text(head_text(doc), style="dim"), id="sweep-head")
             if self.runner is not None:
-                yield Static("", id="sweep-progress")
+                yield ClockLine("", id="sweep-progress")
             yield SweepChart(id="sweep-chart")
             yield Static(sweep_table(doc), id="sweep-table")
             yield Static(
@@ -225,22 +223,12 @@ class SweepScreen(ModalScreen[None]):
             (p.cell, p.first_ms) for p in self.state.points if not p.done and p.first_ms is not None
         ]
 
-    def _show_progress(self, text: str) -> None:
-        """The progress line, redrawn at every poll for its clock: laid out (and with it the
-        whole screen and the one under it, four times a second) only where it may take more
-        or fewer lines than it did."""
-        line = self.query_one("#sweep-progress", Static)
-        width = line.content_size.width
-        one_line = width > 0 and cell_len(text) <= width and cell_len(self._progress) <= width
-        line.update(Text(text, style="dim"), layout=not one_line)
-        self._progress = text
-
     def _show(self) -> None:
         doc = self.doc
         state = self.state
         if state is not None:
             elapsed = (self.t_end or time.monotonic()) - self.t0
-            self._show_progress(progress_text(state, elapsed))
+            self.query_one("#sweep-progress", ClockLine).show(progress_text(state, elapsed))
         running = self._running_points()
         key = (doc.get("finished"), len(running), self.running, state.stopping if state else False)
         if key == self._drawn:

@@ -35,6 +35,7 @@ from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_digest import iv_text
 from warmscope.core.run.ending import one_line
 from warmscope.core.run.warmup import Progress, copy_recipe, worst_shape
+from warmscope.tui.widgets.clock_line import ClockLine
 from warmscope.tui.widgets.keys_footer import KeysFooter
 
 BASELINE = "no recipe"
@@ -174,7 +175,7 @@ class WarmupScreen(ModalScreen[None]):
         )
         for name in COLUMNS:
             self.table.add_column(name, key=name)
-        self.status_line = Static("", id="warmup-status")
+        self.status_line = ClockLine("", id="warmup-status")
         self.answer = Static("", id="warmup-answer")
         self.notes = Static("", id="warmup-notes")
         self.answer.display = self.notes.display = False  # until the warm-up ends
@@ -304,7 +305,7 @@ class WarmupScreen(ModalScreen[None]):
             if self.running:
                 line += f" · {self.running}"
             line += f" · {elapsed} · q or Esc stops it"
-        self.status_line.update(Text(clean_line(line), style="dim"))
+        self.status_line.show(clean_line(line))
 
     # -- leaving ------------------------------------------------------------------------------
 
