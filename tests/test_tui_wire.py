@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
+
+from textual.screen import Screen
 
 from tests.fake_session import Moment, end, factory, iterations
 from tests.tui_support import in_terminal, run, terminal_chunk, wait_for
@@ -15,6 +18,20 @@ from warmscope.tui.repaint import PANE_HZ, RepaintBudget
 
 RECORD = Path(__file__).parent / "data" / "speech-script.jsonl"
 MOUSE_ON = (b"\x1b[?1000h", b"\x1b[?1003h")
+
+
+def count_layouts(screen: Screen[Any]) -> list[int]:
+    """Count ``screen``'s layouts from now on (a layout is screen-wide: what these tests keep
+    off the paths taken on every tick or key): the list's one item is the count so far."""
+    layouts = [0]
+    layout = screen._refresh_layout
+
+    def counted_layout(*args, **kwargs):  # type: ignore[no-untyped-def]
+        layouts[0] += 1
+        return layout(*args, **kwargs)
+
+    screen._refresh_layout = counted_layout  # type: ignore[method-assign]
+    return layouts
 
 
 def test_each_pane_repaints_at_most_at_its_rate_and_only_when_changed() -> None:
@@ -135,7 +152,6 @@ def test_a_growing_table_does_not_lay_the_screen_out_on_every_tick() -> None:
         settings=RunSettings(target="sample:trivial", iters=6000),
         start=factory([*steps, Moment([end(outcome.OK, "", 0)])]),
     )
-    layouts = [0]
     notes = [0]
 
     async def scenario(pilot) -> None:  # type: ignore[no-untyped-def]
@@ -143,18 +159,13 @@ def test_a_growing_table_does_not_lay_the_screen_out_on_every_tick() -> None:
         await pilot.pause(0.3)  # the summary's lines are all there
         screen = app.screen
         table = screen.query_one("IterationTable")
-        layout = screen._refresh_layout
         next_note = app.next_note
-
-        def counted_layout(*args, **kwargs):  # type: ignore[no-untyped-def]
-            layouts[0] += 1
-            return layout(*args, **kwargs)
 
         def counted_note() -> str:
             notes[0] += 1
             return next_note()
 
-        screen._refresh_layout = counted_layout  # type: ignore[method-assign]
+        layouts = count_layouts(screen)
         app.next_note = counted_note  # type: ignore[method-assign]
         first, polls = table.rows[-1][0], app.runs[0].session.polls  # type: ignore[attr-defined, union-attr]
         await wait_for(pilot, lambda: app.runs[0].view.count >= 5000, timeout=20)
@@ -214,7 +225,6 @@ def test_moving_between_fields_keeps_the_footer_and_lays_nothing_out() -> None:
     key, the screen laid out again) only when the keys it shows change. From text field to
     text field of the settings form they do not; back on the presets, q and ? are keys again."""
     app = build_app(settings=RunSettings(target="sample:trivial"))
-    layouts = [0]
 
     def described(keys: list) -> list[str]:  # type: ignore[type-arg]
         return [str(key.description) for key in keys]
@@ -225,13 +235,7 @@ def test_moving_between_fields_keeps_the_footer_and_lays_nothing_out() -> None:
         form = app.screen
         keys = list(form.query("FooterKey"))
         assert "Quit" not in described(keys), "q is typed in a text field"
-        layout = form._refresh_layout
-
-        def counted_layout(*args, **kwargs):  # type: ignore[no-untyped-def]
-            layouts[0] += 1
-            return layout(*args, **kwargs)
-
-        form._refresh_layout = counted_layout  # type: ignore[method-assign]
+        layouts = count_layouts(form)
         for _ in range(4):
             await pilot.press("down")
             await pilot.pause()
@@ -294,19 +298,12 @@ def test_a_clock_line_lays_out_only_where_it_may_wrap() -> None:
             yield ClockLine("", id="clock")
 
     app = OneLine()
-    layouts = [0]
 
     async def scenario(pilot) -> None:  # type: ignore[no-untyped-def]
         line = app.query_one(ClockLine)
         line.show("1 of 4 processes done · 1 s")
         await pilot.pause()
-        layout = app.screen._refresh_layout
-
-        def counted_layout(*args, **kwargs):  # type: ignore[no-untyped-def]
-            layouts[0] += 1
-            return layout(*args, **kwargs)
-
-        app.screen._refresh_layout = counted_layout  # type: ignore[method-assign]
+        layouts = count_layouts(app.screen)
         for second in range(2, 6):
             line.show(f"1 of 4 processes done · {second} s")
             await pilot.pause()
