@@ -130,10 +130,10 @@ def test_a_real_run_cycling_three_shapes(record_dir: Path, tmp_path: Path) -> No
     rows = summary["shapes"]
     p50s = [row["p50_ms"] for row in rows]
     assert p50s[0] < p50s[1] < p50s[2]  # clearly different shapes
-    # Warm-up ends within the first half of the run, not at a pooled outlier: pooled, every
-    # call of the largest shape is slow, up to the last turn. (Within a few turns on a quiet
-    # machine; a busy one's spikes can hold it a few turns longer.)
-    assert summary["steady_from"] is not None and summary["steady_from"] <= 30
+    # Warm-up ends within the first three quarters of the run, not at an outlier of the pooled
+    # calls. (Within a few turns on a quiet machine; a busy one's spikes can hold one shape's
+    # warm-up some turns longer: to #37 once, in a whole test run on two cores.)
+    assert summary["steady_from"] is not None and summary["steady_from"] <= 45
     slow = r.stdout.split("slow iterations\n", 1)[-1].split("shapes     ", 1)[0]
     listed = [int(line.split()[0][1:]) for line in slow.splitlines() if line.startswith("  #")]
     assert all(i < summary["steady_from"] for i in listed), r.stdout
