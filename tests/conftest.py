@@ -337,37 +337,63 @@ need, left undone. (``event_stats_print_interval_ms=-1``, documented as "disable
 the GCS busy: not here.)"""
 
 
+NO_GRPC_FORK = ("GRPC_ENABLE_FORK_SUPPORT", "0")
+"""The environment a Ray head whose Ray Client server takes connections needs (docs/ray.md)."""
+
+
+def two_node_cluster(client_port: int, *, grpc_fork: bool = False) -> Any:
+    """A ``ray.cluster_utils.Cluster`` of two nodes on this machine, one CPU each, its head's
+    Ray Client server on ``client_port``. Only what a test cluster needs runs: no autoscaler
+    monitor, no log monitor (warmscope's drivers take no worker logs), and ``QUIET_RAY``.
+    The head's processes start with gRPC's fork support off unless ``grpc_fork``: with it on,
+    the client server's per-connection server, forked from a busy gRPC process, can die as it
+    starts (ray#63202: three connections in a row, once, in a whole test run here)."""
+    from ray.cluster_utils import Cluster
+
+    saved = os.environ.get(NO_GRPC_FORK[0])
+    if not grpc_fork:
+        os.environ[NO_GRPC_FORK[0]] = NO_GRPC_FORK[1]  # the head's processes inherit it
+    try:
+        cluster = Cluster(
+            initialize_head=True,
+            head_node_args={
+                "num_cpus": 1,
+                "include_dashboard": False,
+                "ray_client_server_port": client_port,
+                "no_monitor": True,
+                "include_log_monitor": False,
+                "_system_config": QUIET_RAY,
+            },
+        )
+    finally:  # this process keeps gRPC as it was
+        if saved is None:
+            os.environ.pop(NO_GRPC_FORK[0], None)
+        else:
+            os.environ[NO_GRPC_FORK[0]] = saved
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+    except BaseException:
+        cluster.shutdown()
+        raise
+    return cluster
+
+
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[RayCluster]:
-    """A Ray cluster of two nodes on this machine, one CPU each, with a Ray Client server on a
-    free loopback port, for one module's tests (test_ray_sweep holds every test that joins
-    it): it lives only while they run, since its dozen processes poll all the while (about
-    3 CPU-seconds a minute here), and starting one takes a minute on a busy machine. Only
-    what a test cluster needs runs: no autoscaler monitor, no log monitor (warmscope's drivers
-    take no worker logs), and ``QUIET_RAY``."""
+    """``two_node_cluster`` with its Ray Client server on a free loopback port, for one
+    module's tests (test_ray_sweep holds every test that joins it): it lives only while they
+    run, since its dozen processes poll all the while (about 3 CPU-seconds a minute here), and
+    starting one takes a minute on a busy machine."""
     pytest.importorskip("ray", reason="Ray is not installed (pip install 'warmscope[ray]')")
     pytest.importorskip("grpc", reason="Ray Client needs 'ray[client]'")
     import socket
 
-    from ray.cluster_utils import Cluster
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    cluster = Cluster(
-        initialize_head=True,
-        head_node_args={
-            "num_cpus": 1,
-            "include_dashboard": False,
-            "ray_client_server_port": port,
-            "no_monitor": True,
-            "include_log_monitor": False,
-            "_system_config": QUIET_RAY,
-        },
-    )
+    cluster = two_node_cluster(port)
     try:
-        cluster.add_node(num_cpus=1)
-        cluster.wait_for_nodes()
         client = f"ray://127.0.0.1:{port}"
         wait_client_ready(client)
         yield RayCluster(str(cluster.address), client)

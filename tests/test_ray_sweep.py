@@ -14,6 +14,7 @@ import itertools
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -28,7 +29,9 @@ from tests.conftest import RayCluster, Result, run_id_of, running, survivors, wa
 from tests.test_ray_warmup import assert_ran_on_nodes, ray_warmup, recipe_of
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.run.ray_executor import (
+    CLIENT_TRIES,
     INSTALL,
+    RayExecutor,
     check_reachable,
     client_server_died,
     parse_executor,
@@ -185,6 +188,46 @@ def test_a_client_server_that_died_as_it_started_is_tried_again() -> None:
     assert client_server_died(said) and client_server_died(zombie)
     assert not client_server_died(ConnectionError("ray client connection timeout"))
     assert not client_server_died(RuntimeError("Version mismatch: the cluster runs 2.51.0"))
+
+
+def test_a_client_server_dying_at_every_try_says_how_to_start_the_head(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where every try meets that (here: Ray's own words from a run on this machine), the one
+    line says how the head is started so that it does not happen; another failure is not
+    tried again, and its line says nothing of it."""
+    ray = ray_or_skip()
+    died = ConnectionAbortedError(
+        "Initialization failure from server:\nTraceback (most recent call last):\n"
+        '  File "proxier.py", line 745, in Datapath\n    raise RuntimeError(\n'
+        "RuntimeError: Starting Ray client server failed. See ray_client_server_23002.err "
+        "for detailed logs.\n"
+    )
+    tries: list[str] = []
+    raised: list[BaseException] = []
+
+    def init(**kwargs: Any) -> None:
+        tries.append(kwargs["address"])
+        raise raised[0]
+
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        address = f"ray://127.0.0.1:{listening.getsockname()[1]}"
+        for failure, expected_tries, cure in (
+            (died, CLIENT_TRIES, True),
+            (TimeoutError(), 1, False),
+        ):
+            tries.clear()
+            raised[:] = [failure]
+            with pytest.raises(UsageError) as refused:
+                RayExecutor(address).start()
+            assert tries == [address] * expected_tries
+            line = str(refused.value)
+            assert ("GRPC_ENABLE_FORK_SUPPORT=0" in line) is cure, line
+            assert "\n" not in line
 
 
 def hosts_of(values: dict[str, list[tuple[int, float]]]) -> dict[str, Any] | None:

@@ -87,6 +87,12 @@ started (Ray's issue 63202: it is forked from a busy gRPC process): the head say
 failed, or its wait for the server's process met a zombie (``psutil.ZombieProcess``)."""
 CLIENT_TRIES = 3
 """How often a ``ray://`` connection is tried where the head's client server failed to start."""
+CLIENT_SERVER_CURE = (
+    f" ({CLIENT_TRIES} tries; the head's client server forks its per-connection servers with"
+    " gRPC's fork support on, and they can die as they start: start the head with"
+    " GRPC_ENABLE_FORK_SUPPORT=0 in its environment)"
+)
+"""What the one line adds where every try met a per-connection server that died as it started."""
 
 
 def check_reachable(address: str | None) -> None:
@@ -311,6 +317,7 @@ class RayExecutor:
                         continue
                     raise UsageError(
                         f"--executor {self.name}: cannot start or join Ray: {short(exc)}"
+                        + (CLIENT_SERVER_CURE if client_server_died(exc) else "")
                     ) from None
             self._started = True
         from ray.util.client import ray as client
