@@ -18,12 +18,16 @@ TORCH  ?= torch==2.13.0
 # at once (each would otherwise compile the same modules side by side).
 unexport PYTHONDONTWRITEBYTECODE
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile
+# torch comes through pip, which reads the machine's pip configuration (where a local CPU wheel
+# may be found); the rest through uv, which installs them side by side: 5 s here where pip took
+# 37 s (and 35 CPU-s) for the same packages.
+UV  := $(BIN)/uv pip install --quiet --python $(BIN)/python
 
 $(BIN)/warmscope: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) "$(TORCH)" numpy
+	$(PIP) "$(TORCH)" numpy uv
 	$(BIN)/python -c "import torch._inductor.compile_fx, torch.export" & \
-	$(PIP) -e '.[dev]' \
+	$(UV) -e '.[dev]' \
 	  && $(BIN)/python -c "import warmscope.tui.app, warmscope.cli, ray, pytest, xdist, hypothesis, textual.pilot" \
 	  && wait $$!
 	@touch $@
@@ -68,7 +72,7 @@ docs: $(BIN)/mkdocs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 $(BIN)/mkdocs: $(BIN)/warmscope
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[docs]'
+	$(UV) -e '.[docs]'
 	@touch $@
 
 clean:
