@@ -45,6 +45,41 @@ def test_samples_a_real_process_tree() -> None:
     assert s.sample() is None  # gone: the session stops sampling
 
 
+def test_a_child_that_has_exited_gives_no_reading() -> None:
+    """A child that exited, not yet reaped, still "runs" to psutil, its memory released:
+    neither sampler reads its teardown as the run's (a whole H100 record's last reading was
+    such a one: child RSS 0.0 MB, 2 threads)."""
+    from warmscope.core.child.remote_sampler import TreeSampler
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    try:
+        deadline = time.monotonic() + 10
+        while psutil.Process(child.pid).memory_info().rss < 4 << 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        local, remote = sampler.Sampler(child.pid), TreeSampler(child.pid)
+        assert local.sample() is not None and remote.sample() is not None
+        proc = psutil.Process(child.pid)
+        while proc.status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.status() == psutil.STATUS_ZOMBIE and proc.is_running()
+        assert local.sample() is None
+        assert remote.sample() is None
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_record_keeps_no_reading_of_its_child_exiting() -> None:
+    """Records made before: the real H100 run's readings of its exiting child are left out as
+    it is read, so its Usage pane's last reading is the child still running."""
+    path = next(p for p in H100_RUN.glob("*.jsonl") if "." not in p.stem)
+    lines = [line for line in path.read_text().splitlines() if '"type":"sample"' in line]
+    assert '"rss_mb":0.0' in lines[-1]  # as the H100 run recorded it
+    samples = read_run(path).samples
+    assert len(samples) == len(lines) - 1
+    assert samples[-1]["rss_mb"] > 100 and samples[-1]["threads"] > 2
+
+
 @pytest.fixture
 def nvml_state(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setattr(sampler, "_nvml_state", {})

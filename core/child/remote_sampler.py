@@ -81,13 +81,14 @@ class TreeSampler:
         return tree
 
     def sample(self) -> dict[str, Any] | None:
-        """One reading; ``None`` once the root is gone."""
+        """One reading; ``None`` once the root is gone, or going (its memory released: it is
+        exiting, and what it does then is its teardown)."""
         now = time.monotonic()
         if now - self._tree_at >= TREE_EVERY_S:
             self._tree_at = now
             self._tree = self._find_tree()
         stats = {pid: s for pid in self._tree if (s := _stat(pid)) is not None}
-        if self.root not in stats:
+        if self.root not in stats or not _rss(self.root):
             return None
         elapsed = max(now - self._at, 1e-6)
         # A process seen for the first time only starts its clock, as psutil's first reading.

@@ -392,6 +392,10 @@ def _fold_event(data: RunData, body: Body, _: packing.Packed | None) -> None:
 
 
 def _fold_sample(data: RunData, body: Body, _: packing.Packed | None) -> None:
+    if body.get("rss_mb") == 0:
+        # The child read as it exited, its memory released (records made before the sampler
+        # stopped there): its teardown, not the run; its last reading is the one before.
+        return
     data.samples.append(clean_json(body))
 
 

@@ -44,7 +44,8 @@ class Sampler:
         psutil.cpu_percent(None)
 
     def sample(self) -> dict[str, Any] | None:
-        """One reading; ``None`` once the process is gone."""
+        """One reading; ``None`` once the process is gone, or going: its memory released,
+        it is exiting (or has exited, unreaped), and what it does then is its teardown."""
         if not self.root.is_running():
             return None
         now = time.monotonic()
@@ -67,11 +68,17 @@ class Sampler:
         cpu = 0.0
         rss = 0
         threads = 0
+        root_rss = 0
         for proc in live.values():
             with contextlib.suppress(psutil.Error), proc.oneshot():
                 cpu += proc.cpu_percent(None)
-                rss += proc.memory_info().rss
+                mem = proc.memory_info().rss
+                rss += mem
                 threads += proc.num_threads()
+                if proc is self.root:
+                    root_rss = mem
+        if not root_rss:
+            return None
         out: dict[str, Any] = {
             "cpu": round(cpu, 1),
             "rss_mb": round(rss / MB, 1),
