@@ -350,10 +350,9 @@ def two_node_cluster(client_port: int, *, grpc_fork: bool = False) -> Any:
     starts (ray#63202: three connections in a row, once, in a whole test run here)."""
     from ray.cluster_utils import Cluster
 
-    saved = os.environ.get(NO_GRPC_FORK[0])
-    if not grpc_fork:
-        os.environ[NO_GRPC_FORK[0]] = NO_GRPC_FORK[1]  # the head's processes inherit it
-    try:
+    with pytest.MonkeyPatch.context() as env:  # the head's processes inherit it; this one not
+        if not grpc_fork:
+            env.setenv(*NO_GRPC_FORK)
         cluster = Cluster(
             initialize_head=True,
             head_node_args={
@@ -365,11 +364,6 @@ def two_node_cluster(client_port: int, *, grpc_fork: bool = False) -> Any:
                 "_system_config": QUIET_RAY,
             },
         )
-    finally:  # this process keeps gRPC as it was
-        if saved is None:
-            os.environ.pop(NO_GRPC_FORK[0], None)
-        else:
-            os.environ[NO_GRPC_FORK[0]] = saved
     try:
         cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes()
