@@ -25,15 +25,19 @@ from warmscope.core.run import sampler
 H100_RUN = Path(__file__).parent / "data" / "gpu_h100" / "runs" / "cnn-eager"
 
 
+def python_in(child: subprocess.Popen[bytes]) -> None:
+    """Wait until Python runs in ``child``: right after the spawn it may still be exec'ing."""
+    deadline = time.monotonic() + 10
+    while psutil.Process(child.pid).memory_info().rss < 4 << 20 and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def test_samples_a_real_process_tree() -> None:
     child = subprocess.Popen(
         [sys.executable, "-c", "import time; [time.sleep(0.01) for _ in range(300)]"]
     )
     try:
-        # Right after the spawn the child may still be exec'ing (no Python in it yet).
-        deadline = time.monotonic() + 10
-        while psutil.Process(child.pid).memory_info().rss < 4 << 20 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        python_in(child)
         s = sampler.Sampler(child.pid)
         reading = s.sample()
         assert reading is not None
@@ -53,12 +57,11 @@ def test_a_child_that_has_exited_gives_no_reading() -> None:
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
     try:
-        deadline = time.monotonic() + 10
-        while psutil.Process(child.pid).memory_info().rss < 4 << 20 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        python_in(child)
         local, remote = sampler.Sampler(child.pid), TreeSampler(child.pid)
         assert local.sample() is not None and remote.sample() is not None
         proc = psutil.Process(child.pid)
+        deadline = time.monotonic() + 10
         while proc.status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
             time.sleep(0.01)
         assert proc.status() == psutil.STATUS_ZOMBIE and proc.is_running()
