@@ -14,6 +14,7 @@ import argparse
 import importlib
 import sys
 
+from warmscope.cli import view
 from warmscope.cli.command import Command
 from warmscope.cli.console import say, stdout_gone
 from warmscope.core.child import outcome
@@ -42,8 +43,6 @@ def command(name: str) -> Command:
 
 def make_parser(name: str | None) -> argparse.ArgumentParser:
     """The parser of ``warmscope COMMAND``; with no command, of the TUI on a target."""
-    from warmscope.cli import view
-
     return view.tui_parser() if name is None else command(name).parser()
 
 
@@ -64,8 +63,6 @@ def _main(argv: list[str] | None) -> int:
     try:
         args = make_parser(name).parse_args(rest)
         if name is None:
-            from warmscope.cli import view
-
             return view.run_tui(args, argv)
         return command(name).run(args, argv)
     except WarmscopeError as exc:

@@ -21,6 +21,7 @@ from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.reading import tell_live
 from warmscope.core.data.record import read_summarized
 from warmscope.core.data.run import RunData
+from warmscope.core.data.sweep_document import is_sweep_document, read_sweep, record_path
 from warmscope.core.output.digest import comparison, run_diff
 from warmscope.core.output.text_views import render_comparison, render_sweep
 
@@ -30,8 +31,6 @@ GLOB_CHARS = "*?["
 def side_paths(arg: Path) -> list[Path]:
     """The records one argument names: itself, a folder's ``*.jsonl``, a pattern's matches,
     or a one-setting sweep document's processes."""
-    from warmscope.core.data.sweep_document import is_sweep_document, read_sweep, record_path
-
     shown = clean_line(str(arg))
     if arg.is_dir():
         found = sorted(arg.glob("*.jsonl"))
@@ -81,8 +80,6 @@ def check_side(arg: Path, side: list[RunData]) -> None:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    from warmscope.core.data.sweep_document import is_sweep_document, read_sweep
-
     args_ = args.records
     if len(args_) == 1 and is_sweep_document(args_[0]):
         doc = read_sweep(args_[0])

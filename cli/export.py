@@ -15,6 +15,7 @@ Records are read one at a time and written as they are read: memory holds one ru
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,9 +24,14 @@ from typing import TextIO
 
 from warmscope.cli.command import Command
 from warmscope.cli.console import reason
+from warmscope.core.base.files import beside
 from warmscope.core.base.safe_text import clean, clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.record import read_run
+from warmscope.core.data.sweep_document import is_sweep_document, read_sweep
+from warmscope.core.output import export
+from warmscope.core.output.report import report, sweep_report
 
 FORMATS = ("json", "csv", "md")
 
@@ -37,8 +43,6 @@ def _out(path: Path | None) -> Iterator[TextIO]:
         yield sys.stdout
         sys.stdout.flush()
         return
-    from warmscope.core.base.files import beside
-
     try:
         with beside(path, newline="") as f:
             yield f
@@ -49,8 +53,6 @@ def _out(path: Path | None) -> Iterator[TextIO]:
 def _check(records: list[Path], output: Path | None) -> bool:
     """Every file before anything is written: a file, not the output; all records, or all
     sweep documents (``True``)."""
-    from warmscope.core.data.sweep_document import is_sweep_document
-
     sweeps = []
     for record in records:
         shown = clean_line(str(record))
@@ -68,12 +70,6 @@ def _check(records: list[Path], output: Path | None) -> bool:
 
 def _sweeps(args: argparse.Namespace, records: list[Path], output: Path | None) -> int:
     """Sweep documents: the document, a row per process, or the sweep's report."""
-    import json
-
-    from warmscope.core.data.sweep_document import read_sweep
-    from warmscope.core.output import export
-    from warmscope.core.output.report import sweep_report
-
     several = len(records) > 1
     docs = [read_sweep(path) for path in records]  # small: a document holds no iteration
     with _out(output) as f:
@@ -92,10 +88,6 @@ def _sweeps(args: argparse.Namespace, records: list[Path], output: Path | None) 
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    from warmscope.core.data.record import read_run
-    from warmscope.core.output import export
-    from warmscope.core.output.report import report
-
     records: list[Path] = args.records
     output: Path | None = args.output
     if args.format is None:

@@ -8,11 +8,10 @@ from warmscope.cli.command import Command
 from warmscope.core.child import outcome
 from warmscope.core.child.knobs import KNOBS, show_value
 from warmscope.core.data.settings import PRESETS
+from warmscope.sample_models import DEFAULT_SAMPLE, SAMPLES
 
 
 def samples(args: argparse.Namespace, argv: list[str]) -> int:
-    from warmscope.sample_models import DEFAULT_SAMPLE, SAMPLES
-
     width = max(len(n) for n in SAMPLES) + 7
     for name, sample in SAMPLES.items():
         mark = " (default)" if name == DEFAULT_SAMPLE else ""

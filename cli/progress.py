@@ -15,6 +15,7 @@ class Progress:
     """One live line on stderr: iteration, last latency, rate."""
 
     def __init__(self) -> None:
+        # rich's live display: loaded only where stderr is a terminal (run.py, sweep.py)
         from rich.console import Console
         from rich.live import Live
         from rich.text import Text
@@ -55,6 +56,7 @@ class SweepProgress:
     """A live line on stderr (the process in progress) above which each finished one stays."""
 
     def __init__(self) -> None:
+        # rich's live display: loaded only where stderr is a terminal (run.py, sweep.py)
         from rich.console import Console
         from rich.live import Live
         from rich.text import Text

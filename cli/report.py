@@ -10,17 +10,19 @@ from typing import Any
 
 from warmscope.cli.command import Command
 from warmscope.cli.console import emit
+from warmscope.core.base.files import atomic_write
 from warmscope.core.base.safe_text import clean
 from warmscope.core.child import outcome
+from warmscope.core.data import document
 from warmscope.core.data.record import read_run
+from warmscope.core.data.sweep_document import is_sweep_document, read_sweep
+from warmscope.core.output.digest import comparison
+from warmscope.core.output.hints import hints
+from warmscope.core.output.report import report, sweep_report
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     record, against, output = args.record, args.against, args.output
-    from warmscope.core.base.files import atomic_write
-    from warmscope.core.data.sweep_document import is_sweep_document, read_sweep
-    from warmscope.core.output.report import report, sweep_report
-
     if is_sweep_document(record):
         sweep = read_sweep(record)
         text = json.dumps(sweep, indent=1) + "\n" if args.format == "json" else sweep_report(sweep)
@@ -39,10 +41,6 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 def report_document(record: Path, against: Path | None) -> dict[str, Any]:
     """The report's facts for a program: the run's ``--json`` document, the hints, and the
     comparison with ``against`` (the ``compare --json`` document) where one is given."""
-    from warmscope.core.data import document
-    from warmscope.core.output.digest import comparison
-    from warmscope.core.output.hints import hints
-
     data = read_run(record)
     other = read_run(against) if against else None
     return {

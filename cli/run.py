@@ -18,11 +18,10 @@ from warmscope.core.data.run import RunData
 from warmscope.core.output.export import dump_json, write_json
 from warmscope.core.output.text_views import render_summary
 from warmscope.core.run.hangup import HangupGuard
+from warmscope.core.run.run_plan import drive, start_run
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    from warmscope.core.run.run_plan import drive, start_run
-
     if args.repeat != 1:
         return run_sweep(args, argv, sweep=False)
     if getattr(args, "adaptive", False):

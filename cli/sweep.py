@@ -17,14 +17,14 @@ from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.settings import PRESETS
 from warmscope.core.output.text_views import render_sweep
 from warmscope.core.run.hangup import HangupGuard
+from warmscope.core.run.ray_executor import start_executor
+from warmscope.core.run.sweep import Sweep, grid, parse_vary
 
 
 def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
     """The cells of ``warmscope sweep`` (presets × ``--vary`` grid), or the one cell of
     ``run --repeat``: ``sweep.grid`` over the settings the options give without ``--preset``
     (a sweep's presets are its cells)."""
-    from warmscope.core.run.sweep import grid, parse_vary
-
     if not sweep:
         return grid(build_settings(args), [], [])
     presets = [p.strip() for p in (args.preset or "").split(",") if p.strip()]
@@ -43,9 +43,6 @@ def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
 
 def run_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool) -> int:
     """``warmscope sweep`` (``sweep``), or ``run --repeat N``: one cell in N processes."""
-    from warmscope.core.run.ray_executor import start_executor
-    from warmscope.core.run.sweep import Sweep
-
     if args.profile_iters:
         # The profiler slows the iterations it profiles: a cold start measured under it is
         # not the cold start. Profile in a run of its own.

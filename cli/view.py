@@ -7,10 +7,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-from warmscope.cli.command import Command, UsageParser, add_records
+from warmscope.cli.command import EPILOG, Command, UsageParser, add_records
 from warmscope.cli.options import add_run_options, add_view_options, build_settings
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child.outcome import UsageError
+from warmscope.sample_models import DEFAULT_SAMPLE
 
 DESCRIPTION = """\
 Watch what a PyTorch model does in its first forward passes, live, and which executor
@@ -46,6 +47,7 @@ def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
     """``warmscope open``: run records as given; a sweep document stands for its runs, and the
     TUI shows its answer and table first. Each file is read here, to fail early in one line
     (a long record's header only: the TUI reads the rest with its progress on screen)."""
+    # the record reader: `warmscope TARGET` opens none, and its first frame waits for no reader
     from warmscope.core.data.record import QUICK_READ_BYTES, check_header, read_run
 
     records: list[Path] = []
@@ -75,6 +77,7 @@ def open_records(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
 
 
 def _is_sweep(path: Path) -> bool:
+    # as above: only `open` reads documents
     from warmscope.core.data.sweep_document import is_sweep_document
 
     return is_sweep_document(path)
@@ -87,6 +90,7 @@ def run_tui(
     sweeps: list[dict[str, Any]] | None = None,
 ) -> int:
     try:
+        # Textual and the app: loaded once the command line is known to start the TUI
         from warmscope.tui.terminal_app import run_app
     except ImportError as exc:
         raise UsageError(
@@ -115,9 +119,6 @@ def run_tui(
 
 def tui_parser() -> UsageParser:
     """The parser of ``warmscope [TARGET]``, the command line with no command word."""
-    from warmscope.cli.command import EPILOG
-    from warmscope.sample_models import DEFAULT_SAMPLE
-
     p = UsageParser(
         prog="warmscope",
         description=DESCRIPTION,

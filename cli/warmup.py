@@ -18,8 +18,11 @@ from warmscope.core.base.units import num3, ratio_interval
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.cpp_runtime import is_cpp
+from warmscope.core.output.recipe_cpp import emit_cpp
 from warmscope.core.output.sweep_digest import iv_text
 from warmscope.core.run import remote_target
+from warmscope.core.run.ray_executor import start_executor
+from warmscope.core.run.warmup import DEFAULT_REPEAT, UsageAbort, Warmup, WarmupFailed, copy_recipe
 
 HELP = """\
 Derive a warm-up recipe for TARGET, verify it in fresh processes, and write it as a Python file
@@ -89,8 +92,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="compile recipes: torch.compiler.set_stance('fail_on_recompile') after warm-up",
     )
     add_executor_option(g)
-    from warmscope.core.run.warmup import DEFAULT_REPEAT
-
     p.set_defaults(repeat=DEFAULT_REPEAT)
     for action in p._actions:
         if action.dest == "json":
@@ -109,9 +110,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    from warmscope.core.run.ray_executor import start_executor
-    from warmscope.core.run.warmup import UsageAbort, Warmup, WarmupFailed, copy_recipe
-
     if args.profile_iters:
         raise UsageError("--profile-iters does not go with warmup: profile in a `warmscope run`")
     if args.recipe:
@@ -177,8 +175,6 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.emit is not None and copy_recipe(doc, args.emit) is not None:
         doc["emitted"] = str(args.emit)
     if args.emit_cpp is not None:
-        from warmscope.core.output.recipe_cpp import emit_cpp
-
         chosen = next((c for c in doc["candidates"] if c["label"] == doc["chosen"]), None)
         if chosen is not None:
             # Verified in C++ (--runtime cpp): that very file; else the same warm-up in C++.

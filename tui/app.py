@@ -11,6 +11,9 @@ the start waits for the host, ``run_start``); the child is forked by the launche
 signal (tied to the thread that forked it) fires only when warmscope itself ends. Summaries
 (sorting every latency), long records and exports are computed in thread workers and come back
 as messages.
+
+Each screen but the main one is imported in the action that opens it: it loads when first
+opened, and the first frame waits for none of them (`tests/test_import_hygiene.py`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from warmscope.core.child import outcome
 from warmscope.core.child.outcome import WarmscopeError
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.run.hangup import EndSignals
+from warmscope.sample_models import DEFAULT_SAMPLE
 from warmscope.tui import fmt, glyphs, record_reading
 from warmscope.tui.ascii_filter import AsciiFilter, ControlFilter
 from warmscope.tui.controller import RunController, SessionFactory, start_session
@@ -434,6 +438,7 @@ class WarmscopeApp(App[int]):
         nxt, entry = self.next_settings, self.viewed
         if nxt is None or entry is None:
             return ""
+        # the digest loads after the first frame, with the first run shown
         from warmscope.core.output.digest import settings_diff
 
         return " ".join(
@@ -674,7 +679,6 @@ class WarmscopeApp(App[int]):
         """The next run's settings, or the default sample's when nothing was chosen yet."""
         if self.next_settings is not None:
             return self.next_settings
-        from warmscope.sample_models import DEFAULT_SAMPLE
 
         return RunSettings(target=f"sample:{DEFAULT_SAMPLE}")
 

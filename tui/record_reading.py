@@ -23,6 +23,7 @@ class _Cancelled(Exception):
 
 def any_long(items: list[Path | RunData]) -> bool:
     """Whether reading ``items`` takes long enough to show a loading screen over the frame."""
+    # the record reader loads after the first frame, with the first record read
     from warmscope.core.data.record import QUICK_READ_BYTES
 
     return any(isinstance(i, Path) and _size(i) > QUICK_READ_BYTES for i in items)
@@ -61,6 +62,7 @@ def _size(path: Path) -> int:
 
 
 def _read(item: Path | RunData, progress: Progress | None = None) -> RunData | RecordError:
+    # as in any_long: after the first frame
     from warmscope.core.data.record import RecordError, read_run
 
     if not isinstance(item, Path):

@@ -56,6 +56,7 @@ class SweepPlan:
     def cells(self, base: RunSettings) -> list[Cell]:
         """The cells: ``base`` repeated, or each chosen preset applied to ``base`` × every
         combination of the knob values (``sweep.grid``, as the command line builds them)."""
+        # core's sweep (its run plans and digest) loads with the first sweep asked for, not with the settings form that imports this module
         from warmscope.core.run.sweep import grid
 
         return grid(base, list(self.presets), [(k, list(vs)) for k, vs in self.varies])
@@ -88,6 +89,7 @@ def parse_presets(text: str) -> tuple[str, ...]:
 def parse_varies(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """``KNOB=V1,V2`` items separated by spaces (several make a grid), as ``--vary`` takes
     each."""
+    # as in SweepPlan.cells
     from warmscope.core.run.sweep import parse_vary
 
     varies = []
@@ -220,6 +222,7 @@ class SweepRunner:
 
     def stop(self) -> None:
         """End the process in progress gracefully; start none after it."""
+        # as in SweepPlan.cells
         from warmscope.core.run.run_plan import QUICK_GRACE_S
 
         self._stop.set()
@@ -255,6 +258,7 @@ class SweepRunner:
 def make_runner(settings: RunSettings, plan: SweepPlan, folder: Path | None = None) -> SweepRunner:
     """The sweep of ``plan`` over ``settings``, its cells checked and its folder made now (a bad
     cell or a folder that cannot be made is one line, nothing runs)."""
+    # as in SweepPlan.cells
     from warmscope.core.run.sweep import Sweep
 
     if settings.profile_iters:

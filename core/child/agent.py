@@ -617,6 +617,7 @@ def send_memory(torch: Any, cfg: dict[str, Any], channel: Channel) -> None:
     """The child's peak memory: resident set (ru_maxrss), and CUDA's max allocated."""
     memory: dict[str, Any] = {"t": "memory"}
     with contextlib.suppress(Exception):
+        # POSIX only: elsewhere the memory line goes without the RSS
         import resource
 
         kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -717,6 +718,7 @@ def setup(
     setup phase: torch, the module to serve, each shape's inputs and its graphs as loaded."""
     with phase("import torch"):
         try:
+            # in the child only, timed as its own phase: the agent starts on the standard library
             import torch
         except ModuleNotFoundError as exc:
             if exc.name != "torch":

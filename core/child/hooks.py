@@ -56,6 +56,7 @@ def install_compile_hooks(torch: Any, channel: Channel) -> None:
         return
     _installed.append(True)
     try:
+        # dynamo loads only in a process that compiles; an old torch lacks the callbacks
         from torch._dynamo import callback
     except ImportError as exc:
         channel.send(event("info", f"compile events unavailable: {exc}"))

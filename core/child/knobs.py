@@ -379,6 +379,7 @@ def knob(name: str) -> Knob:
     try:
         return KNOB_BY_NAME[name]
     except KeyError:
+        # only for a misspelt name; the agent loads this module on its way up
         import difflib
 
         close = difflib.get_close_matches(name, KNOB_BY_NAME, n=3)

@@ -248,6 +248,7 @@ def checked_inputs(torch: Any, code: str) -> list[Any] | None:
 def _as_call(torch: Any, package: Any, flat: list[Any]) -> Feed | None:
     """The flat tensors as the package's call takes them (its recorded input tree)."""
     try:
+        # torch's private module, only for packages that record an input tree
         import torch.utils._pytree as pytree
 
         spec = pytree.treespec_loads(package.loader.get_call_spec()[0])

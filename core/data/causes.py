@@ -35,11 +35,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from warmscope.core.base.units import ms as fmt_ms
 from warmscope.core.base.units import num3
 from warmscope.core.data import env_keys
 from warmscope.core.data.labels import compile_trigger
 from warmscope.core.data.run import DiskRead, Event, RunData
-from warmscope.core.data.trace_evidence import LAUNCHES, MODULE_LOADING, TIMING, Evidence
+from warmscope.core.data.trace_evidence import (
+    LAUNCHES,
+    MODULE_LOADING,
+    TIMING,
+    Evidence,
+    from_profile,
+)
 
 __all__ = [
     "Cause",
@@ -211,8 +218,6 @@ def _call_causes(data: RunData, i: int, evidence: EvidenceFor) -> list[Cause]:
 def label(causes: list[Cause]) -> str:
     """The causes of one call in a line, the costliest first: ``cuDNN first use 111 ms ·
     cuBLAS first use 74.1 ms · CUDA lazy module loading 53.2 ms``."""
-    from warmscope.core.base.units import ms as fmt_ms
-
     ordered = sorted(causes, key=lambda c: -(c.ms if c.ms is not None else -1.0))
     return " · ".join(c.name + (f" {fmt_ms(c.ms)}" if c.ms is not None else "") for c in ordered)
 
@@ -397,8 +402,6 @@ def _profile_causes(
     evidence: EvidenceFor,
 ) -> list[Cause]:
     """What the profile of call ``i`` shows against a steady call of its shape."""
-    from warmscope.core.data.trace_evidence import from_profile
-
     base: Evidence | None = None
     if steady is not None:
         base = evidence(int(steady["iteration"])) or from_profile(steady)
@@ -572,8 +575,6 @@ def _with_executor_share(
     out += measured
     gap = data.latency(i) - wall
     if wall and profile.get("separate") and gap > UNSEEN_SHARE * data.latency(i):
-        from warmscope.core.base.units import ms as fmt_ms
-
         read = data.disk_read_at(i)
         batch = (
             f"the batch of calls {read.first}–{read.last} it is in"

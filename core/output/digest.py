@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
 from warmscope.core.base.safe_text import clean_name
+from warmscope.core.base.units import ms as fmt_ms
 from warmscope.core.child.knobs import changed, knob, show_value
 from warmscope.core.data import causes as causes_mod
 from warmscope.core.data import first_call, stats, trace_evidence
@@ -266,8 +267,6 @@ BOUND_WHY = {
 def device_text(device: dict[str, Any], why: bool = False) -> str:
     """``p50 324 µs on the device, 91% of the host's 355 µs · forward returns after 96%:
     launch-bound``: how busy the device was in a steady call."""
-    from warmscope.core.base.units import ms as fmt_ms
-
     share = device.get("device_share")
     text = f"p50 {fmt_ms(device['p50_ms'])} on the device"
     if isinstance(share, (int, float)):

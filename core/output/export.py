@@ -14,6 +14,8 @@ from warmscope.core.base.safe_text import clean, clean_line
 from warmscope.core.data import document, env_keys
 from warmscope.core.data.run import RunData
 from warmscope.core.output.digest import digest, event_list_text, memory_text, shape_cells
+from warmscope.core.output.report import report
+from warmscope.core.output.text_views import value_cell
 
 FORMATS = ("json", "csv", "md")
 REPORT_SUFFIX = "report.md"
@@ -219,8 +221,6 @@ def write_markdown(path: Path, data: RunData) -> Path:
 def export_all(data: RunData, directory: Path, stem: str) -> list[Path]:
     """Every export side by side: ``stem.json``, ``stem.csv``, ``stem.md`` and the full report,
     ``stem.report.md``."""
-    from warmscope.core.output.report import report
-
     report_path = directory / f"{stem}.{REPORT_SUFFIX}"
     atomic_write(report_path, clean(report(data)))
     return [
@@ -234,8 +234,6 @@ def export_all(data: RunData, directory: Path, stem: str) -> list[Path]:
 def comparison_markdown(doc: dict[str, Any]) -> str:
     """A ``warmscope-comparison`` document as a Markdown table, each run against the first,
     with the context that differs and what each untold verdict means."""
-    from warmscope.core.output.text_views import value_cell
-
     runs = doc["runs"]
     letters = [chr(ord("A") + i) if i < 26 else str(i + 1) for i in range(len(runs))]
     lines = ["### warmscope: a comparison", ""]

@@ -25,6 +25,8 @@ from warmscope.core.output.digest import (
     shape_cells,
 )
 from warmscope.core.output.hints import hints
+from warmscope.core.output.sweep_columns import sweep_rows
+from warmscope.core.output.sweep_digest import ran_text, sweep_method_text
 
 MAX_WARMUP_ROWS = 15
 MAX_DIFF_ROWS = 8
@@ -350,9 +352,6 @@ def reproduce(data: RunData) -> list[str]:
 def sweep_report(doc: dict[str, Any]) -> str:
     """A sweep document as Markdown: the answer first, then each cell with its intervals, the
     ranking, every process, and what to distrust."""
-    from warmscope.core.output.sweep_columns import sweep_rows
-    from warmscope.core.output.sweep_digest import ran_text, sweep_method_text
-
     cells = doc.get("cells", [])
     out = [f"# warmscope sweep: `{doc.get('target', '?')}`", ""]
     out += [f"**{doc.get('answer', '')}**", ""]

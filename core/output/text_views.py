@@ -22,6 +22,8 @@ from warmscope.core.output.digest import (
     memory_text,
     ratio_text,
 )
+from warmscope.core.output.sweep_columns import sweep_rows
+from warmscope.core.output.sweep_digest import header_lines, process_facts
 
 SUMMARY_WARMUP_ROWS = 12
 
@@ -131,9 +133,6 @@ def render_summary(data: RunData) -> str:
 
 def render_sweep(doc: dict[str, Any]) -> str:
     """A sweep document as text: the answer first, then one row per cell."""
-    from warmscope.core.output.sweep_columns import sweep_rows
-    from warmscope.core.output.sweep_digest import header_lines
-
     cells = doc.get("cells", [])
     out = [f"answer     {doc.get('answer', '')}", *header_lines(doc)]
     columns, rows = sweep_rows(cells)
@@ -227,8 +226,6 @@ def render_comparison(doc: dict[str, Any]) -> str:
 
 def process_line(sweep: Any, process: Any) -> str:
     """``[3/8] torchscript #1 ok · first 43.1 ms · steady p50 2.77 ms · warm-up``."""
-    from warmscope.core.output.sweep_digest import process_facts
-
     f = process_facts(process.data)
     n = len(sweep.processes)
     text = (

@@ -40,7 +40,11 @@ from typing import Any
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.data.reading import read_run
+from warmscope.core.data.record import RecordError
+from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.run.run_plan import start_run
 from warmscope.core.run.shipment import (
     comes_back,
     keep_made,
@@ -119,6 +123,7 @@ def client_server_died(exc: BaseException) -> bool:
 def import_ray() -> Any:
     """The ``ray`` module, or ``UsageError`` saying how to install it."""
     try:
+        # Ray is optional (the `ray` extra) and slow to import: loaded only where a Ray executor runs
         import ray
     except ImportError:
         raise UsageError(INSTALL) from None
@@ -170,6 +175,7 @@ def _unpack(
 ) -> tuple[RunSettings, dict[int, set[str]]]:
     """On the node: the shipped files written under ``folder/in/INDEX/``; the settings with
     their fields pointing there; the names shipped into each folder."""
+    # Ray is optional (the `ray` extra) and slow to import: loaded only where a Ray executor runs
     import ray
 
     shipped: dict[int, set[str]] = {}
@@ -196,8 +202,6 @@ def _stream_process(
     """The task's body, on its node: the shipped files unpacked, one run plan; its record's
     complete lines as they come; then its side files and the files it made beside the
     shipped ones. ``stop`` set: the child stopped, as by ``ray.cancel``."""
-    from warmscope.core.run.run_plan import start_run
-
     yield {"node": {"hostname": socket.gethostname(), "pid": os.getpid()}}
     folder = Path(tempfile.mkdtemp(prefix="warmscope-ray-"))
     run = None
@@ -320,6 +324,7 @@ class RayExecutor:
                         + (CLIENT_SERVER_CURE if client_server_died(exc) else "")
                     ) from None
             self._started = True
+        # Ray's own modules, as `import_ray` (optional)
         from ray.util.client import ray as client
 
         self._client = client.is_connected()
@@ -353,6 +358,7 @@ class RayExecutor:
         """Start process ``n`` (of ``cell``) on a free node, the one that ran that cell least,
         so that each cell runs on every node and no node's speed goes with one cell; its
         record is written at ``record`` here."""
+        # Ray's own modules, as `import_ray` (optional)
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         ray = self._ray
@@ -499,10 +505,6 @@ def short(exc: BaseException) -> str:
 
 def data_from_lines(record: Path, settings: RunSettings, finished: Finished) -> Any:
     """The process's data from the lines that arrived; marked failed where the task died."""
-    from warmscope.core.data.reading import read_run
-    from warmscope.core.data.record import RecordError
-    from warmscope.core.data.run import RunData
-
     try:
         data = read_run(record) if record.stat().st_size else None
     except (RecordError, OSError):

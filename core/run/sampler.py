@@ -99,6 +99,7 @@ def load_nvml() -> Any:
     if "module" in _nvml_state:
         return _nvml_state["module"]
     try:
+        # optional: NVML is there only on a machine with an NVIDIA driver
         import pynvml
 
         pynvml.nvmlInit()

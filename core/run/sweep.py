@@ -39,7 +39,11 @@ from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.settings.compile_cache import compile_cache_mode, compiles
 from warmscope.core.data.sweep_schema import MAX_CELLS
 from warmscope.core.output.digest import settings_line
+from warmscope.core.output.sweep_digest import process_facts, sweep_document
+from warmscope.core.output.sweep_stats import objective_metric
 from warmscope.core.run import remote_target
+from warmscope.core.run.ray_executor import data_from_lines
+from warmscope.core.run.run_plan import PlannedRun, drive, start_run, warm_cache
 
 
 @dataclass
@@ -254,8 +258,6 @@ class Sweep:
         ``hung_up()``), keeps what finished, and ends the sweep ``stopped``. ``on_update(sweep,
         n, run, update)``: the n-th process of ``plan`` goes on; ``on_done(sweep, process)``:
         it finished (an adaptive sweep's look, if its round ended, is already taken)."""
-        from warmscope.core.run.run_plan import PlannedRun, drive, start_run, warm_cache
-
         if self.folder is None or not self.folder.exists():
             self.prepare_folder()
         assert self.folder is not None
@@ -326,8 +328,6 @@ class Sweep:
         looked at (every process of it finished). Looks are taken in the plan's order whatever
         order the processes finish in. Each machine's compile cache is its own: a ``warm``
         cell warms it in each process's own plan."""
-        from warmscope.core.run.ray_executor import data_from_lines
-
         executor = self.executor
         t0 = time.monotonic()
         done: dict[int, Process] = {}
@@ -396,8 +396,6 @@ class Sweep:
         return self.document()
 
     def document(self) -> dict[str, Any]:
-        from warmscope.core.output.sweep_digest import sweep_document
-
         return sweep_document(self)
 
     def save(self) -> None:
@@ -411,9 +409,6 @@ class Sweep:
 
 def objective_value(data: RunData, sweep: Sweep) -> float | None:
     """A finished process's figure on the sweep's ranking objective."""
-    from warmscope.core.output.sweep_digest import process_facts
-    from warmscope.core.output.sweep_stats import objective_metric
-
     if data.status != outcome.OK:
         return None
     value = process_facts(data, sweep.k).get(objective_metric(sweep.objective))

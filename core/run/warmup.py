@@ -60,6 +60,8 @@ from warmscope.core.output.verdicts import other_load
 from warmscope.core.output.warmup_verdict import MAX_RATIO, answer, choose, judge
 from warmscope.core.output.warmup_verdict import worst_shape as worst_shape
 from warmscope.core.run import compile_cache, cpp_build, remote_target
+from warmscope.core.run.run_plan import QUICK_GRACE_S
+from warmscope.core.run.session import RunSession
 from warmscope.core.run.sweep import Cell, Sweep
 
 FORMAT = "warmscope-warmup"
@@ -141,8 +143,6 @@ class Warmup:
     def stop(self) -> None:
         """From any thread: the process in progress ends quickly (a graceful stop), nothing
         starts after it, and ``run`` raises ``KeyboardInterrupt`` as Ctrl-C makes it."""
-        from warmscope.core.run.run_plan import QUICK_GRACE_S
-
         with self._lock:
             self._stop.set()
             live = self._live
@@ -448,8 +448,6 @@ class Warmup:
     def make_artifacts(self) -> None:
         """Run each cache-artifact recipe once, unrecorded in the statistics: it compiles,
         warms up and saves what it compiled beside itself for the verified processes."""
-        from warmscope.core.run.session import RunSession
-
         assert self.folder is not None
         for c in self.candidates:
             if not c.recipe.cache_artifact:

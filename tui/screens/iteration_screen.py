@@ -275,12 +275,14 @@ class IterationScreen(TabbedModal):
         return True
 
     def on_row_list_selected(self, message: RowList.Selected) -> None:
+        # a screen loads when first opened
         from warmscope.tui.screens.event_screen import EventDetailScreen
 
         message.stop()
         self.app.push_screen(EventDetailScreen([message.row]))
 
     def action_all_text(self) -> None:
+        # a screen loads when first opened
         from warmscope.tui.screens.event_screen import EventDetailScreen
 
         i = self.facts.iteration

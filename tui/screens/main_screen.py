@@ -88,6 +88,7 @@ class MainScreen(Screen[None]):
         self.set_timer(PANES_AFTER_S, self._mount_panes)
 
     async def _mount_panes(self) -> None:
+        # The panes' widgets load here, after the first frame, with the panes.
         from textual.widgets import TabbedContent, TabPane
 
         from warmscope.tui.widgets.run.events_pane import EventsPane
@@ -246,6 +247,7 @@ class MainScreen(Screen[None]):
         self.notify(f"chart: {'device' if chart.device_time else 'host'} time", timeout=2)
 
     def action_goto(self) -> None:
+        # a screen loads when first opened
         from warmscope.tui.screens.goto_screen import GotoScreen
 
         entry = self.entry
@@ -298,12 +300,14 @@ class MainScreen(Screen[None]):
         self._table.toggle_order()
 
     def action_pane(self, pane: str) -> None:
+        # loaded with the panes, after the first frame (_mount_panes)
         from textual.widgets import TabbedContent
 
         self.query_one("#panes", TabbedContent).active = pane
 
     @property
     def _stderr(self) -> StderrPane:
+        # loaded with the panes, after the first frame (_mount_panes)
         from warmscope.tui.widgets.run.stderr_pane import (
             StderrPane,  # with the panes, after the first frame
         )
@@ -319,6 +323,7 @@ class MainScreen(Screen[None]):
         if message.row_list.id == "events":
             self.app.push_screen(EventDetailScreen([message.row]))
             return
+        # a screen loads when first opened
         from warmscope.tui.screens.iteration_screen import IterationScreen
 
         self.app.push_screen(IterationScreen(entry, message.row[0]))

@@ -34,7 +34,7 @@ from warmscope.core.base.units import ratio_interval
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_digest import iv_text
 from warmscope.core.run.ending import one_line
-from warmscope.core.run.warmup import Progress, copy_recipe, worst_shape
+from warmscope.core.run.warmup import Progress, Warmup, copy_recipe, worst_shape
 from warmscope.tui.widgets.clock_line import ClockLine
 from warmscope.tui.widgets.keys_footer import KeysFooter
 
@@ -119,8 +119,6 @@ def warmup_settings(settings: RunSettings) -> RunSettings:
 
 def make_engine(settings: RunSettings, folder: Path | None) -> Engine:
     """The real warm-up (its settings checked now: a bad target is one line, nothing runs)."""
-    from warmscope.core.run.warmup import Warmup
-
     command = ["warmscope", "warmup", *settings.command_line()[2:]]
     return Warmup(settings=settings, folder=folder, command=command)
 
