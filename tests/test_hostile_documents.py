@@ -326,6 +326,16 @@ def tui_peak_rss(document: Path, seconds: float = 60.0) -> tuple[int, bytes, int
                 os.read(master, 1 << 16)
             time.sleep(0.5)
         proc.wait(timeout=5)
+        # What it wrote between the last read and its exit (a refusal is one line and an exit,
+        # sooner than a poll): the terminal holds it until read, then says EIO.
+        while True:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # BlockingIOError too: nothing more
+                break
+            if not chunk:
+                break
+            seen += chunk
     return peak, seen, proc.returncode
 
 
