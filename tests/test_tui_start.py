@@ -13,13 +13,16 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -30,6 +33,8 @@ from tests.tui_support import run, screen_text, wait_for
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.reading import read_run
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.run import remote
+from warmscope.core.run.guardian import Guardian
 from warmscope.core.run.proctree import RUN_ID_VAR
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.run_start import Pending
@@ -137,10 +142,21 @@ def test_the_ui_answers_while_a_start_waits_for_the_host(
     assert _no_ssh_left()
 
 
+@pytest.mark.parametrize("guardian_start", ["as it is", "slow"])
 def test_quitting_while_the_host_is_silent_leaves_no_ssh(
-    silent_host: SilentHost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    silent_host: SilentHost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, guardian_start: str
 ) -> None:
+    """``slow``: the start's guardian takes a second to start, so q comes after its ``ssh``
+    began and before the start registered it as connecting (the race below)."""
     monkeypatch.setenv("WARMSCOPE_RECORD_DIR", str(tmp_path / "runs"))
+    if guardian_start == "slow":
+        start = Guardian.start
+
+        def slow_start(self: Guardian, *args: Any, **kwargs: Any) -> None:
+            time.sleep(1.0)
+            start(self, *args, **kwargs)
+
+        monkeypatch.setattr(Guardian, "start", slow_start)
     settings = RunSettings(target="sample:trivial", host="127.0.0.1", python=PYTHON)
     app = build_app(settings=settings)
 
@@ -157,6 +173,31 @@ def test_quitting_while_the_host_is_silent_leaves_no_ssh(
     assert app.runs == []
     assert _no_ssh_left()
     assert not list((tmp_path / "runs").glob("*.jsonl")), "a start that failed keeps no record"
+
+
+def test_a_quit_after_ssh_started_and_before_it_was_registered_still_ends_it() -> None:
+    """The test above met this once in CI (its quit waited the whole connect timeout): ``ssh``
+    was running, so the test pressed q, but the start had not yet registered it as
+    connecting (it was still starting its guardian), and the cut found nothing to end. A cut
+    now counts from before the ``ssh`` starts, and the registration ends it. A connection
+    started after a cut is not touched. (``sleep`` stands in for the ``ssh``.)"""
+    since = remote.cuts()
+    ssh = subprocess.Popen(["sleep", "60"])
+    try:
+        remote.cut_connecting()  # q: the start has not registered its ssh yet
+        with remote.connecting(ssh, since):
+            assert ssh.wait(timeout=5) == -signal.SIGKILL
+        since = remote.cuts()
+        later = subprocess.Popen(["sleep", "60"])
+        try:
+            with remote.connecting(later, since), pytest.raises(subprocess.TimeoutExpired):
+                later.wait(timeout=0.2)
+        finally:
+            later.kill()
+            later.wait()
+    finally:
+        ssh.kill()
+        ssh.wait()
 
 
 @pytest.fixture(scope="module")

@@ -119,6 +119,7 @@ def connect(
     """Start the guardian on ``settings.host``, hand it the agent, then the agent its
     ``config``: the ``ssh`` process and the guardian's hello. ``UsageError`` (nothing left
     running) when it fails."""
+    since = cuts()  # a quit from here on ends the connection, however far it has got
     host, python = str(settings.host), settings.python
     cache = remote_cache(settings) if mode == "compile" else None
     limit = parse_size(settings.memory_limit) if settings.memory_limit else None
@@ -143,7 +144,7 @@ def connect(
     # pid if warmscope dies (SIGTERM, SIGKILL) before it could.
     guardian.start(str(env.get(RUN_ID_VAR, "")), None, also=proc.pid)
     try:
-        with connecting(proc):
+        with connecting(proc, since):
             # A failed connection breaks the pipe: the hello's absence then says why.
             if not write_within(proc, first, HELLO_TIMEOUT_S):
                 raise UsageError(f"--host {host}: no answer in {HELLO_TIMEOUT_S:g} s ({STALLED})")
@@ -189,13 +190,28 @@ def write_within(proc: subprocess.Popen[bytes], data: bytes, stall_s: float | No
 
 _connecting: set[subprocess.Popen[bytes]] = set()
 _connecting_lock = threading.Lock()
+_cuts = 0
+"""How many times ``cut_connecting`` has run in this process."""
+
+
+def cuts() -> int:
+    """Read before an ``ssh`` is started, and given to ``connecting``: a cut that comes while
+    it is being started, before it is registered, still ends it."""
+    with _connecting_lock:
+        return _cuts
 
 
 @contextlib.contextmanager
-def connecting(proc: subprocess.Popen[bytes]) -> Iterator[None]:
-    """While ``proc``, an ``ssh``, is still connecting: up to the remote end's first answer."""
+def connecting(proc: subprocess.Popen[bytes], since: int) -> Iterator[None]:
+    """While ``proc``, an ``ssh``, is still connecting: up to the remote end's first answer.
+    ``since``: ``cuts()`` from before ``proc`` was started; where a cut came after it, ``proc``
+    is ended now."""
     with _connecting_lock:
         _connecting.add(proc)
+        cut = _cuts != since
+    if cut:
+        with contextlib.suppress(OSError):
+            proc.kill()
     try:
         yield
     finally:
@@ -204,10 +220,12 @@ def connecting(proc: subprocess.Popen[bytes]) -> Iterator[None]:
 
 
 def cut_connecting() -> None:
-    """End every ``ssh`` still connecting from this process: whoever waits on one (a run's
-    start, a target's check) fails at once rather than at the connect or hello timeout. For a
-    UI that quits while a start waits on a host."""
+    """End every ``ssh`` still connecting from this process, and those being started: whoever
+    waits on one (a run's start, a target's check) fails at once rather than at the connect or
+    hello timeout. For a UI that quits while a start waits on a host."""
+    global _cuts
     with _connecting_lock:
+        _cuts += 1
         procs = list(_connecting)
     for proc in procs:
         with contextlib.suppress(OSError):

@@ -71,6 +71,7 @@ def ask(host: str, python: str | None, request: dict[str, Any]) -> dict[str, Any
     """``target_files.answer(request)`` as the remote interpreter on ``host`` gives it."""
     from warmscope.core.run import remote  # for a host only (``resolve_there``)
 
+    since = remote.cuts()
     source = Path(target_files.__file__).read_bytes()
     stdin = b"%d\n%s%s\n" % (len(source), source, json.dumps(request).encode())
     proc = subprocess.Popen(
@@ -82,7 +83,7 @@ def ask(host: str, python: str | None, request: dict[str, Any]) -> dict[str, Any
         close_fds=True,
     )
     try:
-        with remote.connecting(proc):
+        with remote.connecting(proc, since):
             line = _send_and_read(proc, stdin, host, python)
         proc.wait(timeout=remote.CONNECT_TIMEOUT_S)
     finally:
