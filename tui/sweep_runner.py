@@ -56,7 +56,8 @@ class SweepPlan:
     def cells(self, base: RunSettings) -> list[Cell]:
         """The cells: ``base`` repeated, or each chosen preset applied to ``base`` × every
         combination of the knob values (``sweep.grid``, as the command line builds them)."""
-        # core's sweep (its run plans and digest) loads with the first sweep asked for, not with the settings form that imports this module
+        # core's sweep (its run plans and digest) loads with the first sweep asked for, not
+        # with the settings form that imports this module
         from warmscope.core.run.sweep import grid
 
         return grid(base, list(self.presets), [(k, list(vs)) for k, vs in self.varies])

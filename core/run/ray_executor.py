@@ -123,7 +123,7 @@ def client_server_died(exc: BaseException) -> bool:
 def import_ray() -> Any:
     """The ``ray`` module, or ``UsageError`` saying how to install it."""
     try:
-        # Ray is optional (the `ray` extra) and slow to import: loaded only where a Ray executor runs
+        # Ray is optional (the `ray` extra) and slow to import: loaded only where Ray runs
         import ray
     except ImportError:
         raise UsageError(INSTALL) from None
@@ -175,9 +175,7 @@ def _unpack(
 ) -> tuple[RunSettings, dict[int, set[str]]]:
     """On the node: the shipped files written under ``folder/in/INDEX/``; the settings with
     their fields pointing there; the names shipped into each folder."""
-    # Ray is optional (the `ray` extra) and slow to import: loaded only where a Ray executor runs
-    import ray
-
+    ray = import_ray()
     shipped: dict[int, set[str]] = {}
     for index, name, ref in files:
         place = folder / "in" / str(index)
