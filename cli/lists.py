@@ -6,7 +6,7 @@ import argparse
 
 from warmscope.cli.command import Command
 from warmscope.core.child import outcome
-from warmscope.core.child.knobs import KNOBS, show_value
+from warmscope.core.child.knobs import KNOBS, SERVER, STATEMENT, STEP, Knob, show_value
 from warmscope.core.data.settings import PRESETS
 from warmscope.sample_models import DEFAULT_SAMPLE, SAMPLES
 
@@ -22,6 +22,24 @@ def samples(args: argparse.Namespace, argv: list[str]) -> int:
     return outcome.EXIT_OK
 
 
+def carried_text(k: Knob) -> str:
+    """``runs in Python and C++ · recipe: prepare() sets it`` — where a knob works and how a
+    warm-up recipe carries it (its ``RecipeForm``)."""
+    where = f"Python only ({k.recipe.cpp_refusal}'s)" if k.recipe.cpp_refusal else "Python and C++"
+    form = k.recipe
+    if form.carry == STATEMENT:
+        how = f"prepare() sets it: {k.python_statement}"
+        if form.cpp:
+            how += f"; C++: {form.cpp}"
+    elif form.carry == SERVER:
+        how = f"the server sets it at start, named in the header: {form.server}"
+    elif form.carry == STEP:
+        how = f"a step of prepare(): {form.step}"
+    else:
+        how = "not carried: how warmscope measures"
+    return f"[{where} · recipe: {how}]"
+
+
 def knobs(args: argparse.Namespace, argv: list[str]) -> int:
     print("knobs (--set KEY=VALUE; 'default' leaves torch's own default):")
     for k in KNOBS:
@@ -32,6 +50,7 @@ def knobs(args: argparse.Namespace, argv: list[str]) -> int:
         )
         print(f"  {k.name:<24} {values:<40} default {k.show(k.default)}")
         print(f"  {'':<24} {k.help}")
+        print(f"  {'':<24} {carried_text(k)}")
     print(
         "  env.NAME=VALUE            an environment variable for the child (OMP_NUM_THREADS, ...)"
     )

@@ -4,13 +4,16 @@ processes; the file handed over is the one verified, and it builds and runs on i
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import warmscope
+from warmscope.core.output.recipe import split_header
 from warmscope.core.output.recipe_cpp import build_command
+from warmscope.core.output.warmup_verdict import is_verified
 from warmscope.core.run import cpp_build
 
 
@@ -18,9 +21,13 @@ from warmscope.core.run import cpp_build
 def warmed(cpp_agent: Path, cpp_archives: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     folder = tmp_path_factory.mktemp("cpp_warmup")
     emitted = folder / "recipe.cpp"
+    # A folder named to break out of a comment: its command must not reach the built recipe.
+    hostile = folder / 'q"""\nstatic int pwned = system("touch PWNED");\n\\'
+    hostile.mkdir()
+    shutil.copyfile(cpp_archives / "speech.pt", hostile / "speech.pt")
     r = warmscope(
         "warmup",
-        str(cpp_archives / "speech.pt"),
+        str(hostile / "speech.pt"),
         "--runtime",
         "cpp",
         "--input",
@@ -33,6 +40,8 @@ def warmed(cpp_agent: Path, cpp_archives: Path, tmp_path_factory: pytest.TempPat
         "30",
         "--set",
         "intra_op_threads=1",
+        "--set",
+        "graph_optimizer=off",
         "--emit-cpp",
         str(emitted),
         "--record",
@@ -40,9 +49,15 @@ def warmed(cpp_agent: Path, cpp_archives: Path, tmp_path_factory: pytest.TempPat
         json_path=folder / "warmup.json",
         timeout=900,
     )
-    assert r.code in (0, 1), r.stderr  # verified or not, with 2 processes each: both honest
+    assert r.code in (0, 3), r.stderr  # verified or not, with 2 processes each: both honest
     assert r.doc is not None
-    return {"doc": r.doc, "emitted": emitted, "stdout": r.stdout, "folder": folder}
+    return {
+        "doc": r.doc,
+        "emitted": emitted,
+        "stdout": r.stdout,
+        "folder": folder,
+        "cwd": Path.cwd(),
+    }
 
 
 def test_candidates_are_cpp_files_verified_in_cpp_processes(warmed: dict) -> None:
@@ -65,7 +80,11 @@ def test_the_emitted_file_is_the_verified_one_and_runs_outside_warmscope(
     doc = warmed["doc"]
     chosen = next(c for c in doc["candidates"] if c["label"] == doc["chosen"])
     emitted: Path = warmed["emitted"]
-    assert emitted.read_text() == Path(chosen["file"]).read_text()
+    # The very file verified, under a header that states its verdict, in C++.
+    header, body = split_header(emitted.read_text())
+    assert body == split_header(Path(chosen["file"]).read_text())[1]
+    assert "cpp runtime" in header and ("NOT verified" in header) != is_verified(doc["verdict"])
+    assert "torch::jit::setGraphExecutorOptimize(false);" in body  # --set graph_optimizer=off
     torch = cpp_build.locate_torch(None)
     binary = warmed["folder"] / "recipe"
     built = subprocess.run(
@@ -82,3 +101,5 @@ def test_the_emitted_file_is_the_verified_one_and_runs_outside_warmscope(
     lines = ran.stdout.splitlines()
     assert lines[0].startswith("prepared in ")
     assert [ln.split()[1] for ln in lines[1:]] == ["T=200", "T=100"]
+    # Loaded by the agent in every verified process, built and run here: the name ran nowhere.
+    assert not list(warmed["folder"].rglob("PWNED")) and not (warmed["cwd"] / "PWNED").exists()

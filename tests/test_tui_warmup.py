@@ -16,6 +16,7 @@ from textual.pilot import Pilot
 from tests.tui_support import SharedApp, screen_text, wait_for
 from warmscope.core.base.units import ratio_interval
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.output.recipe import Call, Recipe, emit_python, split_header
 from warmscope.core.output.sweep_stats import stat_json
 from warmscope.core.run.warmup import Progress
 from warmscope.tui.app import build_app
@@ -90,14 +91,18 @@ class FakeWarmup:
         assert self.folder is not None
         self.folder.mkdir()
         files = []
+        recipes = []
         for n, label in enumerate(CANDIDATES):
             path = self.folder / f"recipe{n}.py"
-            path.write_text(f"# {label}\ndef prepare(model):\n    return model\n")
+            recipes.append(Recipe(label, "script", [], [], [Call({}, n + 1)]).to_json())
+            path.write_text(emit_python(Recipe.from_json(recipes[-1])))
             files.append(str(path))
         cands = [
             {**facts([1.5, 1.7], [110.0, 120.0]), "label": CANDIDATES[0], "file": files[0]},
             {**facts([0.9, 1.0], [100.0, 105.0]), "label": CANDIDATES[1], "file": files[1]},
         ]
+        for cand, recipe in zip(cands, recipes, strict=True):
+            cand["recipe"] = recipe
         cands[0].update(verdict="not verified", why="T=40's first call is 1.6×: the profiling run")
         cands[1].update(verdict="verified", why="")
         return {
@@ -107,6 +112,7 @@ class FakeWarmup:
             "observed": [{"note": "T=40: first call 10× its steady p50 (the profiling run)"}],
             "chosen": CANDIDATES[1],
             "verdict": "verified",
+            "target": "sample:speech",
             "answer": "verified: profiling off, worst first call 0.95× its steady p50 (T=40)",
         }
 
@@ -175,7 +181,10 @@ def test_the_table_fills_as_processes_end_and_the_answer_writes_the_recipe(
         assert "verified: profiling off" in text and str(recipe) in text
         assert status(app).startswith("done")
         # The chosen candidate's file, beside the record; the document in the folder.
-        assert recipe.read_text().startswith("# profiling off")
+        # The very file verified, under a header that says so.
+        header, body = split_header(recipe.read_text())
+        assert "Verdict (Verified, by warmscope" in header
+        assert body == split_header((tmp_path / "w" / "recipe1.py").read_text())[1]
         assert (tmp_path / "w" / "warmup.json").exists()
         await pilot.press("q")
         await wait_for(pilot, lambda: app.screen is app.main)

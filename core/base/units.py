@@ -86,3 +86,22 @@ def ratio_interval(stat: dict[str, Any]) -> str:
     if stat.get("median") is None:
         return "-"
     return f"{num3(stat['median'])}× ({num3(stat['lo'])}–{num3(stat['hi'])})"
+
+
+DURATION_UNITS = {"s": 1000.0, "ms": 1.0, "us": 0.001, "µs": 0.001}
+
+
+def parse_duration_ms(text: str) -> float:
+    """``200us``, ``1.5ms``, ``2s`` -> milliseconds; ``ValueError`` naming the forms taken."""
+    raw = text.strip()
+    for unit in sorted(DURATION_UNITS, key=len, reverse=True):
+        if raw.endswith(unit):
+            number = raw[: -len(unit)].strip()
+            try:
+                value = float(number)
+            except ValueError:
+                break
+            if value >= 0 and value != float("inf"):
+                return value * DURATION_UNITS[unit]
+            break
+    raise ValueError(f"expected a duration such as 200us, 1.5ms or 2s, got {text!r}")

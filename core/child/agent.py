@@ -503,6 +503,10 @@ def serve_recipe(
     model = loading.run_recipe(torch, model, feeds, cfg, phase)
     if "torch._dynamo" in sys.modules:
         hooks.install_compile_hooks(torch, channel)
+        if cfg["mode"] == "compile" and hasattr(torch.compiler, "set_stance"):
+            # A warmed-up compile recipe serves without compiling: a recompile while serving
+            # fails the call (dynamo's message names its reason) and so the process.
+            torch.compiler.set_stance("fail_on_recompile")
     return model
 
 

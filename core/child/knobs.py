@@ -33,6 +33,46 @@ class KnobError(UsageError):
     """A knob name or value that cannot be used; the message names it."""
 
 
+STATEMENT = "statement"
+"""A recipe's ``prepare`` applies it: the Python statement follows from ``Knob.apply``, the C++
+one from ``RecipeForm.cpp``."""
+SERVER = "server"
+"""Set by the server as it starts (before the model loads or CUDA starts): the recipe's header
+names the line, and ``prepare`` warns where the process runs without it."""
+STEP = "step"
+"""One of the recipe's own steps (scripting, tracing, freezing, compiling, the device, the
+inputs, the grad mode around its calls)."""
+MEASURE = "measure"
+"""How warmscope measures, not how a server runs: nothing to carry."""
+
+
+@dataclass(frozen=True)
+class RecipeForm:
+    """How a warm-up recipe carries a knob's value.
+
+    ``cpp``: the C++ statement with ``{value}`` where the value goes (``None``: libtorch has no
+    such setting, and ``cpp_refusal`` says whose it is); ``cpp_value`` renders the value as a
+    C++ expression where its type alone does not tell how. ``server``: for ``SERVER``, the line a
+    server runs with ``{value}`` (Python; the C++ line is ``server_cpp``).
+    """
+
+    carry: str
+    cpp: str | None = None
+    cpp_value: Callable[[Any], str] | None = None
+    cpp_refusal: str = ""
+    server: str = ""
+    server_cpp: str = ""
+    step: str = ""
+    """For ``STEP``: which of the recipe's steps carries it, as ``warmscope knobs`` says."""
+    recipe_applies: bool = False
+    """A ``STEP`` the recipe takes itself (freezing): a process that runs a recipe leaves it to
+    the recipe, as it leaves every ``STATEMENT``, so what is verified is what the file does."""
+
+    @property
+    def left_to_recipe(self) -> bool:
+        return self.carry == STATEMENT or self.recipe_applies
+
+
 @dataclass(frozen=True)
 class Knob:
     """One executor setting.
@@ -54,6 +94,20 @@ class Knob:
     convert: Callable[[Any], Any] | None = None
     """Checks a value beyond its type (``KnobError`` names what is wrong) and returns what torch
     takes: ``fusion_strategy``'s text becomes torch's list of stages."""
+    recipe: RecipeForm = RecipeForm(STEP)
+    read: str = ""
+    """How torch tells the value in force: ``call:PATH`` (a getter), ``attr:PATH``,
+    ``swap:PATH`` (a setter that returns the value it replaces), ``env:NAME``; what a recipe's
+    test reads back after ``prepare``."""
+
+    @property
+    def python_statement(self) -> str | None:
+        """``torch.set_num_threads({value})``: the Python form of ``apply`` (``None`` where
+        the recipe does not apply it in ``prepare``)."""
+        if self.recipe.carry != STATEMENT:
+            return None
+        how, _, path = self.apply.partition(":")
+        return f"{path}({{value}})" if how == "call" else f"{path} = {{value}}"
 
     def parse(self, text: str) -> Any:
         """Turn a command-line or form value into this knob's typed value."""
@@ -133,6 +187,23 @@ def parse_fusion_strategy(value: str) -> list[tuple[str, int]]:
     return stages
 
 
+def cpp_fusion_strategy(stages: list[tuple[str, int]]) -> str:
+    """torch's stages as libtorch's ``FusionStrategy`` (kinds checked by the parser above)."""
+    parts = ", ".join(
+        f"{{torch::jit::FusionBehavior::{kind}, {int(depth)}}}" for kind, depth in stages
+    )
+    return f"torch::jit::FusionStrategy{{{parts}}}"
+
+
+QUANTIZED_ENGINES_CPP = {"x86": "X86", "fbgemm": "FBGEMM", "qnnpack": "QNNPACK", "onednn": "ONEDNN"}
+
+
+def cpp_quantized_engine(value: str) -> str:
+    return f"at::QEngine::{QUANTIZED_ENGINES_CPP[value]}"
+
+
+MEASURED = RecipeForm(MEASURE)
+
 RUNTIMES = ("python", "cpp")
 
 KNOBS: tuple[Knob, ...] = (
@@ -147,6 +218,7 @@ KNOBS: tuple[Knob, ...] = (
         "agent",
         RUNTIMES,
         group="run",
+        recipe=MEASURED,
     ),
     Knob(
         "mode",
@@ -158,6 +230,7 @@ KNOBS: tuple[Knob, ...] = (
         "agent",
         ("eager", "script", "trace", "compile"),
         group="run",
+        recipe=RecipeForm(STEP, step="scripts, traces or compiles the module given"),
     ),
     Knob(
         "device",
@@ -167,6 +240,7 @@ KNOBS: tuple[Knob, ...] = (
         "agent",
         group="run",
         convert=check_device,
+        recipe=RecipeForm(STEP, step="moves the module and makes its inputs there"),
     ),
     Knob(
         "device_time",
@@ -176,6 +250,7 @@ KNOBS: tuple[Knob, ...] = (
         "default; off times the host alone)",
         "agent",
         group="run",
+        recipe=MEASURED,
     ),
     Knob(
         "dtype",
@@ -185,6 +260,7 @@ KNOBS: tuple[Knob, ...] = (
         "agent",
         ("float32", "float16", "bfloat16", "float64"),
         group="run",
+        recipe=RecipeForm(STEP, step="casts the module and makes its inputs so"),
     ),
     Knob(
         "grad_mode",
@@ -194,6 +270,7 @@ KNOBS: tuple[Knob, ...] = (
         "agent",
         ("no_grad", "inference_mode", "enabled"),
         group="run",
+        recipe=RecipeForm(STEP, step="the warm-up calls run under it; serve under it too"),
     ),
     Knob(
         "eval",
@@ -202,6 +279,7 @@ KNOBS: tuple[Knob, ...] = (
         "call model.eval() before running (dropout, batch-norm stats)",
         "agent",
         group="run",
+        recipe=RecipeForm(STEP, step="model.eval()"),
     ),
     Knob(
         "intra_op_threads",
@@ -211,6 +289,8 @@ KNOBS: tuple[Knob, ...] = (
         "call:torch.set_num_threads",
         group="run",
         minimum=1,
+        recipe=RecipeForm(STATEMENT, cpp="at::set_num_threads({value});"),
+        read="call:torch.get_num_threads",
     ),
     Knob(
         "inter_op_threads",
@@ -220,6 +300,12 @@ KNOBS: tuple[Knob, ...] = (
         "call:torch.set_num_interop_threads",
         group="run",
         minimum=1,
+        recipe=RecipeForm(
+            SERVER,
+            server="torch.set_num_interop_threads({value})",
+            server_cpp="at::set_num_interop_threads({value});",
+        ),
+        read="call:torch.get_num_interop_threads",
     ),
     Knob(
         "matmul_precision",
@@ -229,6 +315,8 @@ KNOBS: tuple[Knob, ...] = (
         "call:torch.set_float32_matmul_precision",
         ("highest", "high", "medium"),
         group="run",
+        recipe=RecipeForm(STATEMENT, cpp="at::globalContext().setFloat32MatmulPrecision({value});"),
+        read="call:torch.get_float32_matmul_precision",
     ),
     # TorchScript executor.
     Knob(
@@ -238,6 +326,8 @@ KNOBS: tuple[Knob, ...] = (
         "the profiling executor: profile the first "
         "run(s), then optimize and specialize (off: the legacy executor)",
         "call:torch._C._jit_set_profiling_executor",
+        recipe=RecipeForm(STATEMENT, cpp="torch::jit::getExecutorMode() = {value};"),
+        read="swap:torch._C._jit_set_profiling_executor",
     ),
     Knob(
         "graph_optimizer",
@@ -246,6 +336,8 @@ KNOBS: tuple[Knob, ...] = (
         "graph executor optimizations (the Python form of "
         "C++ GraphOptimizerEnabledGuard); off: run the graph as scripted",
         "call:torch._C._set_graph_executor_optimize",
+        recipe=RecipeForm(STATEMENT, cpp="torch::jit::setGraphExecutorOptimize({value});"),
+        read="call:torch._C._get_graph_executor_optimize",
     ),
     Knob(
         "num_profiled_runs",
@@ -254,6 +346,8 @@ KNOBS: tuple[Knob, ...] = (
         "how many runs the profiling executor profiles before it optimizes",
         "call:torch._C._jit_set_num_profiled_runs",
         minimum=0,
+        recipe=RecipeForm(STATEMENT, cpp="torch::jit::getNumProfiledRuns() = {value};"),
+        read="call:torch._C._jit_get_num_profiled_runs",
     ),
     Knob(
         "fusion_strategy",
@@ -263,6 +357,12 @@ KNOBS: tuple[Knob, ...] = (
         "how many re-specializations for new shapes",
         "call:torch.jit.set_fusion_strategy",
         convert=parse_fusion_strategy,
+        recipe=RecipeForm(
+            STATEMENT,
+            cpp="torch::jit::setFusionStrategy({value});",
+            cpp_value=cpp_fusion_strategy,
+        ),
+        read="swap:torch._C._jit_set_fusion_strategy",
     ),
     Knob(
         "texpr_fuser",
@@ -270,6 +370,8 @@ KNOBS: tuple[Knob, ...] = (
         None,
         "the TensorExpr (NNC) fuser",
         "call:torch._C._jit_set_texpr_fuser_enabled",
+        recipe=RecipeForm(STATEMENT, cpp="torch::jit::setTensorExprFuserEnabled({value});"),
+        read="call:torch._C._jit_texpr_fuser_enabled",
     ),
     Knob(
         "cpu_fusion",
@@ -277,6 +379,8 @@ KNOBS: tuple[Knob, ...] = (
         None,
         "allow fusion on CPU (torch._C._jit_override_can_fuse_on_cpu)",
         "call:torch._C._jit_override_can_fuse_on_cpu",
+        recipe=RecipeForm(STATEMENT, cpp="torch::jit::overrideCanFuseOnCPU({value});"),
+        read="call:torch._C._jit_can_fuse_on_cpu",
     ),
     Knob(
         "onednn_fusion",
@@ -284,6 +388,8 @@ KNOBS: tuple[Knob, ...] = (
         None,
         "oneDNN graph fusion (torch.jit.enable_onednn_fusion)",
         "call:torch.jit.enable_onednn_fusion",
+        recipe=RecipeForm(STATEMENT, cpp_refusal="torch.jit.enable_onednn_fusion"),
+        read="call:torch.jit.onednn_fusion_enabled",
     ),
     Knob(
         "trace_strict",
@@ -292,6 +398,7 @@ KNOBS: tuple[Knob, ...] = (
         "torch.jit.trace strict: off lets a traced model return dicts or lists "
         "(transformers outputs)",
         "agent",
+        recipe=RecipeForm(STEP, step="torch.jit.trace(strict=...)", cpp_refusal="torch.jit.trace"),
     ),
     Knob(
         "freeze",
@@ -299,6 +406,7 @@ KNOBS: tuple[Knob, ...] = (
         False,
         "torch.jit.freeze the scripted/traced module (inlines weights and attributes)",
         "agent",
+        recipe=RecipeForm(STEP, step="torch.jit.freeze", recipe_applies=True),
     ),
     Knob(
         "optimize_for_inference",
@@ -306,6 +414,7 @@ KNOBS: tuple[Knob, ...] = (
         False,
         "torch.jit.optimize_for_inference (freezes first)",
         "agent",
+        recipe=RecipeForm(STEP, step="torch.jit.optimize_for_inference", recipe_applies=True),
     ),
     # Backends.
     Knob(
@@ -315,6 +424,8 @@ KNOBS: tuple[Knob, ...] = (
         "cuDNN autotuning: slower first passes per shape, faster afterwards",
         "attr:torch.backends.cudnn.benchmark",
         group="backends",
+        recipe=RecipeForm(STATEMENT, cpp="at::globalContext().setBenchmarkCuDNN({value});"),
+        read="attr:torch.backends.cudnn.benchmark",
     ),
     Knob(
         "quantized_engine",
@@ -324,6 +435,13 @@ KNOBS: tuple[Knob, ...] = (
         "attr:torch.backends.quantized.engine",
         ("x86", "fbgemm", "qnnpack", "onednn"),
         group="backends",
+        recipe=RecipeForm(
+            SERVER,
+            server="torch.backends.quantized.engine = {value}",
+            server_cpp="at::globalContext().setQEngine({value});",
+            cpp_value=cpp_quantized_engine,
+        ),
+        read="attr:torch.backends.quantized.engine",
     ),
     Knob(
         "cuda_module_loading",
@@ -334,6 +452,12 @@ KNOBS: tuple[Knob, ...] = (
         "env:CUDA_MODULE_LOADING",
         ("LAZY", "EAGER"),
         group="backends",
+        recipe=RecipeForm(
+            SERVER,
+            server="os.environ['CUDA_MODULE_LOADING'] = {value}",
+            server_cpp='setenv("CUDA_MODULE_LOADING", {value}, 1);',
+        ),
+        read="env:CUDA_MODULE_LOADING",
     ),
     # torch.compile.
     Knob(
@@ -343,6 +467,7 @@ KNOBS: tuple[Knob, ...] = (
         "torch.compile backend (inductor, eager, aot_eager, ...)",
         "agent",
         group="compile",
+        recipe=RecipeForm(STEP, step="torch.compile(backend=...)", cpp_refusal="torch.compile"),
     ),
     Knob(
         "compile_mode",
@@ -352,6 +477,7 @@ KNOBS: tuple[Knob, ...] = (
         "agent",
         ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"),
         group="compile",
+        recipe=RecipeForm(STEP, step="torch.compile(mode=...)", cpp_refusal="torch.compile"),
     ),
     Knob(
         "compile_dynamic",
@@ -360,6 +486,7 @@ KNOBS: tuple[Knob, ...] = (
         "torch.compile dynamic shapes (default: automatic)",
         "agent",
         group="compile",
+        recipe=RecipeForm(STEP, step="torch.compile(dynamic=...)", cpp_refusal="torch.compile"),
     ),
     Knob(
         "compile_fullgraph",
@@ -368,6 +495,7 @@ KNOBS: tuple[Knob, ...] = (
         "torch.compile fullgraph: a graph break is an error",
         "agent",
         group="compile",
+        recipe=RecipeForm(STEP, step="torch.compile(fullgraph=...)", cpp_refusal="torch.compile"),
     ),
 )
 

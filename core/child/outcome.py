@@ -22,6 +22,8 @@ EXIT_FAILED = 1
 """The run failed: the model raised, the child crashed or timed out, a record could not be written."""
 EXIT_USAGE = 2
 """Bad usage, or a bad target, input, record or interpreter."""
+EXIT_NOT_VERIFIED = 3
+"""``warmscope warmup``: it ran, and no recipe was verified (its record and document kept)."""
 EXIT_STOPPED = 130
 """Stopped by the user (Ctrl-C), as a shell reports SIGINT."""
 EXIT_PARENT_GONE = 70

@@ -11,9 +11,10 @@ Pure: settings and a resolved target in, a sentence out.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from warmscope.core.base.safe_text import clean_line
+from warmscope.core.child.knobs import KNOB_BY_NAME, KNOBS
 
 if TYPE_CHECKING:
     from warmscope.core.data.settings import RunSettings
@@ -24,14 +25,7 @@ KINDS = ("archive", "aoti")
 """The targets the C++ runtime loads."""
 SAVE = "torch.jit.save(torch.jit.script(model), 'model.pt')"
 PACKAGE = "torch._inductor.aoti_compile_and_package(torch.export.export(model, args))"
-PYTHON_ONLY_KNOBS = {
-    "compile_backend": "torch.compile",
-    "compile_mode": "torch.compile",
-    "compile_dynamic": "torch.compile",
-    "compile_fullgraph": "torch.compile",
-    "trace_strict": "torch.jit.trace",
-    "onednn_fusion": "torch.jit.enable_onednn_fusion",
-}
+PYTHON_ONLY_KNOBS = {k.name: k.recipe.cpp_refusal for k in KNOBS if k.recipe.cpp_refusal}
 """Knobs set from Python only, and what sets them."""
 
 
@@ -51,10 +45,7 @@ def refusal(settings: RunSettings, target: Target) -> str | None:
             "configuration is Python's; set it where the package is compiled"
         )
     for name, owner in PYTHON_ONLY_KNOBS.items():
-        default: Any = "inductor" if name == "compile_backend" else None
-        if name == "compile_fullgraph":
-            default = False
-        if settings.knobs.get(name, default) != default:
+        if settings.knobs.get(name, KNOB_BY_NAME[name].default) != KNOB_BY_NAME[name].default:
             return f"--runtime cpp: {name} is {owner}'s, set from Python only"
     if settings.recipe is not None and not settings.recipe.endswith(".cpp"):
         return (

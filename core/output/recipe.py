@@ -9,15 +9,26 @@ fresh processes, so what is verified is what the user gets.
 from __future__ import annotations
 
 import inspect
-import json
+import shlex
 import textwrap
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from warmscope.core.base.code_text import c_string, comment_text, py_literal
 from warmscope.core.child import inputs
+from warmscope.core.child.knobs import KNOBS, SERVER, Knob, show_value
+from warmscope.core.output.warmup_verdict import NOT_VERIFIED
 
 ARTIFACT_SUFFIX = ".cache.bin"
 """The compile-cache artifact is written beside the recipe: ``NAME.py`` -> ``NAME.cache.bin``."""
+LEGACY_FIELDS = {
+    "threads": "intra_op_threads",
+    "profiling_executor": "profiling_executor",
+    "num_profiled_runs": "num_profiled_runs",
+    "fusion_strategy": "fusion_strategy",
+    "cudnn_benchmark": "cudnn_benchmark",
+    "cuda_module_loading": "cuda_module_loading",
+}
 
 
 @dataclass
@@ -48,21 +59,17 @@ class Recipe:
     dtype: str | None = None
     grad_mode: str = "no_grad"
     seed: int = 0
-    threads: int | None = None
-    profiling_executor: bool | None = None
-    num_profiled_runs: int | None = None
-    fusion_strategy: str | None = None
+    eval: bool = True
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The process-wide knobs the runs were given, by name, each carried as its declaration
+    says (``knobs.RecipeForm``): applied in ``prepare``, or named in the header as the
+    server's to set at start (and checked in ``prepare``)."""
     freeze: bool = False
     optimize_for_inference: bool = False
     trace_strict: bool | None = None
     """``torch.jit.trace``'s ``strict`` as traced (``None``: torch's default)."""
     given: str = "module"
     """What the target was (``targets.Target.kind``): what ``prepare`` takes (``takes``)."""
-    cudnn_benchmark: bool | None = None
-    """``torch.backends.cudnn.benchmark`` as verified (``None``: left as torch has it)."""
-    cuda_module_loading: str | None = None
-    """The ``CUDA_MODULE_LOADING`` the recipe was verified under, kept in force: set where CUDA
-    has not started yet, a warning where it started with another."""
     compile_options: dict[str, Any] = field(default_factory=dict)
     """``torch.compile`` keyword arguments (``backend``, ``mode``, ``dynamic``, ``fullgraph``)."""
     mark_dynamic: list[dict[str, Any]] = field(default_factory=list)
@@ -82,7 +89,18 @@ class Recipe:
     def from_json(cls, data: dict[str, Any]) -> Recipe:
         values = dict(data)
         values["calls"] = [Call(**c) for c in data.get("calls", [])]
+        # Documents written before the knobs were carried by their declarations kept a few as
+        # fields of their own.
+        settings = dict(values.get("settings") or {})
+        for old, name in LEGACY_FIELDS.items():
+            if values.get(old) is not None:
+                settings[name] = values[old]
+            values.pop(old, None)
+        values["settings"] = settings
         return cls(**values)
+
+    def setting(self, name: str) -> Any:
+        return self.settings.get(name)
 
     @property
     def warmup_calls(self) -> int:
@@ -91,16 +109,10 @@ class Recipe:
     def summary(self) -> str:
         """``profiling executor off; each shape ×1``: the recipe in a few words."""
         parts = []
-        if self.profiling_executor is False:
-            parts.append("profiling executor off")
-        if self.num_profiled_runs is not None:
-            parts.append(f"num_profiled_runs={self.num_profiled_runs}")
-        if self.fusion_strategy:
-            parts.append(f"fusion {self.fusion_strategy}")
+        for name, value in self.settings.items():
+            parts.append(setting_words(name, value))
         if self.freeze:
             parts.append("freeze")
-        if self.cudnn_benchmark is not None:
-            parts.append(f"cuDNN autotuning {'on' if self.cudnn_benchmark else 'off'}")
         if self.mode == "compile":
             dyn = self.compile_options.get("dynamic")
             parts.append("compile" + ("" if dyn is None else f"(dynamic={dyn})"))
@@ -138,6 +150,102 @@ def dims_text(dims: dict[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in dims.items())
 
 
+WORDS = {
+    ("profiling_executor", False): "profiling executor off",
+    ("cudnn_benchmark", True): "cuDNN autotuning on",
+    ("cudnn_benchmark", False): "cuDNN autotuning off",
+}
+
+
+def setting_words(name: str, value: Any) -> str:
+    """``profiling executor off``, ``intra_op_threads=1``: one carried setting in a few words."""
+    if name == "fusion_strategy":
+        return f"fusion {value}"
+    return WORDS.get((name, value)) or f"{name}={show_value(value)}"
+
+
+# -- the verdict in the header ----------------------------------------------------------------
+
+
+@dataclass
+class Provenance:
+    """What a recipe file's header says of it: the verdict as measured and where it came from.
+
+    ``outcome`` empty: a candidate warmscope is still verifying (the file it runs). ``runtime``:
+    where the verified processes ran it (``python`` or ``cpp``); a C++ file derived from a
+    Python warm-up says it never ran in C++."""
+
+    outcome: str = ""
+    verdict: str = ""
+    """The verdict's words: ``verified within 1.2×: …``, ``not verified: S=128's first call …``."""
+    figures: list[str] = field(default_factory=list)
+    """Per shape: its first call's excess over steady before and after the recipe."""
+    command: list[str] = field(default_factory=list)
+    torch: str = ""
+    runtime: str = "python"
+    processes: int = 0
+
+
+def header_lines(recipe: Recipe, provenance: Provenance | None, target: str) -> list[str]:
+    """The header's lines (plain text; each already escaped): what the file is, its verdict,
+    where it came from, what the server sets, what was observed without it."""
+    p = provenance or Provenance()
+    out = [f"Warm-up recipe: {comment_text(recipe.summary())}.", ""]
+    if not p.outcome:
+        out.append("Verdict: none yet: a candidate that warmscope is verifying.")
+    else:
+        where = f"torch {comment_text(p.torch or 'unknown')}, {p.runtime} runtime"
+        if p.processes:
+            where += f", {p.processes} fresh processes"
+        head = "NOT verified" if p.outcome == NOT_VERIFIED else "Verified"
+        out.append(f"Verdict ({head}, by warmscope on {where}):")
+        out.extend(f"  {comment_text(line)}" for line in textwrap.wrap(p.verdict, 90))
+        for line in p.figures:
+            out.append(f"  {comment_text(line)}")
+    if p.command:
+        out.append(f"Derived by: {comment_text(shlex.join(p.command))}")
+    if target:
+        out.append(f"Target: {comment_text(target)}")
+    server = server_lines(recipe)
+    if server:
+        out.append("")
+        out.append("Set by the server as it starts, before the model loads (verified with):")
+        out.extend(f"    {comment_text(line)}" for line in server)
+    if recipe.notes:
+        out.append("")
+        out.append("Without it:")
+        out.extend(f"  {comment_text(note)}" for note in recipe.notes)
+    return out
+
+
+def server_lines(recipe: Recipe, cpp: bool = False) -> list[str]:
+    """The lines a server runs at start for the settings a recipe cannot set once the model is
+    loaded (``RecipeForm.server``), each with its value as a literal."""
+    out = []
+    for k in KNOBS:
+        value = recipe.settings.get(k.name)
+        if value is None or k.recipe.carry != SERVER:
+            continue
+        if cpp:
+            out.append(k.recipe.server_cpp.format(value=cpp_literal(k, value)))
+        else:  # repr: single quotes, which a docstring keeps as they are
+            out.append(k.recipe.server.format(value=repr(k.torch_value(value))))
+    return out
+
+
+def split_header(text: str) -> tuple[str, str]:
+    """A recipe file as its header and its body: the docstring (Python), the leading ``//``
+    lines (C++). The body is what was verified; an emitted file gets a new header only."""
+    if text.startswith('"""'):
+        end = text.index('\n"""\n') + 5
+        return text[:end], text[end:]
+    lines = text.splitlines(keepends=True)
+    n = 0
+    while n < len(lines) and lines[n].startswith("//"):
+        n += 1
+    return "".join(lines[:n]), "".join(lines[n:])
+
+
 # -- the Python file ----------------------------------------------------------------------------
 
 INPUT_MAKER = (
@@ -158,46 +266,48 @@ GRAD = {
     "enabled": "contextlib.nullcontext()",
 }
 
+WHY = {
+    "profiling_executor": [
+        "# The profiling executor's profiling and optimizing runs are the slow first calls;",
+        "# off, the legacy executor optimizes once, for every shape alike.",
+    ],
+    "num_profiled_runs": ["# Fewer profiled runs before the optimized graph takes over."],
+    "fusion_strategy": ["# How many shape specializations the fuser makes before it goes dynamic."],
+    "cudnn_benchmark": [
+        "# cuDNN autotuning: on, each shape's first call benchmarks its convolutions (the",
+        "# warm-up calls below pay that for every declared shape); off, cuDNN's heuristics choose.",
+    ],
+}
+"""Why a carried setting is there, for its comment (our own words only)."""
 
-def _literal(value: Any) -> str:
-    """A Python literal in the style a formatter leaves alone: double quotes, ``True``."""
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_literal(v) for v in value) + "]"
-    if isinstance(value, tuple):
-        inner = ", ".join(_literal(v) for v in value)
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
-    return repr(value)
+
+def emit_python(recipe: Recipe, *, target: str = "", provenance: Provenance | None = None) -> str:
+    """The recipe as a Python file: imports torch and the standard library only. Every value
+    from a path, record, model or warning is a literal (``py_literal``) or escaped text in a
+    comment (``comment_text``)."""
+    lines: list[str] = ['"""' + header_lines(recipe, provenance, target)[0]]
+    lines.extend(header_lines(recipe, provenance, target)[1:])
+    lines.extend(["", "Use before serving:", "", "    model = prepare(model)", ""])
+    lines.extend(textwrap.wrap(f"model: {comment_text(takes(recipe))}.", 96))
+    lines.append('"""')
+    lines.append("")
+    lines.extend(_python_body(recipe))
+    return "\n".join(lines)
 
 
-def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") -> str:
-    """The recipe as a Python file: imports torch and the standard library only."""
+def _python_body(recipe: Recipe) -> list[str]:
+    """Everything after the docstring: imports, constants, the input maker, ``prepare``."""
     lines: list[str] = []
     add = lines.append
-    add(f'"""Warm-up recipe: {recipe.summary()}.')
-    add("")
-    if target:
-        add(f"Derived and verified by warmscope for {target}. Use before serving:")
-    else:
-        add("Use before serving:")
-    add("")
-    add("    model = prepare(model)")
-    add("")
-    lines.extend(textwrap.wrap(f"model: {takes(recipe)}.", 96))
-    if recipe.notes:
-        add("")
-        add("Without it:")
-        for note in recipe.notes:
-            add(f"  {note}")
-    add('"""')
-    add("")
+    server = [k for k in KNOBS if k.recipe.carry == SERVER and recipe.settings.get(k.name)]
     stdlib = (
         (["contextlib"] if recipe.grad_mode == "enabled" else [])
-        + (["os"] if recipe.cache_artifact or recipe.cuda_module_loading else [])
-        + (["warnings"] if recipe.cuda_module_loading else [])
+        + (
+            ["os"]
+            if recipe.cache_artifact or any(k.read.startswith("env:") for k in server)
+            else []
+        )
+        + (["warnings"] if server else [])
     )
     if recipe.specs:  # the input maker's annotations
         add("from __future__ import annotations")
@@ -210,16 +320,21 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
         add("")
     add("import torch")
     add("")
-    add(f"SPECS = {_literal(recipe.specs)}")
-    add(f"SHAPES = {_literal(recipe.shapes)}")
-    add(f"SEED = {recipe.seed}")
-    add(f"DEVICE = {_literal(recipe.device)}")
-    add(f"DTYPE = {_literal(recipe.dtype)}")
+    add(f"SPECS = {py_literal(recipe.specs)}")
+    add(f"SHAPES = {py_literal(recipe.shapes)}")
+    add(f"SEED = {py_literal(int(recipe.seed))}")
+    add(f"DEVICE = {py_literal(recipe.device)}")
+    add(f"DTYPE = {py_literal(recipe.dtype)}")
     if recipe.cache_artifact:
-        name = artifact_name or "recipe" + ARTIFACT_SUFFIX
+        add("# Beside this file, named after it: NAME.py -> NAME.cache.bin.")
         add(
-            f"ARTIFACT = os.path.join(os.path.dirname(os.path.abspath(__file__)), {_literal(name)})"
+            f"ARTIFACT = os.path.splitext(os.path.abspath(__file__))[0] + {py_literal(ARTIFACT_SUFFIX)}"
         )
+    for k in server:
+        value = recipe.settings[k.name]
+        add(f"{k.name.upper()} = {py_literal(k.torch_value(value))}")
+    for k, line in zip(server, server_lines(recipe), strict=True):
+        add(f"{k.name.upper()}_LINE = {py_literal(line)}")
     if recipe.specs:
         add("")
         add("")
@@ -233,49 +348,22 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
     add('    own inputs)."""')
     body: list[str] = []
     step = body.append
-    if recipe.threads is not None:
-        step(f"torch.set_num_threads({recipe.threads})  # as measured")
-    if recipe.profiling_executor is False:
-        step("# The profiling executor's profiling and optimizing runs are the slow first calls;")
-        step("# the legacy executor optimizes once, for every shape alike.")
-        step("torch._C._jit_set_profiling_executor(False)")
-    if recipe.num_profiled_runs is not None:
-        step("# Fewer profiled runs before the optimized graph takes over.")
-        step(f"torch._C._jit_set_num_profiled_runs({recipe.num_profiled_runs})")
-    if recipe.fusion_strategy:
-        stages = [
-            (kind.strip().upper(), int(depth))
-            for kind, _, depth in (p.partition(",") for p in recipe.fusion_strategy.split(";"))
-        ]
-        step("# How many shape specializations the fuser makes before it goes dynamic.")
-        step(f"torch.jit.set_fusion_strategy({_literal(stages)})")
-    if recipe.cuda_module_loading:
-        mode = _literal(recipe.cuda_module_loading)
-        step(
-            f"# Verified with CUDA_MODULE_LOADING={recipe.cuda_module_loading}. CUDA reads it as it"
-        )
-        step("# starts: set it in the server's environment (here only where CUDA has not started).")
-        step("if not torch.cuda.is_initialized():")
-        step(f'    os.environ["CUDA_MODULE_LOADING"] = {mode}')
-        step(f'elif os.environ.get("CUDA_MODULE_LOADING") != {mode}:')
-        step("    warnings.warn(")
-        step(
-            f'        f"verified with CUDA_MODULE_LOADING={recipe.cuda_module_loading}; CUDA started'
-            " with {os.environ.get('CUDA_MODULE_LOADING')}\""
-        )
-        step("    )")
-    if recipe.cudnn_benchmark is not None:
-        if recipe.cudnn_benchmark:
-            step("# cuDNN autotuning on: each shape's first call benchmarks its convolutions;")
-            step("# the warm-up calls below pay that for every declared shape.")
-        else:
-            step("# cuDNN autotuning off: no shape's first call benchmarks (cuDNN's heuristics")
-            step("# choose the algorithms), at the steady cost verified.")
-        step(f"torch.backends.cudnn.benchmark = {recipe.cudnn_benchmark}")
-    step("try:")
-    step("    model.eval()")
-    step("except NotImplementedError:  # an exported program runs as it was exported")
-    step("    pass")
+    for k in server:
+        # Read back, not set: these take effect only at start, where the server sets them.
+        step(f"if {_read_expression(k)} != {k.name.upper()}:")
+        step(f'    warnings.warn("verified with " + {k.name.upper()}_LINE + " at start")')
+    for k in KNOBS:
+        value = recipe.settings.get(k.name)
+        statement = k.python_statement
+        if value is None or statement is None:
+            continue
+        body.extend(WHY.get(k.name, []))
+        step(statement.format(value=py_literal(k.torch_value(value))))
+    if recipe.eval:
+        step("try:")
+        step("    model.eval()")
+        step("except NotImplementedError:  # an exported program runs as it was exported")
+        step("    pass")
     if recipe.device != "cpu" or recipe.dtype:
         step('if not isinstance(model, torch.jit.ScriptModule) and hasattr(model, "to"):')
         step("    model = model.to(DEVICE)")
@@ -301,7 +389,9 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
             step('    with open(ARTIFACT, "rb") as f:')
             step("        torch.compiler.load_cache_artifacts(f.read())")
             step("    loaded = True")
-        options = ", ".join(f"{k}={_literal(v)}" for k, v in recipe.compile_options.items())
+        options = ", ".join(
+            f"{_keyword(k)}={py_literal(v)}" for k, v in recipe.compile_options.items()
+        )
         why = (
             "one graph for every size"
             if recipe.compile_options.get("dynamic")
@@ -310,7 +400,7 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
         step(f"model = torch.compile(model{', ' + options if options else ''})  # {why}")
     if recipe.mark_dynamic:
         step("# One symbolic size for the declared range (size 1 would specialize: left out).")
-        step(f"for mark in {_literal(recipe.mark_dynamic)}:")
+        step(f"for mark in {py_literal(recipe.mark_dynamic)}:")
         step("    for args, kwargs in inputs.values():")
         step("        values = args + list(kwargs.values())")
         step("        torch._dynamo.mark_dynamic(")
@@ -323,9 +413,9 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
     for call in recipe.calls:
         what = dims_text(call.dims)
         if call.why:
-            step(f"    # {what or 'the input'}: {call.why}")
+            step(f"    # {comment_text(what or 'the input')}: {comment_text(call.why)}")
         step(f"    {_arguments(recipe, call.dims)}")
-        step(f"    for _ in range({call.count}):")
+        step(f"    for _ in range({int(call.count)}):")
         step("        model(*args, **kwargs)")
     if recipe.device.startswith("cuda"):
         step("torch.cuda.synchronize()")
@@ -350,13 +440,43 @@ def emit_python(recipe: Recipe, *, target: str = "", artifact_name: str = "") ->
     for line in body:
         add(f"    {line}" if line else "")
     add("")
-    return "\n".join(lines)
+    return lines
+
+
+def _keyword(name: str) -> str:
+    """A ``torch.compile`` keyword from a recipe's options: an identifier, or refused."""
+    if not name.isidentifier():
+        raise ValueError(f"not a keyword argument: {name!r}")
+    return name
+
+
+def _read_expression(k: Knob) -> str:
+    """The expression that reads a server-set knob's value in force (``Knob.read``)."""
+    how, _, path = k.read.partition(":")
+    if how == "env":
+        return f"os.environ.get({py_literal(path)})"
+    if how == "call":
+        return f"{path}()"
+    if how == "attr":
+        return path
+    raise ValueError(f"{k.name}: no read-back for a server setting ({k.read!r})")
+
+
+def cpp_literal(k: Knob, value: Any) -> str:
+    """A knob's value as a C++ expression: its declared rendering, else by its type."""
+    if k.recipe.cpp_value is not None:
+        return k.recipe.cpp_value(k.torch_value(value))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(int(value))
+    return c_string(str(value))
 
 
 def _arguments(recipe: Recipe, dims: dict[str, int]) -> str:
     """The line that picks one call's arguments: the shape's inputs, or the caller's."""
     if recipe.specs:
-        return f"args, kwargs = inputs[{_literal(tuple(sorted(dims.items())))}]"
+        return f"args, kwargs = inputs[{py_literal(tuple(sorted(dims.items())))}]"
     return "args, kwargs = example_inputs"
 
 
@@ -383,7 +503,7 @@ def _jit_steps(recipe: Recipe) -> list[str]:
         step("            example_kwarg_inputs=dict(kwargs) or None,")
         step("            check_trace=False,")
         if strict:
-            step(f"            strict={recipe.trace_strict},")
+            step(f"            strict={py_literal(bool(recipe.trace_strict))},")
         step("        )")
     if recipe.freeze:
         step("# Frozen: weights and attributes inlined, the graph optimized once.")

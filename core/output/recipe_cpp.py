@@ -12,7 +12,12 @@ library whose ``prepare`` the C++ agent runs as the ``recipe`` phase (``cpp_buil
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+from warmscope.core.base.code_text import c_string, cpp_comment_text
+from warmscope.core.child.knobs import KNOBS, STATEMENT
+from warmscope.core.output.recipe import Provenance, Recipe, cpp_literal, header_lines, server_lines
 
 CPP_DTYPES = {
     "float32": "torch::kFloat32",
@@ -32,14 +37,22 @@ class CppRecipeError(ValueError):
     """A recipe that has no libtorch form (compile, keyword inputs, no input specs)."""
 
 
-def _c_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def _number(value: Any) -> str:
+    """A generator's argument as a C++ number (a record's text never becomes code)."""
+    number = float(value)
+    if not math.isfinite(number):
+        return (
+            "std::numeric_limits<double>::infinity()"
+            if number > 0
+            else ("-std::numeric_limits<double>::infinity()" if number < 0 else 'std::nan("")')
+        )
+    return repr(number)
 
 
 def _tensor(spec: dict[str, Any], dims: dict[str, int], dtype_override: str | None) -> str:
     dtype = spec["dtype"]
     shape = [d if isinstance(d, int) else dims[d] for d in spec["shape"]]
-    size = "{" + ", ".join(str(s) for s in shape) + "}"
+    size = "{" + ", ".join(str(int(s)) for s in shape) + "}"
     floating = dtype in ("float32", "float64", "float16", "bfloat16")
     opts = f"torch::TensorOptions().dtype({CPP_DTYPES[dtype]})"
     gen = spec.get("gen") or ("normal" if floating else "zeros")
@@ -50,11 +63,14 @@ def _tensor(spec: dict[str, Any], dims: dict[str, int], dtype_override: str | No
     elif gen == "ones":
         expr = f"torch::ones({size}, {opts})"
     elif gen == "fill":
-        expr = f"torch::full({size}, {args[0]}, {opts})"
+        expr = f"torch::full({size}, {_number(args[0])}, {opts})"
     elif gen == "randint":
         expr = f"at::randint({int(args[0])}, {int(args[1])}, {size}, gen, {opts})"
     elif gen == "uniform":
-        expr = f"torch::empty({size}).uniform_({args[0]}, {args[1]}, gen).to({CPP_DTYPES[dtype]})"
+        expr = (
+            f"torch::empty({size}).uniform_({_number(args[0])}, {_number(args[1])}, gen)"
+            f".to({CPP_DTYPES[dtype]})"
+        )
     else:
         expr = f"at::randn({size}, gen).to({CPP_DTYPES[dtype]})"
     if dtype_override and floating:
@@ -62,8 +78,10 @@ def _tensor(spec: dict[str, Any], dims: dict[str, int], dtype_override: str | No
     return expr
 
 
-def emit_cpp(recipe: dict[str, Any], target: str = "") -> str:
-    """The recipe (``Recipe.to_json()``) as a C++ file; ``CppRecipeError`` where it has none."""
+def emit_cpp(recipe: dict[str, Any], target: str = "", provenance: Provenance | None = None) -> str:
+    """The recipe (``Recipe.to_json()``) as a C++ file; ``CppRecipeError`` where it has none.
+    Every value from a path, record, model or warning is an escaped string literal
+    (``c_string``) or escaped text in a comment (``comment_text``)."""
     if recipe["mode"] == "compile":
         raise CppRecipeError("a torch.compile recipe has no libtorch form")
     specs = recipe["specs"]
@@ -71,13 +89,20 @@ def emit_cpp(recipe: dict[str, Any], target: str = "") -> str:
         raise CppRecipeError("libtorch needs the input specs (--input) to make warm-up inputs")
     if any(s.get("name") for s in specs):
         raise CppRecipeError("libtorch's forward takes positional inputs only (no NAME=)")
-    shapes = recipe["shapes"] or [{}]
+    if recipe.get("trace_strict") is not None and recipe["mode"] == "trace":
+        raise CppRecipeError("torch.jit.trace's strict is set from Python only")
+    model = Recipe.from_json(recipe)
+    for k in KNOBS:
+        carried = model.settings.get(k.name) is not None and k.recipe.carry == STATEMENT
+        if carried and k.recipe.cpp is None:
+            raise CppRecipeError(f"{k.name} is {k.recipe.cpp_refusal}'s, set from Python only")
+    shapes = model.shapes or [{}]
     return "\n".join(
         [
-            *_head(recipe, target),
+            *_head(model, target, provenance),
             *_make_inputs(recipe, specs, shapes),
-            *_prepare(recipe, shapes),
-            *_main(recipe),
+            *_prepare(model, recipe, shapes),
+            *_main(recipe, server_lines(model, cpp=True)),
         ]
     )
 
@@ -91,25 +116,39 @@ def _grad_guard(recipe: dict[str, Any]) -> str | None:
     return "torch::NoGradGuard guard;"
 
 
-def _head(recipe: dict[str, Any], target: str) -> list[str]:
-    """What the file is, and its includes."""
-    out: list[str] = []
-    add = out.append
-    add(f"// Warm-up recipe for libtorch: {recipe['label']}.")
-    if target:
-        add(f"// Derived and verified by warmscope for {target}.")
-    for note in recipe.get("notes") or []:
-        add(f"// Without it: {note}")
-    add("#include <ATen/CPUGeneratorImpl.h>")
-    add("#include <ATen/Parallel.h>")
-    add("#include <torch/csrc/jit/runtime/graph_executor.h>")
-    add("#include <torch/script.h>")
-    add("")
-    add("#include <chrono>")
-    add("#include <cstdio>")
-    add("#include <string>")
-    add("#include <vector>")
-    add("")
+def _head(recipe: Recipe, target: str, provenance: Provenance | None) -> list[str]:
+    """What the file is (the Python file's header as ``//`` lines), and its includes."""
+    # Each line escaped already (``comment_text``); ``??`` too, for C++.
+    out = [
+        f"// {line}".rstrip().replace("??", "?\\x3f")
+        for line in header_lines(recipe, provenance, target)
+    ]
+    out[0] = out[0].replace("// Warm-up recipe:", "// Warm-up recipe for libtorch:", 1)
+    server = server_lines(recipe, cpp=True)
+    if server:
+        out.append("// In C++, at the start of main:")
+        out.extend(f"//     {cpp_comment_text(line)}" for line in server)
+    out.extend(
+        [
+            "#include <ATen/CPUGeneratorImpl.h>",
+            "#include <ATen/Context.h>",
+            "#include <ATen/Parallel.h>",
+            "#include <torch/csrc/jit/codegen/fuser/interface.h>",
+            "#include <torch/csrc/jit/passes/tensorexpr_fuser.h>",
+            "#include <torch/csrc/jit/python/update_graph_executor_opt.h>",
+            "#include <torch/csrc/jit/runtime/graph_executor.h>",
+            "#include <torch/script.h>",
+            "",
+            "#include <chrono>",
+            "#include <cmath>",
+            "#include <cstdio>",
+            "#include <cstdlib>",
+            "#include <limits>",
+            "#include <string>",
+            "#include <vector>",
+            "",
+        ]
+    )
     return out
 
 
@@ -127,7 +166,7 @@ def _make_inputs(
     add("  switch (shape) {")
     for n, dims in enumerate(shapes):
         label = ",".join(f"{k}={v}" for k, v in dims.items()) or "the input"
-        add(f"    case {n}:  // {label}")
+        add(f"    case {n}:  // {cpp_comment_text(label)}")
         for spec in specs:
             add(f"      inputs.push_back({_tensor(spec, dims, dtype)});")
         add("      break;")
@@ -137,52 +176,44 @@ def _make_inputs(
     add("")
     add(f"static const int kShapes = {len(shapes)};")
     names = ", ".join(
-        _c_string(",".join(f"{k}={v}" for k, v in d.items()) or "input") for d in shapes
+        c_string(",".join(f"{k}={v}" for k, v in d.items()) or "input") for d in shapes
     )
     add(f"static const char* kShapeNames[] = {{{names}}};")
     add("")
     return out
 
 
-def _prepare(recipe: dict[str, Any], shapes: list[dict[str, int]]) -> list[str]:
-    """``prepare(module)``: the settings, then the warm-up calls."""
+def _prepare(model: Recipe, recipe: dict[str, Any], shapes: list[dict[str, int]]) -> list[str]:
+    """``prepare(module)``: the settings (each as its knob declares it in C++), the server's
+    settings read back, then the warm-up calls."""
     out: list[str] = []
     add = out.append
     add("torch::jit::Module prepare(torch::jit::Module module) {")
-    if recipe.get("threads"):
-        add(f"  at::set_num_threads({int(recipe['threads'])});  // as measured")
-    if recipe.get("profiling_executor") is False:
-        add("  // The profiling executor's profiling and optimizing runs are the slow first calls:")
-        add("  // the legacy executor runs instead (Python: torch._C._jit_set_profiling_executor).")
-        add("  torch::jit::getExecutorMode() = false;")
-    if recipe.get("num_profiled_runs") is not None:
-        add(f"  torch::jit::getNumProfiledRuns() = {int(recipe['num_profiled_runs'])};")
-    if recipe.get("fusion_strategy"):
-        add("  torch::jit::FusionStrategy strategy = {")
-        for part in recipe["fusion_strategy"].split(";"):
-            kind, _, depth = part.partition(",")
-            add(f"      {{torch::jit::FusionBehavior::{kind.strip().upper()}, {int(depth)}}},")
-        add("  };")
-        add("  torch::jit::setFusionStrategy(strategy);")
-    add("  module.eval();")
-    if recipe.get("freeze"):
+    for k in KNOBS:
+        value = model.settings.get(k.name)
+        if value is None or k.recipe.carry != STATEMENT or k.recipe.cpp is None:
+            continue
+        add(f"  {k.recipe.cpp.format(value=cpp_literal(k, value))}  // {k.name}")
+    if model.eval:
+        add("  module.eval();")
+    if model.freeze:
         add("  module = torch::jit::freeze(module);")
+    if model.optimize_for_inference:
+        add("  module = torch::jit::optimize_for_inference(module);")
     if (guard := _grad_guard(recipe)) is not None:
         add(f"  {guard}")
-    for call in recipe["calls"]:
-        index = shapes.index(call["dims"]) if call["dims"] in shapes else 0
-        why = f": {call['why']}" if call.get("why") else ""
-        add(f"  // {shape_name(shapes, index)}{why}")
-        add(
-            f"  for (int i = 0; i < {int(call['count'])}; ++i) module.forward(make_inputs({index}));"
-        )
+    for call in model.calls:
+        index = shapes.index(call.dims) if call.dims in shapes else 0
+        why = f": {cpp_comment_text(call.why)}" if call.why else ""
+        add(f"  // {cpp_comment_text(shape_name(shapes, index))}{why}")
+        add(f"  for (int i = 0; i < {int(call.count)}; ++i) module.forward(make_inputs({index}));")
     add("  return module;")
     add("}")
     add("")
     return out
 
 
-def _main(recipe: dict[str, Any]) -> list[str]:
+def _main(recipe: dict[str, Any], server: list[str]) -> list[str]:
     """A ``main`` that prepares a model and serves each shape twice (``WARMUP_NO_MAIN`` leaves it
     out where the file is built into a library)."""
     out: list[str] = []
@@ -193,6 +224,8 @@ def _main(recipe: dict[str, Any]) -> list[str]:
     add('    std::fprintf(stderr, "usage: %s MODEL.pt\\n", argv[0]);')
     add("    return 2;")
     add("  }")
+    for line in server:  # before anything starts the thread pools
+        add(f"  {line}")
     add("  auto started = std::chrono::steady_clock::now();")
     add("  torch::jit::Module module = prepare(torch::jit::load(argv[1]));")
     add("  auto ms = [](auto a, auto b) {")

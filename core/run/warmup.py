@@ -21,7 +21,6 @@ When a shape passes, and which candidate is chosen: ``warmscope.core.output.warm
 from __future__ import annotations
 
 import bisect
-import json
 import os
 import shutil
 import threading
@@ -33,10 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base.files import atomic_write
 from warmscope.core.base.units import ms as fmt_ms
 from warmscope.core.base.units import num3
 from warmscope.core.child import outcome
-from warmscope.core.child.knobs import compile_options
+from warmscope.core.child.knobs import KNOB_BY_NAME, KNOBS, SERVER, STATEMENT, compile_options
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data import env_keys
 from warmscope.core.data.cpp_runtime import is_cpp
@@ -49,15 +49,24 @@ from warmscope.core.data.targets import parse_dim
 from warmscope.core.output.recipe import (
     ARTIFACT_SUFFIX,
     Call,
+    Provenance,
     Recipe,
     dims_text,
     dynamic_marks,
     emit_python,
+    split_header,
 )
 from warmscope.core.output.recipe_cpp import CppRecipeError, emit_cpp
 from warmscope.core.output.sweep_stats import stat_json
 from warmscope.core.output.verdicts import other_load
-from warmscope.core.output.warmup_verdict import MAX_RATIO, answer, choose, judge
+from warmscope.core.output.warmup_verdict import (
+    MAX_RATIO,
+    NOT_VERIFIED,
+    answer,
+    choose,
+    cured_text,
+    judge,
+)
 from warmscope.core.output.warmup_verdict import worst_shape as worst_shape
 from warmscope.core.run import compile_cache, cpp_build, remote_target
 from warmscope.core.run.run_plan import QUICK_GRACE_S
@@ -126,6 +135,9 @@ class Warmup:
     """Runs every process elsewhere (``ray_executor.RayExecutor``, started); ``None``: here."""
     caches: list[str] = field(default_factory=list)
     """The compile caches measured (``warmup_compile_caches``): the verdicts' first."""
+    tolerance_ms: float = 0.0
+    """``--tolerance``: a first call at most this much over its steady p50 is ``verified
+    within`` even beyond ``MAX_RATIO``."""
 
     def __post_init__(self) -> None:
         if self.serve not in SERVES:
@@ -327,18 +339,18 @@ class Warmup:
             recipes.append(art)
         else:
             recipes.append(self.variant(base, "warm-up calls", calls(None)))
-            if self.on_gpu and base.cudnn_benchmark:
+            if self.on_gpu and base.setting("cudnn_benchmark"):
                 # Autotuning makes each new shape's first call benchmark its convolutions; off,
                 # cuDNN's heuristics choose: no benchmark to warm up, a steady cost to weigh
                 # (the verdict's break-even says past how many calls it costs more).
                 off = self.variant(base, "cuDNN autotuning off", calls(None))
-                off.cudnn_benchmark = False
+                off.settings["cudnn_benchmark"] = False
                 recipes.append(off)
             if self.mode in ("script", "trace") and self.settings.knobs.get(
                 "profiling_executor"
             ) in (None, True):
                 off = self.variant(base, "profiling off", calls(1))
-                off.profiling_executor = False
+                off.settings["profiling_executor"] = False
                 recipes.append(off)
         folder = self.folder / "recipes"
         folder.mkdir(exist_ok=True)
@@ -349,19 +361,16 @@ class Warmup:
             if self.cpp:  # the C++ file is what the C++ agent runs, and what --emit-cpp hands over
                 path = folder / f"recipe{n}.cpp"
                 try:
-                    path.write_text(emit_cpp(recipe.to_json(), self.settings.target))
+                    path.write_text(
+                        emit_cpp(recipe.to_json(), self.settings.target), encoding="utf-8"
+                    )
                 except CppRecipeError as exc:
                     out.append(Candidate(recipe, path, note=f"no libtorch form: {exc}"))
                     continue
                 out.append(Candidate(recipe, path))
                 continue
             path = folder / f"recipe{n}.py"
-            path.write_text(
-                emit_python(
-                    recipe, target=self.settings.target, artifact_name=path.stem + ARTIFACT_SUFFIX
-                ),
-                encoding="utf-8",
-            )
+            path.write_text(emit_python(recipe, target=self.settings.target), encoding="utf-8")
             out.append(Candidate(recipe, path))
         return out
 
@@ -392,26 +401,33 @@ class Warmup:
         self._check()
 
     def base_recipe(self) -> Recipe:
+        """The recipe every candidate starts from: the runs' settings, each knob carried as
+        its declaration says (``knobs.RecipeForm``), whatever the runtime."""
         knobs = self.settings.knobs
         specs = [s.to_json() for s in self.settings.input_specs(self.target)]
         options = compile_options(knobs) if self.mode == "compile" else {}
-        loading = knobs.get("cuda_module_loading")
-        if loading is None and self.on_gpu and self.baseline is not None:
+        carried = {
+            k.name: knobs[k.name]
+            for k in KNOBS
+            if k.recipe.carry in (STATEMENT, SERVER) and knobs.get(k.name) is not None
+        }
+        if "cuda_module_loading" not in carried and self.on_gpu and self.baseline is not None:
+            # The mode CUDA started with in every baseline process, kept in force.
             seen = {
                 env_keys.cuda_device(d.env).get("module_loading") for d in ok_runs(self.baseline)
             }
             loading = next(iter(seen)) if len(seen) == 1 else None
-        # The Python agent hands a recipe the module as loaded; the recipe applies what the runs
-        # applied to it (scripting, tracing, freezing, the executor's settings). The C++ agent
-        # applies the knobs itself before its recipe runs.
-        jit = {} if self.cpp else jit_settings(knobs)
+            if isinstance(loading, str) and loading in KNOB_BY_NAME["cuda_module_loading"].choices:
+                carried["cuda_module_loading"] = loading
         return Recipe(
             label="",
             mode=self.mode,
             given=self.target.kind,
-            **jit,
-            cudnn_benchmark=knobs.get("cudnn_benchmark") if self.on_gpu else None,
-            cuda_module_loading=loading if isinstance(loading, str) else None,
+            settings=carried,
+            freeze=bool(knobs.get("freeze")),
+            optimize_for_inference=bool(knobs.get("optimize_for_inference")),
+            trace_strict=knobs.get("trace_strict"),
+            eval=knobs.get("eval", True) is not False,
             specs=specs,
             shapes=[dict(d) for d in self.declared],
             calls=[],
@@ -419,7 +435,6 @@ class Warmup:
             dtype=knobs.get("dtype"),
             grad_mode=knobs.get("grad_mode") or "no_grad",
             seed=self.settings.seed,
-            threads=knobs.get("intra_op_threads"),
             compile_options=options,
         )
 
@@ -436,6 +451,12 @@ class Warmup:
     def candidate_settings(self, candidate: Candidate) -> RunSettings:
         settings = self.served.copy()
         settings.recipe = str(candidate.path)
+        # The recipe applies these itself: its processes verify the file, not warmscope's own
+        # application of the same settings (a setting the file left out would show).
+        settings.knobs = {
+            name: (KNOB_BY_NAME[name].default if KNOB_BY_NAME[name].recipe.left_to_recipe else v)
+            for name, v in settings.knobs.items()
+        }
         # On a GPU any call after a pause is slower (the device's clocks after idle), warm or
         # not: each first call is also held to its own call replayed warm after the same pause.
         settings.replay_opening = self.on_gpu
@@ -513,14 +534,14 @@ class Warmup:
             if c.artifact_node is not None:
                 entry["artifact_node"] = c.artifact_node
             if c.note:
-                entry.update(verdict="not verified", why=c.note, processes=[])
+                entry.update(verdict=NOT_VERIFIED, why=c.note, processes=[], cured=[])
             else:
                 assert self.verify is not None
                 index = live.index(c)
                 runs = [p.data for p in self.verify.processes if p.cell == index]
                 facts = cell_facts([r for r in runs if r.status == outcome.OK], self.verify, index)
                 entry.update(facts)
-                entry.update(judge(facts, baseline))
+                entry.update(judge(facts, baseline, self.tolerance_ms))
                 if self.twin:
                     yours = index + len(live)
                     entry["your_cache"] = cell_facts(
@@ -547,7 +568,10 @@ class Warmup:
             "baseline": baseline,
             "candidates": cands,
             "chosen": None if chosen is None else chosen["label"],
-            "verdict": "verified" if chosen and chosen["verdict"] == "verified" else "not verified",
+            "verdict": chosen["verdict"] if chosen else NOT_VERIFIED,
+            "tolerance_ms": self.tolerance_ms,
+            "torch": torch_version(ok_runs(self.verify) if self.verify else base_runs),
+            "runtime": "cpp" if self.cpp else "python",
         }
         if self.twin:
             mine = ok_runs(self.baseline, 1)
@@ -570,20 +594,6 @@ class UsageAbort(RuntimeError):
 
 
 # -- reading the runs -----------------------------------------------------------------------
-
-
-def jit_settings(knobs: dict[str, Any]) -> dict[str, Any]:
-    """The recipe's fields for the TorchScript knobs the runs were given."""
-    out: dict[str, Any] = {}
-    if knobs.get("profiling_executor") is False:
-        out["profiling_executor"] = False
-    for name in ("num_profiled_runs", "fusion_strategy", "trace_strict"):
-        if knobs.get(name) is not None:
-            out[name] = knobs[name]
-    for name in ("freeze", "optimize_for_inference"):
-        if knobs.get(name):
-            out[name] = True
-    return out
 
 
 def ok_runs(sweep: Sweep, cell: int = 0) -> list[RunData]:
@@ -769,17 +779,64 @@ def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str,
     }
 
 
+def torch_version(runs: list[RunData]) -> str:
+    """The torch the processes ran (one version, or each of them)."""
+    seen = sorted({str(d.env.get("torch")) for d in runs if d.env.get("torch")})
+    return ", ".join(seen)
+
+
+def provenance(doc: dict[str, Any], chosen: dict[str, Any], runtime: str) -> Provenance:
+    """What the emitted file's header says: the verdict as the document has it. ``runtime``:
+    the file's own language; a C++ file from a Python warm-up says it never ran in C++."""
+    verdict = chosen["verdict"]
+    words = f"{verdict}: {chosen['why']}" if chosen.get("why") else verdict
+    if runtime != doc.get("runtime", "python"):
+        words = (
+            f"not run in C++: its Python form was {words}; this file is the same warm-up for "
+            "libtorch, unverified"
+        )
+        verdict = NOT_VERIFIED
+    return Provenance(
+        outcome=verdict,
+        verdict=words,
+        figures=[cured_text(row) for row in chosen.get("cured", [])],
+        command=[str(c) for c in doc.get("command", [])],
+        torch=str(doc.get("torch") or ""),
+        runtime=doc.get("runtime", "python"),
+        processes=int(doc.get("repeat") or 0),
+    )
+
+
+def emitted_text(doc: dict[str, Any], chosen: dict[str, Any], runtime: str) -> str:
+    """The file handed over: the very file its processes verified (its body unchanged), under
+    a header that states the verdict as measured."""
+    recipe = Recipe.from_json(chosen["recipe"])
+    verified = Path(chosen["file"]).read_text(encoding="utf-8")
+    proof = provenance(doc, chosen, runtime)
+    if runtime == "cpp" and not chosen["file"].endswith(".cpp"):
+        # The same warm-up for libtorch, never run in C++: built from the same recipe.
+        return emit_cpp(chosen["recipe"], doc["target"], proof)
+    if runtime == "cpp":
+        header, _ = split_header(emit_cpp(chosen["recipe"], doc["target"], proof))
+    else:
+        header, _ = split_header(emit_python(recipe, target=doc["target"], provenance=proof))
+    _, body = split_header(verified)
+    return header + body
+
+
+def chosen_candidate(doc: dict[str, Any]) -> dict[str, Any] | None:
+    return next((c for c in doc["candidates"] if c["label"] == doc["chosen"]), None)
+
+
 def copy_recipe(doc: dict[str, Any], target: Path) -> Path | None:
-    """The chosen recipe's file at ``--emit`` (its cache artifact beside it, renamed to match)."""
-    chosen = next((c for c in doc["candidates"] if c["label"] == doc["chosen"]), None)
+    """The chosen recipe's file at ``--emit`` (its cache artifact beside it, named after it),
+    its header stating the verdict."""
+    chosen = chosen_candidate(doc)
     if chosen is None:
         return None
     source = Path(chosen["file"])
-    text = source.read_text(encoding="utf-8")
-    old = source.stem + ARTIFACT_SUFFIX
-    new = target.stem + ARTIFACT_SUFFIX
-    target.write_text(text.replace(json.dumps(old), json.dumps(new)), encoding="utf-8")
-    artifact = source.with_name(old)
+    atomic_write(target, emitted_text(doc, chosen, "python"), parents=False)
+    artifact = source.with_name(source.stem + ARTIFACT_SUFFIX)
     if artifact.exists():
-        shutil.copyfile(artifact, target.with_name(new))
+        shutil.copyfile(artifact, target.with_name(target.stem + ARTIFACT_SUFFIX))
     return target

@@ -33,6 +33,7 @@ from warmscope.core.base.safe_text import clean_line
 from warmscope.core.base.units import ratio_interval
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_digest import iv_text
+from warmscope.core.output.warmup_verdict import NOT_VERIFIED, VERIFIED, WITHIN, is_verified
 from warmscope.core.run.ending import one_line
 from warmscope.core.run.warmup import Progress, Warmup, copy_recipe, worst_shape
 from warmscope.tui.widgets.clock_line import ClockLine
@@ -80,7 +81,9 @@ class Row:
             ratio = ratio_interval(worst["ratio"]) + (f" {worst['key']}" if worst["key"] else "")
         startup = "-" if self.label == BASELINE else iv_text(facts.get("startup_ms"))
         done = f"{self.done}/{repeat}" + (f" ({self.failed} failed)" if self.failed else "")
-        style = {"verified": "bold green", "not verified": "yellow"}.get(self.verdict, "")
+        style = {VERIFIED: "bold green", WITHIN: "green", NOT_VERIFIED: "yellow"}.get(
+            self.verdict, ""
+        )
         verdict = self.verdict or ("…" if self.done < repeat else "")
         # Text, not str: a DataTable reads a str cell as markup, and labels come from recipes.
         return (
@@ -252,7 +255,7 @@ class WarmupScreen(ModalScreen[None]):
             return
         self.phase = "done"
         self._fill_from(doc)
-        style = "bold green" if doc["verdict"] == "verified" else "bold yellow"
+        style = "bold green" if is_verified(doc["verdict"]) else "bold yellow"
         answer.update(Text(clean_line(doc["answer"]), style=style))
         notes = [f"{c['label']}: {c['why']}" for c in doc["candidates"] if c.get("why")]
         notes += [
@@ -260,8 +263,8 @@ class WarmupScreen(ModalScreen[None]):
         ]
         notes += [f"observed {o['note']}" for o in doc["observed"] if o.get("note")]
         if message.recipe is not None:
-            verified = "verified" if doc["verdict"] == "verified" else "the best, not verified"
-            notes.append(f"recipe   {message.recipe} ({verified})")
+            verified = doc["verdict"] if is_verified(doc["verdict"]) else "the best, NOT verified"
+            notes.append(f"recipe   {message.recipe} ({verified}; its header says so)")
         notes.append(f"records  {doc['folder']}")
         self.notes.update(Text("\n".join(clean_line(n) for n in notes)))
         self._show_status()
