@@ -6,7 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from warmscope.core.output.sweep_stats import stat_json
-from warmscope.core.output.warmup_verdict import PROCESS_BOUND, choose, judge
+from warmscope.core.output.warmup_verdict import (
+    NOT_VERIFIED,
+    PROCESS_BOUND,
+    VERIFIED,
+    WITHIN,
+    choose,
+    cured_text,
+    is_verified,
+    judge,
+)
 
 Figures = dict[str, tuple[float, float, float]]
 """A process's figures per shape: first call, steady p50, steady p90 (ms)."""
@@ -113,3 +122,42 @@ def test_a_noisy_process_within_its_own_spread_is_not_an_outlier() -> None:
     # 2.4× its p50, but its own p90 is 3× its p50: noise, not a cold first call.
     noisy = facts([calm(5.2), calm(5.4), {"L=128": (12.0, 5.0, 15.0), "L=64": (4.2, 4.0, 4.4)}])
     assert judge(noisy, BASELINE)["outliers"] == []
+
+
+# -- three outcomes and what was cured ------------------------------------------------------
+
+
+def test_within_the_bound_but_beyond_the_spread_is_verified_within_with_the_residual() -> None:
+    # The GPT-2 warm-up: first calls 15,000× steady brought to about 1.16× (75 µs over a
+    # 463 µs call), beyond a tight steady spread in every process.
+    base = facts([{"S=160": (7000.0, 0.463, 0.47)}] * 3)
+    after = facts([{"S=160": (0.535, 0.463, 0.47)}, {"S=160": (0.540, 0.463, 0.47)}] * 2)
+    verdict = judge(after, base)
+    assert verdict["verdict"] == WITHIN and is_verified(verdict["verdict"])
+    assert verdict["why"].startswith("S=160's first call is 1.16× its steady p50, 74.5 µs over")
+    [cure] = verdict["cured"]
+    assert cure["before_ms"] > 6999 and abs(cure["after_ms"] - 0.0745) < 1e-6
+    assert (
+        cured_text(cure) == "S=160: first call 7.00 s → 74.5 µs over steady, 99.99% of it removed"
+    )
+
+
+def test_past_the_bound_a_tolerance_in_time_still_verifies_within() -> None:
+    base = facts([{"T=8": (40.0, 0.05, 0.052)}] * 3)
+    after = facts([{"T=8": (0.09, 0.05, 0.052)}] * 3)  # 1.8×, 40 µs over
+    assert judge(after, base)["verdict"] == NOT_VERIFIED
+    assert "T=8's first call is 1.80× its steady p50, 40.0 µs over" in judge(after, base)["why"]
+    assert judge(after, base, tolerance_ms=0.05)["verdict"] == WITHIN
+
+
+def test_within_noise_is_verified_and_chosen_before_within_the_bound() -> None:
+    within_noise = facts([calm(5.2), calm(5.0), calm(5.4), calm(5.1)])
+    assert judge(within_noise, BASELINE)["verdict"] == VERIFIED
+    cands = []
+    beyond_spread = facts([calm(5.8), calm(5.9), calm(5.8), calm(5.85)])  # 1.16×, spread 1.1
+    for label, cell, startup in (("cheap", beyond_spread, 10.0), ("dear", within_noise, 90.0)):
+        entry = {"label": label, **cell, "startup_ms": stat_json([startup] * 4)}
+        entry.update(judge(entry, BASELINE))
+        cands.append(entry)
+    assert [c["verdict"] for c in cands] == [WITHIN, VERIFIED]
+    assert choose(cands)["label"] == "dear"

@@ -165,8 +165,12 @@ def cured_text(row: dict[str, Any]) -> str:
     name = row["key"] or "the input"
     share = ""
     if row["removed"] is not None:
+        # Rounded down: a share that is not all of it never reads 100%.
         pct = 100.0 * row["removed"]
-        share = f", {pct:.2f}% of it removed" if pct > 99 else f", {pct:.0f}% of it removed"
+        if pct > 99:
+            share = f", {math.floor(pct * 100) / 100:.2f}% of it removed"
+        else:
+            share = f", {math.floor(pct):.0f}% of it removed"
     return (
         f"{name}: first call {fmt_ms(row['before_ms'])} → {fmt_ms(row['after_ms'])} over "
         f"steady{share}"

@@ -1,0 +1,54 @@
+"""What a warm-up says when no recipe cures the first call, and what a compile recipe's
+processes do when serving would compile again: real children, the command line's exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import FACTORIES, TARGETS, warmscope
+from warmscope.core.output.recipe import Call, Recipe, emit_python, split_header
+from warmscope.core.output.warmup_verdict import NOT_VERIFIED
+
+MODELS = TARGETS / "warmup_models.py"
+
+
+def test_a_model_no_warm_up_can_cure_is_not_verified_in_the_json_the_header_and_the_exit(
+    tmp_path: Path,
+) -> None:
+    emitted = tmp_path / "r.py"
+    r = warmscope(
+        "warmup", f"{FACTORIES}:first_call_per_caller", "--input", "2x8", "--repeat", "2",
+        "--iters", "8", "--emit", str(emitted), "--record", str(tmp_path / "w"),
+        json_path=tmp_path / "w.json", timeout=300,
+    )  # fmt: skip
+    assert r.code == 3, r.stderr
+    assert r.doc is not None and r.doc["verdict"] == NOT_VERIFIED
+    assert r.stdout.startswith("answer     not verified")
+    header, _ = split_header(emitted.read_text())
+    assert "Verdict (NOT verified, by warmscope on torch " in header
+    assert "first call is" in header and "Derived by: warmscope warmup " in header
+    assert "exit codes: 0 verified" in warmscope("warmup", "--help").stdout
+
+
+def test_a_compile_recipe_that_would_recompile_while_serving_fails_naming_it(
+    tmp_path: Path,
+) -> None:
+    """Its processes serve under ``fail_on_recompile``: a size the warm-up left out fails the
+    call that would have compiled, with dynamo's reason, not a slow first call."""
+    recipe = Recipe(
+        "compile",
+        "compile",
+        [{"dtype": "float32", "shape": [1, 8, "T"]}],
+        [{"T": 16}, {"T": 24}],
+        [Call({"T": 16}, 2)],  # T=24 never warmed
+        compile_options={"backend": "eager", "dynamic": False},
+    )
+    path = tmp_path / "r.py"
+    path.write_text(emit_python(recipe))
+    r = warmscope(
+        "run", f"{MODELS}:conv", "--mode", "compile", "--set", "compile_backend=eager",
+        "--input", "1x8xT", "--dim", "T=16,24", "--iters", "6", "--recipe", str(path),
+        "--record", str(tmp_path / "run.jsonl"), "--quiet", timeout=300,
+    )  # fmt: skip
+    assert r.code == 1, r.stderr
+    assert "recompile" in r.stderr.lower() and "fail_on_recompile" in r.stderr, r.stderr[-2000:]
