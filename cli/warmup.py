@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,15 @@ from warmscope.core.output.warmup_verdict import is_verified
 from warmscope.core.run import remote_target
 from warmscope.core.run.ray_executor import start_executor
 from warmscope.core.run.warmup import (
+    COMPILE_REPEAT,
     DEFAULT_REPEAT,
+    Progress,
     UsageAbort,
     Warmup,
     WarmupFailed,
     chosen_candidate,
     copy_recipe,
+    duration_text,
     emitted_text,
 )
 
@@ -40,9 +44,14 @@ Derive a warm-up recipe for TARGET, verify it in fresh processes, and write it a
            became steady, and why its first call was slow (profiling run, recompile…)
   propose  candidates: warm-up calls for each shape (as many as the slowest shape took to
            become steady, the upper median across processes, plus one); settings that remove
-           warm-up work (profiling executor off; for torch.compile dynamic=True,
-           mark_dynamic over the declared sizes, a compile-cache artifact beside the recipe)
+           warm-up work (profiling executor off); for torch.compile: compile as the runs did,
+           then one call of each size; mark_dynamic over the declared sizes (dynamic=True
+           where no input dimension is named); a compile-cache artifact beside the recipe
   verify   each candidate's file runs as --recipe in --repeat fresh processes, interleaved
+
+cost: a compile warm-up's every process compiles; the plan (how many processes, and how many
+again in your own compile cache) is told before the first starts, and the time in all once
+the first process has compiled every shape, with the time left at each step (--quiet too).
 
 serve order (--serve): verification serves the shapes in an order the warm-up did not use, a
 fresh process each time: reverse (default: the --dim sizes backwards, in turn), cycle (in the
@@ -58,11 +67,12 @@ built into a library whose prepare(module) the C++ agent runs; they are verified
 processes, and --emit-cpp hands over the file verified.
 
 verdict, one of three, with how much of each shape's first-call excess the recipe removed
-("S=24: first call 20.6 s → 135 µs over steady, 99.99% of it removed"):
+("L=32: first call 20.0 s → 140 µs over steady, 99.99% of it removed"):
   verified               every shape's first call within noise of its steady state (the 95%
                          interval of first / steady p50 across processes reaches down to the
                          shape's p90 / p50) and at most 1.2x its steady p50
-  verified within 1.2×   every shape's first call at most 1.2x its steady p50 (or within
+  verified within 1.2×   every shape's first call at most 1.2x its steady p50 (or not to be
+                         told from 1.2x across processes, its median at most 1.5x; or within
                          --tolerance of it) but beyond its steady spread: the residual named
   not verified           a shape beyond that, a process that failed, or one process whose
                          first call was over 2x its own steady p50, each named
@@ -129,7 +139,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "whatever its ratio (e.g. 200us, 1ms; default 0: the 1.2x bound alone)",
     )
     add_executor_option(g)
-    p.set_defaults(repeat=DEFAULT_REPEAT)
+    p.set_defaults(repeat=None)
     for action in p._actions:
         if action.dest == "json":
             action.help = "also write the warmscope-warmup document here"
@@ -142,7 +152,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         elif action.dest == "repeat":
             action.help = (
                 f"fresh processes for the baseline and for each candidate (default "
-                f"{DEFAULT_REPEAT}: 6 give 95%% intervals)"
+                f"{DEFAULT_REPEAT}, which give 95%% intervals; {COMPILE_REPEAT} for --mode "
+                "compile, whose every process compiles: the plan and its time are told first)"
             )
 
 
@@ -155,7 +166,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         )
     settings = build_settings(args)
     repeat = args.repeat
-    if repeat < 1:
+    if repeat is not None and repeat < 1:
         raise UsageError(f"--repeat must be at least 1, got {repeat}")
     for path in (args.json, args.emit, args.emit_cpp):
         if path is not None and not path.parent.is_dir():
@@ -195,6 +206,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         on_done=None if args.quiet else _done_line,
         tolerance_ms=args.tolerance,
     )
+    job.on_progress = ProgressLines(job).tell
     job.executor = start_executor(args.executor)
     try:
         doc = job.run()
@@ -225,6 +237,40 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         atomic_write(args.json, text, parents=False)
     print(render(doc))
     return outcome.EXIT_OK if is_verified(doc["verdict"]) else outcome.EXIT_NOT_VERIFIED
+
+
+class ProgressLines:
+    """A warm-up's steps on stderr, one line each (with ``--quiet`` too): the plan before the
+    first process, the estimate once the first has met every shape, each step as it begins
+    with the time left."""
+
+    def __init__(self, job: Warmup) -> None:
+        self.job = job
+        self.phase = ""
+
+    def tell(self, p: Progress) -> None:
+        if p.phase in ("plan", "estimate"):
+            print(clean_line(f"warmup     {p.phase}: {p.note}"), file=sys.stderr)
+            return
+        if p.phase == self.phase:
+            return
+        self.phase = p.phase
+        what = {
+            "observe": "the baseline, no recipe",
+            "propose": f"{len(p.cells)} candidate(s): {', '.join(p.cells)}",
+            "artifact": "a cache-artifact recipe compiles once and saves it",
+            "build": "the C++ candidates built",
+            "verify": "each candidate in fresh processes",
+        }.get(p.phase, "")
+        print(clean_line(f"warmup     {p.phase}: {what}{self.left()}"), file=sys.stderr)
+
+    def left(self) -> str:
+        """``; about 2 min 10 s left``, once there is an estimate."""
+        job = self.job
+        if job.estimate_s is None or not job.started_at:
+            return ""
+        remaining = job.estimate_s - (time.monotonic() - job.started_at)
+        return f"; about {duration_text(max(0.0, remaining))} left"
 
 
 def _done_line(sweep: Any, process: Any) -> None:

@@ -161,3 +161,13 @@ def test_within_noise_is_verified_and_chosen_before_within_the_bound() -> None:
         cands.append(entry)
     assert [c["verdict"] for c in cands] == [WITHIN, VERIFIED]
     assert choose(cands)["label"] == "dear"
+
+
+def test_a_first_call_not_to_be_told_from_the_bound_is_within_it_but_a_wide_one_is_not() -> None:
+    # The compiled tiny GPT over two sizes: 1.21× (1.18–1.25), 141 µs over a 0.6 ms call.
+    base = facts([{"L=32": (20000.0, 0.6, 0.62)}] * 2)
+    close = facts([{"L=32": (0.708, 0.6, 0.62)}, {"L=32": (0.744, 0.6, 0.62)}])
+    assert judge(close, base)["verdict"] == WITHIN
+    assert "across processes" in judge(close, base)["why"]
+    wide = facts([{"L=32": (0.66, 0.6, 0.62)}, {"L=32": (1.5, 0.6, 0.62)}])  # median 1.78×
+    assert judge(wide, base)["verdict"] == NOT_VERIFIED

@@ -76,6 +76,9 @@ from warmscope.core.run.sweep import Cell, Sweep
 FORMAT = "warmscope-warmup"
 VERSION = 1
 DEFAULT_REPEAT = 6
+COMPILE_REPEAT = 2
+"""A compile warm-up's processes per cell by default: each compiles (tens of seconds for a
+small transformer), so the whole takes a few compile-and-serve processes, not dozens."""
 MARGIN = 1
 """Warm-up calls per shape beyond the calls the slowest shape took to become steady (the upper
 median across baseline processes)."""
@@ -93,11 +96,15 @@ class Progress:
     ``cell`` started (``facts`` ``None``) or ended (``facts``: its cell's figures so far)."""
 
     phase: str
-    """``observe``, ``propose``, ``artifact`` (a cache-artifact recipe's one process), ``verify``."""
+    """``plan`` (the processes to come, before the first), ``observe``, ``estimate`` (the
+    whole warm-up's time, once the first process has met every shape), ``propose``,
+    ``artifact`` (a cache-artifact recipe's one process), ``verify``."""
     cells: list[str] = field(default_factory=list)
     cell: str = ""
     repeat: int = -1
     facts: dict[str, Any] | None = None
+    note: str = ""
+    """``plan`` and ``estimate``: the line to show."""
 
 
 class WarmupFailed(RuntimeError):
@@ -120,7 +127,9 @@ class Warmup:
 
     settings: RunSettings
     serve: str = "reverse"
-    repeat: int = DEFAULT_REPEAT
+    repeat: int | None = None
+    """Processes per cell; ``None``: ``COMPILE_REPEAT`` for a compile (each process compiles),
+    else ``DEFAULT_REPEAT``."""
     folder: Path | None = None
     command: list[str] = field(default_factory=list)
     guard: bool = False
@@ -146,6 +155,11 @@ class Warmup:
         self.mode = self.settings.effective_mode(self.target)
         self.declared = self.settings.shape_plan(self.target)
         self.served = serve_settings(self.settings, self.serve)
+        if self.repeat is None:
+            self.repeat = COMPILE_REPEAT if self.mode == "compile" else DEFAULT_REPEAT
+        self.estimate_s: float | None = None
+        self.plan: dict[str, int] = {}
+        self.started_at = 0.0
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._live: Any = None  # the process in progress: a PlannedRun or a RunSession
@@ -174,16 +188,24 @@ class Warmup:
         """``sweep.run`` with the progress told and a stop honoured between polls."""
         self._check()
         self._tell(Progress(phase, cells=[c.label for c in sweep.cells]))
-        started: set[int] = set()
+        started: dict[int, float] = {}
 
-        def update(s: Sweep, n: int, run: Any, _update: Any) -> None:
+        def update(s: Sweep, n: int, run: Any, news: Any) -> None:
             with self._lock:
                 self._live = run
             self._check()  # ``drive`` stops the process, quickly since ``hung_up``
             if n not in started:
-                started.add(n)
+                started[n] = time.monotonic()
                 c, r = s.plan[n]
                 self._tell(Progress(phase, cell=s.cells[c].label, repeat=r))
+            elif (
+                self.estimate_s is None
+                and news is not None
+                and news.first + len(news.ms) >= max(1, len(self.declared))
+            ):
+                # Once the first process has called every shape (compiled each), its time so
+                # far is what every process costs: the estimate, before it ends.
+                self._estimate(started[n], time.monotonic() - started[n])
 
         def done(s: Sweep, process: Any) -> None:
             if self.on_done is not None:
@@ -215,6 +237,51 @@ class Warmup:
             with self._lock:
                 self._live = None
         self._check()
+
+    # -- what it costs ---------------------------------------------------------------------
+
+    @property
+    def per_cell(self) -> int:
+        """Processes per cell, as resolved from ``repeat``."""
+        return self.repeat or DEFAULT_REPEAT
+
+    def plan_text(self) -> str:
+        """``9 processes: 2 observe, 1 makes a cache artifact, 6 verify 3 candidates; each
+        compiles: the time once the first has met every shape``."""
+        plan = self.plan
+        total = plan["observe"] + plan["artifact"] + plan["verify"]
+        candidates = plan["verify"] // self.per_cell // (2 if self.twin else 1)
+        parts = [f"{plan['observe']} observe"]
+        if plan["artifact"]:
+            parts.append(
+                f"{plan['artifact']} make{'s' if plan['artifact'] == 1 else ''} a cache artifact"
+            )
+        parts.append(
+            f"{plan['verify']} verify {candidates} candidate{'s' if candidates != 1 else ''}"
+        )
+        text = f"{total} processes: {', '.join(parts)}"
+        if plan["yours"]:
+            text += (
+                f"; {plan['yours']} of them in your own compile cache, which has entries "
+                "(--compile-cache cold skips those)"
+            )
+        if self.mode == "compile":
+            text += "; each compiles: the time once the first has compiled every shape"
+        return text
+
+    def _estimate(self, first_started: float, process_s: float) -> None:
+        """The whole warm-up's time from its first process: each process as long as that one
+        took to meet every shape (the rest of its calls are steady ones), told once."""
+        total = self.plan["observe"] + self.plan["artifact"] + self.plan["verify"]
+        before = first_started - self.started_at
+        self.estimate_s = before + process_s * total
+        self._tell(
+            Progress(
+                "estimate",
+                note=f"about {duration_text(self.estimate_s)} in all: {total} processes, each "
+                f"about {duration_text(process_s)} (the first, to its last new shape)",
+            )
+        )
 
     # -- the steps -----------------------------------------------------------------------
 
@@ -256,12 +323,14 @@ class Warmup:
         if self.folder is None or not self.folder.exists():
             self.prepare_folder()
         assert self.folder is not None
-        t0 = time.monotonic()
+        t0 = self.started_at = time.monotonic()
         self.choose_caches()
+        self.plan = self.planned_processes()
+        self._tell(Progress("plan", note=self.plan_text()))
         self.baseline = Sweep(
             target=self.settings.target,
             cells=self.with_yours([Cell("no recipe", self.served)]),
-            repeat=self.repeat,
+            repeat=self.per_cell,
             command=self.command,
             folder=self.folder / "observe",
             executor=self.executor,
@@ -291,7 +360,7 @@ class Warmup:
                 cells=self.with_yours(
                     [Cell(c.recipe.label, self.candidate_settings(c)) for c in live]
                 ),
-                repeat=self.repeat,
+                repeat=self.per_cell,
                 command=self.command,
                 folder=self.folder / "verify",
                 executor=self.executor,
@@ -300,9 +369,9 @@ class Warmup:
         self.wall_s = time.monotonic() - t0
         return self.document(observed)
 
-    def propose(self, observed: list[dict[str, Any]]) -> list[Candidate]:
-        """The candidate recipes, written as files in the folder."""
-        assert self.folder is not None
+    def plan_recipes(self, observed: list[dict[str, Any]]) -> list[Recipe]:
+        """The candidate recipes (pure: what the baseline observed decides their counts and
+        notes, never which candidates there are, so their number is known before it runs)."""
         order = [dict(d) for d in self.declared] or [{}]
         if self.serve == "cycle":
             order.reverse()  # never warm up in the order the verification serves
@@ -326,14 +395,20 @@ class Warmup:
             dynamic = len(order) > 1
             options = dict(base.compile_options, **({"dynamic": True} if dynamic else {}))
             twice = calls(2)
-            recipes.append(
-                self.variant(base, "compile dynamic" if dynamic else "compile", twice, options)
-            )
+            if dynamic:
+                # torch.compile as the runs called it, then one call of each declared size: a
+                # graph per size, or one that dynamo makes dynamic as the sizes change.
+                recipes.append(self.variant(base, "compile, then each size", calls(1)))
             marks = dynamic_marks(base.specs, self.declared)
             if dynamic and marks:
+                # One symbolic size over the declared range: what dynamic=True does, bounded.
                 marked = self.variant(base, "compile mark_dynamic", twice)
                 marked.mark_dynamic = marks
                 recipes.append(marked)
+            else:
+                recipes.append(
+                    self.variant(base, "compile dynamic" if dynamic else "compile", twice, options)
+                )
             art = self.variant(base, "compile + cache artifact", twice, options)
             art.cache_artifact = True
             recipes.append(art)
@@ -352,12 +427,32 @@ class Warmup:
                 off = self.variant(base, "profiling off", calls(1))
                 off.settings["profiling_executor"] = False
                 recipes.append(off)
+        for recipe in recipes:
+            recipe.guard_recompile = self.guard and self.mode == "compile"
+            recipe.notes = [o["note"] for o in observed if o.get("note")]
+        return recipes
+
+    def planned_processes(self) -> dict[str, int]:
+        """How many processes each step runs, as planned before the first starts:
+        ``observe``, ``artifact`` (a cache-artifact recipe's one process), ``verify``, and of
+        those the ``yours`` ones (again in the user's own compile cache)."""
+        recipes = self.plan_recipes([])
+        twins = 2 if self.twin else 1
+        return {
+            "observe": self.per_cell * twins,
+            "artifact": sum(r.cache_artifact for r in recipes),
+            "verify": len(recipes) * self.per_cell * twins,
+            "yours": (1 + len(recipes)) * self.per_cell if self.twin else 0,
+        }
+
+    def propose(self, observed: list[dict[str, Any]]) -> list[Candidate]:
+        """The candidate recipes, written as files in the folder."""
+        assert self.folder is not None
+        recipes = self.plan_recipes(observed)
         folder = self.folder / "recipes"
         folder.mkdir(exist_ok=True)
         out = []
         for n, recipe in enumerate(recipes):
-            recipe.guard_recompile = self.guard and self.mode == "compile"
-            recipe.notes = [o["note"] for o in observed if o.get("note")]
             if self.cpp:  # the C++ file is what the C++ agent runs, and what --emit-cpp hands over
                 path = folder / f"recipe{n}.cpp"
                 try:
@@ -558,11 +653,13 @@ class Warmup:
             "mode": self.mode,
             "serve": self.serve,
             "served_order": [dims_text(d) for d in self.served.shape_plan(self.target)],
-            "repeat": self.repeat,
+            "repeat": self.per_cell,
             "iters": self.settings.iters,
             "max_ratio": MAX_RATIO,
             "compile_cache": self.caches[0] if self.caches else None,
             "wall_s": round(self.wall_s, 3),
+            "estimate_s": None if self.estimate_s is None else round(self.estimate_s, 3),
+            "planned_processes": self.plan,
             "folder": str(self.folder),
             "observed": observed,
             "baseline": baseline,
@@ -777,6 +874,15 @@ def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str,
         "runs": [d.record_path for d in runs],
         "each": each,
     }
+
+
+def duration_text(seconds: float) -> str:
+    """``3 min 40 s``, ``48 s``: a time as a person plans with it."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, rest = divmod(whole, 60)
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
 def torch_version(runs: list[RunData]) -> str:

@@ -167,6 +167,7 @@ class WarmupScreen(ModalScreen[None]):
         self.rows: dict[str, Row] = {BASELINE: Row(BASELINE)}
         self.phase = "observe"
         self.running = ""
+        self.cost = ""  # "about 3 min 40 s in all", once the warm-up has estimated it
         self.ended = False
         self.t0 = time.monotonic()
         self._clock: Timer | None = None
@@ -223,6 +224,11 @@ class WarmupScreen(ModalScreen[None]):
 
     def on_warmup_screen_stepped(self, message: Stepped) -> None:
         p = message.progress
+        if p.phase in ("plan", "estimate"):  # what it costs, not a step: beside the clock
+            if p.phase == "estimate":
+                self.cost = p.note.split(":")[0]
+                self._show_status()
+            return
         self.phase = p.phase
         for label in p.cells:
             if label not in self.rows:
@@ -305,7 +311,8 @@ class WarmupScreen(ModalScreen[None]):
             line = PHASES.get(self.phase, self.phase)
             if self.running:
                 line += f" · {self.running}"
-            line += f" · {elapsed} · q or Esc stops it"
+            line += f" · {elapsed}" + (f" of {self.cost}" if self.cost else "")
+            line += " · q or Esc stops it"
         self.status_line.show(clean_line(line))
 
     # -- leaving ------------------------------------------------------------------------------
