@@ -51,6 +51,7 @@ CASES = {
             "L=16,32,48,64",
             "--iters",
             "40",
+            "--cache-artifact",
         ],
     ),
 }

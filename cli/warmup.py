@@ -47,6 +47,7 @@ Derive a warm-up recipe for TARGET, verify it in fresh processes, and write it a
            warm-up work (profiling executor off); for torch.compile: compile as the runs did,
            then one call of each size; mark_dynamic over the declared sizes (dynamic=True
            where no input dimension is named); a compile-cache artifact beside the recipe
+           (on a GPU, or with --cache-artifact)
   verify   each candidate's file runs as --recipe in --repeat fresh processes, interleaved
 
 cost: a compile warm-up's every process compiles; the plan (how many processes, and how many
@@ -131,6 +132,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="compile recipes: torch.compiler.set_stance('fail_on_recompile') after warm-up",
     )
     g.add_argument(
+        "--cache-artifact",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="compile warm-ups: also a candidate that saves a compile-cache artifact beside the "
+        "recipe and loads it (default: on a GPU, where compiled kernels and autotuning are "
+        "what it saves; one process more to make it)",
+    )
+    g.add_argument(
         "--tolerance",
         type=duration_ms,
         default=0.0,
@@ -205,8 +214,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         guard=args.guard,
         on_done=None if args.quiet else _done_line,
         tolerance_ms=args.tolerance,
+        cache_artifact=args.cache_artifact,
     )
-    job.on_progress = ProgressLines(job).tell
+    if not args.quiet or job.mode == "compile":  # a compile's minutes are told even so
+        job.on_progress = ProgressLines(job).tell
     job.executor = start_executor(args.executor)
     try:
         doc = job.run()
@@ -240,9 +251,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 class ProgressLines:
-    """A warm-up's steps on stderr, one line each (with ``--quiet`` too): the plan before the
-    first process, the estimate once the first has met every shape, each step as it begins
-    with the time left."""
+    """A warm-up's steps on stderr, one line each (with ``--quiet`` too for a compile, whose
+    every process takes tens of seconds): the plan before the first process, the estimate once
+    the first has met every shape, each step as it begins with the time left."""
 
     def __init__(self, job: Warmup) -> None:
         self.job = job
