@@ -26,6 +26,7 @@ from warmscope.core.run.ray_executor import start_executor
 from warmscope.core.run.warmup import (
     COMPILE_REPEAT,
     DEFAULT_REPEAT,
+    DEFAULT_TOLERANCE_MS,
     Progress,
     UsageAbort,
     Warmup,
@@ -142,10 +143,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--tolerance",
         type=duration_ms,
-        default=0.0,
+        default=DEFAULT_TOLERANCE_MS,
         metavar="DURATION",
-        help="a first call at most this much over its steady p50 is 'verified within', "
-        "whatever its ratio (e.g. 200us, 1ms; default 0: the 1.2x bound alone)",
+        help="a first call at most this much over its steady p50 is 'verified within 1.2×' "
+        "whatever its ratio, the residual named (e.g. 200us, 1ms; default 500us; 0us: the "
+        "ratio alone)",
     )
     add_executor_option(g)
     p.set_defaults(repeat=None)

@@ -241,7 +241,16 @@ def prepare(
         return model
     if mode == "script" and not is_script:
         with phase("script"):
-            model = torch.jit.script(model)
+            try:
+                model = torch.jit.script(model)
+            except Exception as exc:  # the frontend's NotSupportedError, RuntimeError, ...
+                # A refusal of the mode, as trace's is: one line, the next thing to try.
+                raise UsageError(
+                    f"--mode script: torch.jit.script refuses this model: "
+                    f"{_first_sentence(str(exc)) or type(exc).__name__}; --mode trace traces "
+                    "it instead (with --set trace_strict=off where it returns dicts), or "
+                    "--mode eager runs it as it is"
+                ) from exc
     elif mode == "trace":
         args, kwargs = feed
         if args and kwargs:
@@ -289,7 +298,7 @@ def prepare(
 
 def _first_sentence(text: str) -> str:
     first = text.strip().splitlines()[0] if text.strip() else ""
-    return first.split(". ")[0].rstrip(".")[:200]
+    return first.split(". ")[0].rstrip(".: ")[:200]
 
 
 def run_recipe(

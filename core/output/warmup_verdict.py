@@ -123,15 +123,23 @@ def judge(
         out.update(
             verdict=WITHIN,
             why=f"{shape['key'] or 'the input'}'s first call is {num3(ratio)}× its steady p50"
-            f"{over}: beyond the steady spread, within {MAX_RATIO:g}×"
-            + (" across processes" if ratio > MAX_RATIO else "")
-            + (f" or {fmt_ms(tolerance_ms)}" if tolerance_ms else ""),
+            f"{over}: beyond the steady spread, " + within_text(shape, tolerance_ms),
         )
     else:
         out.update(verdict=VERIFIED, why="")
     out["break_even"] = break_even(facts, baseline)
     out["held"] = held_text(worst) if worst is not None else ""
     return out
+
+
+def within_text(shape: dict[str, Any], tolerance_ms: float) -> str:
+    """Which bound a shape's first call is within: the ratio, its interval, or the tolerance."""
+    ratio = shape["ratio"]["median"]
+    if ratio <= MAX_RATIO:
+        return f"within {MAX_RATIO:g}×"
+    if shape["ratio"]["lo"] <= MAX_RATIO and ratio <= WITHIN_CAP:
+        return f"not to be told from {MAX_RATIO:g}× across processes"
+    return f"within the {fmt_ms(tolerance_ms)} tolerance (--tolerance)"
 
 
 def cured(facts: dict[str, Any], baseline: dict[str, Any]) -> list[dict[str, Any]]:
