@@ -183,7 +183,7 @@ def test_the_table_fills_as_processes_end_and_the_answer_writes_the_recipe(
         # The chosen candidate's file, beside the record; the document in the folder.
         # The very file verified, under a header that says so.
         header, body = split_header(recipe.read_text())
-        assert "Verdict (Verified, by warmscope" in header
+        assert "Verdict: verified (warmscope, torch " in header
         assert body == split_header((tmp_path / "w" / "recipe1.py").read_text())[1]
         assert (tmp_path / "w" / "warmup.json").exists()
         await pilot.press("q")

@@ -204,6 +204,9 @@ def test_torchscript_archive_served_in_cycle_order(tmp_path: Path) -> None:
     # The same recipe for libtorch (built and run outside warmscope in test_cpp_warmup).
     source = tmp_path / "conv_recipe.cpp"
     assert doc["emitted_cpp"] == str(source) and "torch::jit::Module prepare(" in source.read_text()
+    # Derived in Python, never run in C++: its header says so, whatever the Python verdict.
+    cpp_header = "".join(ln for ln in source.read_text().splitlines() if ln.startswith("//"))
+    assert "Verdict: NOT verified" in cpp_header and "not run in C++" in cpp_header
 
 
 def test_exported_program(tmp_path: Path) -> None:

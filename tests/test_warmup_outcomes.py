@@ -25,7 +25,7 @@ def test_a_model_no_warm_up_can_cure_is_not_verified_in_the_json_the_header_and_
     assert r.doc is not None and r.doc["verdict"] == NOT_VERIFIED
     assert r.stdout.startswith("answer     not verified")
     header, _ = split_header(emitted.read_text())
-    assert "Verdict (NOT verified, by warmscope on torch " in header
+    assert "Verdict: NOT verified (warmscope, torch " in header
     assert "first call is" in header and "Derived by: warmscope warmup " in header
     assert "exit codes: 0 verified" in warmscope("warmup", "--help").stdout
 

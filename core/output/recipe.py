@@ -177,7 +177,8 @@ class Provenance:
 
     outcome: str = ""
     verdict: str = ""
-    """The verdict's words: ``verified within 1.2×: …``, ``not verified: S=128's first call …``."""
+    """Why, where there is more to say than the outcome: ``L=32's first call is 1.21× its
+    steady p50, 141 µs over: …``."""
     figures: list[str] = field(default_factory=list)
     """Per shape: its first call's excess over steady before and after the recipe."""
     command: list[str] = field(default_factory=list)
@@ -197,8 +198,8 @@ def header_lines(recipe: Recipe, provenance: Provenance | None, target: str) -> 
         where = f"torch {comment_text(p.torch or 'unknown')}, {p.runtime} runtime"
         if p.processes:
             where += f", {p.processes} fresh processes"
-        head = "NOT verified" if p.outcome == NOT_VERIFIED else "Verified"
-        out.append(f"Verdict ({head}, by warmscope on {where}):")
+        head = "NOT verified" if p.outcome == NOT_VERIFIED else p.outcome
+        out.append(f"Verdict: {comment_text(head)} (warmscope, {where})")
         out.extend(f"  {comment_text(line)}" for line in textwrap.wrap(p.verdict, 90))
         for line in p.figures:
             out.append(f"  {comment_text(line)}")

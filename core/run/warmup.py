@@ -904,12 +904,12 @@ def torch_version(runs: list[RunData]) -> str:
 def provenance(doc: dict[str, Any], chosen: dict[str, Any], runtime: str) -> Provenance:
     """What the emitted file's header says: the verdict as the document has it. ``runtime``:
     the file's own language; a C++ file from a Python warm-up says it never ran in C++."""
-    verdict = chosen["verdict"]
-    words = f"{verdict}: {chosen['why']}" if chosen.get("why") else verdict
+    verdict, words = chosen["verdict"], chosen.get("why") or ""
     if runtime != doc.get("runtime", "python"):
+        said = f"{verdict}: {words}" if words else verdict
         words = (
-            f"not run in C++: its Python form was {words}; this file is the same warm-up for "
-            "libtorch, unverified"
+            f"not run in C++: this file is the same warm-up for libtorch, never run; its Python "
+            f"form was {said}"
         )
         verdict = NOT_VERIFIED
     return Provenance(
