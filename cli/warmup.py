@@ -274,6 +274,7 @@ class ProgressLines:
             "artifact": "a cache-artifact recipe compiles once and saves it",
             "build": "the C++ candidates built",
             "verify": "each candidate in fresh processes",
+            "again": "processes out of bound while others kept the cores busy, run once more",
         }.get(p.phase, "")
         print(clean_line(f"warmup     {p.phase}: {what}{self.left()}"), file=sys.stderr)
 
@@ -350,6 +351,12 @@ def render(doc: dict[str, Any]) -> str:
             lines.append(f"  {c['label']}: {c['break_even']}")
         if c.get("held"):
             lines.append(f"  {c['label']}: {c['held']}")
+        for x in c.get("contended", []):
+            load = f"{x['load']:.1f} cores busy elsewhere" if x.get("load") is not None else ""
+            lines.append(
+                f"  {c['label']}: contention: a process out of bound while {load} "
+                f"({x['record']}) ran again ({x['again']}); the verdict counts the second"
+            )
     cache = " on a cold compile cache" if doc.get("compile_cache") == "cold" else ""
     for o in doc["observed"]:
         if o.get("note"):

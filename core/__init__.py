@@ -9,6 +9,7 @@ A module lower down never imports one higher up; siblings within a layer import 
 
 base/ — what every layer uses, with no idea of a run.
     safe_text   text from a child, a model or a file made safe to show on a terminal
+    code_text   text from outside as it may enter generated code: literals, escaped comments
     units       latencies and rates as people read them, one unit picker for values and columns
     sizes       sizes as people write them (``--memory-limit 512M``)
     files       files written whole or not at all: beside, then renamed

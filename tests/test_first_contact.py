@@ -94,11 +94,12 @@ def test_a_models_traceback_starts_at_its_first_frame(under_agent: list[str]) ->
 
 
 def test_a_run_that_fails_before_its_first_call_names_its_record(tmp_path: Path) -> None:
-    """torch.jit.script refuses the model: the summary still ends with the record, and the
-    traceback shown begins with a frame, not with the agent's carets."""
+    """torch.jit.trace fails on the model (its forward raises, as traced): the summary still
+    ends with the record, and the traceback shown begins with a frame, not with the agent's
+    carets. (A mode the model refuses is bad usage, one line: ``test_mode_refusals``.)"""
     record = tmp_path / "failed.jsonl"
     result = warmscope(
-        "run", f"{FACTORIES}:keywords_only", "--mode", "script", "--input", "2x8",
+        "run", f"{FACTORIES}:always_raises", "--mode", "trace", "--input", "2x8",
         "--iters", "5", "--record", str(record), "--quiet",
     )  # fmt: skip
     assert result.code == 1, result.stderr

@@ -22,6 +22,7 @@ from warmscope.core.child import target_files
 from warmscope.core.data.reading import read_run
 from warmscope.core.data.settings import RunSettings, SettingsError
 from warmscope.core.data.targets import TargetError, resolve_target
+from warmscope.core.output.warmup_verdict import is_verified
 from warmscope.core.run import remote_target
 
 PYTHON = sys.executable  # the remote interpreter: this one, which has torch
@@ -393,7 +394,7 @@ def test_warmup_over_host_derives_and_verifies_a_recipe_for_a_file_there(
     doc_path = tmp_path / "warmup.json"
     assert doc_path.exists(), result.stderr
     doc = json.loads(doc_path.read_text())
-    assert result.code == (0 if doc["verdict"] == "verified" else 1), result.stderr
+    assert result.code == (0 if is_verified(doc["verdict"]) else 3), result.stderr
     assert doc["mode"] == "script" and doc["candidates"]
     assert (tmp_path / "recipe.py").is_file()
     records = sorted((tmp_path / "records").rglob("*.jsonl"))

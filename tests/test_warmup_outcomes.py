@@ -3,6 +3,8 @@ processes do when serving would compile again: real children, the command line's
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import FACTORIES, TARGETS, warmscope
@@ -52,3 +54,29 @@ def test_a_compile_recipe_that_would_recompile_while_serving_fails_naming_it(
     )  # fmt: skip
     assert r.code == 1, r.stderr
     assert "recompile" in r.stderr.lower() and "fail_on_recompile" in r.stderr, r.stderr[-2000:]
+
+
+def test_a_process_out_of_bound_beside_busy_processes_runs_again_and_is_named(
+    tmp_path: Path,
+) -> None:
+    """Two busy processes keep both cores busy through the warm-up: every verification process
+    is out of bound (this model's first call cannot be cured) and saw the load, so each runs
+    once more, and the document and the table name the contention."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        r = warmscope(
+            "warmup", f"{FACTORIES}:first_call_per_caller", "--input", "2x8", "--repeat", "2",
+            "--iters", "8", "--record", str(tmp_path / "w"), "--quiet",
+            json_path=tmp_path / "w.json", timeout=300,
+        )  # fmt: skip
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert r.code == 3 and r.doc is not None, r.stderr
+    [cand] = r.doc["candidates"]
+    assert len(cand["contended"]) == 2, cand.get("outliers")
+    for x in cand["contended"]:
+        assert x["load"] >= 0.5 and "verify-again" in x["again"] and Path(x["again"]).exists()
+        assert x["again"] in cand["runs"] and x["record"] not in cand["runs"]
+    assert "contention: a process out of bound while" in r.stdout

@@ -12,6 +12,7 @@ from warmscope.core.output.warmup_verdict import (
     VERIFIED,
     WITHIN,
     choose,
+    contended,
     cured_text,
     is_verified,
     judge,
@@ -172,3 +173,13 @@ def test_a_first_call_not_to_be_told_from_the_bound_is_within_it_but_a_wide_one_
     assert "not to be told from 1.2× across processes" in judge(close, base)["why"]
     wide = facts([{"L=32": (0.66, 0.6, 0.62)}, {"L=32": (2.5, 0.6, 0.62)}])  # median 2.6×
     assert judge(wide, base)["verdict"] == NOT_VERIFIED
+
+
+def test_an_outlier_that_ran_beside_busy_processes_is_contended_one_alone_is_not() -> None:
+    # #2 saw 1.4 cores busy elsewhere: the machine, not the recipe; the others saw 0.1–0.2.
+    assert contended(PROFILING_OFF) == ["verify/c1-r2.jsonl"]
+    quiet = facts(
+        [calm(5.85), calm(4.95), {"L=128": (540.0, 5.0, 5.6), "L=64": (100.0, 4.0, 4.3)}],
+        loads=[0.1, 0.2, 0.2],
+    )
+    assert contended(quiet) == [] and judge(quiet, BASELINE)["outliers"]

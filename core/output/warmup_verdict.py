@@ -212,6 +212,21 @@ def outliers(facts: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(found, key=lambda p: -p["beyond"][0]["ratio"])
 
 
+CONTENDED_LOAD = 0.5
+"""Cores kept busy by other processes (the median of a process's samples) past which an
+out-of-bound verification process measured the machine, not the recipe, and runs again."""
+
+
+def contended(facts: dict[str, Any]) -> list[str]:
+    """The records of the out-of-bound processes (``outliers``) that ran while other processes
+    kept at least ``CONTENDED_LOAD`` cores busy."""
+    return [
+        o["record"]
+        for o in outliers(facts)
+        if o.get("load") is not None and o["load"] >= CONTENDED_LOAD
+    ]
+
+
 def outliers_text(found: list[dict[str, Any]], processes: int) -> str:
     """``1 of 4 processes out of bound: #2: L=128's first call 558 ms, 108× its steady p50
     (5.16 ms), L=64's 25×; 1.4 cores busy elsewhere (records/c1-r2.jsonl)``."""

@@ -211,3 +211,14 @@ class FirstCallPerCaller(torch.nn.Module):
 
 def first_call_per_caller() -> torch.nn.Module:
     return FirstCallPerCaller()
+
+
+class AlwaysRaises(torch.nn.Module):
+    """Every forward pass raises, as a model with a missing weight does."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise RuntimeError("the weights were never loaded")
+
+
+def always_raises() -> torch.nn.Module:
+    return AlwaysRaises()

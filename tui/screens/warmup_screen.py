@@ -47,6 +47,7 @@ PHASES = {
     "artifact": "propose: one process saves the compile-cache artifact",
     "build": "propose: building each C++ recipe (once per torch build)",
     "verify": "verify: each candidate's file in fresh processes, interleaved",
+    "again": "verify: a process slowed by other processes, run once more",
 }
 CLOCK_S = 1.0  # the status line's elapsed time
 
@@ -299,7 +300,7 @@ class WarmupScreen(ModalScreen[None]):
             table.add_row(*cells, key=row.label)
 
     def _processes(self, phase: str) -> int:
-        return 1 if phase == "artifact" else self.engine.repeat
+        return 1 if phase in ("artifact", "again") else self.engine.repeat
 
     def _show_status(self) -> None:
         elapsed = f"{time.monotonic() - self.t0:.0f} s"
