@@ -294,6 +294,7 @@ def test_a_warmup_over_a_silent_host_fails_in_one_line_with_the_ui_live(
         # The viewed run's settings, as if it had run on the silent host.
         app.runs[0].data.settings = RunSettings(target="model.py:make", host="127.0.0.1")
         await pilot.press("W")
+        await pilot.press("y")  # what will run, asked first: go on
         await pilot.press("y")  # read from a record, the host is shown first: use it
         assert app.starting is not None and app.starting.what == "a warm-up"
         await pilot.press("question_mark")

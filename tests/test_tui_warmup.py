@@ -21,6 +21,7 @@ from warmscope.core.output.sweep_stats import stat_json
 from warmscope.core.run.warmup import Progress
 from warmscope.tui.app import build_app
 from warmscope.tui.screens import warmup_screen
+from warmscope.tui.screens.confirm_screen import ConfirmScreen
 from warmscope.tui.screens.warmup_screen import BASELINE, WarmupScreen, warmup_paths
 
 DATA = Path(__file__).parent / "data"
@@ -230,7 +231,18 @@ def test_w_takes_the_viewed_runs_settings_and_writes_beside_its_record(
     monkeypatch.setattr(warmup_screen, "make_engine", make)
 
     async def scenario(pilot: Pilot) -> None:
+        # Asked first, whoever made the run: what will run, and where the recipe goes.
         await pilot.press("W")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        question = app.screen.question
+        assert "speech.jsonl's target sample:speech" in question
+        assert "6 fresh processes without a recipe" in question and "speech-recipe.py" in question
+        await pilot.press("escape")  # no: nothing is made, nothing runs
+        await pilot.pause()
+        assert made == [] and not isinstance(app.screen, ConfirmScreen)
+        await pilot.press("W")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
         await wait_for(
             pilot, lambda: isinstance(app.screen, WarmupScreen) and app.screen.is_mounted
         )
@@ -268,3 +280,13 @@ def test_paths_beside_the_record_take_the_next_free_name(tmp_path: Path) -> None
     (tmp_path / "run-recipe.py").write_text("")
     assert warmup_paths(str(record)) == (tmp_path / "run-warmup-2", tmp_path / "run-recipe-2.py")
     assert warmup_paths(None) == (None, None)
+
+
+def test_a_dangling_link_where_the_recipe_would_go_is_a_name_taken(tmp_path: Path) -> None:
+    """``RECORD-recipe.py`` as a link to nowhere: written through, it would put the recipe
+    where the link points; the next free name is taken instead."""
+    record = tmp_path / "speech.jsonl"
+    record.write_text("")
+    (tmp_path / "speech-recipe.py").symlink_to(tmp_path / "elsewhere" / "pwned.py")
+    folder, recipe = warmup_paths(str(record))
+    assert recipe == tmp_path / "speech-recipe-2.py" and folder == tmp_path / "speech-warmup-2"

@@ -711,8 +711,13 @@ class WarmscopeApp(App[int]):
         """``W``: a warm-up recipe from the viewed run's settings, verified in fresh processes.
         Settings read from a record that choose what runs (an interpreter, the child's
         environment) are shown first."""
+        from warmscope.tui.screens.confirm_screen import ConfirmScreen
         from warmscope.tui.screens.trust_screen import trusted_then
-        from warmscope.tui.screens.warmup_screen import WarmupScreen, warmup_settings
+        from warmscope.tui.screens.warmup_screen import (
+            WarmupScreen,
+            warmup_question,
+            warmup_settings,
+        )
 
         entry = self.viewed
         if self.live is not None:
@@ -725,7 +730,17 @@ class WarmscopeApp(App[int]):
             return
         source = entry.record_name or "a record" if entry.source != "run" else None
         begin = partial(self._begin_warmup, entry)
-        trusted_then(self, warmup_settings(entry.data.settings), source, begin)
+        settings = warmup_settings(entry.data.settings)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                trusted_then(self, settings, source, begin)
+            else:
+                self.notify("nothing started", timeout=2)
+
+        # Asked every time: a warm-up derives code from the run's target and runs it in many
+        # processes, whoever made the run.
+        self.push_screen(ConfirmScreen(warmup_question(entry, settings)), answered)
 
     def _begin_warmup(self, entry: RunEntry, settings: RunSettings) -> None:
         """Make the warm-up's engine on a worker (over ``--host`` its target is asked there),

@@ -35,7 +35,14 @@ from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_digest import iv_text
 from warmscope.core.output.warmup_verdict import NOT_VERIFIED, VERIFIED, WITHIN, is_verified
 from warmscope.core.run.ending import one_line
-from warmscope.core.run.warmup import Progress, Warmup, copy_recipe, worst_shape
+from warmscope.core.run.warmup import (
+    COMPILE_REPEAT,
+    DEFAULT_REPEAT,
+    Progress,
+    Warmup,
+    copy_recipe,
+    worst_shape,
+)
 from warmscope.tui.widgets.clock_line import ClockLine
 from warmscope.tui.widgets.keys_footer import KeysFooter
 
@@ -107,9 +114,25 @@ def warmup_paths(record: str | None) -> tuple[Path | None, Path | None]:
         tail = "" if n == 1 else f"-{n}"
         folder = stem.with_name(f"{stem.name}-warmup{tail}")
         recipe = stem.with_name(f"{stem.name}-recipe{tail}.py")
-        if not folder.exists() and not recipe.exists():
+        # lexists: a name taken by a link, even a dangling one, is taken (never written through)
+        if not os.path.lexists(folder) and not os.path.lexists(recipe):
             return folder, recipe
     return None, None
+
+
+def warmup_question(entry: Any, settings: RunSettings) -> str:
+    """What ``W`` will run, asked before anything runs: whose target, how many processes, and
+    where the recipe goes."""
+    mode = settings.knobs.get("mode") or getattr(entry.data, "mode", "")
+    each = COMPILE_REPEAT if mode == "compile" else DEFAULT_REPEAT
+    whose = f"{entry.record_name or 'a record'}'s" if entry.source != "run" else "this run's"
+    _, recipe = warmup_paths(entry.data.record_path)
+    where = f"writes it as {recipe.name} beside the record" if recipe else "writes it in its folder"
+    return clean_line(
+        f"Derive a warm-up recipe from {whose} target {settings.target} and run it: "
+        f"{each} fresh processes without a recipe, then {each} for each candidate recipe "
+        f"(at least {2 * each} in all), each running the target's code; {where}. Go on?"
+    )
 
 
 def warmup_settings(settings: RunSettings) -> RunSettings:
