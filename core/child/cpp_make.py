@@ -195,7 +195,13 @@ def command(
 def cache_root() -> Path:
     explicit = os.environ.get(CACHE_VAR)
     if explicit:
-        return Path(explicit)
+        root = Path(explicit)
+        if root.exists() and not root.is_dir():
+            raise BuildError(
+                f"{CACHE_VAR}={explicit!r}: not a folder; name a folder for warmscope's builds "
+                "(made if missing), or unset it"
+            )
+        return root
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "warmscope"
 

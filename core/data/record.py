@@ -35,6 +35,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
+from warmscope.core.base.safe_text import clean_line
+from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.reading import (
     QUICK_READ_BYTES,
     Progress,
@@ -94,7 +96,13 @@ def new_folder(folder: Path | None, kind: str, target: str) -> Path:
 
 def record_dir() -> Path:
     if os.environ.get("WARMSCOPE_RECORD_DIR"):
-        return Path(os.environ["WARMSCOPE_RECORD_DIR"])
+        folder = Path(os.environ["WARMSCOPE_RECORD_DIR"])
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(
+                f"WARMSCOPE_RECORD_DIR={clean_line(str(folder))}: not a folder; name a folder "
+                "for the records (made if missing), or unset it"
+            )
+        return folder
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state) / "warmscope" / "runs"
 

@@ -62,6 +62,8 @@ FOLD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, Over
 
 
 def describe(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):  # json's own words name Python's stack, not the file
+        return "nested too deeply: arrays or objects inside each other past what is read"
     if isinstance(exc, KeyError):
         text = f"missing {exc}"
     elif type(exc) in (Shape, ValueError):

@@ -13,7 +13,7 @@ from typing import Any
 
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.data.reading import MAX_DOCUMENT_BYTES
-from warmscope.core.data.schema import RecordError, Shape
+from warmscope.core.data.schema import RecordError, Shape, describe
 from warmscope.core.data.sweep_schema import check_sweep, finite_float, not_finite
 
 FORMAT = "warmscope-sweep"
@@ -57,7 +57,7 @@ def read_sweep(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise RecordError(f"no such file: {shown}") from None
     except (OSError, ValueError, RecursionError) as exc:
-        why = clean_line(str(exc))[:200]
+        why = clean_line(describe(exc) if isinstance(exc, RecursionError) else str(exc))[:200]
         raise RecordError(f"{shown} is not a warmscope sweep document: {why}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise RecordError(f"{shown} is not a warmscope sweep document")

@@ -89,9 +89,22 @@ BOOTSTRAP = (
 stdin, a byte at a time up to the length, and runs it."""
 
 
+def ssh_options() -> list[str]:
+    """``WARMSCOPE_SSH_OPTIONS`` split as a shell splits it; one line naming it where it
+    cannot be (an unbalanced quote)."""
+    text = os.environ.get(SSH_OPTIONS_VAR, "")
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(
+            f"{SSH_OPTIONS_VAR}={clean_line(text)!r}: {str(exc).lower()}; write it as a shell "
+            "line of ssh options (-o Name=value …), quotes balanced"
+        ) from None
+
+
 def ssh_command(host: str, python: str | None) -> list[str]:
     """The ``ssh`` command line that starts the guardian on ``host``."""
-    options = shlex.split(os.environ.get(SSH_OPTIONS_VAR, ""))
+    options = ssh_options()
     remote = f"exec {shlex.quote(python or 'python3')} -c {shlex.quote(BOOTSTRAP)}"
     # The user's options first: for ssh the first value given wins.
     return [
