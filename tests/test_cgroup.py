@@ -16,8 +16,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.conftest import FACTORIES, run_id_of, warmscope
 from warmscope.core.base.sizes import parse_size
-from warmscope.core.run.cgroup import RunCgroup, own_path, v2_mount
+from warmscope.core.run.cgroup import MAX_PROCS, RunCgroup, own_path, v2_mount
 
 HYBRID = (
     "35 25 0:30 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755\n"
@@ -145,3 +146,24 @@ def test_not_writable_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     reason = RunCgroup.create("x")
     assert isinstance(reason, str) and "not writable" in reason
     assert os.path.exists(tmp_path) and not (tmp_path / "nowhere").exists()
+
+
+def test_a_runs_processes_are_bounded_and_the_record_says_how(tmp_path: Path) -> None:
+    """A fork bomb in a model stops at the run's ``pids.max`` (as root ``RLIMIT_NPROC`` holds
+    nothing): the bound is in the run's own cgroup, the model sees it, the record says which."""
+    record = tmp_path / "run.jsonl"
+    r = warmscope(
+        "run", f"{FACTORIES}:reads_its_process_bound", "--input", "2x2", "--iters", "2",
+        "--record", str(record), "--quiet", json_path=tmp_path / "run.json",
+    )  # fmt: skip
+    assert r.code == 0 and r.doc is not None, r.stderr
+    how = r.doc["env"]["containment"]
+    assert how["max_procs"] == MAX_PROCS
+    if how["procs_by"].startswith("none"):
+        pytest.skip(f"no bound here: {how['procs_by']}")
+    assert how["procs_by"] in ("cgroup pids.max", "cgroup v1 pids.max", "RLIMIT_NPROC")
+    if how["procs_by"].startswith("cgroup"):
+        assert f"PIDS_MAX={MAX_PROCS}" in record.read_text()
+        mine = f"warmscope-{run_id_of(record)}"
+        left = [p for p in Path("/sys/fs/cgroup").glob(f"*/**/{mine}")]
+        assert left == [], "the run's cgroups go with it"

@@ -8,6 +8,12 @@ The binary lives in the user's cache folder under a key made of the torch build,
 the compiler (``~/.cache/warmscope/cpp-agent/KEY/``), built into a scratch file and moved into
 place under a lock, so runs, sweeps and test workers started together build it once.
 
+The cache holds code warmscope runs, so it runs only what warmscope built: its folders are
+made 0700 whatever the umask, and one that is a link, another user's, or writable by group or
+others is refused, naming the path and the fix; nothing in it is opened through a link; each
+build records its output's SHA-256 beside it (written whole), checked before every use, and an
+output that fails the check (empty, changed, planted) is built again, saying which file.
+
 One ``g++`` line, no CMake: the agent is one file, and CMake's configure step (its compiler
 checks, Torch's config) adds to a build it cannot parallelise (measured here: 0.9 s configure
 + 37.4 s ninja against 37.7 s for this line). Almost all of a build is the compiler reading
@@ -27,6 +33,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -230,6 +237,9 @@ class Agent:
     cxx: str
     folder: Path
     source: Path = SOURCE
+    root: Path | None = None
+    """The cache's root (``cache_root()``): it and every folder below it to ``folder`` are
+    warmscope's own, checked as such; ``None``: ``folder`` alone."""
 
     @property
     def binary(self) -> Path:
@@ -237,7 +247,118 @@ class Agent:
 
     @property
     def built(self) -> bool:
-        return os.access(self.binary, os.X_OK)
+        return unsound(self.binary) is None
+
+
+# -- a cache that runs only what it built -----------------------------------------------------
+
+HASH_SUFFIX = ".sha256"
+
+
+def private_folders(folder: Path, root: Path | None) -> None:
+    """``root`` and each folder below it down to ``folder``, made 0700 where missing (whatever
+    the umask), each refused where it is a link, not the user's, or writable by others."""
+    top = root if root is not None else folder
+    chain = [
+        top,
+        *(
+            top / Path(*folder.relative_to(top).parts[: n + 1])
+            for n in range(len(folder.relative_to(top).parts))
+        ),
+    ]
+    top.parent.mkdir(parents=True, exist_ok=True)
+    for path in chain:
+        try:
+            os.mkdir(path, 0o700)
+            os.chmod(path, 0o700)  # the umask took bits from mkdir's mode; none are added here
+        except FileExistsError:
+            pass
+        check_owned(path, "folder")
+
+
+def check_owned(path: Path, what: str) -> os.stat_result:
+    """``path``'s own status (not a link's target): refused where it is a link, another
+    user's, or writable by group or others, in one line naming the fix."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise BuildError(f"warmscope's build cache: cannot read {path}: {exc.strerror}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise BuildError(
+            f"warmscope's build cache: {path} is a link; the cache holds none: remove it"
+        )
+    if st.st_uid != os.geteuid():
+        raise BuildError(
+            f"warmscope's build cache: {path} belongs to uid {st.st_uid}, not to you: remove "
+            f"it, or set {CACHE_VAR} to a folder of your own"
+        )
+    if st.st_mode & 0o022:
+        raise BuildError(
+            f"warmscope's build cache: the {what} {path} is writable by others (mode "
+            f"{stat.S_IMODE(st.st_mode):o}): chmod go-w {path}, or remove it"
+        )
+    return st
+
+
+def unsound(output: Path) -> str | None:
+    """Why ``output`` is not what warmscope built (``None`` where it is): missing, empty, not
+    a file warmscope can run, or not the bytes its build recorded."""
+    if not os.path.lexists(output):
+        return "missing"
+    if os.path.islink(output):
+        return "a link"
+    st = check_owned(output, "file")
+    if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+        return "empty" if st.st_size == 0 else "not a file"
+    if not st.st_mode & stat.S_IXUSR:
+        return "not executable"
+    recorded = read_private(output.with_name(output.name + HASH_SUFFIX))
+    if recorded is None:
+        return "without the checksum its build records"
+    if recorded.strip() != file_sha256(output):
+        return "not the bytes its build recorded (SHA-256 differs)"
+    return None
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_private(path: Path) -> str | None:
+    """A small file of the cache, never through a link (``None``: missing or unreadable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
+        return f.read(4096)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Written beside (a new file, 0600) and renamed onto ``path``: never through a link, and
+    never half."""
+    with tempfile.NamedTemporaryFile(
+        "w", dir=path.parent, prefix=f".{path.name}-", delete=False, encoding="utf-8"
+    ) as f:
+        f.write(text)
+    os.replace(f.name, path)
+
+
+def open_private(path: Path, flags: int) -> int:
+    """``os.open`` of a file in the cache, refused where it is a link (``O_NOFOLLOW``)."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise BuildError(
+                f"warmscope's build cache: {path} is a link; the cache holds none: remove it"
+            ) from None
+        raise BuildError(f"warmscope's build cache: cannot open {path}: {exc.strerror}") from None
 
 
 def agent_for(python: str | None, source: Path = SOURCE) -> Agent:
@@ -246,9 +367,9 @@ def agent_for(python: str | None, source: Path = SOURCE) -> Agent:
     host, where the guardian put it)."""
     torch = locate_torch(python)
     cxx = compiler()
-    return Agent(
-        torch, cxx, cache_root() / "cpp-agent" / build_key(torch, cxx, source.read_bytes()), source
-    )
+    root = cache_root()
+    key = build_key(torch, cxx, source.read_bytes())
+    return Agent(torch, cxx, root / "cpp-agent" / key, source, root)
 
 
 def build(
@@ -282,11 +403,14 @@ def built_once(
 ) -> Path:
     """``output``, compiled by ``line_for(scratch)`` into a scratch file moved into place,
     under the folder's lock, unless it is there already."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "lock", "w") as lock:
+    private_folders(folder, agent.root)
+    with os.fdopen(open_private(folder / "lock", os.O_RDWR | os.O_CREAT), "w") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        if output.exists():
+        why = unsound(output)
+        if why is None:
             return output
+        if tell is not None and why != "missing":
+            tell(f"replacing {output}: {why}")
         if tell is not None:
             tell(f"building {what} against torch {agent.torch.version} (once per torch build)")
         log = folder / "build.log"
@@ -295,7 +419,7 @@ def built_once(
         line = line_for(scratch)
         t0 = time.monotonic()
         try:
-            with open(log, "wb") as out:
+            with os.fdopen(open_private(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as out:
                 # A session of its own: g++ runs cc1plus as a child, which a stop must end too.
                 proc = subprocess.Popen(
                     line, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
@@ -309,7 +433,8 @@ def built_once(
                     f"({Path(agent.cxx).name} exited {code}): {first_error(log)}; the whole "
                     f"output: {log}"
                 )
-            os.chmod(scratch, 0o755)
+            os.chmod(scratch, 0o700)
+            write_private(output.with_name(output.name + HASH_SUFFIX), file_sha256(scratch) + "\n")
             os.replace(scratch, output)
         finally:
             with contextlib.suppress(OSError):
@@ -321,7 +446,7 @@ def built_once(
             "seconds": round(time.monotonic() - t0, 1),
             "command": line,
         }
-        (folder / "build.json").write_text(json.dumps(facts, indent=1) + "\n")
+        write_private(folder / "build.json", json.dumps(facts, indent=1) + "\n")
         return output
 
 

@@ -37,6 +37,27 @@ def v2_mount(mountinfo: str) -> Path | None:
     return None
 
 
+def v1_mount(mountinfo: str, controller: str) -> Path | None:
+    """Where a v1 hierarchy holding ``controller`` is mounted (``/sys/fs/cgroup/pids``)."""
+    for line in mountinfo.splitlines():
+        left, sep, right = line.partition(" - ")
+        parts = right.split(" ")
+        if sep and len(parts) >= 3 and parts[0] == "cgroup" and controller in parts[2].split(","):
+            fields = left.split(" ")
+            if len(fields) >= 5:
+                return Path(fields[4])
+    return None
+
+
+def v1_path(proc_cgroup: str, controller: str) -> str | None:
+    """This process's path in the v1 hierarchy of ``controller`` (``/proc/self/cgroup``)."""
+    for line in proc_cgroup.splitlines():
+        _, controllers, path = [*line.split(":", 2), "", ""][:3]
+        if controller in controllers.split(","):
+            return path.strip() or "/"
+    return None
+
+
 def own_path(proc_cgroup: str) -> str | None:
     """This process's cgroup v2 path (``/user.slice/…``) from ``/proc/self/cgroup``'s text."""
     for line in proc_cgroup.splitlines():
@@ -52,6 +73,8 @@ class RunCgroup:
     path: Path
     memory_limited: bool = False
     """Whether ``memory.max`` holds the run's memory limit (else the caller caps by rlimit)."""
+    pids_path: Path | None = None
+    """A v1 ``pids`` cgroup of the run's own, where the v2 one has no pids controller."""
 
     @classmethod
     def create(cls, run_id: str, memory_limit: int | None = None) -> RunCgroup | str:
@@ -134,23 +157,65 @@ class RunCgroup:
         text = self._read("memory.peak").strip()
         return int(text) if text.isdigit() else None
 
+    def bound_processes(self, pid: int, max_procs: int) -> str | None:
+        """At most ``max_procs`` processes and threads in the run at once: ``pids.max`` of
+        its v2 cgroup, else of a v1 ``pids`` cgroup of its own with ``pid`` in it; how, or
+        ``None`` where neither can be had."""
+        if "pids" in self._read("cgroup.controllers").split():
+            with contextlib.suppress(OSError):
+                (self.path / "pids.max").write_text(str(max_procs))
+                return "cgroup pids.max"
+        try:
+            mount = v1_mount(MOUNTINFO.read_text(), "pids")
+            own = v1_path(SELF_CGROUP.read_text(), "pids")
+        except OSError:
+            return None
+        if mount is None or own is None:
+            return None
+        path = mount / own.lstrip("/") / self.path.name
+        try:
+            path.mkdir()
+        except OSError:
+            return None
+        try:
+            (path / "pids.max").write_text(str(max_procs))
+            (path / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+            return None
+        self.pids_path = path
+        return "cgroup v1 pids.max"
+
     def remove(self, timeout: float = 1.0) -> None:
         """Remove the cgroup once it is empty (members that just got SIGKILL take a moment)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                self.path.rmdir()
+        if self.pids_path is not None:
+            _rmdir_when_empty(self.pids_path, timeout)
+        _rmdir_when_empty(self.path, timeout)
+
+
+def _rmdir_when_empty(path: Path, timeout: float) -> None:
+    """Remove a cgroup once it is empty (members that just got SIGKILL take a moment)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            if exc.errno != errno.EBUSY or time.monotonic() >= deadline:
                 return
-            except FileNotFoundError:
-                return
-            except OSError as exc:
-                if exc.errno != errno.EBUSY or time.monotonic() >= deadline:
-                    return
-            time.sleep(0.01)
+        time.sleep(0.01)
+
+
+MAX_PROCS = 4096
+"""The most processes and threads a run may hold at once: no real model comes near it (a
+compile's workers, a data loader's), and a fork bomb stops there, not at the machine's end."""
 
 
 def contain(
-    run_id: str, pid: int, memory_limit: int | None = None
+    run_id: str, pid: int, memory_limit: int | None = None, max_procs: int = MAX_PROCS
 ) -> tuple[RunCgroup | None, dict[str, Any]]:
     """Put the run's child ``pid`` into a cgroup of its own, and cap its memory; the cgroup
     (``None`` where there is none) and, for the record, how the run's processes are held, how
@@ -165,6 +230,14 @@ def contain(
         how = {"by": "run id", "why": f"cannot move the child into {made.path}"}
     else:
         group, how = made, {"by": "cgroup", "path": str(made.path)}
+    how["max_procs"] = max_procs
+    procs_by = group.bound_processes(pid, max_procs) if group is not None else None
+    if procs_by is None and os.geteuid() != 0:
+        # No pids controller: the user's own process count (root is not held by it).
+        with contextlib.suppress(OSError, ValueError):
+            resource.prlimit(pid, resource.RLIMIT_NPROC, (max_procs, max_procs))
+            procs_by = "RLIMIT_NPROC"
+    how["procs_by"] = procs_by or "none: no pids controller here, and RLIMIT_NPROC holds no root"
     if memory_limit is not None:
         how["memory_limit"] = memory_limit
         if group is not None and group.memory_limited:

@@ -16,7 +16,13 @@ from warmscope.core.child.cpp_make import Torch as Torch
 from warmscope.core.child.cpp_make import agent_for as agent_for
 from warmscope.core.child.cpp_make import build as build
 from warmscope.core.child.cpp_make import build_key as build_key
-from warmscope.core.child.cpp_make import built_once
+from warmscope.core.child.cpp_make import (
+    built_once,
+    private_folders,
+    read_private,
+    unsound,
+    write_private,
+)
 from warmscope.core.child.cpp_make import cache_root as cache_root
 from warmscope.core.child.cpp_make import command as command
 from warmscope.core.child.cpp_make import compiler as compiler
@@ -48,7 +54,7 @@ class RecipeLibrary:
 
     @property
     def built(self) -> bool:
-        return self.path.exists()
+        return unsound(self.path) is None
 
 
 @dataclass(frozen=True)
@@ -99,12 +105,12 @@ def build_recipe(
     """The recipe's library, built first where it is not yet (as ``build``)."""
     recipe = child.recipe
     assert recipe is not None
-    recipe.folder.mkdir(parents=True, exist_ok=True)
-    shim = recipe.folder / "shim.cpp"
-    if not shim.exists():
-        shim.write_text(RECIPE_SHIM)
-    extra = ("-shared", "-fPIC", "-DWARMUP_NO_MAIN", "-include", str(recipe.source))
     agent = child.agent
+    private_folders(recipe.folder, agent.root)
+    shim = recipe.folder / "shim.cpp"
+    if read_private(shim) != RECIPE_SHIM:
+        write_private(shim, RECIPE_SHIM)
+    extra = ("-shared", "-fPIC", "-DWARMUP_NO_MAIN", "-include", str(recipe.source))
     return built_once(
         recipe.folder,
         recipe.path,

@@ -222,3 +222,26 @@ class AlwaysRaises(torch.nn.Module):
 
 def always_raises() -> torch.nn.Module:
     return AlwaysRaises()
+
+
+class ReadsItsProcessBound(torch.nn.Module):
+    """Prints the ``pids.max`` of the cgroups it is in: the bound the run put on its processes."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        from pathlib import Path
+
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            for base in (
+                Path("/sys/fs/cgroup/pids") if "pids" in controllers.split(",") else None,
+                Path("/sys/fs/cgroup") if controllers == "" else None,
+                Path("/sys/fs/cgroup/unified") if controllers == "" else None,
+            ):
+                bound = base / path.lstrip("/") / "pids.max" if base is not None else None
+                if bound is not None and bound.exists():
+                    print(f"PIDS_MAX={bound.read_text().strip()}", flush=True)
+        return x
+
+
+def reads_its_process_bound() -> torch.nn.Module:
+    return ReadsItsProcessBound()
