@@ -53,6 +53,14 @@ MAX_SHAPES = 4096
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
+_NAME = r"[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,252})"
+HOST_FORM = re.compile(
+    rf"(?:ssh://)?(?:{_NAME}@)?(?:{_NAME}|\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9]+)?\])(?::[0-9]{{1,5}})?"
+)
+"""What ``--host`` takes: ``box``, ``user@box``, ``10.0.0.5``, ``[fe80::1%eth0]``,
+``ssh://user@box:2222``; nothing a shell or ssh would read as more than a name."""
+
+
 @dataclass
 class RunSettings(RunFields):
     """One run's settings: the fields ``RunFields`` declares (``knobs`` holds every knob;
@@ -158,10 +166,13 @@ class RunSettings(RunFields):
         for gap in self.idle_probe:
             if not (math.isfinite(gap) and 0 <= gap <= 3600):
                 raise SettingsError(f"--idle-probe: {gap} is not a number of seconds (0-3600)")
-        if self.host is not None and (
-            not self.host or self.host[0] == "-" or _CONTROL.search(self.host)
-        ):
-            raise SettingsError(f"--host {self.host!r}: expected a destination as ssh takes it")
+        if self.host is not None and not HOST_FORM.fullmatch(self.host):
+            # Checked here, not left to ssh: an ssh_config ProxyCommand's %h would hand the
+            # name to a shell.
+            raise SettingsError(
+                f"--host {clean_line(self.host)!r}: expected a host name, an ssh_config alias, "
+                "user@host, [v6 address], or ssh://[user@]host[:port] (letters, digits, . _ -)"
+            )
         if self.python is not None and self.host is None:  # on a remote host, found there
             check_python(self.python)
         try:
