@@ -456,3 +456,20 @@ def test_the_tui_is_gone_within_2_s_of_its_terminal(
     data = read_run(record)
     assert data.count > 0 and data.run_id == run_id
     assert data.status == "stopped", "a hang-up ends the run, and its record says so"
+
+
+def test_the_settings_form_marks_invisible_characters_in_the_target_as_the_main_view_does() -> None:
+    hidden = "sample:tri\u200bvial"
+    app = build_app(settings=RunSettings(target=hidden), start=recording([]))
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.runs and app.runs[0].view.finished)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await pilot.pause()
+        assert app.screen.query_one("#field-target", Input).value == hidden  # kept as it is
+        help_text = str(app.screen.query_one("#help-target", Static).render())
+        assert "holds characters a terminal does not show" in help_text
+        assert "sample:tri\ufffdvial" in help_text
+
+    run(app, scenario)

@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 
+from warmscope.core.base.safe_text import REPLACEMENT, clean_name
 from warmscope.core.child.knobs import KNOB_BY_NAME, KNOBS, Knob, KnobError, show_value
 from warmscope.core.data.settings import (
     PRESETS,
@@ -236,10 +237,15 @@ class SettingsScreen(Screen[SettingsResult | None]):
                 self._preset_help(b.preset),
             )
             yield Static("what to run", classes="group-title")
+            shown = clean_name(b.target)
             yield from self._row(
                 "target",
                 Input(b.target, compact=True, id="field-target"),
-                "model.pt, path/file.py:factory, package.module:factory or sample:NAME",
+                "model.pt, path/file.py:factory, package.module:factory or sample:NAME"
+                if shown == b.target
+                # The field holds the name as it is; what a terminal would not show is said.
+                else f"holds characters a terminal does not show, marked {REPLACEMENT} as the "
+                f"main view marks them: {shown}",
             )
             yield from self._row(
                 "inputs",
