@@ -7,6 +7,7 @@ is skipped with the reason ``RunCgroup.create`` gives.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import FACTORIES, run_id_of, warmscope
+from tests.conftest import FACTORIES, run_id_of, survivors, warmscope
 from warmscope.core.base.sizes import parse_size
 from warmscope.core.run.cgroup import MAX_PROCS, RunCgroup, own_path, v2_mount
 
@@ -167,3 +168,20 @@ def test_a_runs_processes_are_bounded_and_the_record_says_how(tmp_path: Path) ->
         mine = f"warmscope-{run_id_of(record)}"
         left = [p for p in Path("/sys/fs/cgroup").glob(f"*/**/{mine}")]
         assert left == [], "the run's cgroups go with it"
+
+
+def test_a_model_that_forks_without_end_stops_at_max_procs_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    record = tmp_path / "run.jsonl"
+    r = warmscope(
+        "run", f"{FACTORIES}:forks_many", "--input", "2x2", "--iters", "1", "--max-procs", "48",
+        "--record", str(record), "--quiet", json_path=tmp_path / "run.json", timeout=120,
+    )  # fmt: skip
+    assert r.doc is not None, r.stderr
+    how = r.doc["env"]["containment"]
+    if not how["procs_by"].startswith("cgroup"):
+        pytest.skip(f"no pids cgroup here: {how['procs_by']}")
+    started = [int(line.split("=")[1]) for line in re.findall(r"STARTED=\d+", record.read_text())]
+    assert started and started[0] < 48, started  # the agent's own threads count too
+    assert survivors(run_id_of(record)) == []

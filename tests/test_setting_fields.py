@@ -52,6 +52,7 @@ SAMPLES: dict[str, Any] = {
     "profiled_in_stats": True,
     "recipe": "warmup.py",
     "memory_limit": "3G",
+    "max_procs": 64,
     "fresh_inputs": True,
     "replay_opening": True,
     "explain": False,

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.data.settings.fields import MAX_PROCS
+
 MOUNTINFO = Path("/proc/self/mountinfo")
 SELF_CGROUP = Path("/proc/self/cgroup")
 
@@ -207,11 +209,6 @@ def _rmdir_when_empty(path: Path, timeout: float) -> None:
             if exc.errno != errno.EBUSY or time.monotonic() >= deadline:
                 return
         time.sleep(0.01)
-
-
-MAX_PROCS = 4096
-"""The most processes and threads a run may hold at once: no real model comes near it (a
-compile's workers, a data loader's), and a fork bomb stops there, not at the machine's end."""
 
 
 def contain(

@@ -245,7 +245,9 @@ class RunSession:
             config["spawn_ns"] = time.monotonic_ns()  # its first phase: from here to its main
         self.proc = spawn_agent(command, self._env, self.ring.fd, who)
         # Into the run's cgroup before it reads its config: no model code has run yet.
-        self._cgroup, containment = contain(self.run_id, self.proc.pid, self._memory_limit)
+        self._cgroup, containment = contain(
+            self.run_id, self.proc.pid, self._memory_limit, self.settings.max_procs
+        )
         self._guardian.start(self.run_id, self._cgroup.path if self._cgroup else None)
         self._commit({"type": "spawned", "pid": self.proc.pid})
         self._commit({"type": "env", "env": {"containment": containment}})

@@ -245,3 +245,24 @@ class ReadsItsProcessBound(torch.nn.Module):
 
 def reads_its_process_bound() -> torch.nn.Module:
     return ReadsItsProcessBound()
+
+
+class ForksMany(torch.nn.Module):
+    """Starts up to 200 sleeping helpers on its first call, and says how many it could."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        import subprocess
+
+        started = 0
+        for _ in range(200):
+            try:
+                subprocess.Popen(["sleep", "60"])
+            except OSError:
+                break
+            started += 1
+        print(f"STARTED={started}", flush=True)
+        return x
+
+
+def forks_many() -> torch.nn.Module:
+    return ForksMany()

@@ -38,6 +38,13 @@ if TYPE_CHECKING:
 # Knobs: a preset, then --mode and --device, then every --set (the env entry reads them).
 
 
+MAX_PROCS = 4096
+"""The most processes and threads a run may hold at once by default: no real model comes near
+it (a compile's workers, a data loader's), and a fork bomb stops there, not at the machine's
+end."""
+MIN_PROCS = 16
+
+
 def _read_knobs(args: argparse.Namespace, settings: RunSettings) -> None:
     if args.preset:
         settings.apply_preset(args.preset)
@@ -547,6 +554,26 @@ class WhereAndWhat:
                         help="cap the run's memory (512M, 3G): its cgroup's memory.max where the "
                         "memory controller is delegated, else the child's address space "
                         "(RLIMIT_AS); a run that hits it ends failed, naming memory",
+                    ),
+                ),
+            ),
+        ),
+    )
+
+    max_procs: int = field(
+        default=MAX_PROCS,
+        metadata=setting(
+            "int",
+            (
+                Option(
+                    ("--max-procs",),
+                    dict(
+                        type=int,
+                        default=MAX_PROCS,
+                        metavar="N",
+                        help=f"the most processes and threads the run may hold at once (default "
+                        f"{MAX_PROCS}: a fork bomb in a model stops there): its cgroup's pids.max, "
+                        "else RLIMIT_NPROC where not root; the record says which held",
                     ),
                 ),
             ),

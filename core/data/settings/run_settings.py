@@ -17,7 +17,7 @@ from warmscope.core.child.knobs import KNOBS, KnobError, changed, default_values
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data import cpp_runtime
 from warmscope.core.data.settings.compile_cache import MODES as COMPILE_CACHE_MODES
-from warmscope.core.data.settings.fields import FIELDS, RunFields, default_of
+from warmscope.core.data.settings.fields import FIELDS, MIN_PROCS, RunFields, default_of
 from warmscope.core.data.settings.setting import DEFAULT_ITERS as DEFAULT_ITERS
 from warmscope.core.data.settings.setting import DEFAULT_SAMPLE_HZ as DEFAULT_SAMPLE_HZ
 from warmscope.core.data.settings.setting import KINDS, argv, consent
@@ -166,6 +166,11 @@ class RunSettings(RunFields):
         for gap in self.idle_probe:
             if not (math.isfinite(gap) and 0 <= gap <= 3600):
                 raise SettingsError(f"--idle-probe: {gap} is not a number of seconds (0-3600)")
+        if self.max_procs < MIN_PROCS:
+            raise SettingsError(
+                f"--max-procs {self.max_procs}: at least {MIN_PROCS} (torch starts threads of "
+                "its own)"
+            )
         if self.host is not None and not HOST_FORM.fullmatch(self.host):
             # Checked here, not left to ssh: an ssh_config ProxyCommand's %h would hand the
             # name to a shell.
