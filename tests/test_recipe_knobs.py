@@ -17,9 +17,10 @@ import torch
 from tests.conftest import TARGETS, warmscope
 from warmscope.core.child.knobs import KNOBS, MEASURE, SERVER, STATEMENT, STEP, Knob
 from warmscope.core.data.record import read_run
-from warmscope.core.output.recipe import Recipe, split_header
-from warmscope.core.output.recipe_cpp import CppRecipeError, emit_cpp
+from warmscope.core.output.recipe import Recipe, cpp_literal, split_header
+from warmscope.core.output.recipe_cpp import CppRecipeError, build_command, emit_cpp
 from warmscope.core.output.warmup_verdict import OUTCOMES
+from warmscope.core.run import cpp_build
 
 MODELS = TARGETS / "warmup_models.py"
 CARRIED = [k for k in KNOBS if k.recipe.carry in (STATEMENT, SERVER)]
@@ -205,7 +206,29 @@ def test_the_cpp_recipe_sets_every_knob_libtorch_has_and_refuses_the_rest(
         if k.name not in recipe.settings:
             continue
         if k.recipe.carry == STATEMENT:
-            assert f"  // {k.name}" in text and k.recipe.cpp.split("(")[0].split(" =")[0] in text
+            stmt = k.recipe.cpp.format(value=cpp_literal(k, recipe.settings[k.name]))
+            assert f"  {stmt}  // {k.name}" in text, k.name
         else:
             assert k.recipe.server_cpp.split("(")[0] in text, k.name
     assert "torch::jit::setGraphExecutorOptimize(" in text  # the guard the first user needed
+
+
+def test_the_cpp_recipe_with_every_knob_libtorch_has_compiles(every_knob: dict) -> None:
+    """Each knob's C++ statement, as declared, is C++ that libtorch takes (g++, syntax only:
+    the whole file, every statement and the server's lines in its main)."""
+    try:
+        cxx = cpp_build.compiler()
+    except cpp_build.BuildError as exc:
+        pytest.skip(str(exc))
+    recipe = Recipe.from_json(next(iter(every_knob["doc"]["candidates"]))["recipe"])
+    for k in CARRIED:
+        if k.recipe.carry == STATEMENT and not k.recipe.cpp:
+            del recipe.settings[k.name]
+    assert len(recipe.settings) >= 9
+    source = every_knob["folder"] / "every_knob.cpp"
+    source.write_text(emit_cpp(recipe.to_json(), "m.pt"))
+    torch_found = cpp_build.locate_torch(None)
+    line = build_command(str(source), "/dev/null", str(torch_found.root), cxx11_abi=True)
+    line = [cxx if part == "g++" else part for part in line] + ["-fsyntax-only"]
+    done = subprocess.run(line, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]

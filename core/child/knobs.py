@@ -359,7 +359,8 @@ KNOBS: tuple[Knob, ...] = (
         convert=parse_fusion_strategy,
         recipe=RecipeForm(
             STATEMENT,
-            cpp="torch::jit::setFusionStrategy({value});",
+            # setFusionStrategy takes an lvalue: a block with a local of its own.
+            cpp="{{ auto stages = {value}; torch::jit::setFusionStrategy(stages); }}",
             cpp_value=cpp_fusion_strategy,
         ),
         read="swap:torch._C._jit_set_fusion_strategy",
