@@ -17,6 +17,7 @@ import os
 import resource
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,21 +31,23 @@ SELF_CGROUP = Path("/proc/self/cgroup")
 def v2_mount(mountinfo: str) -> Path | None:
     """Where the cgroup v2 hierarchy is mounted (``/sys/fs/cgroup``, or ``…/unified`` on a
     hybrid system), from ``/proc/self/mountinfo``'s text."""
-    for line in mountinfo.splitlines():
-        left, sep, right = line.partition(" - ")
-        if sep and right.split(" ", 1)[0] == "cgroup2":
-            fields = left.split(" ")
-            if len(fields) >= 5:
-                return Path(fields[4])
-    return None
+    return _mount(mountinfo, lambda kind, _options: kind == "cgroup2")
 
 
 def v1_mount(mountinfo: str, controller: str) -> Path | None:
     """Where a v1 hierarchy holding ``controller`` is mounted (``/sys/fs/cgroup/pids``)."""
+    return _mount(
+        mountinfo, lambda kind, options: kind == "cgroup" and controller in options.split(",")
+    )
+
+
+def _mount(mountinfo: str, wanted: Callable[[str, str], bool]) -> Path | None:
+    """The mount point of the first line whose file system type and super options
+    ``wanted(type, options)`` takes."""
     for line in mountinfo.splitlines():
         left, sep, right = line.partition(" - ")
         parts = right.split(" ")
-        if sep and len(parts) >= 3 and parts[0] == "cgroup" and controller in parts[2].split(","):
+        if sep and wanted(parts[0], parts[2] if len(parts) >= 3 else ""):
             fields = left.split(" ")
             if len(fields) >= 5:
                 return Path(fields[4])
