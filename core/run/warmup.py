@@ -79,13 +79,13 @@ FORMAT = "warmscope-warmup"
 VERSION = 1
 DEFAULT_REPEAT = 6
 COMPILE_REPEAT = 2
+"""A compile warm-up's processes per cell by default: each compiles (tens of seconds for a
+small transformer), so the whole takes a few compile-and-serve processes, not dozens."""
 DEFAULT_TOLERANCE_MS = 0.5
 """What a served first call may keep over its steady p50 and still be ``verified within``: a
 compiled tiny GPT's first calls, cured of 18 s, kept 140–260 µs over 0.35–0.6 ms calls (1.2–2×)
 in warmscope's processes and in plain ones alike; half a millisecond is below what a request
 notices, and the verdict names the residual whatever it is."""
-"""A compile warm-up's processes per cell by default: each compiles (tens of seconds for a
-small transformer), so the whole takes a few compile-and-serve processes, not dozens."""
 MARGIN = 1
 """Warm-up calls per shape beyond the calls the slowest shape took to become steady (the upper
 median across baseline processes)."""
@@ -105,7 +105,8 @@ class Progress:
     phase: str
     """``plan`` (the processes to come, before the first), ``observe``, ``estimate`` (the
     whole warm-up's time, once the first process has met every shape), ``propose``,
-    ``artifact`` (a cache-artifact recipe's one process), ``verify``."""
+    ``artifact`` (a cache-artifact recipe's one process), ``verify``, ``again`` (a contended
+    verification process run once more)."""
     cells: list[str] = field(default_factory=list)
     cell: str = ""
     repeat: int = -1
