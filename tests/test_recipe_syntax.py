@@ -83,7 +83,7 @@ PLAIN_PY = {
 }
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts, st.sampled_from(["script", "compile"]))
 def test_the_python_file_parses_to_the_same_statements_whatever_the_text(
     text: str, mode: str
@@ -112,7 +112,7 @@ def code_of(source: str) -> str:
 PLAIN_CPP = code_of(emit_cpp(recipe_with("x")[0].to_json(), "x"))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts)
 def test_the_cpp_file_has_the_same_code_outside_its_literals_whatever_the_text(text: str) -> None:
     recipe, proof = recipe_with(text)
