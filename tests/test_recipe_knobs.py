@@ -70,8 +70,9 @@ print(json.dumps({
 """
 
 
-def different_value(k: Knob) -> Any:
-    """A value of ``k`` other than the one a fresh torch has: what the recipe must set."""
+def different_value(k: Knob, fresh: dict[str, Any]) -> Any:
+    """A value of ``k`` other than the one a fresh torch has (``fresh``): what the recipe must
+    set."""
     if k.name == "fusion_strategy":
         return "STATIC,3;DYNAMIC,5"
     if k.name in ("intra_op_threads", "inter_op_threads"):
@@ -80,7 +81,7 @@ def different_value(k: Knob) -> Any:
         return 3
     if k.name == "cpu_fusion" and not torch._C._llvm_enabled():
         return False  # on needs LLVM (refused before any process): off, set all the same
-    current = fresh_value(k)
+    current = fresh[k.name]
     if k.type == "bool":
         return not current
     if k.name == "quantized_engine":
@@ -88,10 +89,12 @@ def different_value(k: Knob) -> Any:
     return next(c for c in k.choices if c != current)
 
 
-def fresh_value(k: Knob) -> Any:
-    """What a fresh process reads for ``k`` (a child, so this test's own process stays as is)."""
+def fresh_values() -> dict[str, Any]:
+    """What a fresh process reads for each carried knob (one child, so this test's own process
+    stays as it is)."""
+    reads = {k.name: k.read for k in CARRIED}
     probe = READ_BACK.split("recipe = load")[0] + (
-        f"print(json.dumps(read({k.read!r}), default=list))"
+        f"print(json.dumps({{n: read(r) for n, r in {reads!r}.items()}}, default=list))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
@@ -123,7 +126,8 @@ def test_every_knob_says_how_a_recipe_carries_it_and_knobs_lists_it() -> None:
 def every_knob(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One real warm-up with every carried knob set away from torch's own value."""
     folder = tmp_path_factory.mktemp("every_knob")
-    values = {k.name: different_value(k) for k in CARRIED}
+    fresh = fresh_values()
+    values = {k.name: different_value(k, fresh) for k in CARRIED}
     sets = [f"{name}={str(v).lower() if isinstance(v, bool) else v}" for name, v in values.items()]
     sets = [s.replace("=true", "=on").replace("=false", "=off") for s in sets]
     emitted = folder / "recipe.py"

@@ -19,7 +19,7 @@ def test_a_model_no_warm_up_can_cure_is_not_verified_in_the_json_the_header_and_
 ) -> None:
     emitted = tmp_path / "r.py"
     r = warmscope(
-        "warmup", f"{FACTORIES}:first_call_per_caller", "--input", "2x8", "--repeat", "2",
+        "warmup", f"{FACTORIES}:first_call_per_caller", "--input", "2x8", "--repeat", "1",
         "--iters", "8", "--emit", str(emitted), "--record", str(tmp_path / "w"),
         json_path=tmp_path / "w.json", timeout=300,
     )  # fmt: skip
