@@ -286,8 +286,8 @@ def emit_python(recipe: Recipe, *, target: str = "", provenance: Provenance | No
     """The recipe as a Python file: imports torch and the standard library only. Every value
     from a path, record, model or warning is a literal (``py_literal``) or escaped text in a
     comment (``comment_text``)."""
-    lines: list[str] = ['"""' + header_lines(recipe, provenance, target)[0]]
-    lines.extend(header_lines(recipe, provenance, target)[1:])
+    head = header_lines(recipe, provenance, target)
+    lines: list[str] = ['"""' + head[0], *head[1:]]
     lines.extend(["", "Use before serving:", "", "    model = prepare(model)", ""])
     lines.extend(textwrap.wrap(f"model: {comment_text(takes(recipe))}.", 96))
     lines.append('"""')
