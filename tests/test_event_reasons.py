@@ -29,7 +29,7 @@ def test_a_recompile_leads_with_its_guard_failure_and_says_what_became_dynamic(
     recompiles = r.events("recompile")
     assert len(recompiles) == 1, recompiles
     title = recompiles[0]["title"]
-    assert title.startswith("tensor 'x' size mismatch at index 1. expected 24, actual 48")
+    assert title.startswith("size mismatch x[1]: 24 → 48")
     assert " — dim 1 now dynamic " in title
     assert re.search(r"\(forward, factories\.py:\d+\)$", title), title
     assert "--set compile_dynamic=true" in recompiles[0]["text"]
@@ -37,7 +37,7 @@ def test_a_recompile_leads_with_its_guard_failure_and_says_what_became_dynamic(
     assert recompiles[0]["iteration"] == 1
     row = next(ln for ln in r.stdout.splitlines() if ln.lstrip().startswith("#1 "))
     # The reason, not the function's path, is what an 80-column row keeps.
-    assert "tensor 'x' size mismatch" in row[:ROW_COLUMNS] and "Recompiling" not in row, row
+    assert "size mismatch x[1]: 24 → 48" in row[:ROW_COLUMNS] and "Recompiling" not in row, row
 
     assert "`--set compile_dynamic=true`" in report(read_run(next(record_dir.glob("*.jsonl"))))
 

@@ -61,22 +61,29 @@ TWO_FAILURES = """Recompiling function forward in /tmp/m.py:5
 
 def test_a_recompile_title_leads_with_the_guard_failure_and_ends_with_the_place() -> None:
     title = _log_title("recompile", RECOMPILE)
-    assert title == (
-        "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 24, actual 48 "
-        "(wrapper, generic.py:969)"
-    )
+    # The reason first, in the words an 80-column row keeps; the place last.
+    assert title == "size mismatch input_ids[1]: 24 → 48 (wrapper, generic.py:969)"
 
 
 def test_further_guard_failures_are_counted_not_listed() -> None:
     assert _log_title("recompile", TWO_FAILURES) == (
-        "tensor 'x' size mismatch at index 0. expected 4, actual 8 (+1 more) (forward, m.py:5)"
+        "size mismatch x[0]: 4 → 8 (+1 more) (forward, m.py:5)"
     )
 
 
 def test_a_dimension_made_dynamic_is_said_before_the_place() -> None:
     title = _log_title("recompile", RECOMPILE)
     made = _with_dynamic(title, [(_source_name("L['kwargs']['input_ids']"), 1)])
-    assert made.endswith("expected 24, actual 48 — dim 1 now dynamic (wrapper, generic.py:969)")
+    assert (
+        made == "size mismatch input_ids[1]: 24 → 48 — dim 1 now dynamic (wrapper, generic.py:969)"
+    )
     other = _with_dynamic(title, [("attention_mask", 1), ("attention_mask", 2)])
     assert "— attention_mask dim 1, attention_mask dim 2 now dynamic (wrapper" in other
     assert _with_dynamic(title, []) == title
+
+
+def test_a_guard_failure_of_another_form_is_shortened_or_kept_as_torch_wrote_it() -> None:
+    dtype = "Recompiling function f in /m.py:1\n- 0/0: tensor 'x' dtype mismatch. expected Float, actual Int"
+    assert _log_title("recompile", dtype) == "dtype mismatch x: Float → Int (f, m.py:1)"
+    other = "Recompiling function f in /m.py:1\n- 0/0: ___check_obj_id(L['self'], 1234)"
+    assert _log_title("recompile", other) == "___check_obj_id(L['self'], 1234) (f, m.py:1)"

@@ -250,7 +250,37 @@ def _recompile_title(lines: list[str]) -> str:
     if not reasons:
         return f"recompiled {place}" if head else place
     more = f" (+{len(reasons) - 1} more)" if len(reasons) > 1 else ""
-    return f"{reasons[0]}{more} ({place})"
+    return f"{_short_reason(reasons[0])}{more} ({place})"
+
+
+AT_INDEX = re.compile(
+    r"^tensor '(?P<name>.+)' (?P<what>[\w ]+?) mismatch at index (?P<index>\d+)\. "
+    r"expected (?P<expected>[^,]+), actual (?P<actual>.+)$"
+)
+WHOLE = re.compile(
+    r"^tensor '(?P<name>.+)' (?P<what>[\w ]+?) mismatch\. "
+    r"expected (?P<expected>.+?), actual (?P<actual>.+)$"
+)
+
+
+def _short_reason(reason: str) -> str:
+    """A guard failure as an 80-column row keeps it: ``tensor 'kwargs['input_ids']' size
+    mismatch at index 1. expected 24, actual 48`` -> ``size mismatch input_ids[1]: 24 → 48``.
+    A reason of another form stays as torch wrote it."""
+    m = AT_INDEX.match(reason)
+    if m:
+        where = f"{_tensor_name(m['name'])}[{m['index']}]"
+        return f"{m['what']} mismatch {where}: {m['expected']} → {m['actual']}"
+    m = WHOLE.match(reason)
+    if m:
+        return f"{m['what']} mismatch {_tensor_name(m['name'])}: {m['expected']} → {m['actual']}"
+    return reason
+
+
+def _tensor_name(name: str) -> str:
+    """``kwargs['input_ids']`` -> ``input_ids``; ``x`` stays ``x``."""
+    keys = re.findall(r"\['([^']+)'\]", name)
+    return keys[-1] if keys else name
 
 
 def _short_path(path: str) -> str:
@@ -274,7 +304,8 @@ def _with_dynamic(title: str, made: list[tuple[str, int]]) -> str:
         reason, place = title, ""
     named = {name for name, _ in made}
     dims = ", ".join(str(d) for _, d in made)
-    if len(named) == 1 and f"'{next(iter(named))}'" in reason:
+    name = next(iter(named))
+    if len(named) == 1 and (f"'{name}'" in reason or f" {_tensor_name(name)}[" in reason):
         what = f"dim{'s' if len(made) > 1 else ''} {dims} now dynamic"
     else:
         what = ", ".join(f"{name} dim {d}" for name, d in made) + " now dynamic"
