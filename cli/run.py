@@ -14,7 +14,8 @@ from warmscope.cli.sweep import run_sweep
 from warmscope.core.base.safe_text import clean, clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.data.run import RunData
+from warmscope.core.data import contention
+from warmscope.core.data.run import RunData, Update
 from warmscope.core.output.export import dump_json, write_json
 from warmscope.core.output.text_views import render_summary
 from warmscope.core.run.hangup import HangupGuard
@@ -48,12 +49,19 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     )
     progress = None if args.quiet or not sys.stderr.isatty() else Progress()
     hangup = HangupGuard()
+    said: list[str] = []
+
+    def on_update(update: Update) -> None:
+        if progress:
+            progress.show(session, update)
+        if not said:  # as soon as the child says how many threads it runs
+            text = contention.oversubscribed(session.data)
+            if text is not None:
+                said.append(text)
+                say(text)
+
     try:
-        drive(
-            session,
-            on_update=(lambda update: progress.show(session, update)) if progress else None,
-            hung_up=lambda: hangup.fired,
-        )
+        drive(session, on_update=on_update, hung_up=lambda: hangup.fired)
     finally:
         if progress:
             progress.close()

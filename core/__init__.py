@@ -33,6 +33,8 @@ module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and
     ring        the shared-memory ring of iteration timings a crash cannot take away
     io_counters what the child read from disk, from its own counters: between batches of calls
                 and around setup phases, never inside a call
+    cpu_waits   how long the child's threads waited for a core (run-queue delay), read after
+                calls a while apart; the cores the child may use
     gpu_sampler the run's GPU through NVML (the module handed in): here and beside a remote agent
     opprofile   the operator breakdown of a profiled iteration
     remote_guardian  the remote end of ``--host`` (shipped, not loaded by the agent): starts the
@@ -96,10 +98,13 @@ data/ — the data model: records, settings and what can be computed from them a
     stats       latency statistics and when a run is steady (each shape against its own speed)
     labels      an iteration's label: the known cause of its cost, from its events
     first_call  a slow first call no event explains: which, the process that profiles it, its
-                label
+                label, whether that process reproduced it and the share its causes explain
     breakdown   where a slow iteration's time went, against a steady one (operator profiles)
     trace_evidence  what a profiled call's CUDA activity says (runtime calls, CUPTI, kernels)
     causes      why the slow calls were slow: each cause named from the run's own evidence
+    waits       the child's waits for a core, reading by reading, and the calls they contended
+    contention  CPU contention named: a slow call's wait for a core, the machine's load and
+                pressure, more torch threads than usable cores
     intervals   medians with order-statistic 95% intervals, "within noise", a process's shape,
                 a noisy run's warnings
     racing      exact rank tests between a sweep's cells, valid under repeated looks;

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.data import contention
 from warmscope.core.data.intervals import RunWarning
 from warmscope.core.data.run import LiveRun, RunData
 from warmscope.core.data.settings import RunSettings
@@ -139,7 +140,8 @@ class RunController:
             self._rows[entry.number] = (data.shape_rows(), data.idle_probe_rows())
             if len(data.device_ns):
                 self._device[entry.number] = data.device_summary()
-            self.summary_done(entry, data.summary(), data.count, 0.0, tuple(data.warnings()))
+            warned = (*data.warnings(), *contention.run_warnings(data))
+            self.summary_done(entry, data.summary(), data.count, 0.0, warned)
         return entry
 
     def start(self, settings: RunSettings) -> RunEntry:
@@ -257,7 +259,9 @@ class RunController:
         def job() -> tuple[Summary, int, float, tuple[RunWarning, ...]]:
             t0 = time.perf_counter()
             summary = snapshot.summary()
-            warnings = tuple(snapshot.warnings()) if snapshot.finished else ()
+            # Noise is judged once the figures are final; more threads than cores, at once.
+            final = snapshot.warnings() if snapshot.finished else []
+            warnings = (*final, *contention.run_warnings(snapshot, final=snapshot.finished))
             if snapshot.shape_keys or snapshot.idle_probe:
                 self._rows[entry.number] = (snapshot.shape_rows(), snapshot.idle_probe_rows())
             if len(snapshot.device_ns):

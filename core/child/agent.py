@@ -66,7 +66,19 @@ if __name__ == "__main__":
         sys.path.pop(0)
 
 child_package()
-outcome, protocol, knobs, ring_layout, channel_mod, hooks, loading, opprofile, pt2, io_counters = (
+(
+    outcome,
+    protocol,
+    knobs,
+    ring_layout,
+    channel_mod,
+    hooks,
+    loading,
+    opprofile,
+    pt2,
+    io_counters,
+    cpu_waits,
+) = (
     importlib.import_module(f"{CHILD_PACKAGE}.{name}")
     for name in (
         "outcome",
@@ -79,6 +91,7 @@ outcome, protocol, knobs, ring_layout, channel_mod, hooks, loading, opprofile, p
         "opprofile",
         "pt2",
         "io_counters",
+        "cpu_waits",
     )
 )
 State = channel_mod.State
@@ -346,6 +359,8 @@ def run_loop(
     timed: list[int] = []  # each call's pair, -1 for none (a profiled call)
     launches: list[int] = []  # how long forward took to return (ns), -1 for none
     disk: Any = None  # io_counters.DiskReads from the loop's start, where the counters say bytes
+    waits: Any = None  # cpu_waits.RunQueueWaits from the loop's start, where the kernel keeps them
+    next_wait = 1 << 62  # when a call's end next takes a reading of them (never, without them)
 
     def flush() -> None:
         nonlocal first_unsent
@@ -365,6 +380,10 @@ def run_loop(
                     read, faults = disk.since_last()
                     if read or faults:
                         batch += protocol.encode_reads(first_unsent, len(durations), read, faults)
+                if waits is not None:
+                    readings = waits.drain()
+                    if readings is not None:
+                        batch += protocol.encode_waits(*readings)
                 first_unsent += len(durations)
                 durations.clear()
                 starts.clear()
@@ -374,6 +393,8 @@ def run_loop(
                 channel.flush(batch)
             elif channel.pending:
                 channel.flush()
+            if waits is not None:
+                waits.refresh()
             channel_mod.check_watch()
 
     profile_at = sorted(set(cfg.get("profile_iters") or []))
@@ -393,7 +414,10 @@ def run_loop(
     wrote[0]()  # the loop marker's own write
     next_flush = clock() + channel_mod.FLUSH_EVERY_NS
     disk = io_counters.start()
+    waits = cpu_waits.start()
     loop_start = clock()
+    if waits is not None:
+        next_wait = loop_start + waits.every_ns
     i = 0
     try:
         with loading.grad_context(torch, values["grad_mode"]):
@@ -449,6 +473,8 @@ def run_loop(
                 starts.append(t0 - loop_start)
                 ring[slot] = t1 - t0
                 ring[slot + 1] = t0 - loop_start
+                if t1 >= next_wait:  # a long call, or the first to end a while after a reading
+                    next_wait = waits.take(i, t1)
                 if wrote[0]():  # before the count moves on: the parent relies on that order
                     write(marker_fd, done_prefix + b"%d\n" % i)
                     wrote[0]()  # the marker's own write
@@ -488,6 +514,8 @@ def run_loop(
         if State.iteration is not None and wrote[0]():
             write(marker_fd, done_prefix + b"%d\n" % State.iteration)
         flush()
+        if waits is not None:
+            waits.close()
     State.iteration = None
     State.phase = "end"
     sys.stderr.flush()

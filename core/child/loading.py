@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from . import pt2
+from . import cpu_waits, pt2
 from .channel import Channel, Phases
 from .hooks import install_compile_hooks
 from .inputs import build_inputs
@@ -360,6 +360,8 @@ def environment(torch: Any, device: str) -> dict[str, Any]:
         "quantized_engine": torch.backends.quantized.engine,
         "cuda_available": torch.cuda.is_available(),
     }
+    cpus, bound = cpu_waits.usable_cpus()
+    env["cpus_usable"] = {"cpus": cpus, "bound": bound}
     with contextlib.suppress(Exception):
         env["mkldnn"] = torch.backends.mkldnn.is_available()
     if device.startswith("cuda") and torch.cuda.is_available():

@@ -84,12 +84,64 @@ def steady_reference(profiles: dict[int, dict[str, Any]], steady_from: int | Non
     return max(candidates) if candidates else None
 
 
-FIRST_CALL_CAUSES = {
-    "slower": "kernel selection/allocation",
-    "only here": "one-time work (weight packing, lazy initialisation)",
-    "unaccounted": "outside any operator (lazy initialisation, dispatch, Python)",
+UNACCOUNTED_CAUSE = "outside any operator (lazy initialisation, dispatch, Python)"
+
+NAMED_CAUSES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("(dynamo_timed)", "TORCHDYNAMO"), "compiling (Dynamo's and Inductor's own phases)"),
+    (("TorchDynamo Cache Lookup",), "guard evaluation (Dynamo's cache lookup)"),
+    (
+        (
+            "Torch-Compiled Region",
+            "Pregraph bytecode",
+            "CompiledFunction",
+            "inductor_wrapper_call",
+            "CompiledFxGraph",
+        ),
+        "the compiled graph's first run",
+    ),
+    (
+        ("prepack", "_weight_pack", "mkldnn_reorder", "to_mkldnn", "_pack_"),
+        "weight packing",
+    ),
+    (
+        ("aten::empty", "aten::resize_", "aten::zeros", "cudaMalloc", "[memory]"),
+        "allocation",
+    ),
+    (
+        (
+            "::mm",
+            "addmm",
+            "bmm",
+            "::mv",
+            "addmv",
+            "matmul",
+            "::linear",
+            "conv",
+            "attention",
+            "gemm",
+        ),
+        "kernel selection (its first call at this shape)",
+    ),
+)
+"""What an operator's (or profiler range's) name says its first-call cost is, first match
+winning: the profile's own names, not a guess from how the cost differs."""
+BY_KIND = {
+    "slower": "lazy initialisation",
+    "only here": "work only the first call does",
+    "unaccounted": UNACCOUNTED_CAUSE,
 }
-"""What a first call's leading cost most likely is, by how it differs from steady state."""
+"""Where no name says more: what the way it differs from steady state says."""
+
+
+def cause_of(row: OpDelta) -> str:
+    """The likely cause of one row of a first call's cost, from the name it carries."""
+    if row.kind == "unaccounted":
+        return UNACCOUNTED_CAUSE
+    name = row.name
+    for needles, cause in NAMED_CAUSES:
+        if any(needle in name for needle in needles):
+            return cause
+    return BY_KIND[row.kind]
 
 
 def leading(slow: dict[str, Any], steady: dict[str, Any], n: int = 3) -> list[OpDelta]:
@@ -111,11 +163,11 @@ def delta_text(row: OpDelta, call: str = "the first call") -> str:
 def first_call_label(
     slow: dict[str, Any], steady: dict[str, Any], what: str = "first call"
 ) -> str | None:
-    """``first call: aten::mm 14× steady — kernel selection/allocation``: the first call's
+    """``first call: aten::mm 14× steady — kernel selection (…)``: the first call's
     (or a later ``what``'s: ``slow call: …``) leading cost against steady state and its likely
     cause; ``None`` where no operator and no unaccounted time stands out."""
     rows = leading(slow, steady, 1)
     if not rows:
         return None
     call = "the first call" if what == "first call" else f"this {what}"
-    return f"{what}: {delta_text(rows[0], call)} — {FIRST_CALL_CAUSES[rows[0].kind]}"
+    return f"{what}: {delta_text(rows[0], call)} — {cause_of(rows[0])}"

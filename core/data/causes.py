@@ -37,7 +37,7 @@ from typing import Any
 
 from warmscope.core.base.units import ms as fmt_ms
 from warmscope.core.base.units import num3
-from warmscope.core.data import env_keys
+from warmscope.core.data import contention, env_keys
 from warmscope.core.data.labels import compile_trigger
 from warmscope.core.data.run import DiskRead, Event, RunData
 from warmscope.core.data.trace_evidence import (
@@ -73,6 +73,7 @@ TRITON_AUTOTUNING = "Triton autotuning"
 PROFILING_RUN = "TorchScript profiling run"
 OPTIMIZATION = "TorchScript optimization"
 DISK_READS = "reads from disk"
+CONTENTION = "CPU contention"
 
 DISK_READ_LEAST = 1 << 20
 """A batch that read at least this much from storage names it as a cause of its slowest call."""
@@ -146,6 +147,7 @@ def run_causes(data: RunData, evidence: EvidenceFor = no_evidence) -> list[Cause
         | {i for i in data.profiles if i < data.count}
         | set(_first_calls(data))
         | set(reads)
+        | {w.iteration for w in data.cpu_waits if w.iteration < data.count}
     )
     for i in iterations:
         if i < data.count:
@@ -198,7 +200,21 @@ def _causes_with_reads(
     data: RunData, i: int, evidence: EvidenceFor, reads: dict[int, DiskRead]
 ) -> list[Cause]:
     read = reads.get(i)
-    return _call_causes(data, i, evidence) + ([_disk_read_cause(i, read)] if read else [])
+    out = _call_causes(data, i, evidence) + ([_disk_read_cause(i, read)] if read else [])
+    return out + _contention_cause(data, i)
+
+
+def _contention_cause(data: RunData, i: int) -> list[Cause]:
+    """A slow call whose excess over its shape's steady p50 is mostly its threads' wait for
+    a core (``contention``)."""
+    if not data.cpu_waits:
+        return []
+    waited = contention.excess_waited(data, i)
+    if waited is None:
+        return []
+    load = contention.load_text(data, i)
+    evidence = f"waited {fmt_ms(waited)} for a core" + (f" ({load})" if load else "")
+    return [Cause(CONTENTION, i, waited, evidence, source="waits")]
 
 
 def _call_causes(data: RunData, i: int, evidence: EvidenceFor) -> list[Cause]:
@@ -219,7 +235,13 @@ def label(causes: list[Cause]) -> str:
     """The causes of one call in a line, the costliest first: ``cuDNN first use 111 ms ·
     cuBLAS first use 74.1 ms · CUDA lazy module loading 53.2 ms``."""
     ordered = sorted(causes, key=lambda c: -(c.ms if c.ms is not None else -1.0))
-    return " · ".join(c.name + (f" {fmt_ms(c.ms)}" if c.ms is not None else "") for c in ordered)
+    return " · ".join(_named(c) for c in ordered)
+
+
+def _named(c: Cause) -> str:
+    if c.name == CONTENTION:  # its figure means nothing without what it measured
+        return f"{c.name}: {c.evidence}"
+    return c.name + (f" {fmt_ms(c.ms)}" if c.ms is not None else "")
 
 
 # -- events ------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core.child import outcome
-from warmscope.core.data import trace_evidence
+from warmscope.core.data import contention, trace_evidence
 from warmscope.core.data.causes import run_causes
 from warmscope.core.data.run import NS_PER_MS, RunData
 from warmscope.core.data.run_summary import run_summary
@@ -99,12 +99,21 @@ def to_document(run: RunData, *, iterations: bool = True) -> dict[str, Any]:
             {"i0": r.first, "n": r.calls, "bytes": r.read_bytes, "majflt": r.major_faults}
             for r in run.disk_reads
         ],
+        "cpu_waits": [
+            {
+                "since": w.since,
+                "iteration": w.iteration,
+                "wait_ns": w.wait_ns,
+                "switches": w.switches,
+            }
+            for w in run.cpu_waits
+        ],
         "graphs": run.graphs,
         "inputs": run.inputs,
         "inputs_source": run.inputs_source,
         "summary": {**run_summary(run), "noisy": any(w.noisy for w in warns)},
         "causes": [c.to_json() for c in run_causes(run, trace_evidence.for_run(run))],
-        "warnings": [w.text for w in warns],
+        "warnings": [w.text for w in warns] + contention.warnings(run),
         "record": run.record_path,
         "stderr_file": run.stderr_path,
     }
@@ -176,6 +185,20 @@ def document_lines(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield {**profile, "type": "profile"}
     for reads in _objects(doc, "disk_reads", "a disk read"):
         yield {**reads, "type": "reads"}
+    readings = list(_objects(doc, "cpu_waits", "a wait for a core"))
+    if readings:
+        yield {
+            "type": "waits",
+            **{
+                key: [w.get(name) for w in readings]
+                for key, name in (
+                    ("since", "since"),
+                    ("it", "iteration"),
+                    ("ns", "wait_ns"),
+                    ("cs", "switches"),
+                )
+            },
+        }
     if doc.get("graphs"):
         yield {**doc["graphs"], "type": "graphs"}
     if doc.get("error"):

@@ -148,6 +148,13 @@ def _observer_text(placed: Any) -> str:
     return text
 
 
+def _cpus_usable_text(usable: Any) -> str:
+    """``2 (affinity)``: the cores the child could run on at once, and what bounds them."""
+    if not isinstance(usable, dict) or not isinstance(usable.get("cpus"), int):
+        return ""
+    return f"{usable['cpus']} ({usable.get('bound', '?')})"
+
+
 _HOST = "core.run.sampler.host_environment (parent), or the remote hello (--host)"
 _CPP = "core/child/cpp_agent.cpp send_env (child, --runtime cpp)"
 
@@ -204,6 +211,7 @@ KEYS: dict[str, EnvKey] = {
         EnvKey("torch_cuda", _CHILD, _opt(_str), "a string", "CUDA (torch build)"),
         EnvKey("intra_op_threads", _CHILD, _int, "an integer"),
         EnvKey("inter_op_threads", _CHILD, _int, "an integer"),
+        EnvKey("cpus_usable", _CHILD, _dict, "an object", "cores usable", _cpus_usable_text),
         EnvKey("quantized_engine", _CHILD, _str, "a string"),
         EnvKey("cuda_available", _CHILD, _bool, "a boolean"),
         EnvKey("mkldnn", _CHILD, _bool, "a boolean"),

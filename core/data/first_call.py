@@ -15,13 +15,13 @@ later says the same.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
 
 from warmscope.core.base import units
 from warmscope.core.child import outcome
-from warmscope.core.data import breakdown, causes, stats, trace_evidence
+from warmscope.core.data import breakdown, causes, contention, stats, trace_evidence
 from warmscope.core.data.run import EXPLAINED, RunData
 from warmscope.core.data.settings import MAX_PROFILED, RunSettings
 
@@ -37,6 +37,16 @@ LATER_EXCESS_MS = 1.0
 are not worth a process."""
 LATER_MOST = 2
 """The slowest of the later calls that stand out are profiled, at most this many."""
+REFERENCE_CALLS = 8
+"""The explaining process runs this many calls past its last profiled one, unprofiled."""
+REPRODUCED = 0.1
+"""A call is reproduced where the explaining process's call exceeds its own steady reference
+by at least this share of what the run's call exceeded the run's steady p50 by: a call slow
+only in the first process to run it exceeds it by next to nothing there, while a busy machine
+can make the run's call several times what the same work costs (the share of what the causes
+account for then says how much of the run's excess they explain)."""
+SHARE_SAID = 0.5
+"""A named cause that accounts for less than this share of the call's excess says its share."""
 
 __all__ = [
     "EXPLAINED",
@@ -149,6 +159,8 @@ def later(data: RunData, most: int = LATER_MOST) -> list[Unexplained]:
                 continue
             if i in data.profiles or data.label(i) is not None:
                 continue
+            if contention.excess_waited(data, i) is not None:
+                continue
             against = _steady_call(data, i, state)
             if against is not None:
                 found.append(Unexplained(i, against, key, ms, p50, SLOW_CALL))
@@ -166,18 +178,35 @@ def explaining_settings(settings: RunSettings, calls: list[Unexplained]) -> RunS
     explaining.idle_probe = []
     explaining.explain = False
     if explaining.schedule != "ramp":
-        explaining.iters = at[-1] + 1
+        # Steady calls left unprofiled after the last profiled one: the reference that process
+        # holds its own first call to, measured as the run measures (``reference_ms``).
+        explaining.iters = at[-1] + 1 + REFERENCE_CALLS
     explaining.duration = None
     return explaining
 
 
+def reference_ms(got: RunData, call: Unexplained) -> float | None:
+    """The explaining process's steady reference for ``call``: the median of its own calls of
+    that shape from the steady call the run held it to on (``against``), unprofiled."""
+    shape = got.shape_of[call.iteration] if got.shape_keys else None
+    kept = sorted(
+        got.latency(i)
+        for i in range(call.against, got.count)
+        if i not in got.profiles
+        and (shape is None or (i < len(got.shape_of) and got.shape_of[i] == shape))
+    )
+    return kept[len(kept) // 2] if kept else None
+
+
 def notes(data: RunData) -> list[dict[str, Any]]:
-    """What the profiles of the run's first calls say, each against a steady call of its
-    shape: ``iteration``, ``shape``, ``against``, ``label`` (``first call: aten::mm 14× steady
-    — kernel selection/allocation``), ``leading`` (the operators whose first call costs most,
-    and the time no operator accounts for), ``source`` and ``explain_s`` (what the process
-    that profiled them cost) where one did; ``runtime`` where that process ran in another
-    runtime than the run (a C++ run's first call profiled in Python)."""
+    """What the profiles of the run's slow calls say, each against a steady call of its
+    shape: ``iteration``, ``shape``, ``against``, ``label`` (``first call: aten::mm 14×
+    steady — kernel selection``), ``leading`` (the operators whose first call costs most, and
+    the time no operator accounts for), ``reproduced``, ``share`` and ``excess_ms``
+    (``Reproduction``), ``source`` and ``explain_s`` (what the process that profiled them
+    cost) where one did; ``runtime`` where that process ran in another runtime than the run
+    (a C++ run's first call profiled in Python). A call the profile did not reproduce gets no
+    cause: its label says so, with what the run itself saw."""
     profiles = data.profiles
     out = []
     evidence = trace_evidence.for_run(data) if profiles else None
@@ -191,34 +220,95 @@ def notes(data: RunData) -> list[dict[str, Any]]:
         if against is None:
             continue
         steady = profiles[against]
-        found = [
-            c
-            for c in causes.causes_at(data, first, evidence or causes.no_evidence)
-            if c.source.startswith("profile") or c.name == causes.DISK_READS
-        ]
-        label = (  # reads from disk join what the profile names; alone, they are no label
-            f"first call: {causes.label(found)}"
-            if any(c.name != causes.DISK_READS for c in found)
-            else breakdown.first_call_label(slow, steady)
-        )
+        every = causes.causes_at(data, first, evidence or causes.no_evidence)
+        found = [c for c in every if c.source.startswith("profile") or c.name == causes.DISK_READS]
+        named = [c for c in found if c.source.startswith("profile")]
+        own = causes.label([c for c in every if not c.source.startswith("profile")])
+        if named:  # reads from disk join what the profile names; alone, they are no label
+            label = f"{EXPLAINS}: {causes.label(found)}"
+            named_ms = sum(c.ms for c in named if c.ms is not None)
+        else:
+            label = breakdown.first_call_label(slow, steady)
+            named_ms = sum(d.added_ms for d in breakdown.leading(slow, steady))
         if label is None:
             continue
-        out.append(_note(first, key, against, label, slow, steady))
+        seen = reproduction(data, first, slow, steady, state.summary.p50_ms)
+        out.append(_note(first, key, against, label, slow, steady, seen.judged(named_ms), own))
     for i, slow in sorted(profiles.items()):
         against = slow.get("against")
         if slow.get("explains") != SLOW_CALL or not isinstance(against, int):
             continue
         steady = profiles.get(against, {})
-        label = (
-            breakdown.first_call_label(slow, steady, SLOW_CALL)
-            if "ops" in slow and "ops" in steady
-            else None
-        )
+        if "ops" not in slow or "ops" not in steady:
+            continue
+        label = breakdown.first_call_label(slow, steady, SLOW_CALL)
         if label is not None:
             shape = data.shape_of[i] if data.shape_keys and i < len(data.shape_of) else -1
             key = data.shape_keys[shape] if 0 <= shape < len(data.shape_keys) else None
-            out.append(_note(i, key, against, label, slow, steady))
+            seen = reproduction(data, i, slow, steady, slow.get("run_p50_ms"))
+            named_ms = sum(d.added_ms for d in breakdown.leading(slow, steady))
+            out.append(_note(i, key, against, label, slow, steady, seen.judged(named_ms)))
     return out
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """Whether the profiled call was slow as the run's call was, and by how much.
+
+    The run's call exceeded its shape's steady p50 by ``run_excess_ms``. A profile made in
+    the run itself is of that very call. One made by the explaining process is of the same
+    call in another process: held to that process's own steady calls, unprofiled
+    (``reference_ms``), less what the profiler adds to a call (its profiled steady call
+    against that reference), it exceeded them by ``excess_ms``. It reproduced the run's call
+    where that is ``REPRODUCED`` of the run's excess or more."""
+
+    reproduced: bool
+    excess_ms: float
+    """The profiled call's excess, as the process that profiled it measured it."""
+    run_ms: float
+    run_excess_ms: float
+    separate: bool
+    share: float | None = None
+    """What the named causes account for (0–1) of ``whole_ms``."""
+
+    @property
+    def whole_ms(self) -> float:
+        """The excess a share is of: the run's call's, or the profiled call's where that was
+        larger (a busier moment): a call reproduced in part is explained in part, and one
+        slower there is not explained beyond what it showed."""
+        return max(self.run_excess_ms, self.excess_ms)
+
+    def judged(self, named_ms: float) -> Reproduction:
+        """The same, with the share of the excess that causes of ``named_ms`` account for."""
+        whole = self.whole_ms
+        share = min(1.0, max(0.0, named_ms / whole)) if whole > 0 else None
+        return replace(self, share=share)
+
+
+def reproduction(
+    data: RunData,
+    i: int,
+    slow: dict[str, Any],
+    steady: dict[str, Any],
+    p50_ms: float | None,
+) -> Reproduction:
+    """How the profile of call ``i`` (``slow``, held to ``steady``) compares with the run."""
+    run_ms = float(slow.get("run_ms") or data.latency(i))
+    run_p50 = float(slow.get("run_p50_ms") or p50_ms or 0.0)
+    run_excess = max(0.0, run_ms - run_p50)
+    wall = float(slow.get("wall_ms") or 0.0)
+    steady_wall = float(steady.get("wall_ms") or 0.0)
+    separate = bool(slow.get("separate"))
+    reference = slow.get("reference_ms")
+    if not separate or not isinstance(reference, (int, float)):
+        # The run's own profile (of that very call), or a record from before references:
+        # profiled held to profiled.
+        excess = max(0.0, wall - steady_wall)
+        reproduced = not separate or excess >= REPRODUCED * run_excess
+        return Reproduction(reproduced, excess, run_ms, run_excess, separate)
+    profiler_cost = max(0.0, steady_wall - reference)
+    excess = max(0.0, wall - reference - profiler_cost)
+    return Reproduction(excess >= REPRODUCED * run_excess, excess, run_ms, run_excess, True)
 
 
 def _note(
@@ -228,12 +318,29 @@ def _note(
     label: str,
     slow: dict[str, Any],
     steady: dict[str, Any],
+    seen: Reproduction,
+    own: str = "",
 ) -> dict[str, Any]:
+    """``own``: what the run's own evidence says of the call (reads from disk, contention)."""
+    what = label.partition(":")[0]
+    share = round(seen.share, 3) if seen.share is not None and seen.reproduced else None
+    if not seen.reproduced:  # no cause from a profile that did not see the slow call
+        label = (
+            f"{what}: not reproduced in a second process ({units.ms(seen.excess_ms)} above "
+            f"its own steady calls there, {units.ms(seen.run_excess_ms)} in this run"
+            + (f": {own})" if own else ")")
+        )
+    elif share is not None and share < SHARE_SAID:
+        label += f"; accounts for {share:.0%} of {units.ms(seen.whole_ms)}"
     return {
         "iteration": i,
         "shape": key,
         "against": against,
         "label": label,
+        "reproduced": seen.reproduced,
+        "share": share,
+        "excess_ms": round(seen.excess_ms, 4),
+        "run_excess_ms": round(seen.run_excess_ms, 4),
         "leading": [
             {
                 "name": d.name,
@@ -242,10 +349,11 @@ def _note(
                 "steady_ms": d.steady_ms,
                 "text": breakdown.delta_text(d),
             }
-            for d in breakdown.leading(slow, steady)
+            for d in (breakdown.leading(slow, steady) if seen.reproduced else [])
         ],
         "wall_ms": slow.get("wall_ms"),
         "steady_wall_ms": steady.get("wall_ms"),
+        "reference_ms": slow.get("reference_ms"),
         "source": slow.get("source"),
         "explain_s": slow.get("explain_s"),
         "runtime": slow.get("runtime"),

@@ -167,8 +167,11 @@ class RunWarning:
     """One reason to distrust a run's figures: ``code`` for programs, ``text`` for people."""
 
     code: str
-    """``cv``, ``iqr``, ``band`` (noise hides warm-up), ``not_steady``."""
+    """``cv``, ``iqr``, ``band`` (noise hides warm-up), ``not_steady``; ``contention`` and
+    ``threads`` (``contention.run_warnings``)."""
     text: str
+    brief: str = ""
+    """A few words for a narrow panel, where ``code`` alone does not say it."""
 
     @property
     def noisy(self) -> bool:

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from warmscope.core.child import outcome
-from warmscope.core.data import intervals, stats
+from warmscope.core.data import intervals, stats, waits
 from warmscope.core.data.labels import label_for
 from warmscope.core.data.packing import Batch, MsView, Starts, to_ms, widen
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.waits import CpuWait
 
 NS_PER_MS = 1e6
 LAUNCH_BOUND_SHARE = 0.8
@@ -218,13 +219,15 @@ class RunData:
     """Beside ``device_ns``: how long forward took to return, its work launched (ns; -1)."""
     disk_reads: list[DiskRead] = field(default_factory=list)
     """The batches of calls that read from storage, in order (a run that read none has none)."""
+    cpu_waits: list[CpuWait] = field(default_factory=list)
+    """How long the child's threads waited for a core, reading by reading, in order."""
     _by_iteration: dict[int, list[Event]] = field(default_factory=dict, compare=False)
-    _summary: tuple[tuple[int, int, int, bool], stats.Summary] | None = field(
+    _summary: tuple[tuple[int, int, int, bool, int], stats.Summary] | None = field(
         default=None, compare=False
     )
     _state: stats.SteadyState | None = field(default=None, compare=False)
     _shapes: (
-        tuple[tuple[int, int, int, bool], list[tuple[Sequence[int], stats.SteadyState]]] | None
+        tuple[tuple[int, int, int, bool, int], list[tuple[Sequence[int], stats.SteadyState]]] | None
     ) = field(default=None, compare=False)
 
     @property
@@ -321,6 +324,23 @@ class RunData:
 
     def add_disk_read(self, first: int, calls: int, read_bytes: int, major_faults: int) -> None:
         self.disk_reads.append(DiskRead(first, calls, read_bytes, major_faults))
+
+    def add_cpu_waits(self, readings: list[CpuWait]) -> None:
+        self.cpu_waits.extend(readings)
+
+    def contended_left_out(self) -> list[int]:
+        """Calls left out of the statistics: they waited for a core (``waits.left_out``);
+        each shape's first call stays, for what it says of warm-up."""
+        if not self.cpu_waits:
+            return []
+        firsts: set[int] = {0}
+        if self.shape_keys:  # each shape's first call, found without the statistics
+            seen: set[int] = set()
+            for i, k in enumerate(self.shape_of):
+                if k not in seen:
+                    seen.add(k)
+                    firsts.add(i)
+        return waits.left_out(self.cpu_waits, self.latency, self.count, firsts)
 
     def disk_read_at(self, iteration: int) -> DiskRead | None:
         """The batch that holds ``iteration``, where that batch read from storage."""
@@ -462,6 +482,7 @@ class RunData:
         snap.device_ns = self.device_ns[:]
         snap.launch_ns = self.launch_ns[:]
         snap.disk_reads = list(self.disk_reads)
+        snap.cpu_waits = list(self.cpu_waits)
         snap._by_iteration = {i: list(evs) for i, evs in self._by_iteration.items()}
         return snap
 
@@ -490,7 +511,7 @@ class RunData:
         of values, and the end of a run asks for it several times.
         """
         counted = self.settings.profiled_in_stats
-        key = (self.count, len(self.profiles), len(self.events), counted)
+        key = (self.count, len(self.profiles), len(self.events), counted, len(self.cpu_waits))
         if self._summary is None or self._summary[0] != key:
             exclude, busy = self.stats_inputs()
             values, per_ms = self._latencies()
@@ -679,7 +700,7 @@ class RunData:
         """
         keep = self.settings.profiled_in_stats
         exclude = [] if keep else self.profiled_here()
-        return exclude, sorted(self.labelled())
+        return exclude + self.contended_left_out(), sorted(self.labelled())
 
     def warnings(self) -> list[intervals.RunWarning]:
         """Why this run's figures may mislead: noise, a warm-up hidden in it, no steady state

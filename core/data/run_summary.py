@@ -1,11 +1,12 @@
 """A run's ``summary``, as the ``--json`` document and the record's end line give it: its
-statistics (``RunData.summary_dict``) and what the profiles of its slow first calls say."""
+statistics (``RunData.summary_dict``), what the profiles of its slow first calls say and how
+long its threads waited for a core."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from warmscope.core.data import first_call
+from warmscope.core.data import contention, first_call
 from warmscope.core.data.run import RunData
 
 
@@ -14,4 +15,7 @@ def run_summary(data: RunData) -> dict[str, Any]:
     explained = first_call.notes(data) if data.profiles else []
     if explained:
         out["first_calls"] = explained
+    waited = contention.summary(data)
+    if waited is not None:
+        out["contention"] = waited
     return out

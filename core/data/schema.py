@@ -11,7 +11,8 @@ The kinds: ``header`` (settings, target, mode, command, run id), ``spawned`` (th
 ``env``, ``phase``, ``inputs`` (what the model is given), ``shapes`` (the table of shape keys
 when ``--dim`` varies them), ``device`` (a batch's device side on CUDA: each call's device
 time and how long forward took to return, packed like ``iters``), ``reads`` (what a batch
-read from storage: ``i0``, ``n``, ``bytes``, ``majflt``; only where it read any), ``iters`` (a batch of iterations, packed by ``packing``; records
+read from storage: ``i0``, ``n``, ``bytes``, ``majflt``; only where it read any), ``waits``
+(the child's threads' waits for a core: ``since``, ``it``, ``ns``, ``cs`` per reading), ``iters`` (a batch of iterations, packed by ``packing``; records
 before version 2 hold plain lists in integer nanoseconds: ``ns`` durations, ``st`` starts from
 the loop's start, ``sh`` each iteration's index into the shapes table; the earliest, float
 milliseconds ``ms`` and ``start_ms``), ``event``, ``sample``, ``profile``, ``graphs``,
@@ -37,6 +38,7 @@ from warmscope.core.child.outcome import UsageError
 from warmscope.core.data import env_keys, packing
 from warmscope.core.data.run import NS_PER_MS, Event, RunData
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.waits import CpuWait
 
 FORMAT = "warmscope-record"
 VERSION = 2
@@ -167,7 +169,17 @@ RUN_FIELDS = spec(
 EVENT_FIELDS = spec(
     "kind:str title:str text:str iteration:int? phase:str? ms:num? t:num data:dict?"
 )
-SAMPLE_FIELDS = ("cpu", "rss_mb", "threads", "procs", "sys_cpu", "t", "iteration")
+SAMPLE_FIELDS = (
+    "cpu",
+    "rss_mb",
+    "threads",
+    "procs",
+    "sys_cpu",
+    "runnable",
+    "cpu_pressure",
+    "t",
+    "iteration",
+)
 
 
 def check_version(d: dict[str, Any], path: Path) -> None:
@@ -374,6 +386,31 @@ def _fold_reads(data: RunData, body: Body, _: packing.Packed | None) -> None:
     data.add_disk_read(body["i0"], body["n"], body["bytes"], body["majflt"])
 
 
+def _check_waits(entry: Body) -> None:
+    lengths = set()
+    for key in ("since", "it", "ns", "cs"):
+        column = entry.get(key)
+        need(
+            isinstance(column, list) and all(is_int(v) and v >= 0 for v in column),
+            f"'{key}' is not a list of counts",
+        )
+        lengths.add(len(column))  # type: ignore[arg-type]  # a list, checked above
+    need(len(lengths) == 1, "'since', 'it', 'ns' and 'cs' differ in length")
+    need(
+        all(a <= b for a, b in zip(entry["since"], entry["it"], strict=True)),
+        "a reading ends before it starts",
+    )
+
+
+def _fold_waits(data: RunData, body: Body, _: packing.Packed | None) -> None:
+    data.add_cpu_waits(
+        [
+            CpuWait(*row)
+            for row in zip(body["since"], body["it"], body["ns"], body["cs"], strict=True)
+        ]
+    )
+
+
 def _integers(values: list[Any]) -> array[int] | None:
     """``values`` as the narrowest of 32- and 64-bit integer arrays; ``None``: not integers
     that fit."""
@@ -518,6 +555,7 @@ KINDS: dict[str, LineKind] = {
     "iters": LineKind(_check_iters, _fold_iters, clean=False),
     "device": LineKind(_check_device, _fold_device, clean=False),
     "reads": LineKind(_check_reads, _fold_reads, clean=False, from_agent=True),
+    "waits": LineKind(_check_waits, _fold_waits, clean=False, from_agent=True),
     "event": LineKind(check_event, _fold_event, clean=False),
     "sample": LineKind(check_sample, _fold_sample, clean=False),
     "profile": LineKind(check_profile, _fold_profile, from_agent=True),

@@ -19,7 +19,7 @@ from warmscope.core.base.safe_text import clean_name
 from warmscope.core.base.units import ms as fmt_ms
 from warmscope.core.child.knobs import changed, knob, show_value
 from warmscope.core.data import causes as causes_mod
-from warmscope.core.data import first_call, stats, trace_evidence
+from warmscope.core.data import contention, first_call, stats, trace_evidence
 from warmscope.core.data.intervals import WITHIN_NOISE, Interval, median_interval, upper_median
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
@@ -244,7 +244,7 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
         notes=[e.title for e in data.events if e.kind == "knob"],
         record_path=data.record_path,
         settings_text=settings_line(data.settings),
-        warnings=[w.text for w in warns],
+        warnings=[w.text for w in warns] + contention.warnings(data),
         noisy=any(w.noisy for w in warns),
         shapes=data.shape_rows(),
         idle_probe=data.idle_probe_rows(),

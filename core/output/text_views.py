@@ -62,9 +62,11 @@ def render_summary(data: RunData) -> str:
     else:
         every = " until every shape is steady" if d.shapes else ""
         above = "above each shape's steady p50" if d.shapes else "above steady state"
+        waited = sum(1 for i in data.contended_left_out() if i < s.steady_from)
+        aside = f" ({waited} waiting for a core left out)" if waited else ""
         out.append(
-            f"warm-up    {s.steady_from} iteration(s){every}, steady from #{s.steady_from}; "
-            f"{fmt_ms(s.warmup_excess_ms)} {above}"
+            f"warm-up    {s.steady_from - waited} iteration(s){every}{aside}, steady from "
+            f"#{s.steady_from}; {fmt_ms(s.warmup_excess_ms)} {above}"
         )
     cv = f"{s.cv * 100:.1f}%" if s.cv is not None else "-"
     # Several shapes: these figures mix them; each shape's own are in the shapes table.

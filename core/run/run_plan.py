@@ -417,17 +417,22 @@ class PlannedRun:
     ) -> list[dict[str, Any]]:
         """The explaining process's profiles as the measured record's ``profile`` lines."""
         lines: list[dict[str, Any]] = []
-        against = {c.iteration: c.against for c in calls}
-        what = {c.iteration: c.what for c in calls}
+        explained = {c.iteration: c for c in calls}
         for i in sorted(got.profiles):
             if i in self.data.profiles:
                 continue  # the run's own profile of it stands
             line = {"type": "profile", **got.profiles[i], "separate": True, "source": source}
             if got.settings.knobs.get("runtime") != self.settings.knobs.get("runtime"):
                 line["runtime"] = got.settings.knobs.get("runtime")  # a difference to state
-            if i in against:
-                line.update(explains=what[i], against=against[i])
+            call = explained.get(i)
+            if call is not None:
+                line.update(explains=call.what, against=call.against)
                 line["explain_s"] = round(self.explain_s or 0.0, 3)
+                # What decides whether that process saw the same slow call: its own steady
+                # calls, unprofiled, and what the run saw.
+                reference = first_call.reference_ms(got, call)
+                line["reference_ms"] = round(reference, 4) if reference is not None else None
+                line.update(run_ms=round(call.ms, 4), run_p50_ms=round(call.p50_ms, 4))
             lines.append(line)
         return lines
 
@@ -551,7 +556,12 @@ def _explained_event(note: dict[str, Any], t: float) -> Event:
         f"against steady iteration {note['against']}: {first_call.detail(note)}",
         iteration=note["iteration"],
         t=t,
-        data={"against": note["against"], "source": note["source"]},
+        data={
+            "against": note["against"],
+            "source": note["source"],
+            "reproduced": note.get("reproduced"),
+            "share": note.get("share"),
+        },
     )
 
 

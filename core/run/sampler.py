@@ -42,6 +42,22 @@ class Sampler:
                 self.gpu = open_gpu(nvml, gpu_index, visible_devices)
         self.root.cpu_percent(None)
         psutil.cpu_percent(None)
+        self._pressure = (pressure_total_us(), time.monotonic())
+
+    def _cpu_queue(self) -> dict[str, Any]:
+        """The machine's queue for its cores: ``runnable`` tasks now, and ``cpu_pressure``,
+        the share (%) of the time since the last sample in which some task waited for one."""
+        out: dict[str, Any] = {}
+        runnable = runnable_tasks()
+        if runnable is not None:
+            out["runnable"] = runnable
+        total, now = pressure_total_us(), time.monotonic()
+        last_total, last_at = self._pressure
+        if total is not None and last_total is not None and now > last_at:
+            share = (total - last_total) / ((now - last_at) * 1e6)
+            out["cpu_pressure"] = round(min(100.0, max(0.0, 100 * share)), 1)
+        self._pressure = (total, now)
+        return out
 
     def sample(self) -> dict[str, Any] | None:
         """One reading; ``None`` once the process is gone, or going: its memory released,
@@ -86,9 +102,31 @@ class Sampler:
             "procs": len(live),
             "sys_cpu": psutil.cpu_percent(None),
         }
+        out.update(self._cpu_queue())
         if self.gpu is not None:
             out.update(self.gpu.sample(set(live)))
         return out
+
+
+def runnable_tasks() -> int | None:
+    """How many tasks on the machine are runnable now, this reader left out (``/proc/loadavg``'s
+    fourth field: the instant the load average smooths over a minute)."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            return max(0, int(f.read().split()[3].partition("/")[0]) - 1)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def pressure_total_us() -> int | None:
+    """Microseconds in which some runnable task waited for a core, since boot
+    (``/proc/pressure/cpu``'s ``some … total``; Linux 4.20+ with PSI), ``None`` elsewhere."""
+    try:
+        with open("/proc/pressure/cpu", encoding="ascii") as f:
+            fields = dict(x.split("=", 1) for x in f.readline().split()[1:])
+        return int(fields["total"])
+    except (OSError, KeyError, ValueError):
+        return None
 
 
 _nvml_state: dict[str, Any] = {}

@@ -32,6 +32,8 @@ NOISE_WORDS = {
     "not_steady": "no steady state",
 }
 """A run's warnings (``intervals.run_warnings``) in the panel's few columns."""
+OTHER_WORDS = {"contention": "cpu waits", "threads": "threads"}
+"""The row of each other warning (``contention.run_warnings``), its brief beside it."""
 
 
 def summary_content(view: RunView) -> Content:
@@ -66,9 +68,13 @@ def summary_content(view: RunView) -> Content:
     if view.device is not None:  # CUDA: how busy the device was in a steady call
         rows.append(("device p50", [fmt.ms(view.device["p50_ms"])]))
         rows.append(("bound", [BOUND_WORDS.get(view.device["bound"], view.device["bound"])]))
-    if view.warnings:
-        said = dict.fromkeys(NOISE_WORDS.get(w.code, w.code) for w in view.warnings)
+    noise = [w for w in view.warnings if w.code in NOISE_WORDS]
+    if noise:
+        said = dict.fromkeys(NOISE_WORDS[w.code] for w in noise)
         rows.append(("noise", [(" · ".join(said), "$warning")]))
+    for w in view.warnings:  # contention: measured waits, more threads than cores
+        if w.code not in NOISE_WORDS:
+            rows.append((OTHER_WORDS.get(w.code, w.code), [(w.brief or w.text, "$warning")]))
     explained = [ev for ev in view.events if ev.kind == EXPLAINED_KIND]
     for ev in explained:  # a slow first call, explained by its profile
         cause = ev.title.removeprefix("first call: ")
