@@ -22,7 +22,7 @@ from warmscope.core.data.run import RunData
 from warmscope.core.output.report import report
 
 MODELS = TARGETS / "explanations.py"
-HOGGED = 25
+HOGGED = 40
 """The calls ``hogs_at_start`` runs beside its hogs."""
 CORES = len(os.sched_getaffinity(0))
 HOG = "while True:\n    pass"
@@ -121,12 +121,13 @@ def test_a_contended_stretch_is_neither_warm_up_nor_steady(
     assert r.doc is not None
     summary = r.doc["summary"]
     left_out = summary["contention"]["left_out"]
-    assert left_out >= 10, summary["contention"]
+    assert left_out >= 5, summary["contention"]
     warmup = next(ln for ln in r.stdout.splitlines() if ln.startswith("warm-up "))
     said = re.search(r"\((\d+) waiting for a core left out\)", warmup)
-    assert said and 10 <= int(said[1]) <= left_out, warmup
+    assert said and 5 <= int(said[1]) <= left_out, warmup
     counted, steady_from = int(warmup.split()[1]), summary["steady_from"]
-    assert counted == steady_from - int(said[1]), warmup  # the hogged calls are not warm-up
+    assert counted == steady_from - int(said[1]), warmup
+    assert counted <= 10, warmup  # the hogged calls are not called warm-up
     rows = [ln for ln in r.stdout.splitlines() if "CPU contention: waited " in ln]
     assert rows and " for a core (load " in rows[0], r.stdout
     # What is left out is the hogged stretch, not calls after it.

@@ -51,7 +51,7 @@ def left_out(
     shares = [(w, _share(w, latency, count)) for w in waits]
     if not shares:
         return []
-    typical = sorted(share for _, share in shares)[len(shares) // 2]
+    typical = _median_call_share(shares, count)
     out = [
         i
         for w, share in shares
@@ -66,3 +66,15 @@ def _share(w: CpuWait, latency: Callable[[int], float], count: int) -> float:
     """The wait of a window against its calls' time (summed over threads: may pass 1)."""
     window = window_ms(w, latency, count)
     return w.wait_ns / 1e6 / window if window > 0 else 0.0
+
+
+def _median_call_share(shares: list[tuple[CpuWait, float]], count: int) -> float:
+    """The wait share of the run's median call: a call no reading covers waited for nothing
+    (a reading with no wait is not sent), so the typical call is not the typical reading."""
+    by_share = sorted(shares, key=lambda pair: pair[1], reverse=True)
+    seen = 0
+    for w, share in by_share:
+        seen += min(w.iteration, count - 1) - w.since + 1
+        if seen >= count / 2:
+            return share
+    return 0.0

@@ -87,7 +87,7 @@ class HogsAtStart(Products):
     at its first call and ends after ``HOGGED`` calls: those calls wait for a core, the rest
     do not."""
 
-    HOGGED = 25
+    HOGGED = 40
 
     def __init__(self) -> None:
         super().__init__()
