@@ -171,7 +171,7 @@ def machine_text(data: RunData) -> str | None:
     parts = [
         f"CPU contention: {s['contended_calls']} call(s) ({share:.0%}) waited for a core "
         f"(the threads' waits, {fmt_ms(s['wait_ms'])} in all)"
-        + (", left out of the statistics" if s["left_out"] else "")
+        + (f", {s['left_out']} of them left out of the statistics" if s["left_out"] else "")
     ]
     load = load_text(data)
     if load:

@@ -233,7 +233,10 @@ def notes(data: RunData) -> list[dict[str, Any]]:
         if label is None:
             continue
         seen = reproduction(data, first, slow, steady, state.summary.p50_ms)
-        out.append(_note(first, key, against, label, slow, steady, seen.judged(named_ms), own))
+        rows = len(named) if named else None
+        out.append(
+            _note(first, key, against, label, slow, steady, seen.judged(named_ms), own, rows)
+        )
     for i, slow in sorted(profiles.items()):
         against = slow.get("against")
         if slow.get("explains") != SLOW_CALL or not isinstance(against, int):
@@ -320,8 +323,10 @@ def _note(
     steady: dict[str, Any],
     seen: Reproduction,
     own: str = "",
+    named_rows: int | None = None,
 ) -> dict[str, Any]:
-    """``own``: what the run's own evidence says of the call (reads from disk, contention)."""
+    """``own``: what the run's own evidence says of the call (reads from disk, contention);
+    ``named_rows``: how many causes the share counts (by default the leading operators)."""
     what = label.partition(":")[0]
     share = round(seen.share, 3) if seen.share is not None and seen.reproduced else None
     if not seen.reproduced:  # no cause from a profile that did not see the slow call
@@ -331,7 +336,9 @@ def _note(
             + (f": {own})" if own else ")")
         )
     elif share is not None and share < SHARE_SAID:
-        label += f"; accounts for {share:.0%} of {units.ms(seen.whole_ms)}"
+        named = len(breakdown.leading(slow, steady)) if named_rows is None else named_rows
+        who = "the named causes account" if named > 1 else "accounts"
+        label += f"; {who} for {share:.0%} of {units.ms(seen.whole_ms)}"
     return {
         "iteration": i,
         "shape": key,
