@@ -73,7 +73,7 @@ def test_a_cause_that_covers_under_half_the_excess_says_its_share(
     (note,) = r.doc["summary"]["first_calls"]
     assert note["reproduced"] is True, note
     assert 0 < note["share"] < first_call.SHARE_SAID
-    said = f"accounts for {note['share']:.0%} of "
+    said = f" for {note['share']:.0%} of "
     assert said in note["label"] and said in explained_line(r.stdout)
     (event,) = r.events("explained")
     assert event["data"]["share"] == note["share"]
