@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
+from warmscope.core.base import files
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.reading import (
@@ -67,7 +68,6 @@ __all__ = [
     "unique_record_path",
 ]
 
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_SUFFIX = 10_000  # ``create_unique`` gives up after this many taken names
 
 
@@ -275,7 +275,7 @@ class RecordWriter:
             raise _cannot_write(path, exc) from None
         for attempt in range(2):
             try:
-                fd = os.open(path, _CREATE_FLAGS, 0o644)
+                fd = files.create_new(path)
                 break
             except FileExistsError:
                 if os.path.isdir(path) and not os.path.islink(path):
@@ -392,7 +392,7 @@ def open_side_file(path: Path, *, overwrite: bool = False) -> BinaryIO:
     file there is replaced (never a link or a folder)."""
     for attempt in range(2):
         try:
-            fd = os.open(path, _CREATE_FLAGS, 0o644)
+            fd = files.create_new(path)
             return cast(BinaryIO, os.fdopen(fd, "wb"))
         except FileExistsError:
             regular = os.path.isfile(path) and not os.path.islink(path)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base.files import appending, atomic_write_bytes
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
@@ -163,7 +164,10 @@ def _note_left(record: Path, where: dict[str, Any], names: list[str]) -> None:
         f"warmscope: the task on {clean_line(str(where.get('hostname', '?')))} made {shown}{more} "
         "beside the files sent to it: not copied here\n"
     )
-    with contextlib.suppress(OSError), open(record.with_suffix(".stderr.txt"), "a") as f:
+    with (
+        contextlib.suppress(OSError),
+        appending(record.with_suffix(".stderr.txt"), create=True) as f,
+    ):
         f.write(line)
 
 
@@ -180,7 +184,7 @@ def _unpack(
     for index, name, ref in files:
         place = folder / "in" / str(index)
         place.mkdir(parents=True, exist_ok=True)
-        (place / name).write_bytes(ray.get(ref))
+        atomic_write_bytes(place / name, ray.get(ref))
         shipped.setdefault(index, set()).add(name)
     settings = settings.copy()
     for key, (index, name) in fields.items():
@@ -418,7 +422,7 @@ class RayExecutor:
         error = None
         left: list[str] = []
         try:
-            with open(record, "ab") as out:
+            with appending(record, create=True, binary=True) as out:
                 for message in self._messages(stream):
                     if "node" in message:
                         where = {**where, "hostname": message["node"]["hostname"]}

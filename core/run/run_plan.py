@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -36,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from warmscope.core.base import files
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data import first_call
@@ -118,8 +118,7 @@ def explain_record_path(record: Path) -> Path:
 def append_lines(path: Path, lines: list[dict[str, Any]]) -> None:
     """Add lines to the end of a finished run's record, under its lock (no reader takes it for
     a live run: ``is_live`` tells the writer's lock, not this short one)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
-    with os.fdopen(fd, "a", encoding="utf-8") as f:
+    with files.appending(path) as f:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX)
         f.write("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
         f.flush()

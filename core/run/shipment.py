@@ -12,12 +12,11 @@ or a shell runs at start-up. Anything else made there is named to the user, not 
 
 from __future__ import annotations
 
-import os
 import re
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from warmscope.core.base import files
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.recipe import artifact_path_for
 
@@ -97,10 +96,7 @@ def side_comes_back(record: str, name: str) -> bool:
 def write_data(path: Path, data: bytes) -> None:
     """A file from another machine written at ``path`` as data (``MADE_MODE``), never through
     a link planted there."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, MADE_MODE)
-    with open(fd, "wb") as f:
-        f.write(data)
-    os.chmod(path, MADE_MODE)
+    files.atomic_write_bytes(path, data, mode=MADE_MODE, unique=True)
 
 
 MADE_MODE = 0o644
@@ -113,12 +109,4 @@ def keep_made(path: Path, data: bytes) -> None:
     written beside and renamed, so a process shipping it meanwhile never reads half of it."""
     if path.exists() or path.is_symlink():
         return
-    part = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.part")
-    try:
-        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, MADE_MODE)
-        with open(fd, "wb") as f:
-            f.write(data)
-        os.chmod(part, MADE_MODE)  # the umask cannot make it executable, nor more private
-        os.replace(part, path)
-    finally:
-        part.unlink(missing_ok=True)
+    files.atomic_write_bytes(path, data, mode=MADE_MODE, unique=True)

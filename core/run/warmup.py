@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import shutil
 import threading
 import time
 from collections import Counter
@@ -33,7 +32,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from warmscope.core.base.files import atomic_write
+from warmscope.core.base.files import atomic_write, copy_beside
 from warmscope.core.base.units import ms as fmt_ms
 from warmscope.core.base.units import num3
 from warmscope.core.child import outcome
@@ -473,16 +472,14 @@ class Warmup:
             if self.cpp:  # the C++ file is what the C++ agent runs, and what --emit-cpp hands over
                 path = folder / f"recipe{n}.cpp"
                 try:
-                    path.write_text(
-                        emit_cpp(recipe.to_json(), self.settings.target), encoding="utf-8"
-                    )
+                    atomic_write(path, emit_cpp(recipe.to_json(), self.settings.target))
                 except CppRecipeError as exc:
                     out.append(Candidate(recipe, path, note=f"no libtorch form: {exc}"))
                     continue
                 out.append(Candidate(recipe, path))
                 continue
             path = folder / f"recipe{n}.py"
-            path.write_text(emit_python(recipe, target=self.settings.target), encoding="utf-8")
+            atomic_write(path, emit_python(recipe, target=self.settings.target))
             out.append(Candidate(recipe, path))
         return out
 
@@ -1027,5 +1024,5 @@ def copy_recipe(doc: dict[str, Any], target: Path) -> Path | None:
     atomic_write(target, emitted_text(doc, chosen, "python"), parents=False)
     artifact = source.with_name(source.stem + ARTIFACT_SUFFIX)
     if artifact.exists():
-        shutil.copyfile(artifact, target.with_name(target.stem + ARTIFACT_SUFFIX))
+        copy_beside(artifact, target.with_name(target.stem + ARTIFACT_SUFFIX))
     return target
