@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_no_write_through_links import planted
 from warmscope.core.base import files
 from warmscope.core.run import shipment
 
@@ -74,14 +75,6 @@ def test_the_scan_finds_what_it_looks_for() -> None:
         "os.open(p, flags)\nshutil.copyfile(a, b)\nopen(p)\nos.open(p, os.O_RDONLY)\n"
     )
     assert [line for line, _ in writes(ast.parse(source))] == [1, 2, 3, 4, 5, 6]
-
-
-def planted(tmp_path: Path, name: str) -> tuple[Path, Path]:
-    victim = tmp_path / "victim.txt"
-    victim.write_text("keep me")
-    link = tmp_path / name
-    link.symlink_to(victim)
-    return link, victim
 
 
 @pytest.mark.parametrize(
