@@ -11,7 +11,9 @@ import pytest
 
 from tests.test_no_write_through_links import planted
 from warmscope.core.base import files
-from warmscope.core.run import shipment
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.run import ray_executor, shipment
+from warmscope.core.run.warmup import Warmup
 
 ROOT = Path(__file__).resolve().parent.parent
 WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC")
@@ -103,3 +105,18 @@ def test_appending_and_creating_never_follow_a_link(tmp_path: Path) -> None:
     source.write_bytes(b"cache")
     files.copy_beside(source, link)
     assert victim.read_text() == "keep me" and link.read_bytes() == b"cache"
+
+
+def test_a_link_where_a_ray_task_s_notes_go_is_left_as_it_was(tmp_path: Path) -> None:
+    link, victim = planted(tmp_path, "run.stderr.txt")
+    ray_executor._note_left(tmp_path / "run.jsonl", {"hostname": "node"}, ["made.bin"])
+    assert victim.read_text() == "keep me" and link.is_symlink()
+
+
+def test_a_link_where_a_warmup_writes_a_candidate_is_replaced(tmp_path: Path) -> None:
+    job = Warmup(settings=RunSettings(target="sample:trivial"), repeat=1, folder=tmp_path)
+    (tmp_path / "recipes").mkdir()
+    link, victim = planted(tmp_path / "recipes", "recipe0.py")
+    assert job.propose([])[0].path == link
+    assert victim.read_text() == "keep me"
+    assert not link.is_symlink() and "def prepare(model" in link.read_text()
