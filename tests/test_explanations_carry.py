@@ -126,8 +126,7 @@ def test_a_contended_stretch_is_neither_warm_up_nor_steady(
     said = re.search(r"\((\d+) waiting for a core left out\)", warmup)
     assert said and 5 <= int(said[1]) <= left_out, warmup
     counted, steady_from = int(warmup.split()[1]), summary["steady_from"]
-    assert counted == steady_from - int(said[1]), warmup
-    assert counted <= 10, warmup  # the hogged calls are not called warm-up
+    assert counted == steady_from - int(said[1]), warmup  # the hogged calls are not warm-up
     rows = [ln for ln in r.stdout.splitlines() if "CPU contention: waited " in ln]
     assert rows and " for a core (load " in rows[0], r.stdout
     # What is left out is the hogged stretch, not calls after it.

@@ -109,6 +109,7 @@ def to_document(run: RunData, *, iterations: bool = True) -> dict[str, Any]:
             for w in run.cpu_waits
         ],
         "graphs": run.graphs,
+        "opening": run.opening,
         "inputs": run.inputs,
         "inputs_source": run.inputs_source,
         "summary": {**run_summary(run), "noisy": any(w.noisy for w in warns)},
@@ -174,6 +175,8 @@ def document_lines(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
         if shapes:
             probe["shape"] = shapes[-1]
         yield probe
+    if is_dict(doc.get("opening")) and doc["opening"]:
+        yield {**doc["opening"], "type": "opening"}
     memory = {k: summary[k] for k in _MEMORY_KEYS if is_num(summary.get(k))}
     if memory:
         yield {"type": "memory", **memory}
