@@ -1,10 +1,12 @@
 """How long the child's threads waited for a core: run-queue delay, read between calls.
 
 The kernel keeps, for every thread, the time it spent runnable but not running
-(``/proc/self/task/TID/schedstat``, its second field, in ns). Summed over the child's threads
-between two readings, it is the time the call (or calls) between them lost to other work on
-the machine, or to more threads than cores. With it, the involuntary context switches of the
-process (``getrusage``: all threads, one call).
+(``/proc/self/task/TID/schedstat``, its second field, in ns). The thread that calls the model
+(the loop's) is the call's critical path: its delay between two readings is the time the calls
+between them lost to other work on the machine, or to more threads than cores. The other
+threads' delay is summed beside it (torch's intra-op workers: one that spins while it waits for
+work is runnable all the while, so its delay is kept apart, not taken for the call's). With
+them, the involuntary context switches of the process (``getrusage``: all threads, one call).
 
 A reading costs about a microsecond per thread, so it is taken only after a call that ends at
 least ``every_ns`` after the last reading: a call that long gets its own reading, a run of
@@ -19,6 +21,7 @@ import contextlib
 import math
 import os
 import resource
+import threading
 import time
 
 KNOWN = os.path.exists("/proc/self/schedstat")
@@ -40,7 +43,11 @@ class RunQueueWaits:
         self.since: list[int] = []
         """The first call each reading covers (the one after the last reading's)."""
         self.wait_ns: list[int] = []
+        """The loop's thread's delay."""
+        self.threads_ns: list[int] = []
+        """Every other thread's, summed."""
         self.switches: list[int] = []
+        self._main = str(threading.get_native_id())
         self._first = 0
         self._switches = _involuntary_switches()
         self.every_ns = EVERY_NS
@@ -78,36 +85,47 @@ class RunQueueWaits:
         if not known:
             self._pace()
 
-    def _read(self) -> int:
-        """The delay of every thread since the last reading, summed."""
-        total = 0
+    def _read(self) -> tuple[int, int]:
+        """The loop's thread's delay since the last reading, and the other threads' summed."""
+        main = others = 0
         last = self._last
         for tid, fd in self._fds.items():
             now = _delay(fd)
             if now:
-                total += now - last[tid]
+                if tid == self._main:
+                    main = now - last[tid]
+                else:
+                    others += now - last[tid]
                 last[tid] = now
-        return total
+        return main, others
 
     def take(self, iteration: int, now_ns: int) -> int:
         """A reading after ``iteration``; when the next one is due (a clock time)."""
-        waited = self._read()
+        main, others = self._read()
         switches = _involuntary_switches()
-        if waited > 0 or switches > self._switches:
+        if main > 0 or others > 0 or switches > self._switches:
             self.iterations.append(iteration)
             self.since.append(self._first)
-            self.wait_ns.append(max(0, waited))
+            self.wait_ns.append(max(0, main))
+            self.threads_ns.append(max(0, others))
             self.switches.append(switches - self._switches)
         self._switches = switches
         self._first = iteration + 1
         return now_ns + self.every_ns
 
-    def drain(self) -> tuple[list[int], list[int], list[int], list[int]] | None:
-        """The readings since the last drain (``None``: none)."""
+    def drain(self) -> tuple[list[int], ...] | None:
+        """The readings since the last drain (``None``: none): since, iterations, the loop's
+        thread's delay, the others', switches."""
         if not self.iterations:
             return None
-        out = (self.since, self.iterations, self.wait_ns, self.switches)
-        self.since, self.iterations, self.wait_ns, self.switches = [], [], [], []
+        out = (self.since, self.iterations, self.wait_ns, self.threads_ns, self.switches)
+        self.since, self.iterations, self.wait_ns, self.threads_ns, self.switches = (
+            [],
+            [],
+            [],
+            [],
+            [],
+        )
         return out
 
     def close(self) -> None:

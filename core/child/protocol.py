@@ -23,10 +23,11 @@ lines, each kind with its check and its fold, are declared once in ``schema.KIND
   ``i0`` and ``n`` (the batch), ``bytes`` (read from disk: page-cache misses, a file or a
   library read as it is first used) and ``majflt`` (major page faults), the process's own
   counters from the end of the batch before to the end of this one.
-- ``waits``: how long the child's threads waited for a core (run-queue delay, summed over its
-  threads; ``core/child/cpu_waits.py``), sent with a batch where it took readings: per
-  reading, ``it`` (the call it ended after), ``since`` (the first call it covers), ``ns``
-  (the delay) and ``cs`` (the process's involuntary context switches), as lists of integers.
+- ``waits``: how long the child's threads waited for a core (run-queue delay;
+  ``core/child/cpu_waits.py``), sent with a batch where it took readings: per reading, ``it``
+  (the call it ended after), ``since`` (the first call it covers), ``ns`` (the delay of the
+  thread that calls the model), ``all`` (the other threads' delay, summed) and ``cs`` (the
+  process's involuntary context switches), as lists of integers.
 - ``inputs``: what the model is given (``source``: ``spec``, ``file`` or ``target``;
   ``inputs``: ``float32[1,300,40]``, ``attention_mask=int64[1,128]``).
 - ``shapes``: the table of shapes of a run whose ``--dim`` varies: ``keys`` (``T=300``) and
@@ -118,9 +119,11 @@ def encode_reads(first: int, count: int, read_bytes: int, major_faults: int) -> 
     )
 
 
-def encode_waits(since: list[int], it: list[int], ns: list[int], cs: list[int]) -> bytes:
+def encode_waits(
+    since: list[int], it: list[int], ns: list[int], others: list[int], cs: list[int]
+) -> bytes:
     """The ``waits`` line of a batch: a few readings (at most one a millisecond)."""
-    return encode({"t": "waits", "since": since, "it": it, "ns": ns, "cs": cs})
+    return encode({"t": "waits", "since": since, "it": it, "ns": ns, "all": others, "cs": cs})
 
 
 def device_columns(message: dict[str, Any]) -> tuple[Sequence[int], Sequence[int]]:

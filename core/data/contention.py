@@ -49,16 +49,16 @@ def wait_at(data: RunData, i: int) -> CpuWait | None:
 
 
 def waited_ms(data: RunData, i: int) -> float | None:
-    """How long call ``i``'s threads waited for a core (their waits summed, at most the call's
-    time): its window's wait where the window is this call alone or the call took most of
-    it; ``None`` where no reading is that precise."""
+    """How long call ``i`` waited for a core (the thread that calls the model, at most the
+    call's time): its window's wait where the window is this call alone or the call took
+    most of it; ``None`` where no reading is that precise."""
     w = wait_at(data, i)
     if w is None:
         return None
     window = waits.window_ms(w, data.latency, data.count)
     if window <= 0 or data.latency(i) < CONTENDED * window:
         return None
-    # Summed over threads it can pass the call's time; the call lost at most all of it.
+    # A reading covers the time between calls too; the call lost at most all of its own.
     return min(w.wait_ns / 1e6, data.latency(i))
 
 
@@ -126,7 +126,8 @@ def _p50_of(data: RunData, i: int) -> float | None:
 
 
 def summary(data: RunData) -> dict[str, Any] | None:
-    """The run's contention in figures: ``wait_ms`` (all readings), ``contended_calls`` (in
+    """The run's contention in figures: ``wait_ms`` (the loop thread's, all readings),
+    ``threads_wait_ms`` (the other threads'), ``contended_calls`` (in
     contended windows), ``left_out`` (of them, left out of the statistics), the highest
     ``runnable`` and ``cpu_pressure`` the sampler saw, ``cpus``; ``None`` where the run has no
     readings (the C++ agent, a kernel without scheduler statistics)."""
@@ -139,6 +140,7 @@ def summary(data: RunData) -> dict[str, Any] | None:
     )
     out: dict[str, Any] = {
         "wait_ms": round(sum(w.wait_ns for w in data.cpu_waits) / 1e6, 3),
+        "threads_wait_ms": round(sum(w.threads_ns for w in data.cpu_waits) / 1e6, 3),
         "switches": sum(w.switches for w in data.cpu_waits),
         "contended_calls": contended,
         "left_out": len(data.contended_left_out()),
@@ -169,8 +171,8 @@ def machine_text(data: RunData) -> str | None:
         )
     share = s["contended_calls"] / max(1, data.count)
     parts = [
-        f"CPU contention: {s['contended_calls']} call(s) ({share:.0%}) waited for a core "
-        f"(the threads' waits, {fmt_ms(s['wait_ms'])} in all)"
+        f"CPU contention: {s['contended_calls']} call(s) ({share:.0%}) waited for a core, "
+        f"{fmt_ms(s['wait_ms'])} in all"
         + (f", {s['left_out']} of them left out of the statistics" if s["left_out"] else "")
     ]
     load = load_text(data)

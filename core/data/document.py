@@ -104,6 +104,7 @@ def to_document(run: RunData, *, iterations: bool = True) -> dict[str, Any]:
                 "since": w.since,
                 "iteration": w.iteration,
                 "wait_ns": w.wait_ns,
+                "threads_wait_ns": w.threads_ns,
                 "switches": w.switches,
             }
             for w in run.cpu_waits
@@ -198,6 +199,7 @@ def document_lines(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
                     ("since", "since"),
                     ("it", "iteration"),
                     ("ns", "wait_ns"),
+                    ("all", "threads_wait_ns"),
                     ("cs", "switches"),
                 )
             },

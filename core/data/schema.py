@@ -12,7 +12,7 @@ The kinds: ``header`` (settings, target, mode, command, run id), ``spawned`` (th
 when ``--dim`` varies them), ``device`` (a batch's device side on CUDA: each call's device
 time and how long forward took to return, packed like ``iters``), ``reads`` (what a batch
 read from storage: ``i0``, ``n``, ``bytes``, ``majflt``; only where it read any), ``waits``
-(the child's threads' waits for a core: ``since``, ``it``, ``ns``, ``cs`` per reading), ``iters`` (a batch of iterations, packed by ``packing``; records
+(the child's waits for a core: ``since``, ``it``, ``ns``, ``all``, ``cs`` per reading), ``iters`` (a batch of iterations, packed by ``packing``; records
 before version 2 hold plain lists in integer nanoseconds: ``ns`` durations, ``st`` starts from
 the loop's start, ``sh`` each iteration's index into the shapes table; the earliest, float
 milliseconds ``ms`` and ``start_ms``), ``event``, ``sample``, ``profile``, ``graphs``,
@@ -388,14 +388,16 @@ def _fold_reads(data: RunData, body: Body, _: packing.Packed | None) -> None:
 
 def _check_waits(entry: Body) -> None:
     lengths = set()
-    for key in ("since", "it", "ns", "cs"):
+    for key in ("since", "it", "ns", "cs", "all"):
+        if key == "all" and key not in entry:
+            continue  # the other threads' delay: optional
         column = entry.get(key)
         need(
             isinstance(column, list) and all(is_int(v) and v >= 0 for v in column),
             f"'{key}' is not a list of counts",
         )
         lengths.add(len(column))  # type: ignore[arg-type]  # a list, checked above
-    need(len(lengths) == 1, "'since', 'it', 'ns' and 'cs' differ in length")
+    need(len(lengths) == 1, "'since', 'it', 'ns', 'all' and 'cs' differ in length")
     need(
         all(a <= b for a, b in zip(entry["since"], entry["it"], strict=True)),
         "a reading ends before it starts",
@@ -403,12 +405,9 @@ def _check_waits(entry: Body) -> None:
 
 
 def _fold_waits(data: RunData, body: Body, _: packing.Packed | None) -> None:
-    data.add_cpu_waits(
-        [
-            CpuWait(*row)
-            for row in zip(body["since"], body["it"], body["ns"], body["cs"], strict=True)
-        ]
-    )
+    others = body.get("all") or [0] * len(body["it"])
+    columns = (body["since"], body["it"], body["ns"], body["cs"], others)
+    data.add_cpu_waits([CpuWait(*row) for row in zip(*columns, strict=True)])
 
 
 def _integers(values: list[Any]) -> array[int] | None:

@@ -18,13 +18,16 @@ calls: a run contended throughout has no other state to measure, and its warning
 
 
 class CpuWait(NamedTuple):
-    """One reading of the child's run-queue delay: its threads' wait for a core, summed,
-    over the calls ``since`` to ``iteration``, with the involuntary context switches."""
+    """One reading of the child's run-queue delay over the calls ``since`` to ``iteration``:
+    the wait for a core of the thread that calls the model (``wait_ns``, the calls' critical
+    path), the other threads' summed (``threads_ns``: torch's workers), and the process's
+    involuntary context switches."""
 
     since: int
     iteration: int
     wait_ns: int
     switches: int
+    threads_ns: int = 0
 
 
 def window_ms(w: CpuWait, latency: Callable[[int], float], count: int) -> float:
@@ -63,7 +66,7 @@ def left_out(
 
 
 def _share(w: CpuWait, latency: Callable[[int], float], count: int) -> float:
-    """The wait of a window against its calls' time (summed over threads: may pass 1)."""
+    """The wait of a window against its calls' time."""
     window = window_ms(w, latency, count)
     return w.wait_ns / 1e6 / window if window > 0 else 0.0
 
