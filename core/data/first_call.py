@@ -263,7 +263,8 @@ class Reproduction:
     call in another process: held to that process's own steady calls, unprofiled
     (``reference_ms``), less what the profiler adds to a call (its profiled steady call
     against that reference), it exceeded them by ``excess_ms``. It reproduced the run's call
-    where that is ``REPRODUCED`` of the run's excess or more."""
+    where that is ``REPRODUCED`` or more of the run's excess less what the run's call waited
+    for a core (``waited_ms``, measured: no second process is held to a busy moment's wait)."""
 
     reproduced: bool
     excess_ms: float
@@ -273,13 +274,15 @@ class Reproduction:
     separate: bool
     share: float | None = None
     """What the named causes account for (0–1) of ``whole_ms``."""
+    waited_ms: float = 0.0
+    """How long the run's call waited for a core (``contention.waited_ms``)."""
 
     @property
     def whole_ms(self) -> float:
-        """The excess a share is of: the run's call's, or the profiled call's where that was
-        larger (a busier moment): a call reproduced in part is explained in part, and one
-        slower there is not explained beyond what it showed."""
-        return max(self.run_excess_ms, self.excess_ms)
+        """The excess a share is of: the run's call's, less its wait for a core, or the
+        profiled call's where that was larger (a busier moment): a call reproduced in part is
+        explained in part, and one slower there is not explained beyond what it showed."""
+        return max(self.run_excess_ms - self.waited_ms, self.excess_ms)
 
     def judged(self, named_ms: float) -> Reproduction:
         """The same, with the share of the excess that causes of ``named_ms`` account for."""
@@ -302,16 +305,19 @@ def reproduction(
     wall = float(slow.get("wall_ms") or 0.0)
     steady_wall = float(steady.get("wall_ms") or 0.0)
     separate = bool(slow.get("separate"))
+    waited = min(contention.waited_ms(data, i) or 0.0, run_excess)
+    own_work = run_excess - waited  # what a quiet machine would have shown
     reference = slow.get("reference_ms")
     if not separate or not isinstance(reference, (int, float)):
         # The run's own profile (of that very call), or a record from before references:
         # profiled held to profiled.
         excess = max(0.0, wall - steady_wall)
-        reproduced = not separate or excess >= REPRODUCED * run_excess
-        return Reproduction(reproduced, excess, run_ms, run_excess, separate)
+        reproduced = not separate or excess >= REPRODUCED * own_work
+        return Reproduction(reproduced, excess, run_ms, run_excess, separate, waited_ms=waited)
     profiler_cost = max(0.0, steady_wall - reference)
     excess = max(0.0, wall - reference - profiler_cost)
-    return Reproduction(excess >= REPRODUCED * run_excess, excess, run_ms, run_excess, True)
+    reproduced = excess >= REPRODUCED * own_work
+    return Reproduction(reproduced, excess, run_ms, run_excess, True, waited_ms=waited)
 
 
 def _note(
@@ -339,6 +345,8 @@ def _note(
         named = len(breakdown.leading(slow, steady)) if named_rows is None else named_rows
         who = "the named causes account" if named > 1 else "accounts"
         label += f"; {who} for {share:.0%} of {units.ms(seen.whole_ms)}"
+    if seen.reproduced and seen.waited_ms >= REPRODUCED * seen.run_excess_ms:
+        label += f"; in this run it also waited {units.ms(seen.waited_ms)} for a core"
     return {
         "iteration": i,
         "shape": key,
@@ -348,6 +356,7 @@ def _note(
         "share": share,
         "excess_ms": round(seen.excess_ms, 4),
         "run_excess_ms": round(seen.run_excess_ms, 4),
+        "waited_ms": round(seen.waited_ms, 4),
         "leading": [
             {
                 "name": d.name,
