@@ -68,14 +68,22 @@ NEAR_SAMPLES = 5
 
 def _samples_near(data: RunData, i: int, key: str) -> list[float]:
     """The values of ``key`` in the usage samples taken nearest call ``i`` (the sampler pins
-    each to the iteration in progress)."""
+    each to the iteration in progress, so they come in its order: found by bisection, as a
+    long contended run asks for many calls)."""
+    samples = data.samples
+    k = bisect_left(samples, i, key=_sample_iteration)
     found = [
         (abs(s["iteration"] - i), s[key])
-        for s in data.samples
+        for s in samples[max(0, k - NEAR_SAMPLES) : k + NEAR_SAMPLES]
         if isinstance(s.get("iteration"), int) and isinstance(s.get(key), (int, float))
     ]
     found.sort(key=lambda pair: pair[0])
     return [v for _, v in found[:NEAR_SAMPLES]]
+
+
+def _sample_iteration(sample: dict[str, Any]) -> int:
+    at = sample.get("iteration")
+    return at if isinstance(at, int) else -1
 
 
 def _cpus(data: RunData) -> int | None:
