@@ -124,7 +124,7 @@ def test_a_contended_stretch_is_neither_warm_up_nor_steady(
         w for w in data.cpu_waits
         if w.since > HOGGED + 3 and waits.contended(w, data.latency, data.count)
     ]  # fmt: skip
-    if len(after) > 5:  # what the hogs did cannot be told from what the machine did
+    if after:  # what the hogs did cannot be told from what the machine did
         pytest.skip(f"the machine was busy after the hogs too: {len(after)} contended readings")
     summary = r.doc["summary"]
     left_out = summary["contention"]["left_out"]
