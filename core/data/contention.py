@@ -142,7 +142,7 @@ def summary(data: RunData) -> dict[str, Any] | None:
     if not data.cpu_waits:
         return None
     contended = sum(
-        min(w.iteration, data.count - 1) - w.since + 1
+        len(waits.calls(w, data.count))
         for w in data.cpu_waits
         if waits.contended(w, data.latency, data.count)
     )

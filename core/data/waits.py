@@ -30,14 +30,24 @@ class CpuWait(NamedTuple):
     threads_ns: int = 0
 
 
+def calls(w: CpuWait, count: int) -> range:
+    """The calls a reading covers, of the ``count`` the run holds."""
+    return range(w.since, min(w.iteration, count - 1) + 1)
+
+
 def window_ms(w: CpuWait, latency: Callable[[int], float], count: int) -> float:
     """The time of the calls a reading covers (ms)."""
-    return sum(latency(i) for i in range(w.since, min(w.iteration, count - 1) + 1))
+    return sum(latency(i) for i in calls(w, count))
+
+
+def share(w: CpuWait, latency: Callable[[int], float], count: int) -> float:
+    """The wait of a window against its calls' time."""
+    window = window_ms(w, latency, count)
+    return w.wait_ns / 1e6 / window if window > 0 else 0.0
 
 
 def contended(w: CpuWait, latency: Callable[[int], float], count: int) -> bool:
-    window = window_ms(w, latency, count)
-    return window > 0 and w.wait_ns / 1e6 >= CONTENDED * window
+    return share(w, latency, count) >= CONTENDED
 
 
 def left_out(
@@ -51,24 +61,18 @@ def left_out(
     of their time and that much above the run's typical window (a machine busy throughout
     waits in every call: its steady state is that, and only a stretch worse than it is left
     out); none where they would be most of the run (``MOST_LEFT_OUT``)."""
-    shares = [(w, _share(w, latency, count)) for w in waits]
+    shares = [(w, share(w, latency, count)) for w in waits]
     if not shares:
         return []
     typical = _median_call_share(shares, count)
     out = [
         i
-        for w, share in shares
-        if share >= CONTENDED and share >= typical + CONTENDED
-        for i in range(w.since, min(w.iteration, count - 1) + 1)
+        for w, part in shares
+        if part >= CONTENDED and part >= typical + CONTENDED
+        for i in calls(w, count)
         if i not in keep
     ]
     return out if len(out) < MOST_LEFT_OUT * count else []
-
-
-def _share(w: CpuWait, latency: Callable[[int], float], count: int) -> float:
-    """The wait of a window against its calls' time."""
-    window = window_ms(w, latency, count)
-    return w.wait_ns / 1e6 / window if window > 0 else 0.0
 
 
 def _median_call_share(shares: list[tuple[CpuWait, float]], count: int) -> float:
@@ -76,8 +80,8 @@ def _median_call_share(shares: list[tuple[CpuWait, float]], count: int) -> float
     (a reading with no wait is not sent), so the typical call is not the typical reading."""
     by_share = sorted(shares, key=lambda pair: pair[1], reverse=True)
     seen = 0
-    for w, share in by_share:
-        seen += min(w.iteration, count - 1) - w.since + 1
+    for w, part in by_share:
+        seen += len(calls(w, count))
         if seen >= count / 2:
-            return share
+            return part
     return 0.0
