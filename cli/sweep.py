@@ -14,31 +14,30 @@ from warmscope.cli.progress import SweepProgress, done_line
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.data.settings import PRESETS
+from warmscope.core.data.sweep_plan import NEEDS_TWO, check_repeat, plan, split_names
 from warmscope.core.output.text_views import render_sweep
 from warmscope.core.run.hangup import HangupGuard
 from warmscope.core.run.ray_executor import start_executor
-from warmscope.core.run.sweep import Sweep, grid, parse_vary
+from warmscope.core.run.sweep import Sweep, grid
 
 
 def sweep_cells(args: argparse.Namespace, *, sweep: bool) -> list[Any]:
     """The cells of ``warmscope sweep`` (presets × ``--vary`` grid), or the one cell of
     ``run --repeat``: ``sweep.grid`` over the settings the options give without ``--preset``
-    (a sweep's presets are its cells)."""
+    (a sweep's presets are its cells), from the plan the TUI's form parses the same way."""
     if not sweep:
+        check_repeat(args.repeat)
         return grid(build_settings(args), [], [])
-    presets = [p.strip() for p in (args.preset or "").split(",") if p.strip()]
-    for name in presets:
-        if name not in PRESETS:
-            raise UsageError(f"unknown preset {name!r}: one of {', '.join(PRESETS)}")
-    if len(set(presets)) != len(presets):
-        raise UsageError("--preset: a preset is given twice")
-    varies = [parse_vary(v) for v in args.vary]
+    chosen = plan(
+        args.repeat,
+        split_names(args.preset or ""),
+        args.vary,
+        adaptive=bool(getattr(args, "adaptive", False)),
+    )
+    if not chosen.sweeps:
+        raise UsageError(NEEDS_TWO)
     base = build_settings(argparse.Namespace(**{**vars(args), "preset": None}))
-    cells = grid(base, presets, varies)
-    if len(cells) < 2:
-        raise UsageError("a sweep needs at least two settings: --preset A,B or --vary KNOB=V1,V2")
-    return cells
+    return grid(base, chosen.presets, chosen.varies)
 
 
 def run_sweep(args: argparse.Namespace, argv: list[str], *, sweep: bool) -> int:

@@ -82,7 +82,8 @@ data/ — the data model: records, settings and what can be computed from them a
     settings/   a run's settings, declared once: ``run_settings`` (``RunSettings``), ``fields``
                 (every setting as a field: option, kind, reproduce-line form, compared,
                 trusted), ``setting`` (how a declaration is read, written and shown; the
-                presets), ``compile_cache`` (the one compile-cache policy)
+                presets), ``compile_cache`` (the one compile-cache policy), ``field_text``
+                (a setting typed as text, read by its own option: the settings form's parser)
     schema      each record line kind declared once: its check and its fold (``KINDS``)
     fold        agent messages into record lines, folded by ``schema``, live and replayed alike
     record      the run record on disk: writing it safely (names, the side file)
@@ -109,6 +110,8 @@ data/ — the data model: records, settings and what can be computed from them a
                 a noisy run's warnings
     racing      exact rank tests between a sweep's cells, valid under repeated looks;
                 racing (dropping cells) for adaptive sweeps; ratios with their intervals
+    sweep_plan  a sweep's plan (processes per setting, presets, varied knobs) parsed once,
+                with one set of limits, for the command line and the TUI
     sweep_schema    the sweep document's fields, each with the type a reader relies on
     sweep_document  the sweep document read back like a record: whole, bounded, checked
 

@@ -15,9 +15,9 @@ from warmscope.cli import make_parser
 from warmscope.cli.options import build_settings
 from warmscope.core.data import cpp_runtime
 from warmscope.core.data.settings import RunSettings, SettingsError
+from warmscope.core.data.sweep_plan import parse_vary
 from warmscope.core.data.targets import Target
 from warmscope.core.output.digest import settings_diff
-from warmscope.core.run.sweep import parse_vary
 from warmscope.tui.app import build_app
 from warmscope.tui.screens.settings_screen import SettingsScreen
 from warmscope.tui.widgets.choice_field import ChoiceField
@@ -44,7 +44,7 @@ def test_the_runtime_is_declared_once_and_read_everywhere() -> None:
     assert RunSettings.from_json({}).knobs["runtime"] == "python"  # older records
     rows = settings_diff(RunSettings(target="m.pt"), settings)
     assert [(r.name, r.a, r.b) for r in rows] == [("runtime", "python", "cpp")]
-    assert parse_vary("runtime=python,cpp") == ("runtime", ["python", "cpp"])
+    assert parse_vary("runtime=python,cpp") == ("runtime", ("python", "cpp"))
     with pytest.raises(Exception, match="runtime"):
         parse_vary("runtime=python,java")
 

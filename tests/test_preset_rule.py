@@ -6,7 +6,8 @@ from __future__ import annotations
 from warmscope.cli import make_parser
 from warmscope.cli.sweep import sweep_cells
 from warmscope.core.data.settings import RunSettings
-from warmscope.tui.sweep_runner import SweepPlan
+from warmscope.core.data.sweep_plan import SweepPlan
+from warmscope.core.run.sweep import grid
 
 ARGV = [
     "sample:speech",
@@ -34,7 +35,8 @@ def test_the_tuis_sweep_builds_the_same_cells_as_the_command_line() -> None:
     base = RunSettings(target="sample:speech")
     base.set("fusion_strategy=STATIC,2")
     base.set("intra_op_threads=1")
-    from_tui = SweepPlan(repeat=3, presets=("torchscript", "frozen")).cells(base)
+    plan = SweepPlan(repeat=3, presets=("torchscript", "frozen"))
+    from_tui = grid(base, plan.presets, plan.varies)
     assert [c.label for c in from_tui] == [c.label for c in from_cli]
     assert [c.settings.knobs for c in from_tui] == [c.settings.knobs for c in from_cli]
 

@@ -19,12 +19,13 @@ from textual.widgets import Input
 from tests.fake_session import FakeSession, Moment, end, iterations
 from tests.tui_support import SharedApp, settle, wait_for
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.sweep_plan import SweepPlan
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.messages import Exported, RecordsRead
 from warmscope.tui.screens.compare_screen import CompareScreen
 from warmscope.tui.screens.export_screen import ExportScreen
 from warmscope.tui.screens.sweep_screen import SweepScreen
-from warmscope.tui.sweep_runner import RunnerState, Started, SweepPlan
+from warmscope.tui.sweep_runner import RunnerState, Started
 
 DATA = Path(__file__).parent / "data"
 SCRIPT = DATA / "speech-script.jsonl"

@@ -33,13 +33,13 @@ from tests.tui_support import run, screen_text, wait_for
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.reading import read_run
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.sweep_plan import SweepPlan
 from warmscope.core.run import remote
 from warmscope.core.run.guardian import Guardian
 from warmscope.core.run.proctree import RUN_ID_VAR
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.run_start import Pending
 from warmscope.tui.screens.help_screen import HelpScreen
-from warmscope.tui.sweep_runner import SweepPlan
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="no OpenSSH client")
 PYTHON = sys.executable  # the remote interpreter: this one, which has torch

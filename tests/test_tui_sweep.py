@@ -23,14 +23,16 @@ from warmscope.cli.view import open_records
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.sweep_document import read_sweep
+from warmscope.core.data.sweep_plan import SweepPlan
 from warmscope.core.output.sweep_digest import iv_text
+from warmscope.core.run.sweep import grid
 from warmscope.tui import sweep_runner
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.drawing.sweep_strips import draw
 from warmscope.tui.screens.compare_screen import CompareScreen
 from warmscope.tui.screens.settings_screen import SWEEP_FIELDS, SettingsScreen
 from warmscope.tui.screens.sweep_screen import SweepScreen
-from warmscope.tui.sweep_runner import RunnerState, Started, SweepPlan
+from warmscope.tui.sweep_runner import RunnerState, Started
 from warmscope.tui.widgets.sweep_chart import SweepChart
 
 SIZE = (110, 40)
@@ -303,7 +305,7 @@ def test_ctrl_c_stops_a_sweep_before_it_closes_anything(
         screen = app.screen
         assert isinstance(screen, SweepScreen) and screen.running
         ((settings, runner),) = made
-        labels = [c.label for c in runner.plan.cells(settings)]
+        labels = [c.label for c in grid(settings, runner.plan.presets, runner.plan.varies)]
         assert labels == ["grad_mode=no_grad", "grad_mode=inference_mode"], "the form's cells"
         await pilot.press("ctrl+c")
         assert isinstance(app.screen, SweepScreen) and runner.stopping, "stopped, not closed"
@@ -321,13 +323,20 @@ def test_ctrl_c_stops_a_sweep_before_it_closes_anything(
 
 def test_the_plan_builds_cells_as_warmscope_sweep_does() -> None:
     from warmscope.core.child.outcome import UsageError
-    from warmscope.tui.sweep_runner import (
+    from warmscope.core.data.sweep_plan import (
         SweepPlan,
-        make_runner,
-        parse_presets,
+        check_presets,
+        check_varies,
         parse_repeat,
-        parse_varies,
+        split_names,
     )
+    from warmscope.tui.sweep_runner import make_runner
+
+    def parse_presets(text: str) -> tuple[str, ...]:
+        return check_presets(split_names(text))
+
+    def parse_varies(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        return check_varies(text.split())
 
     base = RunSettings(target="sample:trivial", iters=ITERS)
     base.knobs["intra_op_threads"] = 1
@@ -335,7 +344,7 @@ def test_the_plan_builds_cells_as_warmscope_sweep_does() -> None:
     plan = SweepPlan(
         3, parse_presets("torchscript, no-profiling"), parse_varies("grad_mode=no_grad,enabled")
     )
-    cells = plan.cells(base)
+    cells = grid(base, plan.presets, plan.varies)
     assert [c.label for c in cells] == [
         "torchscript grad_mode=no_grad",
         "torchscript grad_mode=enabled",
@@ -352,7 +361,7 @@ def test_the_plan_builds_cells_as_warmscope_sweep_does() -> None:
     assert command[:3] == ["warmscope", "sweep", "sample:trivial"] and "--adaptive" in command
     assert "profiling_executor=off" not in " ".join(command)  # each preset sets its own
     assert runner.folder is not None and runner.folder.is_dir()
-    (one,) = SweepPlan(4).cells(base)
+    (one,) = grid(base, (), ())
     assert one.settings.knobs == base.knobs and not SweepPlan(1).many and SweepPlan(2).many
     for bad, parse in (
         ("0", parse_repeat),

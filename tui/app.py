@@ -61,11 +61,12 @@ from warmscope.tui.widgets.run.run_header import RunHeader
 if TYPE_CHECKING:
     from warmscope.core.data.record import RecordError
     from warmscope.core.data.run import LiveRun, RunData
+    from warmscope.core.data.sweep_plan import SweepPlan
     from warmscope.tui.controller import SummaryJob
     from warmscope.tui.export_jobs import ExportJob
     from warmscope.tui.screens.compare_screen import CompareScreen
     from warmscope.tui.screens.sweep_screen import SweepScreen
-    from warmscope.tui.sweep_runner import SweepPlan, SweepRunner
+    from warmscope.tui.sweep_runner import SweepRunner
 
 # Screens other than the main one, and what only they use, are imported where they open: the
 # first frame waits for nothing it does not draw.

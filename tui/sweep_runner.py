@@ -1,8 +1,8 @@
 """A sweep started from the TUI: its cells, and core's ``Sweep`` run on a worker thread.
 
-``SweepPlan`` is what the settings screen asks for: N fresh processes of one setting, or the
-chosen presets and knob values (the cells, built by core's ``grid`` as ``warmscope sweep``
-builds them). ``SweepRunner`` runs the plan's ``Sweep`` on a thread and keeps what the sweep
+core's ``SweepPlan`` is what the settings screen asks for: N fresh processes of one setting,
+or the chosen presets and knob values (the cells, built by core's ``grid`` as ``warmscope
+sweep`` builds them). ``SweepRunner`` runs the plan's ``Sweep`` on a thread and keeps what the sweep
 screen draws, for the UI thread to take on its own timer: each process as it starts (the app
 adopts it as a run of the session, tagged with its cell), its first iteration as soon as it
 is measured, and the sweep document after every process. No Textual here.
@@ -22,84 +22,13 @@ from typing import TYPE_CHECKING, Any
 from warmscope.core.child import outcome
 from warmscope.core.child.knobs import KNOBS
 from warmscope.core.child.outcome import UsageError, WarmscopeError
-from warmscope.core.data.settings import PRESETS, RunSettings
+from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.sweep_plan import SweepPlan
 from warmscope.core.run.ending import one_line
 
 if TYPE_CHECKING:
     from warmscope.core.data.run import LiveRun, Update
-    from warmscope.core.run.sweep import Cell, Process, Sweep
-
-MAX_PROCESSES = 100
-"""The most fresh processes the form takes for one setting."""
-
-
-@dataclass(frozen=True)
-class SweepPlan:
-    """How many fresh processes per setting, and which settings (the cells) to sweep."""
-
-    repeat: int = 1
-    presets: tuple[str, ...] = ()
-    varies: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    adaptive: bool = False
-    """Rounds stop once the answer is decided (``--adaptive``); ``repeat`` is then the cap."""
-
-    @property
-    def sweeps(self) -> bool:
-        """Several settings (presets or knob values) rather than one setting repeated."""
-        return bool(self.presets or self.varies)
-
-    @property
-    def many(self) -> bool:
-        """Whether the plan runs more than the one process a plain run is."""
-        return self.repeat > 1 or self.sweeps
-
-    def cells(self, base: RunSettings) -> list[Cell]:
-        """The cells: ``base`` repeated, or each chosen preset applied to ``base`` × every
-        combination of the knob values (``sweep.grid``, as the command line builds them)."""
-        # core's sweep (its run plans and digest) loads with the first sweep asked for, not
-        # with the settings form that imports this module
-        from warmscope.core.run.sweep import grid
-
-        return grid(base, list(self.presets), [(k, list(vs)) for k, vs in self.varies])
-
-    def describe(self, cells: int) -> str:
-        """``2 settings × 3 processes`` or ``3 processes``."""
-        per = f"{self.repeat} process{'es' if self.repeat != 1 else ''}"
-        return f"{cells} settings × {per}" if self.sweeps else per
-
-
-def parse_repeat(text: str) -> int:
-    """The form's processes field: a whole number from 1 to ``MAX_PROCESSES``."""
-    text = text.strip() or "1"
-    if not text.isdigit() or not 1 <= int(text) <= MAX_PROCESSES:
-        raise UsageError(f"processes: a whole number from 1 to {MAX_PROCESSES}, got {text!r}")
-    return int(text)
-
-
-def parse_presets(text: str) -> tuple[str, ...]:
-    """The presets to sweep, separated by commas or spaces; each known, none twice."""
-    names = tuple(n for n in text.replace(",", " ").split() if n)
-    for name in names:
-        if name not in PRESETS:
-            raise UsageError(f"sweep presets: unknown {name!r}: one of {', '.join(PRESETS)}")
-    if len(set(names)) != len(names):
-        raise UsageError("sweep presets: a preset is given twice")
-    return names
-
-
-def parse_varies(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """``KNOB=V1,V2`` items separated by spaces (several make a grid), as ``--vary`` takes
-    each."""
-    # as in SweepPlan.cells
-    from warmscope.core.run.sweep import parse_vary
-
-    varies = []
-    for item in text.split():
-        key, values = parse_vary(item)
-        varies.append((key, tuple(values)))
-    if len({k for k, _ in varies}) != len(varies):
-        raise UsageError("vary: a knob is given twice")
-    return tuple(varies)
+    from warmscope.core.run.sweep import Process, Sweep
 
 
 @dataclass
@@ -223,7 +152,7 @@ class SweepRunner:
 
     def stop(self) -> None:
         """End the process in progress gracefully; start none after it."""
-        # as in SweepPlan.cells
+        # as in make_runner: core's run plans load with the first sweep
         from warmscope.core.run.run_plan import QUICK_GRACE_S
 
         self._stop.set()
@@ -259,8 +188,9 @@ class SweepRunner:
 def make_runner(settings: RunSettings, plan: SweepPlan, folder: Path | None = None) -> SweepRunner:
     """The sweep of ``plan`` over ``settings``, its cells checked and its folder made now (a bad
     cell or a folder that cannot be made is one line, nothing runs)."""
-    # as in SweepPlan.cells
-    from warmscope.core.run.sweep import Sweep
+    # core's sweep (its run plans and digest) loads with the first sweep asked for, not with
+    # the settings form that imports this module
+    from warmscope.core.run.sweep import Sweep, grid
 
     if settings.profile_iters:
         # The profiler slows the iterations it profiles: a cold start measured under it is not
@@ -269,7 +199,7 @@ def make_runner(settings: RunSettings, plan: SweepPlan, folder: Path | None = No
             "profiled iterations do not go with repeats or a sweep: p clears them, and a run of "
             "its own profiles"
         )
-    cells = plan.cells(settings)
+    cells = grid(settings, plan.presets, plan.varies)
     shared = settings.copy()
     if plan.presets:  # each cell's preset resets the executor knobs: the command leaves them out
         shared.preset = None

@@ -30,7 +30,6 @@ from typing import Any
 
 from warmscope.core.base.files import atomic_write
 from warmscope.core.child import outcome
-from warmscope.core.child.knobs import KnobError, knob
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.racing import MIN_PROCESSES, Race
 from warmscope.core.data.record import new_folder
@@ -54,29 +53,10 @@ class Cell:
     settings: RunSettings
 
 
-def parse_vary(text: str) -> tuple[str, list[str]]:
-    """``--vary KNOB=v1,v2``: the knob and its values (each checked as ``--set`` checks it)."""
-    key, sep, values = text.partition("=")
-    key = key.strip()
-    items = [v.strip() for v in values.split(",") if v.strip()]
-    if not sep or not key or not items:
-        raise UsageError(f"bad --vary {text!r}: expected KNOB=VALUE1,VALUE2")
-    if not key.startswith("env."):
-        try:
-            declared = knob(key)
-            for item in items:
-                declared.parse(item)
-        except KnobError as exc:
-            raise UsageError(f"--vary {key}: {exc}") from None
-    if len(set(items)) != len(items):
-        raise UsageError(f"--vary {key}: a value is given twice")
-    return key, items
-
-
 def grid(
     base: RunSettings,
     presets: Sequence[str],
-    varies: Sequence[tuple[str, list[str]]],
+    varies: Sequence[tuple[str, Sequence[str]]],
 ) -> list[Cell]:
     """The sweep's cells, for the command line and the TUI alike: every preset applied to
     ``base`` (``RunSettings.apply_preset``: its knobs, the others as ``base`` has them) ×

@@ -27,13 +27,19 @@ from warmscope.core.base.safe_text import REPLACEMENT, clean_name
 from warmscope.core.child.knobs import KNOB_BY_NAME, KNOBS, Knob, KnobError, show_value
 from warmscope.core.data.settings import (
     PRESETS,
-    SCHEDULES,
     RunSettings,
     SettingsError,
-    parse_seconds_list,
 )
-from warmscope.core.data.targets import TargetError, parse_dim, parse_input
-from warmscope.tui.sweep_runner import SweepPlan, parse_presets, parse_repeat, parse_varies
+from warmscope.core.data.settings.field_text import help_of, parse_field
+from warmscope.core.data.sweep_plan import (
+    SweepPlan,
+    check_presets,
+    check_varies,
+    parse_repeat,
+    split_names,
+)
+from warmscope.core.data.sweep_plan import plan as sweep_plan
+from warmscope.core.data.targets import TargetError
 from warmscope.tui.widgets.choice_field import ChoiceField
 from warmscope.tui.widgets.keys_footer import KeysFooter
 
@@ -68,17 +74,9 @@ def uses_choice(k: Knob) -> bool:
     return k.type in ("bool", "choice")
 
 
-FEED_FIELDS = {
-    "inputs_file": "--inputs FILE.pt: a tensor, tuple/list or dict of inputs "
-    "(torch.load weights_only); empty: --input or the target's own",
-    "dims": "--dim, space-separated: T=200,300,400 L=32..512:32 (sizes of named dimensions)",
-    "schedule": f"how the shapes follow each other: {', '.join(SCHEDULES)}",
-    "seed": "seed of the input values and of the random schedule",
-    "gap": "seconds to sleep before every iteration (empty: none)",
-    "idle_probe": "after the run: for each gap (seconds, comma-separated) time one call, three "
-    "times",
-}
-"""How the model is fed: one text field each, as on the command line."""
+FEED_FIELDS = ("inputs_file", "dims", "schedule", "seed", "gap", "idle_probe")
+"""How the model is fed: one text field each, typed as after its option on the command line
+(``field_text``: the option's parser and check, its ``--help`` beside the field)."""
 SWEEP_FIELDS = {
     "processes": "fresh processes per setting, interleaved; ^r runs them as a sweep: medians "
     "with 95% intervals (3 or more give intervals, 6 reach 95%)",
@@ -142,37 +140,6 @@ def feed_text(settings: RunSettings, name: str) -> str:
     if name == "gap":
         return "" if value is None else f"{value:g}"
     return "" if value is None else str(value)
-
-
-def parse_feed(name: str, text: str) -> Any:
-    """A feed field's text as its ``RunSettings`` value; ``SettingsError`` names a bad one."""
-    text = text.strip()
-    if name == "inputs_file":
-        return text or None
-    if name == "dims":
-        dims = text.split()
-        for dim in dims:
-            parse_dim(dim)
-        return dims
-    if name == "schedule":
-        if text not in SCHEDULES:
-            raise SettingsError(f"schedule: one of {', '.join(SCHEDULES)}, got {text!r}")
-        return text
-    if name == "seed":
-        if not text.isdigit():
-            raise SettingsError(f"seed: expected a whole number, got {text!r}")
-        return int(text)
-    if name == "gap":
-        if not text:
-            return None
-        try:
-            gap = float(text)
-        except ValueError:
-            raise SettingsError(f"gap: expected seconds, got {text!r}") from None
-        if not gap >= 0:
-            raise SettingsError(f"gap: must be zero or more, got {text}")
-        return gap
-    return parse_seconds_list(text, "idle_probe") if text else []
 
 
 class SettingsScreen(Screen[SettingsResult | None]):
@@ -255,13 +222,12 @@ class SettingsScreen(Screen[SettingsResult | None]):
                     compact=True,
                     id="field-inputs",
                 ),
-                "one [NAME=]SPEC[:GEN] per forward argument, space-separated: 1xTx40 "
-                "mask=int64[1,128]:ones",
+                help_of("inputs") + " (space-separated)",
             )
             yield from self._row(
                 "iters",
                 Input(str(b.iters), compact=True, id="field-iters"),
-                "forward passes to run",
+                help_of("iters"),
             )
             yield from self._row(
                 "duration",
@@ -270,9 +236,9 @@ class SettingsScreen(Screen[SettingsResult | None]):
                     compact=True,
                     id="field-duration",
                 ),
-                "seconds to run instead of a number of iterations (empty: use iters)",
+                help_of("duration") + " (empty: iters)",
             )
-            for name, help_text in FEED_FIELDS.items():
+            for name in FEED_FIELDS:
                 yield from self._row(
                     name,
                     Input(
@@ -281,7 +247,7 @@ class SettingsScreen(Screen[SettingsResult | None]):
                         compact=True,
                         id=f"field-{name}",
                     ),
-                    help_text,
+                    help_of(name),
                 )
             yield Static("repeats and sweeps", classes="group-title")
             for name, help_text in SWEEP_FIELDS.items():
@@ -401,16 +367,21 @@ class SettingsScreen(Screen[SettingsResult | None]):
     def plan(self) -> SweepPlan:
         """The repeats and sweep the form asks for (``SweepPlan()``, one process, where a field
         is refused: ``build`` says why)."""
-        text = {n: self.query_one(f"#field-{n}", Input).value for n in SWEEP_FIELDS}
         try:
-            return SweepPlan(
-                parse_repeat(text["processes"]),
-                parse_presets(text["sweep_presets"]),
-                parse_varies(text["vary"]),
-                adaptive=self.query_one("#field-adaptive", ChoiceField).value == "on",
-            )
+            return self._plan()
         except ValueError:
             return SweepPlan()
+
+    def _plan(self) -> SweepPlan:
+        """The plan the sweep fields ask for, checked whole (``sweep_plan.plan``, as the
+        command line checks it): ``UsageError`` names what is wrong."""
+        text = {n: self.query_one(f"#field-{n}", Input).value for n in SWEEP_FIELDS}
+        return sweep_plan(
+            parse_repeat(text["processes"]),
+            split_names(text["sweep_presets"]),
+            text["vary"].split(),
+            adaptive=self.query_one("#field-adaptive", ChoiceField).value == "on",
+        )
 
     def _show_plan(self) -> None:
         """The run button says what ^r starts: one run, N processes, or a sweep."""
@@ -433,37 +404,14 @@ class SettingsScreen(Screen[SettingsResult | None]):
     def _parse(self, field: str, text: str) -> Any:
         if field in KNOB_BY_NAME:
             return KNOB_BY_NAME[field].parse(text)
-        if field == "iters":
-            try:
-                value = int(text)
-            except ValueError:
-                raise SettingsError(f"iters: expected a whole number, got {text!r}") from None
-            if value < 1:
-                raise SettingsError(f"iters: must be at least 1, got {value}")
-            return value
-        if field == "duration":
-            if not text.strip():
-                return None
-            try:
-                seconds = float(text)
-            except ValueError:
-                raise SettingsError(f"duration: expected seconds, got {text!r}") from None
-            if seconds <= 0:
-                raise SettingsError(f"duration: must be positive, got {text}")
-            return seconds
-        if field == "inputs":
-            specs = text.split()
-            for spec in specs:
-                parse_input(spec)
-            return specs
-        if field in FEED_FIELDS:
-            return parse_feed(field, text)
+        if field in ("iters", "duration", "inputs", *FEED_FIELDS):
+            return parse_field(self.base, field, text)
         if field == "processes":
             return parse_repeat(text)
         if field == "sweep_presets":
-            return parse_presets(text)
+            return check_presets(split_names(text))
         if field == "vary":
-            return parse_varies(text)
+            return check_varies(text.split())
         if field == "target":
             if not text.strip():
                 raise SettingsError("target: what to run (e.g. sample:speech)")
@@ -572,6 +520,10 @@ class SettingsScreen(Screen[SettingsResult | None]):
         if self.errors:
             field, message = next(iter(self.errors.items()))
             raise SettingsError(message if field in message else f"{field}: {message}")
+        try:
+            self._plan()
+        except ValueError as exc:  # each field is right, the plan as a whole is not
+            raise SettingsError(str(exc)) from None
         settings = self.base.copy()
         value = lambda field: self.query_one(f"#field-{field}", Input).value  # noqa: E731
         settings.target = self._parse("target", value("target"))

@@ -121,6 +121,19 @@ class RunSettings(RunFields):
         machine (for a screen that checks as the user types)."""
         self._check(None)
 
+    def check_field(self, name: str) -> None:
+        """The check of one setting's value alone (``FIELD_CHECKS``): the command line runs
+        every one, the settings form the one of the field typed in."""
+        check = FIELD_CHECKS.get(name)
+        if check is None:
+            return
+        try:
+            check(self)
+        except SettingsError:
+            raise
+        except UsageError as exc:  # a bad input or dimension spec: a setting that cannot run
+            raise SettingsError(str(exc)) from None
+
     def _check(self, there: Callable[[str], Target] | None) -> Target:
         for k in KNOBS:
             try:
@@ -132,11 +145,8 @@ class RunSettings(RunFields):
             raise SettingsError(f"unknown knob {sorted(unknown)[0]!r}")
         if self.recipe is not None and not os.path.isfile(self.recipe):
             raise SettingsError(f"--recipe {clean_line(self.recipe)}: no such file")
-        if self.iters < 1:
-            raise SettingsError(f"--iters must be at least 1, got {self.iters}")
-        for name, value in (("--duration", self.duration), ("--timeout", self.timeout)):
-            if value is not None and not (math.isfinite(value) and value > 0):
-                raise SettingsError(f"{name} must be a positive number of seconds, got {value}")
+        for name in FIELD_CHECKS:
+            self.check_field(name)
         for name, env_value in self.env.items():
             if not name or "=" in name or "\0" in name:
                 raise SettingsError(f"bad environment variable name {name!r}")
@@ -153,19 +163,6 @@ class RunSettings(RunFields):
             )
         for key, config_value in self.torch_config.items():
             check_config_key(key, config_value)
-        if self.schedule not in SCHEDULES:
-            raise SettingsError(
-                f"--schedule {clean_line(str(self.schedule))}: one of {', '.join(SCHEDULES)}"
-            )
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise SettingsError(f"--seed must be a non-negative integer, got {self.seed}")
-        if self.gap is not None and not (math.isfinite(self.gap) and self.gap >= 0):
-            raise SettingsError(f"--gap must be a number of seconds, got {self.gap}")
-        if len(self.idle_probe) > MAX_IDLE_PROBES:
-            raise SettingsError(f"--idle-probe: at most {MAX_IDLE_PROBES} gaps")
-        for gap in self.idle_probe:
-            if not (math.isfinite(gap) and 0 <= gap <= 3600):
-                raise SettingsError(f"--idle-probe: {gap} is not a number of seconds (0-3600)")
         if self.max_procs < MIN_PROCS:
             raise SettingsError(
                 f"--max-procs {self.max_procs}: at least {MIN_PROCS} (torch starts threads of "
@@ -421,3 +418,70 @@ def parse_profile_iters(text: str, iters: int | None = None) -> tuple[list[int],
             )
         indices.update(range(first, last + 1))
     return sorted(indices), steady
+
+
+# -- one setting's value alone ---------------------------------------------------------------
+
+
+def _iters(s: RunSettings) -> None:
+    if s.iters < 1:
+        raise SettingsError(f"--iters must be at least 1, got {s.iters}")
+
+
+def _seconds(flag: str, name: str) -> Callable[[RunSettings], None]:
+    def check(s: RunSettings) -> None:
+        value = getattr(s, name)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise SettingsError(f"{flag} must be a positive number of seconds, got {value}")
+
+    return check
+
+
+def _inputs(s: RunSettings) -> None:
+    for spec in s.inputs:
+        parse_input(spec)
+
+
+def _dims(s: RunSettings) -> None:
+    for dim in s.dims:
+        parse_dim(dim)
+
+
+def _schedule(s: RunSettings) -> None:
+    if s.schedule not in SCHEDULES:
+        raise SettingsError(
+            f"--schedule {clean_line(str(s.schedule))}: one of {', '.join(SCHEDULES)}"
+        )
+
+
+def _seed(s: RunSettings) -> None:
+    if isinstance(s.seed, bool) or not isinstance(s.seed, int) or s.seed < 0:
+        raise SettingsError(f"--seed must be a non-negative integer, got {s.seed}")
+
+
+def _gap(s: RunSettings) -> None:
+    if s.gap is not None and not (math.isfinite(s.gap) and s.gap >= 0):
+        raise SettingsError(f"--gap must be a number of seconds, got {s.gap}")
+
+
+def _idle_probe(s: RunSettings) -> None:
+    if len(s.idle_probe) > MAX_IDLE_PROBES:
+        raise SettingsError(f"--idle-probe: at most {MAX_IDLE_PROBES} gaps")
+    for gap in s.idle_probe:
+        if not (math.isfinite(gap) and 0 <= gap <= 3600):
+            raise SettingsError(f"--idle-probe: {gap} is not a number of seconds (0-3600)")
+
+
+FIELD_CHECKS: dict[str, Callable[[RunSettings], None]] = {
+    "iters": _iters,
+    "duration": _seconds("--duration", "duration"),
+    "timeout": _seconds("--timeout", "timeout"),
+    "inputs": _inputs,
+    "dims": _dims,
+    "schedule": _schedule,
+    "seed": _seed,
+    "gap": _gap,
+    "idle_probe": _idle_probe,
+}
+"""What one setting's value must be, by the setting's name, whatever front end set it;
+checks across settings stay in ``RunSettings._check``."""
