@@ -112,6 +112,7 @@ data/ — the data model: records, settings and what can be computed from them a
                 racing (dropping cells) for adaptive sweeps; ratios with their intervals
     sweep_plan  a sweep's plan (processes per setting, presets, varied knobs) parsed once,
                 with one set of limits, for the command line and the TUI
+    sweep_state a sweep as it stands (cells, plan, finished processes): what its digest reads
     sweep_schema    the sweep document's fields, each with the type a reader relies on
     sweep_document  the sweep document read back like a record: whole, bounded, checked
 

@@ -235,8 +235,9 @@ def hosts_of(values: dict[str, list[tuple[int, float]]]) -> dict[str, Any] | Non
     ``{node: [(cell, objective value), …]}``."""
     from warmscope.core.data.run import RunData
     from warmscope.core.data.settings import RunSettings
+    from warmscope.core.data.sweep_state import Cell, Process
     from warmscope.core.output.sweep_hosts import host_factor
-    from warmscope.core.run.sweep import Cell, Process, Sweep
+    from warmscope.core.run.sweep import Sweep
 
     cells = [Cell(label, RunSettings(target="sample:trivial")) for label in ("a", "b")]
     sweep = Sweep(target="sample:trivial", cells=cells, repeat=20)

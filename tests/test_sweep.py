@@ -358,8 +358,9 @@ def test_an_adaptive_sweep_drops_the_slower_cell_and_stops_early() -> None:
     from warmscope.cli import make_parser
     from warmscope.cli.sweep import sweep_cells
     from warmscope.core.data.run import RunData
+    from warmscope.core.data.sweep_state import Process
     from warmscope.core.output.sweep_digest import sweep_document
-    from warmscope.core.run.sweep import Process, Sweep
+    from warmscope.core.run.sweep import Sweep
 
     args = make_parser("sweep").parse_args(
         ["sample:trivial", "--vary", "env.WARMSCOPE_FIRST_SLEEP_MS=300,0", "--repeat", "5"]
@@ -391,8 +392,9 @@ def test_a_cell_whose_processes_fail_the_same_way_twice_is_stopped() -> None:
     from warmscope.cli.sweep import sweep_cells
     from warmscope.core.child import outcome
     from warmscope.core.data.run import RunData
+    from warmscope.core.data.sweep_state import Process
     from warmscope.core.output.sweep_digest import ran_text, sweep_document
-    from warmscope.core.run.sweep import Process, Sweep
+    from warmscope.core.run.sweep import Sweep
 
     args = make_parser("sweep").parse_args(
         ["sample:trivial", "--preset", "eager,torchscript,no-profiling", "--repeat", "4"]

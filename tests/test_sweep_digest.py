@@ -8,6 +8,7 @@ import statistics
 from typing import Any
 
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.sweep_state import parse_rank_by, schedule
 from warmscope.core.output.sweep_digest import (
     answer,
     break_even,
@@ -16,7 +17,7 @@ from warmscope.core.output.sweep_digest import (
     sweep_warnings,
 )
 from warmscope.core.output.sweep_stats import stat_json
-from warmscope.core.run.sweep import grid, parse_rank_by, schedule
+from warmscope.core.run.sweep import grid
 
 
 def cell(

@@ -28,7 +28,8 @@ from warmscope.core.run.ending import one_line
 
 if TYPE_CHECKING:
     from warmscope.core.data.run import LiveRun, Update
-    from warmscope.core.run.sweep import Process, Sweep
+    from warmscope.core.data.sweep_state import Process
+    from warmscope.core.run.sweep import Sweep
 
 
 @dataclass

@@ -11,14 +11,30 @@ Pure: settings and a resolved target in, a sentence out.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child.knobs import KNOB_BY_NAME, KNOBS
 
 if TYPE_CHECKING:
-    from warmscope.core.data.settings import RunSettings
-    from warmscope.core.data.targets import Target
+    from warmscope.core.data.targets import InputSpec, Target
+
+
+class RunSettings(Protocol):
+    """What the refusal reads of a run's settings (``settings.RunSettings`` has it all; the
+    settings call this module, so it names what it reads rather than importing them)."""
+
+    knobs: dict[str, Any]
+    torch_config: dict[str, str]
+    recipe: str | None
+    host: str | None
+    profile_iters: str | None
+    profile_in_run: bool
+    imports: list[str]
+    torch_logs: str | None
+
+    def input_specs(self, target: Target) -> list[InputSpec]: ...
+
 
 CPP = "cpp"
 KINDS = ("archive", "aoti")

@@ -53,7 +53,7 @@ from warmscope.core.output.sweep_stats import (
 )
 
 if TYPE_CHECKING:
-    from warmscope.core.run.sweep import Sweep
+    from warmscope.core.data.sweep_state import SweepState
 
 CELL_METRICS = (
     "first_ms",
@@ -143,7 +143,7 @@ def phase_stats(runs: list[RunData]) -> dict[str, dict[str, Any]]:
     return {n: stat_json([r.phases.get(n) for r in runs]) for n in names}
 
 
-def sweep_document(sweep: Sweep) -> dict[str, Any]:
+def sweep_document(sweep: SweepState) -> dict[str, Any]:
     """The sweep as it stands: every cell's statistics, the ranking, the answer."""
     cells = []
     for c, cell in enumerate(sweep.cells):

@@ -20,7 +20,7 @@ from warmscope.core.output.sweep_stats import (
 )
 
 if TYPE_CHECKING:
-    from warmscope.core.run.sweep import Sweep
+    from warmscope.core.data.sweep_state import SweepState
 
 
 def host_label(node: dict[str, Any], hostnames: dict[str, int]) -> str:
@@ -31,7 +31,7 @@ def host_label(node: dict[str, Any], hostnames: dict[str, int]) -> str:
     return name
 
 
-def host_factor(sweep: Sweep) -> dict[str, Any] | None:
+def host_factor(sweep: SweepState) -> dict[str, Any] | None:
     """Whether the machines a sweep ran on differ beyond noise, the host taken as one more
     factor; ``None`` where its processes ran on one machine (or say nowhere).
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warmscope.core.data.settings.compile_cache import MODES
+from warmscope.core.data.settings.setting import COMPILE_CACHE_MODES as MODES
 
 INDUCTOR_VAR = "TORCHINDUCTOR_CACHE_DIR"
 TRITON_VAR = "TRITON_CACHE_DIR"

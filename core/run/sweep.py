@@ -19,38 +19,28 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from warmscope.core.base.files import atomic_write
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
-from warmscope.core.data.racing import MIN_PROCESSES, Race
 from warmscope.core.data.record import new_folder
 from warmscope.core.data.run import RunData, Update
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.settings.compile_cache import compile_cache_mode, compiles
 from warmscope.core.data.sweep_schema import MAX_CELLS
+from warmscope.core.data.sweep_state import Cell, Process, SweepState
 from warmscope.core.output.digest import settings_line
 from warmscope.core.output.sweep_digest import process_facts, sweep_document
 from warmscope.core.output.sweep_stats import objective_metric
 from warmscope.core.run import remote_target
 from warmscope.core.run.ray_executor import data_from_lines
 from warmscope.core.run.run_plan import PlannedRun, drive, start_run, warm_cache
-
-
-@dataclass
-class Cell:
-    """One set of settings the sweep runs ``repeat`` times."""
-
-    label: str
-    settings: RunSettings
 
 
 def grid(
@@ -82,103 +72,20 @@ def grid(
     return cells
 
 
-def schedule(cells: int, repeat: int) -> list[tuple[int, int]]:
-    """``(cell, repeat)`` in execution order: every cell once, then every cell again…"""
-    return [(c, r) for r in range(repeat) for c in range(cells)]
-
-
-def parse_rank_by(text: str, iters: int | None) -> tuple[str, int | None]:
-    """``first``, ``warmup``, ``steady`` or ``total@K``: the objective and K."""
-    if text in ("first", "warmup", "steady"):
-        return text, None
-    name, at, k = text.partition("@")
-    if name == "total" and at and k.isdigit() and int(k) >= 1:
-        if iters is not None and int(k) > iters:
-            raise UsageError(f"--rank-by {text}: the runs have only {iters} iterations")
-        return "total", int(k)
-    raise UsageError(f"bad --rank-by {text!r}: first, warmup, steady or total@K")
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._=-]+", "-", text).strip("-")[:60] or "cell"
 
 
-@dataclass
-class Process:
-    """One finished process of the sweep, as the sweep digest needs it."""
-
-    cell: int
-    repeat: int
-    data: RunData
-    value: float | None = None
-    """The ranking objective's figure (``None``: failed, or none to give)."""
-    node: dict[str, Any] | None = None
-    """Where it ran, for an executor with several machines (``node_id``, ``hostname``)."""
-
-
-@dataclass
-class Sweep:
+class Sweep(SweepState):
     """Runs the cells' processes, interleaved; writes the document after each one."""
 
-    target: str
-    cells: list[Cell]
-    repeat: int
-    rank_by: str = "first"
-    command: list[str] = field(default_factory=list)
-    folder: Path | None = None
-    json_path: Path | None = None
-    processes: list[Process] = field(default_factory=list)
-    stopped: bool = False
-    started: str = ""
-    wall_s: float = 0.0
-    aborted: str | None = None
-    """Why the sweep ended early on a usage error (a bad target found by the child)."""
-    warming_s: float = 0.0
-    """Time spent in unrecorded processes that fill ``warm`` compile caches."""
-    adaptive: bool = False
-    """Rounds stop once the answer is decided; ``repeat`` is the cap per cell."""
-    min_processes: int = MIN_PROCESSES
-    """Processes per cell before an adaptive sweep's first look."""
-    executor: Any = None
-    """Runs the processes elsewhere (``ray_executor.RayExecutor``, started); ``None``: here,
-    one at a time."""
-    ran_in: str = field(default_factory=os.getcwd)
-    """The folder the sweep ran in: its records' relative paths are from there."""
-    given_up: dict[int, str] = field(default_factory=dict)
-    """Cells whose processes failed the same way twice, with that failure: the rest of their
-    processes are not run (a third would fail it again)."""
+    plan: list[tuple[int, int]]
+    folder: Path | None
 
     def __post_init__(self) -> None:
-        if self.repeat < 1:
-            raise UsageError(f"--repeat must be at least 1, got {self.repeat}")
-        if self.min_processes < 1:
-            raise UsageError(f"the first look needs at least 1 process, got {self.min_processes}")
-        iters = self.cells[0].settings.iters if self.cells else None
-        self.objective, self.k = parse_rank_by(self.rank_by, iters)
+        super().__post_init__()
         for cell in self.cells:
             remote_target.resolve(cell.settings)  # every cell is checked before any process runs
-        # (cell, repeat) in execution order: the processes that ran, then those still
-        # planned (an adaptive sweep shortens it as cells drop out).
-        self.plan = schedule(len(self.cells), self.repeat)
-        self.race = Race(
-            len(self.cells), self.repeat, adaptive=self.adaptive, first=self.min_processes
-        )
-
-    def values(self) -> list[list[float]]:
-        """Each cell's objective figures so far (its finished processes that have one)."""
-        out: list[list[float]] = [[] for _ in self.cells]
-        for p in self.processes:
-            if p.value is not None:
-                out[p.cell].append(p.value)
-        return out
-
-    @property
-    def rounds(self) -> int:
-        """Rounds begun: the most processes any cell ran."""
-        counts = [0] * len(self.cells)
-        for p in self.processes:
-            counts[p.cell] += 1
-        return max(counts, default=0)
 
     def _look(self, n: int) -> bool:
         """After process ``n`` of the plan: at the end of a round, an adaptive sweep's look.

@@ -45,6 +45,7 @@ from warmscope.core.data.record import RecordError, new_folder
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.settings.compile_cache import YOURS, warmup_compile_caches
+from warmscope.core.data.sweep_state import Cell, Process
 from warmscope.core.data.targets import parse_dim
 from warmscope.core.output.recipe import (
     ARTIFACT_SUFFIX,
@@ -72,7 +73,7 @@ from warmscope.core.output.warmup_verdict import worst_shape as worst_shape
 from warmscope.core.run import compile_cache, cpp_build, remote_target
 from warmscope.core.run.run_plan import QUICK_GRACE_S
 from warmscope.core.run.session import RunSession
-from warmscope.core.run.sweep import Cell, Process, Sweep
+from warmscope.core.run.sweep import Sweep
 
 FORMAT = "warmscope-warmup"
 VERSION = 1

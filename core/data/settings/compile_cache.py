@@ -11,10 +11,6 @@ from warmscope.core.data.settings.setting import SettingsError
 if TYPE_CHECKING:
     from warmscope.core.data.settings.run_settings import RunSettings
 
-MODES = ("cold", "warm", "user")
-"""``cold``: an empty folder for each process; ``warm``: one filled by an unrecorded first
-process; ``user``: the user's own cache, as torch finds it."""
-
 
 def default_compile_cache(*, repeated: bool) -> str:
     """The compile cache of a compile run that asked for none: where processes repeat (a sweep,

@@ -13,9 +13,9 @@ from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from warmscope.core.child.knobs import KNOBS, RUNTIMES, default_values
-from warmscope.core.data.settings.compile_cache import MODES as COMPILE_CACHE_MODES
 from warmscope.core.data.settings.setting import (
     CAPTURE,
+    COMPILE_CACHE_MODES,
     DEFAULT_ITERS,
     DEFAULT_SAMPLE_HZ,
     MODES,

@@ -16,11 +16,10 @@ from warmscope.core.child import target_files
 from warmscope.core.child.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data import cpp_runtime
-from warmscope.core.data.settings.compile_cache import MODES as COMPILE_CACHE_MODES
 from warmscope.core.data.settings.fields import FIELDS, MIN_PROCS, RunFields, default_of
+from warmscope.core.data.settings.setting import COMPILE_CACHE_MODES, KINDS, argv, consent
 from warmscope.core.data.settings.setting import DEFAULT_ITERS as DEFAULT_ITERS
 from warmscope.core.data.settings.setting import DEFAULT_SAMPLE_HZ as DEFAULT_SAMPLE_HZ
-from warmscope.core.data.settings.setting import KINDS, argv, consent
 from warmscope.core.data.settings.setting import PRESETS as PRESETS
 from warmscope.core.data.settings.setting import SCHEDULES as SCHEDULES
 from warmscope.core.data.settings.setting import Preset as Preset

@@ -31,6 +31,10 @@ SCHEDULES = ("cycle", "random", "ramp", "once")
 """How ``--dim`` shapes follow each other: in turn, at random (``--seed``), in blocks in the
 order given, or each once (the run then ends)."""
 MODES = ("eager", "script", "trace", "compile")
+COMPILE_CACHE_MODES = ("cold", "warm", "user")
+"""``--compile-cache``: ``cold``, an empty folder for each process; ``warm``, one filled by an
+unrecorded first process; ``user``, the user's own cache, as torch finds it
+(``compile_cache`` holds the policy)."""
 
 RUN = "what to run"
 CAPTURE = "what to capture"
