@@ -453,6 +453,8 @@ def test_a_new_kind_of_line_is_one_entry(tmp_path: Path, monkeypatch: pytest.Mon
     novel = schema.LineKind(
         check=lambda e: schema.field(e, "x", schema.is_int, "an integer", optional=False),
         fold=lambda data, body, packed: folded.append(body["x"]),
+        holds=(),
+        document=(),
         from_agent=True,
     )
     monkeypatch.setitem(schema.KINDS, "novel", novel)

@@ -40,6 +40,8 @@ lines, each kind with its check and its fold, are declared once in ``schema.KIND
 - ``event``: ``iteration`` or ``phase``, ``kind``, ``title``, ``text``, optional ``ms``.
 - ``busy``: the current iteration has been running for ``ms`` (sent only while it is long),
   with ``activity`` (e.g. the compile in progress).
+- ``profile``: a profiled iteration's operator table and trace path (``iteration``, …).
+- ``graphs``: a TorchScript module's graphs as loaded and as run warm, by name.
 - ``error``: ``where``, ``iteration``, ``usage`` (a bad target or input rather than a failing
   model), ``exception`` (its class name), ``message``, ``traceback``.
 - ``done``: ``status`` (``ok`` | ``stopped`` | ``failed``), ``iterations``.
@@ -63,6 +65,33 @@ from collections.abc import Sequence
 from typing import Any
 
 VERSION = 2
+
+MESSAGES = (
+    "hello",
+    "env",
+    "phase_start",
+    "phase",
+    "inputs",
+    "shapes",
+    "iters",
+    "device",
+    "reads",
+    "waits",
+    "opening",
+    "idle_probe",
+    "memory",
+    "event",
+    "busy",
+    "profile",
+    "graphs",
+    "error",
+    "done",
+)
+"""Every message an agent sends (``t``), the Python agent's and the C++ agent's alike
+(``tests/test_message_names.py`` reads both for the names they write)."""
+MOMENT_ONLY = ("hello", "phase_start", "busy", "done")
+"""The messages that describe the moment and are not recorded; each of the others is the
+record line kind of its name (``schema.KINDS``)."""
 
 MARKER = b"\x1e@ws "
 """Marker lines on stderr start ``MARKER + SECRET + b" "``: ``… b"done 12\\n"``, ``… b"phase load\\n"``.

@@ -54,7 +54,7 @@ def record_entry(
 
 def record_line(message: dict[str, Any], elapsed: float) -> dict[str, Any] | None:
     """The record line for one protocol message (its ``t`` removed), or ``None`` for the
-    messages that only describe the moment (``hello``, ``phase_start``, ``busy``, ``done``).
+    messages that only describe the moment (``protocol.MOMENT_ONLY``).
 
     ``elapsed``: seconds since the run started, by the parent's clock, stamped on events.
     """

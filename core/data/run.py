@@ -13,7 +13,7 @@ import copy
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple, Protocol
 
 from warmscope.core.child import outcome
@@ -159,6 +159,19 @@ class LiveRun(Protocol):
     def is_finished(self) -> bool: ...
 
     def elapsed(self) -> float: ...
+
+
+def _own(value: Any) -> Any:
+    """A container of a run's own, holding what ``value`` holds: arrays, lists and maps copied
+    (the lists a map holds too: ``_by_iteration``'s events), ``Starts`` by its ``copy``;
+    anything else shared as it is."""
+    if isinstance(value, (array, list)):
+        return value[:]
+    if isinstance(value, dict):
+        return {k: v[:] if isinstance(v, list) else v for k, v in value.items()}
+    if isinstance(value, Starts):
+        return value.copy()
+    return value
 
 
 @dataclass
@@ -461,29 +474,13 @@ class RunData:
     def snapshot(self) -> RunData:
         """A copy that later arrivals do not change: safe to read on another thread.
 
-        Events and samples are shared, not copied: once added they never change.
+        Every field's container is copied (``_own``), so a field added to ``RunData`` is
+        copied with the rest; what they hold is shared: an event, a sample or a profile never
+        changes once added.
         """
         snap = copy.copy(self)
-        snap._ns = self._ns[:] if self._ns is not None else None
-        snap._ms = self._ms[:] if self._ms is not None else None
-        snap.start_ms = self.start_ms.copy()
-        snap.events = list(self.events)
-        snap.samples = list(self.samples)
-        snap.phases = dict(self.phases)
-        snap.phase_reads = dict(self.phase_reads)
-        snap.env = dict(self.env)
-        snap.profiles = dict(self.profiles)
-        snap.graphs = dict(self.graphs)
-        snap.shape_of = self.shape_of[:]
-        snap.inputs = list(self.inputs)
-        snap.idle_probe = list(self.idle_probe)
-        snap.opening = dict(self.opening)
-        snap.memory = dict(self.memory)
-        snap.device_ns = self.device_ns[:]
-        snap.launch_ns = self.launch_ns[:]
-        snap.disk_reads = list(self.disk_reads)
-        snap.cpu_waits = list(self.cpu_waits)
-        snap._by_iteration = {i: list(evs) for i, evs in self._by_iteration.items()}
+        for f in fields(self):
+            setattr(snap, f.name, _own(getattr(self, f.name)))
         return snap
 
     def events_at(self, iteration: int) -> list[Event]:

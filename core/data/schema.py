@@ -539,36 +539,85 @@ class LineKind:
     """Raises ``Shape`` (or a ``FOLD_ERRORS``) for a line ``fold`` cannot take."""
     fold: Callable[[RunData, Body, packing.Packed | None], None]
     """Folds the line's body (without ``type``) into the run."""
+    holds: tuple[str, ...]
+    """The ``RunData`` fields the fold writes, and only those (``tests/test_document_kinds``
+    folds real records to hold it to that): what a reader of the kind reads, and what the
+    record and the ``--json`` document must both give back."""
+    document: tuple[str, ...]
+    """The ``--json`` document's keys the kind is written under and read back from
+    (``document.to_document`` / ``document_lines``)."""
     clean: bool = True
     """The body is made safe for a terminal (``clean_json``) before the fold; ``False`` for
     lines of numbers only, or cleaned field by field by their fold."""
     from_agent: bool = False
-    """An agent message of this name is recorded as it comes (its ``t`` taken for ``type``)."""
+    """An agent message of this name is recorded as it comes (its ``t`` taken for ``type``);
+    ``protocol.MESSAGES`` names every message an agent sends."""
+
+
+def kind(
+    check: Callable[[Body], None],
+    fold: Callable[[RunData, Body, packing.Packed | None], None],
+    holds: str,
+    document: str,
+    **how: bool,
+) -> LineKind:
+    """A ``LineKind``, its fields and document keys written as space-separated names."""
+    return LineKind(check, fold, tuple(holds.split()), tuple(document.split()), **how)
 
 
 KINDS: dict[str, LineKind] = {
-    "header": LineKind(check_run_fields, _fold_header),
-    "spawned": LineKind(_check_spawned, _fold_spawned),
-    "env": LineKind(_check_env, _fold_env),
-    "phase": LineKind(_check_phase, _fold_phase, from_agent=True),
-    "iters": LineKind(_check_iters, _fold_iters, clean=False),
-    "device": LineKind(_check_device, _fold_device, clean=False),
-    "reads": LineKind(_check_reads, _fold_reads, clean=False, from_agent=True),
-    "waits": LineKind(_check_waits, _fold_waits, clean=False, from_agent=True),
-    "event": LineKind(check_event, _fold_event, clean=False),
-    "sample": LineKind(check_sample, _fold_sample, clean=False),
-    "profile": LineKind(check_profile, _fold_profile, from_agent=True),
-    "graphs": LineKind(_check_graphs, _fold_graphs, from_agent=True),
-    "inputs": LineKind(_check_inputs, _fold_inputs, from_agent=True),
-    "shapes": LineKind(_check_shapes, _fold_shapes, from_agent=True),
-    "idle_probe": LineKind(_check_idle_probe, _fold_idle_probe, from_agent=True),
-    "opening": LineKind(_check_opening, _fold_opening, clean=False, from_agent=True),
-    "memory": LineKind(_no_check, _fold_memory, from_agent=True),
-    "error": LineKind(check_error, _fold_error, from_agent=True),
-    "end": LineKind(_check_end, _fold_end),
+    "header": kind(
+        check_run_fields,
+        _fold_header,
+        "settings target mode started command stderr_path run_id status",
+        "settings target mode started command stderr_file run_id",
+    ),
+    "spawned": kind(_check_spawned, _fold_spawned, "env status", "env"),
+    "env": kind(_check_env, _fold_env, "env", "env"),
+    "phase": kind(_check_phase, _fold_phase, "phases phase_reads", "phases", from_agent=True),
+    "inputs": kind(
+        _check_inputs,
+        _fold_inputs,
+        "inputs inputs_source",
+        "inputs inputs_source",
+        from_agent=True,
+    ),
+    "shapes": kind(
+        _check_shapes, _fold_shapes, "shape_keys shape_dims", "summary", from_agent=True
+    ),
+    "iters": kind(
+        _check_iters, _fold_iters, "_ns _ms start_ms shape_of", "iterations", clean=False
+    ),
+    "device": kind(_check_device, _fold_device, "device_ns launch_ns", "iterations", clean=False),
+    "idle_probe": kind(
+        _check_idle_probe,
+        _fold_idle_probe,
+        "idle_probe idle_probe_shape",
+        "summary",
+        from_agent=True,
+    ),
+    "opening": kind(
+        _check_opening, _fold_opening, "opening", "opening", clean=False, from_agent=True
+    ),
+    "memory": kind(_no_check, _fold_memory, "memory", "summary", from_agent=True),
+    "event": kind(check_event, _fold_event, "events _by_iteration", "events", clean=False),
+    "sample": kind(check_sample, _fold_sample, "samples", "samples", clean=False),
+    "profile": kind(check_profile, _fold_profile, "profiles", "profiles", from_agent=True),
+    "reads": kind(
+        _check_reads, _fold_reads, "disk_reads", "disk_reads", clean=False, from_agent=True
+    ),
+    "waits": kind(
+        _check_waits, _fold_waits, "cpu_waits", "cpu_waits", clean=False, from_agent=True
+    ),
+    "graphs": kind(_check_graphs, _fold_graphs, "graphs", "graphs", from_agent=True),
+    "error": kind(check_error, _fold_error, "error", "error", from_agent=True),
+    "end": kind(
+        _check_end, _fold_end, "status status_detail exit_code", "status status_detail exit_code"
+    ),
 }
-"""Every record line kind this version knows. A line of another type is skipped: a newer
-writer may add kinds of facts without breaking older readers."""
+"""Every record line kind this version knows, in the order a ``--json`` document's lines are
+read back. A line of another type is skipped: a newer writer may add kinds of facts without
+breaking older readers."""
 
 
 def check_line(entry: Body) -> None:
