@@ -97,12 +97,20 @@ data/ — the data model: records, settings and what can be computed from them a
     targets     what a target string names
     cpp_runtime what ``--runtime cpp`` runs, and the one line that refuses the rest
     stats       latency statistics and when a run is steady (each shape against its own speed)
-    labels      an iteration's label: the known cause of its cost, from its events
+    labels      an iteration's label: the strongest cause its events show (``cause_kinds``)
     first_call  a slow first call no event explains: which, the process that profiles it, its
                 label, whether that process reproduced it and the share its causes explain
     breakdown   where a slow iteration's time went, against a steady one (operator profiles)
     trace_evidence  what a profiled call's CUDA activity says (runtime calls, CUPTI, kernels)
+    cause_kinds every cause's name, declared once; the causes events show, with their labels
+                and precedence, and which event shows which; ``Cause``
     causes      why the slow calls were slow: each cause named from the run's own evidence
+    profile_causes  what a first call's profile on CUDA shows against a steady call (library
+                first use, cuDNN autotuning, lazy loading, allocator growth); unprofiled, its
+                settings
+    disk_read_causes  reads from disk as a cause: a slow warm-up call's batch, a setup phase
+    cuda_facts  what a run says of its CUDA: on CUDA, cuDNN autotuning, module loading, CUDA
+                graphs
     waits       the child's waits for a core, reading by reading, and the calls they contended
     contention  CPU contention named: a slow call's wait for a core, the machine's load and
                 pressure, more torch threads than usable cores

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FACTORIES, warmscope
-from warmscope.core.data.causes import DISK_READS, run_causes
+from warmscope.core.data.cause_kinds import DISK_READS
+from warmscope.core.data.causes import run_causes
 from warmscope.core.data.document import read_document, to_document
 from warmscope.core.data.record import read_run
 from warmscope.core.data.run import DiskRead, RunData

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from warmscope.core.data import cause_kinds as names
 from warmscope.core.data import causes, trace_evidence
 from warmscope.core.data.record import read_run
 from warmscope.core.output.digest import digest
@@ -32,18 +33,18 @@ def named(name: str) -> dict[object, set[str]]:
     return out
 
 
-LAZY = causes.LAZY_LOADING
-CUBLAS = causes.CUBLAS_FIRST_USE
-CUDNN = causes.CUDNN_FIRST_USE
-TUNED = causes.CUDNN_AUTOTUNING
-TUNED_FIRST = causes.CUDNN_AUTOTUNING + " with cuDNN's first use"
-FIRST_USE = causes.CUDA_FIRST_USE
+LAZY = names.LAZY_LOADING
+CUBLAS = names.CUBLAS_FIRST_USE
+CUDNN = names.CUDNN_FIRST_USE
+TUNED = names.CUDNN_AUTOTUNING
+TUNED_FIRST = names.CUDNN_AUTOTUNING + " with cuDNN's first use"
+FIRST_USE = names.CUDA_FIRST_USE
 
 # (record, iteration or phase, the causes it must name, the ones it must not)
 TABLE = [
     # A CNN's first eager call: lazy loading, cuBLAS and cuDNN first use, not "kernel selection".
-    ("cnn-eager", 0, {LAZY, CUBLAS, CUDNN, causes.ALLOCATOR}, {TUNED}),
-    ("cnn-eager", "cuda init", {causes.CONTEXT}, set()),
+    ("cnn-eager", 0, {LAZY, CUBLAS, CUDNN, names.ALLOCATOR}, {TUNED}),
+    ("cnn-eager", "cuda init", {names.CONTEXT}, set()),
     # cudnn_benchmark on, three shapes, profiled: the autotuner in each shape's first call.
     ("cnn-eager-3shapes-cudnn-profiled", 0, {TUNED_FIRST, CUBLAS, LAZY}, {CUDNN}),
     ("cnn-eager-3shapes-cudnn-profiled", 1, {TUNED}, {LAZY, CUBLAS}),
@@ -57,28 +58,28 @@ TABLE = [
     (
         "cnn-eager-module-loading-EAGER",
         "cuda init",
-        {causes.CONTEXT + " with eager module loading"},
+        {names.CONTEXT + " with eager module loading"},
         set(),
     ),
     ("cnn-eager-EAGER-profiled", 0, {CUDNN, CUBLAS}, {LAZY}),
-    ("cnn-eager-module-loading-LAZY", "cuda init", {causes.CONTEXT}, set()),
+    ("cnn-eager-module-loading-LAZY", "cuda init", {names.CONTEXT}, set()),
     # A scripted CNN: the profiling run is named, and so is the CUDA first use inside it.
-    ("cnn-script-cudnn-3shapes", 0, {causes.PROFILING_RUN, FIRST_USE, TUNED}, set()),
-    ("cnn-script-cudnn-3shapes", 1, {causes.OPTIMIZATION, TUNED}, set()),
+    ("cnn-script-cudnn-3shapes", 0, {names.PROFILING_RUN, FIRST_USE, TUNED}, set()),
+    ("cnn-script-cudnn-3shapes", 1, {names.OPTIMIZATION, TUNED}, set()),
     ("cnn-script-cudnn-3shapes", 2, {TUNED, LAZY}, set()),
     # torch.compile on CUDA: the compile, CUDA graph warm-up then recording, Triton autotuning.
     (
         "transformer-compile-reduce-overhead",
         0,
-        {causes.COMPILE, causes.GRAPH_WARMUP},
-        {causes.GRAPH_RECORDING},
+        {names.COMPILE, names.GRAPH_WARMUP},
+        {names.GRAPH_RECORDING},
     ),
-    ("transformer-compile-reduce-overhead", 1, {causes.GRAPH_RECORDING}, {causes.COMPILE}),
+    ("transformer-compile-reduce-overhead", 1, {names.GRAPH_RECORDING}, {names.COMPILE}),
     (
         "transformer-compile-max-autotune-nocg",
         0,
-        {causes.COMPILE, causes.TRITON_AUTOTUNING},
-        {causes.GRAPH_WARMUP},
+        {names.COMPILE, names.TRITON_AUTOTUNING},
+        {names.GRAPH_WARMUP},
     ),
     # Recorded by this warmscope (device time, profiles with a cuda summary, the first call of
     # a scripted model profiled on CUDA): the executor's share apart from the CUDA first use,
@@ -86,24 +87,24 @@ TABLE = [
     (
         "cnn-script-cudnn-3shapes-device-time",
         0,
-        {causes.PROFILING_RUN, TUNED_FIRST, CUBLAS, LAZY, causes.UNSEEN},
+        {names.PROFILING_RUN, TUNED_FIRST, CUBLAS, LAZY, names.UNSEEN},
         set(),
     ),
-    ("cnn-script-cudnn-3shapes-device-time", 1, {causes.OPTIMIZATION, TUNED}, {CUBLAS}),
+    ("cnn-script-cudnn-3shapes-device-time", 1, {names.OPTIMIZATION, TUNED}, {CUBLAS}),
     ("cnn-script-cudnn-3shapes-device-time", 2, {TUNED, LAZY}, set()),
     # The first CUDA run on a machine just started: its first call read the libraries it used
     # from disk, which the explaining process, started after it, found cached.
     (
         "cnn-script-cold-page-cache",
         0,
-        {causes.DISK_READS, causes.UNSEEN, causes.PROFILING_RUN, CUBLAS, CUDNN, LAZY},
+        {names.DISK_READS, names.UNSEEN, names.PROFILING_RUN, CUBLAS, CUDNN, LAZY},
         set(),
     ),
-    ("cnn-script-cold-page-cache", 1, {causes.OPTIMIZATION}, {causes.DISK_READS}),
+    ("cnn-script-cold-page-cache", 1, {names.OPTIMIZATION}, {names.DISK_READS}),
     # The same, unexplained, by the warmscope that also counts what each setup phase read.
-    ("cnn-script-cold-page-cache-phases", "import torch", {causes.DISK_READS}, set()),
-    ("cnn-script-cold-page-cache-phases", "cuda init", {causes.CONTEXT}, {causes.DISK_READS}),
-    ("cnn-script-cold-page-cache-phases", 0, {causes.DISK_READS, FIRST_USE}, set()),
+    ("cnn-script-cold-page-cache-phases", "import torch", {names.DISK_READS}, set()),
+    ("cnn-script-cold-page-cache-phases", "cuda init", {names.CONTEXT}, {names.DISK_READS}),
+    ("cnn-script-cold-page-cache-phases", 0, {names.DISK_READS, FIRST_USE}, set()),
 ]
 
 
@@ -121,10 +122,10 @@ def test_a_cold_page_cache_names_what_the_explaining_profile_could_not_see() -> 
     found = {
         (c.iteration, c.name): c for c in causes.run_causes(data, trace_evidence.for_run(data))
     }
-    reads = found[(0, causes.DISK_READS)]
+    reads = found[(0, names.DISK_READS)]
     assert reads.ms is None, "the counters say how much was read, not how long it took"
     assert reads.evidence.startswith("199 MiB read from disk and 63 major page faults in this")
-    unseen = found[(0, causes.UNSEEN)]
+    unseen = found[(0, names.UNSEEN)]
     assert unseen.ms == pytest.approx(309.465179)
     assert "this call read 199 MiB from disk" in unseen.evidence
     assert [(r.first, r.calls) for r in data.disk_reads] == [(0, 1)], "one batch, the first call"
@@ -150,10 +151,10 @@ def test_the_timed_causes_are_what_the_evidence_times() -> None:
     # Under reduce-overhead: the recording's own callback time, the warm-up the call's rest.
     data = read_run(record("transformer-compile-reduce-overhead"))
     found = {(c.iteration, c.name): c for c in causes.run_causes(data)}
-    assert found[(1, causes.GRAPH_RECORDING)].ms == pytest.approx(22.442831)
-    compile_ms = found[(0, causes.COMPILE)].ms
+    assert found[(1, names.GRAPH_RECORDING)].ms == pytest.approx(22.442831)
+    compile_ms = found[(0, names.COMPILE)].ms
     assert compile_ms == pytest.approx(3322.277021)
-    warmup = found[(0, causes.GRAPH_WARMUP)].ms
+    warmup = found[(0, names.GRAPH_WARMUP)].ms
     assert warmup == pytest.approx(data.latency(0) - compile_ms)
 
 
@@ -220,10 +221,10 @@ def test_a_profiling_runs_own_share_is_its_profiled_call_less_the_cuda_first_use
     cuda_ms = sum(
         c.ms or 0.0
         for (i, name), c in found.items()
-        if i == 0 and name not in (causes.PROFILING_RUN, causes.UNSEEN)
+        if i == 0 and name not in (names.PROFILING_RUN, names.UNSEEN)
     )
-    assert found[(0, causes.PROFILING_RUN)].ms == pytest.approx(profile["wall_ms"] - cuda_ms)
-    unseen = found[(0, causes.UNSEEN)]
+    assert found[(0, names.PROFILING_RUN)].ms == pytest.approx(profile["wall_ms"] - cuda_ms)
+    unseen = found[(0, names.UNSEEN)]
     assert unseen.ms == pytest.approx(data.latency(0) - profile["wall_ms"])
 
 
@@ -245,5 +246,5 @@ def test_the_json_document_carries_each_cause() -> None:
 
     doc = to_document(read_run(record("transformer-compile-reduce-overhead")))
     named = {(c["iteration"], c["name"]) for c in doc["causes"]}
-    assert {(0, causes.COMPILE), (0, causes.GRAPH_WARMUP), (1, causes.GRAPH_RECORDING)} <= named
+    assert {(0, names.COMPILE), (0, names.GRAPH_WARMUP), (1, names.GRAPH_RECORDING)} <= named
     assert all(set(c) >= {"name", "iteration", "ms", "evidence", "source"} for c in doc["causes"])

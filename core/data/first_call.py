@@ -22,6 +22,7 @@ from typing import Any
 from warmscope.core.base import units
 from warmscope.core.child import outcome
 from warmscope.core.data import breakdown, causes, contention, stats, trace_evidence
+from warmscope.core.data.cause_kinds import DISK_READS
 from warmscope.core.data.run import EXPLAINED, RunData
 from warmscope.core.data.settings import MAX_PROFILED, RunSettings
 
@@ -221,7 +222,7 @@ def notes(data: RunData) -> list[dict[str, Any]]:
             continue
         steady = profiles[against]
         every = causes.causes_at(data, first, evidence or causes.no_evidence)
-        found = [c for c in every if c.source.startswith("profile") or c.name == causes.DISK_READS]
+        found = [c for c in every if c.source.startswith("profile") or c.name == DISK_READS]
         named = [c for c in found if c.source.startswith("profile")]
         own = causes.label([c for c in every if not c.source.startswith("profile")])
         if named:  # reads from disk join what the profile names; alone, they are no label

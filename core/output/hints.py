@@ -7,7 +7,7 @@ import shlex
 from warmscope.core.base.units import ms
 from warmscope.core.child.knobs import knob
 from warmscope.core.data.breakdown import UNACCOUNTED, diff, steady_reference
-from warmscope.core.data.labels import compile_trigger
+from warmscope.core.data.cause_kinds import compile_trigger
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.digest import ratio_text, same_settings, side_rows
