@@ -67,6 +67,13 @@ class RecipeForm:
     recipe_applies: bool = False
     """A ``STEP`` the recipe takes itself (freezing): a process that runs a recipe leaves it to
     the recipe, as it leaves every ``STATEMENT``, so what is verified is what the file does."""
+    words: tuple[tuple[Any, str], ...] = ()
+    """How the recipe's summary says a value (``(False, "profiling executor off")``); a value
+    not named here is said ``words_format``, else ``name=value``."""
+    words_format: str = ""
+    """The summary's words for any value, with ``{value}`` (``fusion {value}``)."""
+    why: tuple[str, ...] = ()
+    """Why the setting is there: the comment above its statement in a Python recipe."""
 
     @property
     def left_to_recipe(self) -> bool:
@@ -326,7 +333,15 @@ KNOBS: tuple[Knob, ...] = (
         "the profiling executor: profile the first "
         "run(s), then optimize and specialize (off: the legacy executor)",
         "call:torch._C._jit_set_profiling_executor",
-        recipe=RecipeForm(STATEMENT, cpp="torch::jit::getExecutorMode() = {value};"),
+        recipe=RecipeForm(
+            STATEMENT,
+            cpp="torch::jit::getExecutorMode() = {value};",
+            words=((False, "profiling executor off"),),
+            why=(
+                "The profiling executor's profiling and optimizing runs are the slow first calls;",
+                "off, the legacy executor optimizes once, for every shape alike.",
+            ),
+        ),
         read="swap:torch._C._jit_set_profiling_executor",
     ),
     Knob(
@@ -346,7 +361,11 @@ KNOBS: tuple[Knob, ...] = (
         "how many runs the profiling executor profiles before it optimizes",
         "call:torch._C._jit_set_num_profiled_runs",
         minimum=0,
-        recipe=RecipeForm(STATEMENT, cpp="torch::jit::getNumProfiledRuns() = {value};"),
+        recipe=RecipeForm(
+            STATEMENT,
+            cpp="torch::jit::getNumProfiledRuns() = {value};",
+            why=("Fewer profiled runs before the optimized graph takes over.",),
+        ),
         read="call:torch._C._jit_get_num_profiled_runs",
     ),
     Knob(
@@ -362,6 +381,8 @@ KNOBS: tuple[Knob, ...] = (
             # setFusionStrategy takes an lvalue: a block with a local of its own.
             cpp="{{ auto stages = {value}; torch::jit::setFusionStrategy(stages); }}",
             cpp_value=cpp_fusion_strategy,
+            words_format="fusion {value}",
+            why=("How many shape specializations the fuser makes before it goes dynamic.",),
         ),
         read="swap:torch._C._jit_set_fusion_strategy",
     ),
@@ -425,7 +446,16 @@ KNOBS: tuple[Knob, ...] = (
         "cuDNN autotuning: slower first passes per shape, faster afterwards",
         "attr:torch.backends.cudnn.benchmark",
         group="backends",
-        recipe=RecipeForm(STATEMENT, cpp="at::globalContext().setBenchmarkCuDNN({value});"),
+        recipe=RecipeForm(
+            STATEMENT,
+            cpp="at::globalContext().setBenchmarkCuDNN({value});",
+            words=((True, "cuDNN autotuning on"), (False, "cuDNN autotuning off")),
+            why=(
+                "cuDNN autotuning: on, each shape's first call benchmarks its convolutions (the",
+                "warm-up calls below pay that for every declared shape); off, cuDNN's heuristics "
+                "choose.",
+            ),
+        ),
         read="attr:torch.backends.cudnn.benchmark",
     ),
     Knob(

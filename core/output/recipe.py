@@ -16,7 +16,7 @@ from typing import Any
 
 from warmscope.core.base.code_text import c_string, comment_text, py_literal
 from warmscope.core.child import inputs
-from warmscope.core.child.knobs import KNOBS, SERVER, Knob, show_value
+from warmscope.core.child.knobs import KNOB_BY_NAME, KNOBS, SERVER, Knob, show_value
 from warmscope.core.output.warmup_verdict import NOT_VERIFIED
 
 ARTIFACT_SUFFIX = ".cache.bin"
@@ -150,18 +150,17 @@ def dims_text(dims: dict[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in dims.items())
 
 
-WORDS = {
-    ("profiling_executor", False): "profiling executor off",
-    ("cudnn_benchmark", True): "cuDNN autotuning on",
-    ("cudnn_benchmark", False): "cuDNN autotuning off",
-}
-
-
 def setting_words(name: str, value: Any) -> str:
-    """``profiling executor off``, ``intra_op_threads=1``: one carried setting in a few words."""
-    if name == "fusion_strategy":
-        return f"fusion {value}"
-    return WORDS.get((name, value)) or f"{name}={show_value(value)}"
+    """``profiling executor off``, ``intra_op_threads=1``: one carried setting in a few words,
+    as its knob's ``RecipeForm`` says it."""
+    form = KNOB_BY_NAME[name].recipe if name in KNOB_BY_NAME else None
+    if form is not None:
+        for said, words in form.words:
+            if said == value:
+                return words
+        if form.words_format:
+            return form.words_format.format(value=show_value(value))
+    return f"{name}={show_value(value)}"
 
 
 # -- the verdict in the header ----------------------------------------------------------------
@@ -267,20 +266,6 @@ GRAD = {
     "enabled": "contextlib.nullcontext()",
 }
 
-WHY = {
-    "profiling_executor": [
-        "# The profiling executor's profiling and optimizing runs are the slow first calls;",
-        "# off, the legacy executor optimizes once, for every shape alike.",
-    ],
-    "num_profiled_runs": ["# Fewer profiled runs before the optimized graph takes over."],
-    "fusion_strategy": ["# How many shape specializations the fuser makes before it goes dynamic."],
-    "cudnn_benchmark": [
-        "# cuDNN autotuning: on, each shape's first call benchmarks its convolutions (the",
-        "# warm-up calls below pay that for every declared shape); off, cuDNN's heuristics choose.",
-    ],
-}
-"""Why a carried setting is there, for its comment (our own words only)."""
-
 
 def emit_python(recipe: Recipe, *, target: str = "", provenance: Provenance | None = None) -> str:
     """The recipe as a Python file: imports torch and the standard library only. Every value
@@ -358,7 +343,7 @@ def _python_body(recipe: Recipe) -> list[str]:
         statement = k.python_statement
         if value is None or statement is None:
             continue
-        body.extend(WHY.get(k.name, []))
+        body.extend(f"# {line}" for line in k.recipe.why)
         step(statement.format(value=py_literal(k.torch_value(value))))
     if recipe.eval:
         step("try:")
