@@ -22,7 +22,8 @@ from warmscope.core.data.reading import tell_live
 from warmscope.core.data.record import read_summarized
 from warmscope.core.data.run import RunData
 from warmscope.core.data.sweep_document import is_sweep_document, read_sweep, record_path
-from warmscope.core.output.digest import comparison, run_diff
+from warmscope.core.output.comparison import comparison
+from warmscope.core.output.settings_diff import run_diff
 from warmscope.core.output.text_views import render_comparison, render_sweep
 
 GLOB_CHARS = "*?["

@@ -16,7 +16,7 @@ from warmscope.core.child import outcome
 from warmscope.core.data import document
 from warmscope.core.data.record import read_run
 from warmscope.core.data.sweep_document import is_sweep_document, read_sweep
-from warmscope.core.output.digest import comparison
+from warmscope.core.output.comparison import comparison
 from warmscope.core.output.hints import hints
 from warmscope.core.output.report import report, sweep_report
 

@@ -125,8 +125,12 @@ data/ — the data model: records, settings and what can be computed from them a
     sweep_document  the sweep document read back like a record: whole, bounded, checked
 
 output/ — what is shown, computed from data/.
-    digest      the facts every view shows, computed once (status, warm-up rows, settings
-                that differ, graph facts, compared metrics, warnings)
+    digest      the facts every view of a run shows, computed once (status, warm-up rows,
+                graph facts, inputs, memory, device, warnings)
+    settings_diff  a run's settings as views write them: its one line, what differs between
+                two runs'
+    comparison  runs compared: each statistic of two sides with its verdict; the
+                ``warmscope-comparison`` document
     text_views  the plain text the CLI prints: a run's summary, a sweep, runs compared
     report      ``warmscope report``: a run as Markdown, a section from its digest each
     export      ``--json``, CSV and Markdown of a run or a comparison

@@ -17,7 +17,7 @@ from warmscope.core.data import cpp_runtime
 from warmscope.core.data.settings import RunSettings, SettingsError
 from warmscope.core.data.sweep_plan import parse_vary
 from warmscope.core.data.targets import Target
-from warmscope.core.output.digest import settings_diff
+from warmscope.core.output.settings_diff import settings_diff
 from warmscope.tui.app import build_app
 from warmscope.tui.screens.settings_screen import SettingsScreen
 from warmscope.tui.widgets.choice_field import ChoiceField

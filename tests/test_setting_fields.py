@@ -20,7 +20,7 @@ from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.settings.fields import FIELDS, default_of
 from warmscope.core.data.settings.setting import PRESETS, SCHEDULES
-from warmscope.core.output.digest import settings_diff, settings_line
+from warmscope.core.output.settings_diff import settings_diff, settings_line
 
 # A value unlike the default for each field a command line can give (sample_hz has no option).
 SAMPLES: dict[str, Any] = {

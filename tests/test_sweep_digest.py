@@ -290,7 +290,7 @@ def test_an_iteration_number_across_processes_is_a_whole_one() -> None:
     the upper one, one of the values, in the sweep's table and in a comparison alike."""
     from warmscope.core.base.units import metric
     from warmscope.core.data.intervals import median_interval
-    from warmscope.core.output.digest import _middle
+    from warmscope.core.output.comparison import _middle
     from warmscope.core.output.sweep_digest import count_text
     from warmscope.core.output.sweep_stats import stat_json
 

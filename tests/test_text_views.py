@@ -8,7 +8,7 @@ import pytest
 
 from warmscope.core.base import units
 from warmscope.core.data.record import read_summarized
-from warmscope.core.output.digest import comparison
+from warmscope.core.output.comparison import comparison
 from warmscope.core.output.report import sweep_report
 from warmscope.core.output.sweep_columns import sweep_columns
 from warmscope.core.output.sweep_digest import iv_text

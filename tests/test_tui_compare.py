@@ -19,7 +19,7 @@ from warmscope.core.child import outcome
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.stats import summarize
-from warmscope.core.output.digest import comparison, metric_rows
+from warmscope.core.output.comparison import comparison, metric_rows
 from warmscope.core.output.export import comparison_markdown
 from warmscope.tui import glyphs
 from warmscope.tui.app import WarmscopeApp, build_app

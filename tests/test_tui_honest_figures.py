@@ -123,7 +123,7 @@ def test_help_explains_the_figures(empty: SharedApp) -> None:
 
 def test_a_steady_difference_inside_both_runs_noise_is_not_called() -> None:
     from warmscope.core.data.stats import summarize
-    from warmscope.core.output.digest import metric_rows
+    from warmscope.core.output.comparison import metric_rows
 
     quiet = summarize([10.0] + [1.00, 1.01, 0.99] * 30)
     noisy = summarize([10.0] + [1.0, 1.3, 0.8, 1.1] * 25)
@@ -195,7 +195,7 @@ def test_compare_names_the_mode_as_each_run_ran() -> None:
     """A preset that names the mode a sample runs in anyway is no difference (it showed
     'mode default → script')."""
     from warmscope.core.child.knobs import default_values
-    from warmscope.core.output.digest import run_diff
+    from warmscope.core.output.settings_diff import run_diff
 
     def run_of(mode_knob: str | None, mode: str, preset: str | None = None) -> RunData:
         knobs = default_values()

@@ -15,7 +15,7 @@ from warmscope.core.data import intervals
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output import verdicts
-from warmscope.core.output.digest import comparison, side_rows
+from warmscope.core.output.comparison import comparison, side_rows
 from warmscope.core.output.text_views import render_comparison
 
 CALLED = ("better", "worse")

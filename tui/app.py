@@ -440,7 +440,7 @@ class WarmscopeApp(App[int]):
         if nxt is None or entry is None:
             return ""
         # the digest loads after the first frame, with the first run shown
-        from warmscope.core.output.digest import settings_diff
+        from warmscope.core.output.settings_diff import settings_diff
 
         return " ".join(
             clean_name(f"{c.name}={c.b}") for c in settings_diff(entry.data.settings, nxt.to_json())

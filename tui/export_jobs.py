@@ -59,7 +59,7 @@ def comparison_job(entries: list[RunEntry]) -> ExportJob:
 
     def write(folder: Path) -> list[Path]:
         # The digest and the writers: loaded on the worker, when the comparison is written.
-        from warmscope.core.output.digest import comparison
+        from warmscope.core.output.comparison import comparison
         from warmscope.core.output.export import export_comparison
 
         runs = [e.snapshot() for e in entries]

@@ -361,7 +361,7 @@ class RunEntry:
 
 
 def fmt_settings(settings: RunSettings) -> str:
-    from warmscope.core.output.digest import settings_line  # the digest: after the first frame
+    from warmscope.core.output.settings_diff import settings_line  # after the first frame
 
     line = settings_line(settings)
     return "" if line == "defaults" else line

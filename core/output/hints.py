@@ -10,7 +10,8 @@ from warmscope.core.data.breakdown import UNACCOUNTED, diff, steady_reference
 from warmscope.core.data.cause_kinds import compile_trigger
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.output.digest import ratio_text, same_settings, side_rows
+from warmscope.core.output.comparison import ratio_text, side_rows
+from warmscope.core.output.settings_diff import same_settings
 
 UNACCOUNTED_SHARE = 0.5
 

@@ -1,6 +1,6 @@
 """The plain-text views the CLI prints: a run's summary, a sweep, runs compared, a finished
 process of a sweep. Each is built from the digest its data already has (``digest``,
-``digest.comparison``, the sweep document), so the text says what the TUI and the exports say.
+``comparison.comparison``, the sweep document), so the text says what the TUI and the exports say.
 """
 
 from __future__ import annotations
@@ -15,13 +15,8 @@ from warmscope.core.base.units import rate
 from warmscope.core.child import outcome
 from warmscope.core.data import first_call
 from warmscope.core.data.run import RunData
-from warmscope.core.output.digest import (
-    device_text,
-    digest,
-    event_list_text,
-    memory_text,
-    ratio_text,
-)
+from warmscope.core.output.comparison import ratio_text
+from warmscope.core.output.digest import device_text, digest, event_list_text, memory_text
 from warmscope.core.output.sweep_columns import sweep_rows
 from warmscope.core.output.sweep_digest import header_lines, process_facts
 
@@ -177,7 +172,7 @@ def value_cell(metric: str, value: float | None, interval: dict[str, Any] | None
 
 
 def render_comparison(doc: dict[str, Any]) -> str:
-    """A ``digest.comparison`` document as text: a column of values a run, then a column of
+    """A ``comparison.comparison`` document as text: a column of values a run, then a column of
     ratios for each run against the first (the baseline), then the settings and the context
     that differ, then what the untold verdicts mean."""
     runs = doc["runs"]

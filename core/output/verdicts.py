@@ -7,7 +7,7 @@ called different? Whatever a rule calls must be rare under A/A, at most ``LEVEL`
 they vary from process to process more than anything a single process shows (six identical
 GPT-2 runs: first passes from 6.1 to 45.7 ms). One process each cannot tell them apart: no
 verdict, only how to get one (``--repeat N``, ``warmscope sweep``). Steady figures have many
-values a process: they keep the within-run rule (``digest.metric_rows``), and a tail
+values a process: they keep the within-run rule (``comparison.metric_rows``), and a tail
 percentile is called only where each run has ``TAIL_BEYOND`` iterations beyond it (p99 of 30
 iterations is the slowest one: chance, not a figure).
 

@@ -35,7 +35,7 @@ from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.settings.compile_cache import compile_cache_mode, compiles
 from warmscope.core.data.sweep_schema import MAX_CELLS
 from warmscope.core.data.sweep_state import Cell, Process, SweepState
-from warmscope.core.output.digest import settings_line
+from warmscope.core.output.settings_diff import settings_line
 from warmscope.core.output.sweep_digest import process_facts, sweep_document
 from warmscope.core.output.sweep_stats import objective_metric
 from warmscope.core.run import remote_target

@@ -19,13 +19,8 @@ from textual.widgets.data_table import ColumnKey
 
 from warmscope.core.base import units
 from warmscope.core.data.stats import Summary
-from warmscope.core.output.digest import (
-    MetricRow,
-    comparison_notes,
-    settings_line,
-    settings_table,
-    side_rows,
-)
+from warmscope.core.output.comparison import MetricRow, comparison_notes, side_rows
+from warmscope.core.output.settings_diff import settings_line, settings_table
 from warmscope.core.output.verdicts import SAME_SETTINGS, context_table
 from warmscope.tui import fmt
 from warmscope.tui.run_view import RunEntry

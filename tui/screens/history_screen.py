@@ -14,7 +14,7 @@ from textual.coordinate import Coordinate
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from warmscope.core.output.digest import settings_line
+from warmscope.core.output.settings_diff import settings_line
 from warmscope.tui import fmt
 from warmscope.tui.run_view import RunEntry
 from warmscope.tui.widgets.keys_footer import KeysFooter

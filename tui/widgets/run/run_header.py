@@ -26,7 +26,7 @@ PARTS = ("accent", "muted", "success", "warning", "error", "bold")
 
 def header_lines(entry: RunEntry, styles: dict[str, Style], next_note: str = "") -> list[Line]:
     """Two lines: what runs, and how it is going."""
-    from warmscope.core.output.digest import settings_line  # a run is shown: after the first frame
+    from warmscope.core.output.settings_diff import settings_line  # a run shown: after 1st frame
 
     view, data = entry.view, entry.data
     bold, muted = styles["bold"], styles["muted"]
