@@ -44,14 +44,15 @@ def in_process(blocks: int, calls: int) -> dict[str, float]:
     by its end event); and, for reference, the call then ``torch.cuda.synchronize()``."""
     import torch
 
-    from warmscope.core.child.agent import DeviceTimer, stream_sync
+    from warmscope.core.child.cuda_timing import DeviceTimer, stream_sync
+    from warmscope.core.child.timed_loop import FLUSH_MAX_ITERS
     from warmscope.sample_models.cnn import make_model
 
     model = make_model().cuda().eval()
     x = torch.randn(1, 3, 64, 64, device="cuda")
     clock = time.perf_counter_ns
     sync = stream_sync(torch)
-    timer = DeviceTimer(torch)
+    timer = DeviceTimer(torch, FLUSH_MAX_ITERS + 1)
     pairs, stream, record, wait = timer.pairs, timer.stream, timer.record, timer.wait
     added: list[float] = []
     device_sync: list[float] = []

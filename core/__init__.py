@@ -17,7 +17,12 @@ base/ — what every layer uses, with no idea of a run.
 child/ — what runs in the child. The agent loads this folder whole, by path, as the package
 ``_warmscope_child``: the standard library only at import, torch passed in (a test imports every
 module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and ``outcome`` too.
-    agent       the child's ``main`` and the timed forward loop
+    agent       the child's ``main``: its start, the run's setup, the measuring, each failure
+    timed_loop  the timed forward loop: made ready, run with nothing per iteration but the call
+                and its bookkeeping, its figures batched to the parent and kept in the ring
+    after_loop  what may follow the loop: the opening replayed warm, the idle probe
+    cuda_timing a call's wait for the current CUDA stream, and its device time (event pairs)
+    torch_knobs the knobs and torch config options set on the child's torch, as declared
     cpp_agent.cpp  the C++ agent (``--runtime cpp``): the same loop and protocol for TorchScript
                 archives and AOTInductor packages in libtorch, built by ``cpp_make``
     loading     the target's module, its inputs, the module put in its mode; a recipe's prepare

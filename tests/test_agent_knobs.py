@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from warmscope.core.child import agent, knobs
+from warmscope.core.child import knobs, torch_knobs
 
 
 class Recorder:
@@ -29,12 +29,12 @@ def test_missing_and_refused_knobs_are_reported(monkeypatch: pytest.MonkeyPatch)
         "an API a later torch may have",
         "call:torch._C._no_such_setter",
     )
-    monkeypatch.setattr(agent.knobs, "KNOBS", (missing, knobs.KNOB_BY_NAME["inter_op_threads"]))
+    monkeypatch.setattr(torch_knobs.knobs, "KNOBS", (missing, knobs.KNOB_BY_NAME["inter_op_threads"]))
     # torch refuses a second set_num_interop_threads: after the first, the knob must be refused.
     with contextlib.suppress(RuntimeError):
         torch.set_num_interop_threads(torch.get_num_interop_threads())
     channel = Recorder()
-    agent.apply_knobs(torch, {"future_knob": True, "inter_op_threads": 1}, channel)  # type: ignore[arg-type]
+    torch_knobs.apply_knobs(torch, {"future_knob": True, "inter_op_threads": 1}, channel)  # type: ignore[arg-type]
     titles = [m["title"] for m in channel.sent]
     assert any("future_knob not supported by torch" in t and "_no_such_setter" in t for t in titles)
     assert any(t.startswith("knob inter_op_threads=1 refused") for t in titles), titles
@@ -46,7 +46,7 @@ def test_applied_knobs_take_effect(monkeypatch: pytest.MonkeyPatch) -> None:
     channel = Recorder()
     was = torch._C._get_graph_executor_optimize()
     try:
-        agent.apply_knobs(torch, {"graph_optimizer": not was, "intra_op_threads": 1}, channel)  # type: ignore[arg-type]
+        torch_knobs.apply_knobs(torch, {"graph_optimizer": not was, "intra_op_threads": 1}, channel)  # type: ignore[arg-type]
         assert torch._C._get_graph_executor_optimize() is (not was)
         assert torch.get_num_threads() == 1
         assert channel.sent == []
