@@ -86,7 +86,10 @@ data/ — the data model: records, settings and what can be computed from them a
                 last look) and ``LiveRun`` (what a view needs of a run in progress)
     settings/   a run's settings, declared once: ``run_settings`` (``RunSettings``), ``fields``
                 (every setting as a field: option, kind, reproduce-line form, compared,
-                trusted), ``setting`` (how a declaration is read, written and shown; the
+                trusted; ``RunFields`` from its groups: ``workload_fields``,
+                ``executor_fields``, ``process_fields``, ``capture_fields``), ``field_forms``
+                (the fields' own readers, writers and consent lines), ``setting`` (how a
+                declaration is read, written and shown; the
                 presets), ``compile_cache`` (the one compile-cache policy), ``field_text``
                 (a setting typed as text, read by its own option: the settings form's parser)
     schema      each record line kind declared once: its check and its fold (``KINDS``)

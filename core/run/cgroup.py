@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from warmscope.core.data.settings.fields import MAX_PROCS
+from warmscope.core.data.settings.process_fields import MAX_PROCS
 
 MOUNTINFO = Path("/proc/self/mountinfo")
 SELF_CGROUP = Path("/proc/self/cgroup")

@@ -16,7 +16,8 @@ from warmscope.core.child import target_files
 from warmscope.core.child.knobs import KNOBS, KnobError, changed, default_values, knob
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data import cpp_runtime
-from warmscope.core.data.settings.fields import FIELDS, MIN_PROCS, RunFields, default_of
+from warmscope.core.data.settings.fields import FIELDS, RunFields, default_of
+from warmscope.core.data.settings.process_fields import MIN_PROCS
 from warmscope.core.data.settings.setting import COMPILE_CACHE_MODES, KINDS, argv, consent
 from warmscope.core.data.settings.setting import DEFAULT_ITERS as DEFAULT_ITERS
 from warmscope.core.data.settings.setting import DEFAULT_SAMPLE_HZ as DEFAULT_SAMPLE_HZ
