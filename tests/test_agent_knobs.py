@@ -29,7 +29,9 @@ def test_missing_and_refused_knobs_are_reported(monkeypatch: pytest.MonkeyPatch)
         "an API a later torch may have",
         "call:torch._C._no_such_setter",
     )
-    monkeypatch.setattr(torch_knobs.knobs, "KNOBS", (missing, knobs.KNOB_BY_NAME["inter_op_threads"]))
+    monkeypatch.setattr(
+        torch_knobs.knobs, "KNOBS", (missing, knobs.KNOB_BY_NAME["inter_op_threads"])
+    )
     # torch refuses a second set_num_interop_threads: after the first, the knob must be refused.
     with contextlib.suppress(RuntimeError):
         torch.set_num_interop_threads(torch.get_num_interop_threads())
