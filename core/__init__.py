@@ -33,8 +33,10 @@ module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and
     protocol    the message format between agent and parent; markers and their per-run secret
     knobs       every executor knob, declared once
     outcome     run statuses, exit codes, the error root
-    inputs      one call's input tensors from their specs, dimensions and seed (the recipe
-                embeds this module, so a recipe's inputs are the measured run's)
+    inputs      one call's input tensors from their specs, dimensions and seed, as
+                ``input_spec`` says (a Python recipe embeds it, so its inputs are the run's)
+    input_spec  the one rule for input tensors every maker follows (Python, the C++ agent,
+                recipes, a package's checked inputs): dtypes, fills, where the seed applies
     ring        the shared-memory ring of iteration timings a crash cannot take away
     io_counters what the child read from disk, from its own counters: between batches of calls
                 and around setup phases, never inside a call
@@ -152,6 +154,8 @@ output/ — what is shown, computed from data/.
     sweep_columns  the columns of a sweep's table, declared once (CLI text and report)
     recipe      a warm-up recipe and its Python file
     recipe_cpp  a warm-up recipe as a libtorch C++ file, and the line that builds it
+    inputs_cpp  the input rule in C++: the C++ agent's table of it (generated into
+                ``cpp_agent.cpp``) and the expression a C++ recipe makes each input with
     warmup_verdict  a warm-up's verdicts: first calls within noise of steady, the candidate
                 chosen, the one-line answer
     gpu_readout the run's GPU as nvitop shows a device: each reading against its ceiling, N/A

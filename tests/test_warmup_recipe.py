@@ -117,7 +117,11 @@ def test_cpp_recipe_sets_the_executor_and_makes_the_declared_shapes() -> None:
     assert "torch::jit::getExecutorMode() = false;" in text  # _jit_set_profiling_executor
     assert "torch::jit::getNumProfiledRuns() = 1;" in text
     assert "module = torch::jit::freeze(module);" in text
-    assert "at::randn({1, 20, 40}, gen)" in text and "at::randn({1, 30, 40}, gen)" in text
+    normal = "gen, torch::TensorOptions().dtype(torch::kFloat))"  # drawn in float32
+    assert (
+        f"at::randn({{1, 20, 40}}, {normal}" in text
+        and f"at::randn({{1, 30, 40}}, {normal}" in text
+    )
     assert "for (int i = 0; i < 3; ++i) module.forward(make_inputs(0));" in text
     with pytest.raises(CppRecipeError, match=r"torch\.compile"):
         emit_cpp(speech_recipe(mode="compile").to_json())

@@ -111,6 +111,8 @@ struct Json {
   enum Kind { Null, Bool, Num, Str, Arr, Obj } kind = Null;
   bool b = false;
   double num = 0;
+  bool whole = false;  // a number written as digits alone that fits 64 bits: `bits` holds it
+  uint64_t bits = 0;
   std::string s;
   std::vector<Json> arr;
   std::vector<std::pair<std::string, Json>> obj;
@@ -139,6 +141,10 @@ struct Json {
   std::string str(const std::string& otherwise = "") const { return kind == Str ? s : otherwise; }
   int64_t integer(int64_t otherwise = 0) const { return kind == Num ? int64_t(num) : otherwise; }
   double number(double otherwise = 0) const { return kind == Num ? num : otherwise; }
+  // A non-negative integer to its last digit (a seed above 2^53 loses none through a double).
+  uint64_t unsigned_integer(uint64_t otherwise = 0) const {
+    return kind != Num ? otherwise : whole ? bits : uint64_t(int64_t(num));
+  }
 };
 
 class JsonParser {
@@ -215,7 +221,13 @@ class JsonParser {
     while (i_ < t_.size() && std::strchr("+-0123456789.eE", t_[i_])) ++i_;
     if (start == i_) fail("an unexpected character");
     v.kind = Json::Num;
-    v.num = std::strtod(t_.substr(start, i_ - start).c_str(), nullptr);
+    std::string text = t_.substr(start, i_ - start);
+    v.num = std::strtod(text.c_str(), nullptr);
+    if (text.find_first_not_of("0123456789") == std::string::npos) {
+      errno = 0;
+      v.bits = std::strtoull(text.c_str(), nullptr, 10);
+      v.whole = errno == 0;
+    }
     return v;
   }
   void utf8(std::string& out, uint32_t cp) {
@@ -827,63 +839,104 @@ class PackageModel : public Model {
 
 // -- inputs ---------------------------------------------------------------------------------
 
+// The input maker's rule, as every maker follows it (core/child/input_spec.py): this table is
+// generated from it, and a test holds it to the rule.
+// BEGIN input_spec (generated: python -m warmscope.core.output.inputs_cpp)
+struct InputDtype {
+  const char* name;
+  c10::ScalarType type;
+  bool floating;
+};
+static const InputDtype kInputDtypes[] = {
+    {"float32", torch::kFloat, true},
+    {"float64", torch::kDouble, true},
+    {"float16", torch::kHalf, true},
+    {"bfloat16", torch::kBFloat16, true},
+    {"int64", torch::kLong, false},
+    {"int32", torch::kInt, false},
+    {"int16", torch::kShort, false},
+    {"int8", torch::kChar, false},
+    {"uint8", torch::kByte, false},
+    {"bool", torch::kBool, false},
+};
+static const std::pair<const char*, const char*> kInputAliases[] = {
+    {"float", "float32"},
+    {"double", "float64"},
+    {"half", "float16"},
+    {"long", "int64"},
+    {"int", "int32"},
+};
+static const char* const kDefaultFillFloating = "normal";
+static const char* const kDefaultFillOther = "zeros";
+// The fills that make their values in another dtype than the input's, and that dtype.
+static const std::pair<const char*, c10::ScalarType> kDrawnAs[] = {
+    {"normal", torch::kFloat},
+    {"uniform", torch::kFloat},
+};
+static const uint64_t kDefaultSeed = 0ULL;
+// END input_spec
+
+const InputDtype* input_dtype(const std::string& name) {
+  std::string canonical = name;
+  for (const auto& [alias, to] : kInputAliases)
+    if (name == alias) canonical = to;
+  for (const auto& d : kInputDtypes)
+    if (canonical == d.name) return &d;
+  return nullptr;
+}
+
 c10::ScalarType dtype_of(const std::string& name) {
-  static const std::map<std::string, c10::ScalarType> dtypes = {
-      {"float32", at::kFloat},  {"float64", at::kDouble}, {"float16", at::kHalf},
-      {"bfloat16", at::kBFloat16}, {"int64", at::kLong},   {"int32", at::kInt},
-      {"int16", at::kShort},    {"int8", at::kChar},      {"uint8", at::kByte},
-      {"bool", at::kBool},
-  };
-  auto found = dtypes.find(name);
-  if (found == dtypes.end()) throw UsageError("unknown dtype " + name);
-  return found->second;
+  const InputDtype* d = input_dtype(name);
+  if (d == nullptr) throw UsageError("unknown dtype " + name);
+  return d->type;
 }
 
 std::string dtype_name(c10::ScalarType t) {
-  switch (t) {
-    case at::kFloat: return "float32";
-    case at::kDouble: return "float64";
-    case at::kHalf: return "float16";
-    case at::kBFloat16: return "bfloat16";
-    case at::kLong: return "int64";
-    case at::kInt: return "int32";
-    case at::kShort: return "int16";
-    case at::kChar: return "int8";
-    case at::kByte: return "uint8";
-    case at::kBool: return "bool";
-    default: return c10::toString(t);
-  }
+  for (const auto& d : kInputDtypes)
+    if (d.type == t) return d.name;
+  return c10::toString(t);
 }
 
-// One call's tensors, as loading.build_inputs makes them: the same generators, drawn in the
-// same order from a CPU generator seeded alike, so the values equal the Python agent's.
+// One input, as input_spec says: its fill (the dtype's default where the spec names none)
+// drawn from the call's generator in the fill's own dtype where it has one, then converted;
+// floating inputs cast to `cast` where it is set.
+at::Tensor make_input(at::Generator& generator, const InputDtype& dtype,
+                      const std::vector<int64_t>& shape, std::string gen, const Json& a,
+                      const std::string& cast) {
+  if (gen.empty()) gen = dtype.floating ? kDefaultFillFloating : kDefaultFillOther;
+  c10::ScalarType made = dtype.type;
+  for (const auto& [fill, as] : kDrawnAs)
+    if (gen == fill) made = as;
+  auto opts = at::TensorOptions().dtype(made);
+  at::Tensor tensor;
+  if (gen == "zeros") tensor = at::zeros(shape, opts);
+  else if (gen == "ones") tensor = at::ones(shape, opts);
+  else if (gen == "fill") tensor = at::full(shape, a[0].number(), opts);
+  else if (gen == "randint")
+    tensor = at::randint(a[0].integer(), a[1].integer(), shape, generator, opts);
+  else if (gen == "uniform") tensor = at::empty(shape, opts).uniform_(a[0].number(), a[1].number(), generator);
+  else if (gen == "normal") tensor = at::randn(shape, generator, opts);
+  else throw UsageError("unknown input fill " + gen);
+  if (tensor.scalar_type() != dtype.type) tensor = tensor.to(dtype.type);
+  if (!cast.empty() && dtype.floating) tensor = tensor.to(dtype_of(cast));
+  return tensor;
+}
+
+// One call's tensors, as inputs.build_inputs makes them: one CPU generator seeded for the
+// call, drawn by the specs in their order, so the values equal the Python agent's.
 Feed build_inputs(const Json& specs, const c10::Device& device, const std::string& cast,
-                  const Json& dims, int64_t seed) {
-  auto generator = at::detail::createCPUGenerator(uint64_t(seed));
+                  const Json& dims, uint64_t seed) {
+  auto generator = at::detail::createCPUGenerator(seed);
   Feed feed;
   for (const auto& spec : specs.arr) {
-    auto tdtype = dtype_of(spec["dtype"].str());
+    const InputDtype* dtype = input_dtype(spec["dtype"].str());
+    if (dtype == nullptr) throw UsageError("unknown dtype " + spec["dtype"].str());
     std::vector<int64_t> shape;
     for (const auto& d : spec["shape"].arr) {
       if (d.kind == Json::Num) shape.push_back(d.integer());
       else shape.push_back(dims[d.str()].integer());
     }
-    bool floating = at::isFloatingType(tdtype);
-    std::string gen = spec["gen"].str(floating ? "normal" : "zeros");
-    const Json& a = spec["args"];
-    auto opts = at::TensorOptions().dtype(tdtype);
-    at::Tensor tensor;
-    if (gen == "zeros") tensor = at::zeros(shape, opts);
-    else if (gen == "ones") tensor = at::ones(shape, opts);
-    else if (gen == "fill") tensor = at::full(shape, a[0].number(), opts);
-    else if (gen == "randint")
-      tensor = at::randint(a[0].integer(), a[1].integer(), shape, generator, opts);
-    else if (gen == "uniform")
-      tensor = at::empty(shape, at::kFloat).uniform_(a[0].number(), a[1].number(), generator);
-    else tensor = at::randn(shape, generator, at::TensorOptions().dtype(at::kFloat));
-    if (tensor.scalar_type() != tdtype) tensor = tensor.to(tdtype);
-    if (!cast.empty() && floating) tensor = tensor.to(dtype_of(cast));
-    tensor = tensor.to(device);
+    at::Tensor tensor = make_input(generator, *dtype, shape, spec["gen"].str(), spec["args"], cast).to(device);
     std::string name = spec["name"].str();
     if (name.empty()) {
       feed.args.emplace_back(tensor);
@@ -980,8 +1033,10 @@ std::function<int64_t(int64_t)> shape_schedule(const Json& cfg, int64_t count) {
 
 #ifdef WARMSCOPE_HAVE_AOTI
 // One tensor per input of the wrapper's check_input_N: its dtype and every size, where each
-// size is fixed; empty otherwise. Floats a normal seeded with 0, integers zeros, as in Python.
+// size is fixed; empty otherwise (or for a dtype the input maker has no rule for). Made as
+// specs of those dtypes and sizes are (make_input, one generator for the call), as in Python.
 std::vector<at::Tensor> checked_inputs(const std::string& code) {
+  auto generator = at::detail::createCPUGenerator(kDefaultSeed);
   static const std::regex check(R"(static void check_input_(\d+)\()");
   static const std::regex dtype(R"(_expected_dtype = aoti_torch_dtype_(\w+)\(\))");
   static const std::regex dim(R"(unmatched dim value at (\d+), \"\s*<< \"expected: (\d+), \")");
@@ -1009,20 +1064,9 @@ std::vector<at::Tensor> checked_inputs(const std::string& code) {
       shape.push_back(sizes[k]);
     }
     if (int64_t(sizes.size()) != rank) return {};
-    c10::ScalarType t;
-    try {
-      t = dtype_of(name == "float" ? "float32" : name == "double" ? "float64"
-                   : name == "half" ? "float16" : name == "long" ? "int64"
-                   : name == "int" ? "int32" : name);
-    } catch (const UsageError&) {
-      return {};
-    }
-    if (at::isFloatingType(t)) {
-      auto seeded = at::detail::createCPUGenerator(0);
-      tensors.push_back(at::randn(shape, seeded, at::TensorOptions().dtype(at::kFloat)).to(t));
-    } else {
-      tensors.push_back(at::zeros(shape, at::TensorOptions().dtype(t)));
-    }
+    const InputDtype* t = input_dtype(name);
+    if (t == nullptr) return {};
+    tensors.push_back(make_input(generator, *t, shape, "", Json(), ""));
   }
   return tensors;
 }
@@ -1595,7 +1639,7 @@ int run(int argc, char** argv) {
     {
       Phase phase(channel, "inputs");
       std::string cast = knobs["dtype"].str();
-      int64_t seed = cfg["seed"].integer(0);
+      uint64_t seed = cfg["seed"].unsigned_integer(kDefaultSeed);
       if (cfg["inputs_file"].kind == Json::Str) {
         feeds.push_back(load_inputs_file(cfg["inputs_file"].str(), device));
       } else if (!cfg["inputs"].arr.empty()) {

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .channel import Channel, event
+from .input_spec import DEFAULT_SEED, dtype_of
+from .inputs import build_inputs
 from .outcome import UsageError
 
 Feed = tuple[list[Any], dict[str, Any]]
@@ -218,31 +220,29 @@ def aoti_inputs(torch: Any, path: str, package: Any) -> Callable[[], Any]:
     return build
 
 
-def checked_inputs(torch: Any, code: str) -> list[Any] | None:
+def checked_inputs(torch: Any, code: str, seed: int = DEFAULT_SEED) -> list[Any] | None:
     """One tensor per input of the compiled wrapper's ``check_input_N``: its dtype and its
-    sizes, where every size is fixed; ``None`` otherwise (a dynamic size, unknown checks)."""
+    sizes, where every size is fixed; ``None`` otherwise (a dynamic size, unknown checks, a
+    dtype the input maker has no rule for). Made as ``--input`` specs of those dtypes and
+    sizes are (``input_spec``), on the CPU."""
     blocks = _CHECK.split(code)[1:]
     if not blocks:
         return None
-    tensors: list[Any] = []
+    specs: list[dict[str, Any]] = []
     for index, rest in zip(blocks[::2], blocks[1::2], strict=True):
         body = rest.split("\n}", 1)[0]  # the function's own lines
         dtype = _DTYPE.search(body)
         sizes = {int(at): int(v) for at, v in _DIM.findall(body)}
         named = {int(at) for at in _CHECKED_AT.findall(body)}
         rank = max(named, default=-1) + 1
-        if dtype is None or int(index) != len(tensors) or set(sizes) != set(range(rank)):
+        if dtype is None or int(index) != len(specs) or set(sizes) != set(range(rank)):
             return None
-        tdtype = getattr(torch, dtype.group(1), None)
-        if not isinstance(tdtype, torch.dtype):
+        try:
+            name = dtype_of(dtype.group(1)).name
+        except KeyError:
             return None
-        shape = [sizes[k] for k in range(rank)]
-        if tdtype.is_floating_point:
-            seeded = torch.Generator().manual_seed(0)
-            tensors.append(torch.randn(shape, generator=seeded).to(tdtype))
-        else:
-            tensors.append(torch.zeros(shape, dtype=tdtype))
-    return tensors
+        specs.append({"dtype": name, "shape": [sizes[k] for k in range(rank)]})
+    return build_inputs(torch, specs, "cpu", None, None, seed)[0]
 
 
 def _as_call(torch: Any, package: Any, flat: list[Any]) -> Feed | None:

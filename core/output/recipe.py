@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from warmscope.core.base.code_text import c_string, comment_text, py_literal
-from warmscope.core.child import inputs
+from warmscope.core.child import input_spec, inputs
 from warmscope.core.child.knobs import KNOB_BY_NAME, KNOBS, SERVER, Knob, show_value
 from warmscope.core.output.warmup_verdict import NOT_VERIFIED
 
@@ -249,7 +249,10 @@ def split_header(text: str) -> tuple[str, str]:
 # -- the Python file ----------------------------------------------------------------------------
 
 INPUT_MAKER = (
-    inspect.getsource(inputs.build_inputs)
+    "INPUT_TABLE = {\n"
+    + "".join(f"    {py_literal(k)}: {py_literal(v)},\n" for k, v in input_spec.TABLE.items())
+    + "}\n\n\n"
+    + inspect.getsource(inputs.build_inputs)
     + '''
 
 def make_inputs(dims):
@@ -257,8 +260,9 @@ def make_inputs(dims):
     return build_inputs(torch, SPECS, DEVICE, DTYPE, dims, SEED)
 '''
 )
-"""The agent's own maker of inputs (``core/child/inputs.py``), carried whole by the file: the
-same seed and specs make the same tensors in the measured runs and in the server."""
+"""The agent's own maker of inputs (``core/child/inputs.py``) and the rule's table it reads
+(``core/child/input_spec.py``), carried whole by the file: the same seed and specs make the
+same tensors in the measured runs and in the server."""
 
 GRAD = {
     "no_grad": "torch.no_grad()",

@@ -12,70 +12,17 @@ library whose ``prepare`` the C++ agent runs as the ``recipe`` phase (``cpp_buil
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from warmscope.core.base.code_text import c_string, cpp_comment_text
+from warmscope.core.child.input_spec import DEFAULT_SEED
 from warmscope.core.child.knobs import KNOBS, STATEMENT
+from warmscope.core.output.inputs_cpp import recipe_generator, recipe_tensor
 from warmscope.core.output.recipe import Provenance, Recipe, cpp_literal, header_lines, server_lines
-
-CPP_DTYPES = {
-    "float32": "torch::kFloat32",
-    "float64": "torch::kFloat64",
-    "float16": "torch::kFloat16",
-    "bfloat16": "torch::kBFloat16",
-    "int64": "torch::kInt64",
-    "int32": "torch::kInt32",
-    "int16": "torch::kInt16",
-    "int8": "torch::kInt8",
-    "uint8": "torch::kUInt8",
-    "bool": "torch::kBool",
-}
 
 
 class CppRecipeError(ValueError):
     """A recipe that has no libtorch form (compile, keyword inputs, no input specs)."""
-
-
-def _number(value: Any) -> str:
-    """A generator's argument as a C++ number (a record's text never becomes code)."""
-    number = float(value)
-    if not math.isfinite(number):
-        return (
-            "std::numeric_limits<double>::infinity()"
-            if number > 0
-            else ("-std::numeric_limits<double>::infinity()" if number < 0 else 'std::nan("")')
-        )
-    return repr(number)
-
-
-def _tensor(spec: dict[str, Any], dims: dict[str, int], dtype_override: str | None) -> str:
-    dtype = spec["dtype"]
-    shape = [d if isinstance(d, int) else dims[d] for d in spec["shape"]]
-    size = "{" + ", ".join(str(int(s)) for s in shape) + "}"
-    floating = dtype in ("float32", "float64", "float16", "bfloat16")
-    opts = f"torch::TensorOptions().dtype({CPP_DTYPES[dtype]})"
-    gen = spec.get("gen") or ("normal" if floating else "zeros")
-    args = spec.get("args") or []
-    # Drawn from one generator seeded per call's inputs, in order: the values the runs used.
-    if gen == "zeros":
-        expr = f"torch::zeros({size}, {opts})"
-    elif gen == "ones":
-        expr = f"torch::ones({size}, {opts})"
-    elif gen == "fill":
-        expr = f"torch::full({size}, {_number(args[0])}, {opts})"
-    elif gen == "randint":
-        expr = f"at::randint({int(args[0])}, {int(args[1])}, {size}, gen, {opts})"
-    elif gen == "uniform":
-        expr = (
-            f"torch::empty({size}).uniform_({_number(args[0])}, {_number(args[1])}, gen)"
-            f".to({CPP_DTYPES[dtype]})"
-        )
-    else:
-        expr = f"at::randn({size}, gen).to({CPP_DTYPES[dtype]})"
-    if dtype_override and floating:
-        expr = f"{expr}.to({CPP_DTYPES[dtype_override]})"
-    return expr
 
 
 def emit_cpp(recipe: dict[str, Any], target: str = "", provenance: Provenance | None = None) -> str:
@@ -157,18 +104,19 @@ def _make_inputs(
 ) -> list[str]:
     """``make_inputs(shape)``: one call's inputs for each shape, as the measured runs made them."""
     dtype = recipe.get("dtype")
+    device = recipe.get("device") or "cpu"
     out: list[str] = []
     add = out.append
     add("// One call's inputs for each declared shape, as the measured runs made them.")
     add("static std::vector<torch::jit::IValue> make_inputs(int shape) {")
-    add(f"  auto gen = at::detail::createCPUGenerator({int(recipe.get('seed') or 0)});")
+    add(f"  {recipe_generator(int(recipe.get('seed') or DEFAULT_SEED))}")
     add("  std::vector<torch::jit::IValue> inputs;")
     add("  switch (shape) {")
     for n, dims in enumerate(shapes):
         label = ",".join(f"{k}={v}" for k, v in dims.items()) or "the input"
         add(f"    case {n}:  // {cpp_comment_text(label)}")
         for spec in specs:
-            add(f"      inputs.push_back({_tensor(spec, dims, dtype)});")
+            add(f"      inputs.push_back({recipe_tensor(spec, dims, dtype, device)});")
         add("      break;")
     add("  }")
     add("  return inputs;")
