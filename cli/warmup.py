@@ -27,15 +27,12 @@ from warmscope.core.run.warmup import (
     COMPILE_REPEAT,
     DEFAULT_REPEAT,
     DEFAULT_TOLERANCE_MS,
-    Progress,
     UsageAbort,
     Warmup,
     WarmupFailed,
-    chosen_candidate,
-    copy_recipe,
-    duration_text,
-    emitted_text,
 )
+from warmscope.core.run.warmup_handover import chosen_candidate, copy_recipe, emitted_text
+from warmscope.core.run.warmup_progress import Progress, duration_text
 
 HELP = """\
 Derive a warm-up recipe for TARGET, verify it in fresh processes, and write it as a Python file

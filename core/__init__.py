@@ -81,6 +81,10 @@ run/ — the parent's run machinery.
     sweep       cells × fresh processes, interleaved (``warmscope sweep``, ``run --repeat``)
     ray_executor  a sweep's processes as Ray tasks, a whole node each (``--executor ray``)
     warmup      observe, propose and verify warm-up recipes (``warmscope warmup``)
+    warmup_candidates  the candidate recipes proposed from what the baseline observed, as files
+    warmup_facts  what a warm-up's processes measured: per shape observed, a cell's figures
+    warmup_progress  a warm-up's steps run stoppably and told (``Progress``); its plan in words
+    warmup_handover  the recipe handed over: the verified file under a header with its verdict
     version     warmscope's own version
 
 data/ — the data model: records, settings and what can be computed from them alone.

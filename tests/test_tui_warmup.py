@@ -18,7 +18,7 @@ from warmscope.core.base.units import ratio_interval
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.recipe import Call, Recipe, emit_python, split_header
 from warmscope.core.output.sweep_stats import stat_json
-from warmscope.core.run.warmup import Progress
+from warmscope.core.run.warmup_progress import Progress
 from warmscope.tui.app import build_app
 from warmscope.tui.screens import warmup_screen
 from warmscope.tui.screens.confirm_screen import ConfirmScreen

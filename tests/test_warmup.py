@@ -17,7 +17,9 @@ from tests.conftest import FACTORIES, TARGETS, warmscope
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.recipe import Call, Recipe, emit_python
 from warmscope.core.output.warmup_verdict import OUTCOMES, WITHIN_CAP, is_verified
-from warmscope.core.run.warmup import Progress, Warmup, copy_recipe
+from warmscope.core.run.warmup import Warmup
+from warmscope.core.run.warmup_handover import copy_recipe
+from warmscope.core.run.warmup_progress import Progress
 
 MODELS = TARGETS / "warmup_models.py"
 SPEECH = Path(__file__).parent.parent / "sample_models" / "speech.py"

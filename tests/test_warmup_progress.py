@@ -13,7 +13,8 @@ import pytest
 
 from warmscope.core.child import outcome
 from warmscope.core.data.settings import RunSettings
-from warmscope.core.run.warmup import Progress, Warmup
+from warmscope.core.run.warmup import Warmup
+from warmscope.core.run.warmup_progress import Progress
 
 
 def speech() -> RunSettings:

@@ -130,7 +130,7 @@ def test_cpp_recipe_sets_the_executor_and_makes_the_declared_shapes() -> None:
 
 
 def test_mark_dynamic_covers_the_declared_range_and_leaves_size_one_alone() -> None:
-    from warmscope.core.run.warmup import dynamic_marks
+    from warmscope.core.output.recipe import dynamic_marks
 
     specs = [
         {"dtype": "int64", "shape": [1, "L"], "name": "mask"},

@@ -15,65 +15,50 @@ Four steps, each in fresh processes:
 With an executor (``--executor ray``) every process of every step is one of its tasks, a whole
 node each; the document names each process's node.
 
-When a shape passes, and which candidate is chosen: ``warmscope.core.output.warmup_verdict``.
+The candidates: ``warmup_candidates``; what the processes measured: ``warmup_facts``; the
+steps run and told: ``warmup_progress``; the file handed over: ``warmup_handover``. When a shape
+passes, and which candidate is chosen: ``warmscope.core.output.warmup_verdict``.
 """
 
 from __future__ import annotations
 
-import bisect
 import os
-import threading
 import time
-from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from warmscope.core.base.files import atomic_write, copy_beside
-from warmscope.core.base.units import ms as fmt_ms
-from warmscope.core.base.units import num3
 from warmscope.core.child import outcome
-from warmscope.core.child.knobs import KNOB_BY_NAME, KNOBS, SERVER, STATEMENT, compile_options
-from warmscope.core.child.outcome import UsageError
-from warmscope.core.data import env_keys
-from warmscope.core.data.cpp_runtime import is_cpp
-from warmscope.core.data.intervals import median_interval
 from warmscope.core.data.record import RecordError, new_folder
 from warmscope.core.data.run import RunData
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.settings.compile_cache import YOURS, warmup_compile_caches
 from warmscope.core.data.sweep_state import Cell, Process
 from warmscope.core.data.targets import parse_dim
-from warmscope.core.output.recipe import (
-    ARTIFACT_SUFFIX,
-    Call,
-    Provenance,
-    Recipe,
-    dims_text,
-    dynamic_marks,
-    emit_python,
-    split_header,
-)
-from warmscope.core.output.recipe_cpp import CppRecipeError, emit_cpp
-from warmscope.core.output.sweep_stats import stat_json
-from warmscope.core.output.verdicts import other_load
+from warmscope.core.output.recipe import ARTIFACT_SUFFIX, Recipe, dims_text
 from warmscope.core.output.warmup_verdict import (
     MAX_RATIO,
     NOT_VERIFIED,
     answer,
     choose,
     contended,
-    cured_text,
     judge,
 )
-from warmscope.core.output.warmup_verdict import worst_shape as worst_shape
-from warmscope.core.run import compile_cache, cpp_build, remote_target
-from warmscope.core.run.run_plan import QUICK_GRACE_S
+from warmscope.core.run import compile_cache, remote_target, warmup_candidates
 from warmscope.core.run.session import RunSession
 from warmscope.core.run.sweep import Sweep
+from warmscope.core.run.warmup_candidates import Candidate, Proposer
+from warmscope.core.run.warmup_facts import (
+    cell_facts,
+    load_of,
+    observe,
+    ok_runs,
+    torch_version,
+)
+from warmscope.core.run.warmup_handover import emitted_text
+from warmscope.core.run.warmup_progress import Progress, StepRunner, duration_text, plan_text
 
 FORMAT = "warmscope-warmup"
 VERSION = 1
@@ -86,47 +71,17 @@ DEFAULT_TOLERANCE_MS = 0.5
 compiled tiny GPT's first calls, cured of 18 s, kept 140–260 µs over 0.35–0.6 ms calls (1.2–2×)
 in warmscope's processes and in plain ones alike; half a millisecond is below what a request
 notices, and the verdict names the residual whatever it is."""
-MARGIN = 1
-"""Warm-up calls per shape beyond the calls the slowest shape took to become steady (the upper
-median across baseline processes)."""
-MAX_CALLS = 10
 SERVES = ("reverse", "cycle", "random")
-RECIPE_PHASE = "recipe"
 YOUR_CACHE = " · your cache"
 """A cell measured in the user's own compile cache, beside the cold one the verdicts are on."""
-
-
-@dataclass
-class Progress:
-    """What a warm-up is doing, told to ``Warmup.on_progress`` from the thread that runs it: a
-    step begins (``cells``: its cells in order; ``propose``: every candidate), or a process of
-    ``cell`` started (``facts`` ``None``) or ended (``facts``: its cell's figures so far)."""
-
-    phase: str
-    """``plan`` (the processes to come, before the first), ``observe``, ``estimate`` (the
-    whole warm-up's time, once the first process has met every shape), ``propose``,
-    ``artifact`` (a cache-artifact recipe's one process), ``verify``, ``again`` (a contended
-    verification process run once more)."""
-    cells: list[str] = field(default_factory=list)
-    cell: str = ""
-    repeat: int = -1
-    facts: dict[str, Any] | None = None
-    note: str = ""
-    """``plan`` and ``estimate``: the line to show."""
 
 
 class WarmupFailed(RuntimeError):
     """No recipe can be verified: the baseline itself failed (exit code 1)."""
 
 
-@dataclass
-class Candidate:
-    recipe: Recipe
-    path: Path
-    note: str = ""
-    """Why the candidate was dropped before verification (empty: it was verified)."""
-    artifact_node: dict[str, Any] | None = None
-    """Where an executor's process made its cache artifact."""
+class UsageAbort(RuntimeError):
+    """The child refused the target or its inputs (exit code 2)."""
 
 
 @dataclass
@@ -175,83 +130,23 @@ class Warmup:
         """A contended verification process's record -> the process that ran it again."""
         self.plan: dict[str, int] = {}
         self.started_at = 0.0
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._live: Any = None  # the process in progress: a PlannedRun or a RunSession
+        self.steps = StepRunner(self._tell, self._done, self._estimate, len(self.declared))
 
     # -- stopping from another thread ------------------------------------------------------
 
     def stop(self) -> None:
         """From any thread: the process in progress ends quickly (a graceful stop), nothing
         starts after it, and ``run`` raises ``KeyboardInterrupt`` as Ctrl-C makes it."""
-        with self._lock:
-            self._stop.set()
-            live = self._live
-        if live is not None:
-            live.stop(QUICK_GRACE_S)
+        self.steps.stop()
         if self.executor is not None:  # each task stops its child; the sweep ends stopped
             self.executor.cancel(wait_s=0.0)
-
-    def _check(self) -> None:
-        if self._stop.is_set():
-            raise KeyboardInterrupt
 
     def _tell(self, progress: Progress) -> None:
         (self.on_progress or (lambda _p: None))(progress)
 
-    def _run_sweep(self, sweep: Sweep, phase: str) -> None:
-        """``sweep.run`` with the progress told and a stop honoured between polls."""
-        self._check()
-        self._tell(Progress(phase, cells=[c.label for c in sweep.cells]))
-        started: dict[int, float] = {}
-
-        def update(s: Sweep, n: int, run: Any, news: Any) -> None:
-            with self._lock:
-                self._live = run
-            self._check()  # ``drive`` stops the process, quickly since ``hung_up``
-            if n not in started:
-                started[n] = time.monotonic()
-                c, r = s.plan[n]
-                self._tell(Progress(phase, cell=s.cells[c].label, repeat=r))
-            elif (
-                self.estimate_s is None
-                and news is not None
-                and news.first + len(news.ms) >= max(1, len(self.declared))
-            ):
-                # Once the first process has called every shape (compiled each), its time so
-                # far is what every process costs: the estimate, before it ends.
-                self._estimate(started[n], time.monotonic() - started[n])
-
-        def done(s: Sweep, process: Any) -> None:
-            if self.on_done is not None:
-                self.on_done(s, process)
-            facts = cell_facts(ok_runs(s, process.cell), s, process.cell)
-            label = s.cells[process.cell].label
-            self._tell(Progress(phase, cell=label, repeat=process.repeat, facts=facts))
-            self._check()  # the sweep ends ``stopped``
-
-        sweep.run(on_update=update, on_done=done, hung_up=self._stop.is_set)
-        with self._lock:
-            self._live = None
-        if sweep.stopped:
-            raise KeyboardInterrupt
-
-    def _run_alone(self, session: Any) -> None:
-        """One ``RunSession`` to its end, stoppable as the sweep's processes are."""
-        with self._lock:
-            self._check()
-            self._live = session
-            session.start()
-        try:
-            session.wait()
-        except KeyboardInterrupt:
-            session.kill()
-            session.wait()
-            raise
-        finally:
-            with self._lock:
-                self._live = None
-        self._check()
+    def _done(self, sweep: Sweep, process: Any) -> None:
+        if self.on_done is not None:
+            self.on_done(sweep, process)
 
     # -- what it costs ---------------------------------------------------------------------
 
@@ -263,26 +158,7 @@ class Warmup:
     def plan_text(self) -> str:
         """``9 processes: 2 observe, 1 makes a cache artifact, 6 verify 3 candidates; each
         compiles: the time once the first has met every shape``."""
-        plan = self.plan
-        total = plan["observe"] + plan["artifact"] + plan["verify"]
-        candidates = plan["verify"] // self.per_cell // (2 if self.twin else 1)
-        parts = [f"{plan['observe']} observe"]
-        if plan["artifact"]:
-            parts.append(
-                f"{plan['artifact']} make{'s' if plan['artifact'] == 1 else ''} a cache artifact"
-            )
-        parts.append(
-            f"{plan['verify']} verify {candidates} candidate{'s' if candidates != 1 else ''}"
-        )
-        text = f"{total} processes: {', '.join(parts)}"
-        if plan["yours"]:
-            text += (
-                f"; {plan['yours']} of them in your own compile cache, which has entries "
-                "(--compile-cache cold skips those)"
-            )
-        if self.mode == "compile":
-            text += "; each compiles: the time once the first has compiled every shape"
-        return text
+        return plan_text(self.plan, self.per_cell, self.twin, self.mode)
 
     def _estimate(self, first_started: float, process_s: float) -> None:
         """The whole warm-up's time from its first process: each process as long as that one
@@ -297,6 +173,19 @@ class Warmup:
                 f"about {duration_text(process_s)} (the first, to its last new shape)",
             )
         )
+
+    def planned_processes(self) -> dict[str, int]:
+        """How many processes each step runs, as planned before the first starts:
+        ``observe``, ``artifact`` (a cache-artifact recipe's one process), ``verify``, and of
+        those the ``yours`` ones (again in the user's own compile cache)."""
+        recipes = self.proposer.recipes([])
+        twins = 2 if self.twin else 1
+        return {
+            "observe": self.per_cell * twins,
+            "artifact": sum(r.cache_artifact for r in recipes),
+            "verify": len(recipes) * self.per_cell * twins,
+            "yours": (1 + len(recipes)) * self.per_cell if self.twin else 0,
+        }
 
     # -- the steps -----------------------------------------------------------------------
 
@@ -334,6 +223,17 @@ class Warmup:
             yours.append(Cell(cell.label + YOUR_CACHE, settings))
         return cells + yours
 
+    def _sweep(self, cells: list[Cell], folder: str, repeat: int | None = None) -> Sweep:
+        assert self.folder is not None
+        return Sweep(
+            target=self.settings.target,
+            cells=cells,
+            repeat=self.per_cell if repeat is None else repeat,
+            command=self.command,
+            folder=self.folder / folder,
+            executor=self.executor,
+        )
+
     def run(self) -> dict[str, Any]:
         if self.folder is None or not self.folder.exists():
             self.prepare_folder()
@@ -342,15 +242,25 @@ class Warmup:
         self.choose_caches()
         self.plan = self.planned_processes()
         self._tell(Progress("plan", note=self.plan_text()))
-        self.baseline = Sweep(
-            target=self.settings.target,
-            cells=self.with_yours([Cell("no recipe", self.served)]),
-            repeat=self.per_cell,
-            command=self.command,
-            folder=self.folder / "observe",
-            executor=self.executor,
-        )
-        self._run_sweep(self.baseline, "observe")
+        observed = self.run_baseline()
+        self.steps.check()
+        self.candidates = self.propose(observed)
+        self._tell(Progress("propose", cells=[c.recipe.label for c in self.candidates]))
+        self.make_artifacts()
+        self.build_recipes()
+        live = [c for c in self.candidates if not c.note]
+        if live:
+            cells = [Cell(c.recipe.label, self.candidate_settings(c)) for c in live]
+            self.verify = self._sweep(self.with_yours(cells), "verify")
+            self.steps.run_sweep(self.verify, "verify")
+            self.repeat_contended(live)
+        self.wall_s = time.monotonic() - t0
+        return self.document(observed)
+
+    def run_baseline(self) -> list[dict[str, Any]]:
+        """The baseline's processes, no recipe: what each shape showed (``observe``)."""
+        self.baseline = self._sweep(self.with_yours([Cell("no recipe", self.served)]), "observe")
+        self.steps.run_sweep(self.baseline, "observe")
         if self.baseline.aborted:
             raise UsageAbort(self.baseline.aborted)
         runs = ok_runs(self.baseline)
@@ -362,219 +272,51 @@ class Warmup:
                 f"no recipe can be verified: every baseline process failed ({detail}); "
                 f"records in {self.folder}"
             )
-        observed = observe(runs)
-        self._check()
-        self.candidates = self.propose(observed)
-        self._tell(Progress("propose", cells=[c.recipe.label for c in self.candidates]))
-        self.make_artifacts()
-        self.build_recipes()
-        live = [c for c in self.candidates if not c.note]
-        if live:
-            self.verify = Sweep(
-                target=self.settings.target,
-                cells=self.with_yours(
-                    [Cell(c.recipe.label, self.candidate_settings(c)) for c in live]
-                ),
-                repeat=self.per_cell,
-                command=self.command,
-                folder=self.folder / "verify",
-                executor=self.executor,
-            )
-            self._run_sweep(self.verify, "verify")
-            self.repeat_contended(live)
-        self.wall_s = time.monotonic() - t0
-        return self.document(observed)
+        return observe(runs)
+
+    @property
+    def proposer(self) -> Proposer:
+        """What the candidates are made from, as this warm-up stands."""
+        return Proposer(
+            self.settings,
+            self.target,
+            self.mode,
+            self.declared,
+            self.serve,
+            guard=self.guard,
+            cache_artifact=self.cache_artifact,
+        )
 
     def plan_recipes(self, observed: list[dict[str, Any]]) -> list[Recipe]:
-        """The candidate recipes (pure: what the baseline observed decides their counts and
-        notes, never which candidates there are, so their number is known before it runs)."""
-        order = [dict(d) for d in self.declared] or [{}]
-        if self.serve == "cycle":
-            order.reverse()  # never warm up in the order the verification serves
-        by_key = {o["key"]: o for o in observed}
-        base = self.base_recipe()
-        recipes: list[Recipe] = []
-        # The same count for every shape: whichever shape the warm-up meets first pays for the
-        # process's warm-up (the profiling run…), and that need not be the one served first.
-        slowest = max((o["calls_to_steady"] for o in observed), default=0)
-
-        def calls(count: int | None) -> list[Call]:
-            n = count if count is not None else slowest + MARGIN
-            return [
-                Call(
-                    dims, max(1, min(MAX_CALLS, n)), by_key.get(dims_text(dims), {}).get("why", "")
-                )
-                for dims in order
-            ]
-
-        if self.mode == "compile":
-            dynamic = len(order) > 1
-            options = dict(base.compile_options, **({"dynamic": True} if dynamic else {}))
-            twice = calls(2)
-            if dynamic:
-                # torch.compile as the runs called it, then one call of each declared size: a
-                # graph per size, or one that dynamo makes dynamic as the sizes change.
-                recipes.append(self.variant(base, "compile, then each size", calls(1)))
-            marks = dynamic_marks(base.specs, self.declared)
-            if dynamic and marks:
-                # One symbolic size over the declared range: what dynamic=True does, bounded.
-                marked = self.variant(base, "compile mark_dynamic", twice)
-                marked.mark_dynamic = marks
-                recipes.append(marked)
-            else:
-                recipes.append(
-                    self.variant(base, "compile dynamic" if dynamic else "compile", twice, options)
-                )
-            if self.cache_artifact is True or (self.cache_artifact is None and self.on_gpu):
-                art = self.variant(base, "compile + cache artifact", twice, options)
-                art.cache_artifact = True
-                recipes.append(art)
-        else:
-            recipes.append(self.variant(base, "warm-up calls", calls(None)))
-            if self.on_gpu and base.setting("cudnn_benchmark"):
-                # Autotuning makes each new shape's first call benchmark its convolutions; off,
-                # cuDNN's heuristics choose: no benchmark to warm up, a steady cost to weigh
-                # (the verdict's break-even says past how many calls it costs more).
-                off = self.variant(base, "cuDNN autotuning off", calls(None))
-                off.settings["cudnn_benchmark"] = False
-                recipes.append(off)
-            if self.mode in ("script", "trace") and self.settings.knobs.get(
-                "profiling_executor"
-            ) in (None, True):
-                off = self.variant(base, "profiling off", calls(1))
-                off.settings["profiling_executor"] = False
-                recipes.append(off)
-        for recipe in recipes:
-            recipe.guard_recompile = self.guard and self.mode == "compile"
-            recipe.notes = [o["note"] for o in observed if o.get("note")]
-        return recipes
-
-    def planned_processes(self) -> dict[str, int]:
-        """How many processes each step runs, as planned before the first starts:
-        ``observe``, ``artifact`` (a cache-artifact recipe's one process), ``verify``, and of
-        those the ``yours`` ones (again in the user's own compile cache)."""
-        recipes = self.plan_recipes([])
-        twins = 2 if self.twin else 1
-        return {
-            "observe": self.per_cell * twins,
-            "artifact": sum(r.cache_artifact for r in recipes),
-            "verify": len(recipes) * self.per_cell * twins,
-            "yours": (1 + len(recipes)) * self.per_cell if self.twin else 0,
-        }
+        """The candidate recipes (``Proposer.recipes``), from the baseline once it ran."""
+        baseline = ok_runs(self.baseline) if self.baseline is not None else None
+        return self.proposer.recipes(observed, baseline)
 
     def propose(self, observed: list[dict[str, Any]]) -> list[Candidate]:
         """The candidate recipes, written as files in the folder."""
         assert self.folder is not None
-        recipes = self.plan_recipes(observed)
-        folder = self.folder / "recipes"
-        folder.mkdir(exist_ok=True)
-        out = []
-        for n, recipe in enumerate(recipes):
-            if self.cpp:  # the C++ file is what the C++ agent runs, and what --emit-cpp hands over
-                path = folder / f"recipe{n}.cpp"
-                try:
-                    atomic_write(path, emit_cpp(recipe.to_json(), self.settings.target))
-                except CppRecipeError as exc:
-                    out.append(Candidate(recipe, path, note=f"no libtorch form: {exc}"))
-                    continue
-                out.append(Candidate(recipe, path))
-                continue
-            path = folder / f"recipe{n}.py"
-            atomic_write(path, emit_python(recipe, target=self.settings.target))
-            out.append(Candidate(recipe, path))
-        return out
+        return self.proposer.write(self.plan_recipes(observed), self.folder / "recipes")
 
     @property
     def cpp(self) -> bool:
         """``--runtime cpp``: the candidates are C++ files, verified in the C++ agent."""
-        return is_cpp(self.settings)
+        return self.proposer.cpp
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.proposer.on_gpu
 
     def build_recipes(self) -> None:
-        """``--runtime cpp``: each candidate's file built into the library its processes load,
-        two at a time (a compiler keeps one core busy); one that does not build is not
-        verified, the compiler's line saying why."""
+        """``--runtime cpp``: each candidate's file built (``warmup_candidates.build``)."""
         live = [c for c in self.candidates if not c.note]
         if not self.cpp or not live:
             return
         self._tell(Progress("build"))
-
-        def one(c: Candidate) -> None:
-            try:
-                cpp_build.child_for(self.settings.python, str(c.path)).build(
-                    cancelled=self._stop.is_set
-                )
-            except UsageError as exc:
-                c.note = f"did not build: {exc}"
-
-        with ThreadPoolExecutor(2) as pool:
-            list(pool.map(one, live))
-        self._check()
-
-    def base_recipe(self) -> Recipe:
-        """The recipe every candidate starts from: the runs' settings, each knob carried as
-        its declaration says (``knobs.RecipeForm``), whatever the runtime."""
-        knobs = self.settings.knobs
-        specs = [s.to_json() for s in self.settings.input_specs(self.target)]
-        options = compile_options(knobs) if self.mode == "compile" else {}
-        carried = {
-            k.name: knobs[k.name]
-            for k in KNOBS
-            if k.recipe.carry in (STATEMENT, SERVER) and knobs.get(k.name) is not None
-        }
-        if "cuda_module_loading" not in carried and self.on_gpu and self.baseline is not None:
-            # The mode CUDA started with in every baseline process, kept in force.
-            seen = {
-                env_keys.cuda_device(d.env).get("module_loading") for d in ok_runs(self.baseline)
-            }
-            loading = next(iter(seen)) if len(seen) == 1 else None
-            if isinstance(loading, str) and loading in KNOB_BY_NAME["cuda_module_loading"].choices:
-                carried["cuda_module_loading"] = loading
-        return Recipe(
-            label="",
-            mode=self.mode,
-            given=self.target.kind,
-            settings=carried,
-            freeze=bool(knobs.get("freeze")),
-            optimize_for_inference=bool(knobs.get("optimize_for_inference")),
-            trace_strict=knobs.get("trace_strict"),
-            eval=knobs.get("eval", True) is not False,
-            specs=specs,
-            shapes=[dict(d) for d in self.declared],
-            calls=[],
-            device=knobs.get("device") or "cpu",
-            dtype=knobs.get("dtype"),
-            grad_mode=knobs.get("grad_mode") or "no_grad",
-            seed=self.settings.seed,
-            compile_options=options,
-        )
-
-    @staticmethod
-    def variant(
-        base: Recipe, label: str, calls: list[Call], options: dict[str, Any] | None = None
-    ) -> Recipe:
-        recipe = Recipe.from_json(base.to_json())
-        recipe.label, recipe.calls = label, calls
-        if options is not None:
-            recipe.compile_options = options
-        return recipe
+        warmup_candidates.build(live, self.settings.python, self.steps.stopped)
+        self.steps.check()
 
     def candidate_settings(self, candidate: Candidate) -> RunSettings:
-        settings = self.served.copy()
-        settings.recipe = str(candidate.path)
-        # The recipe applies these itself: its processes verify the file, not warmscope's own
-        # application of the same settings (a setting the file left out would show).
-        settings.knobs = {
-            name: (KNOB_BY_NAME[name].default if KNOB_BY_NAME[name].recipe.left_to_recipe else v)
-            for name, v in settings.knobs.items()
-        }
-        # On a GPU any call after a pause is slower (the device's clocks after idle), warm or
-        # not: each first call is also held to its own call replayed warm after the same pause.
-        settings.replay_opening = self.on_gpu
-        return settings
-
-    @property
-    def on_gpu(self) -> bool:
-        return str(self.settings.knobs.get("device") or "cpu").startswith("cuda")
+        return self.proposer.candidate_settings(self.served, candidate)
 
     def make_artifacts(self) -> None:
         """Run each cache-artifact recipe once, unrecorded in the statistics: it compiles,
@@ -590,7 +332,7 @@ class Warmup:
                 session = RunSession(
                     settings, record_path=self.folder / f"{c.path.stem}-artifact.jsonl"
                 )
-                self._run_alone(session)
+                self.steps.run_alone(session)
                 data = session.data
             else:
                 data = self._artifact_elsewhere(c, settings)
@@ -609,20 +351,12 @@ class Warmup:
         warmscope may have no GPU, or another torch). The executor ships the recipe and brings
         back the artifact it saved, beside the local recipe, from where each verification
         task takes it."""
-        assert self.folder is not None
-        self._check()
-        sweep = Sweep(
-            target=self.settings.target,
-            cells=[Cell(c.recipe.label, settings)],
-            repeat=1,
-            command=self.command,
-            folder=self.folder / f"{c.path.stem}-artifact",
-            executor=self.executor,
-        )
-        sweep.run(hung_up=self._stop.is_set)
+        self.steps.check()
+        sweep = self._sweep([Cell(c.recipe.label, settings)], f"{c.path.stem}-artifact", 1)
+        sweep.run(hung_up=self.steps.stopped)
         if sweep.stopped or not sweep.processes:
             raise KeyboardInterrupt
-        self._check()
+        self.steps.check()
         c.artifact_node = sweep.processes[0].node
         return sweep.processes[0].data
 
@@ -643,18 +377,12 @@ class Warmup:
             )
         if not redo:
             return
-        self.again = Sweep(
-            target=self.settings.target,
-            cells=[
-                Cell(f"{live[i].recipe.label} · again", self.candidate_settings(live[i]))
-                for i, _ in redo
-            ],
-            repeat=1,
-            command=self.command,
-            folder=self.folder / "verify-again",
-            executor=self.executor,
-        )
-        self._run_sweep(self.again, "again")
+        cells = [
+            Cell(f"{live[i].recipe.label} · again", self.candidate_settings(live[i]))
+            for i, _ in redo
+        ]
+        self.again = self._sweep(cells, "verify-again", 1)
+        self.steps.run_sweep(self.again, "again")
         for n, (index, old) in enumerate(redo):
             new = next((p for p in self.again.processes if p.cell == n), None)
             if new is not None:
@@ -679,42 +407,8 @@ class Warmup:
         assert self.baseline is not None and self.folder is not None
         base_runs = ok_runs(self.baseline)
         baseline = cell_facts(base_runs, self.baseline, None)
-        cands = []
         live = [c for c in self.candidates if not c.note]
-        for c in self.candidates:
-            entry: dict[str, Any] = {
-                "label": c.recipe.label,
-                "summary": c.recipe.summary(),
-                "file": str(c.path),
-                "recipe": c.recipe.to_json(),
-            }
-            if c.artifact_node is not None:
-                entry["artifact_node"] = c.artifact_node
-            if c.note:
-                entry.update(verdict=NOT_VERIFIED, why=c.note, processes=[], cured=[])
-            else:
-                assert self.verify is not None
-                index = live.index(c)
-                view = self.verified_processes(index)
-                runs = [p.data for p in view.processes]
-                facts = cell_facts([r for r in runs if r.status == outcome.OK], view, index)
-                entry.update(facts)
-                entry.update(judge(facts, baseline, self.tolerance_ms))
-                entry["contended"] = [
-                    {
-                        "record": old,
-                        "load": load_of(self.verify, old),
-                        "again": p.data.record_path,
-                    }
-                    for old, p in self.replaced.items()
-                    if p.cell == index
-                ]
-                if self.twin:
-                    yours = index + len(live)
-                    entry["your_cache"] = cell_facts(
-                        ok_runs(self.verify, yours), self.verify, yours
-                    )
-            cands.append(entry)
+        cands = [self._candidate_entry(c, live, baseline) for c in self.candidates]
         chosen = choose(cands)
         doc: dict[str, Any] = {
             "format": FORMAT,
@@ -759,16 +453,42 @@ class Warmup:
             doc["recipe"]["text"] = emitted_text(doc, chosen, doc["runtime"])
         return doc
 
-
-class UsageAbort(RuntimeError):
-    """The child refused the target or its inputs (exit code 2)."""
-
-
-# -- reading the runs -----------------------------------------------------------------------
-
-
-def ok_runs(sweep: Sweep, cell: int = 0) -> list[RunData]:
-    return [p.data for p in sweep.processes if p.cell == cell and p.data.status == outcome.OK]
+    def _candidate_entry(
+        self, c: Candidate, live: list[Candidate], baseline: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A candidate as the document has it: its recipe, and its verified figures and
+        verdict (or why it was not verified)."""
+        entry: dict[str, Any] = {
+            "label": c.recipe.label,
+            "summary": c.recipe.summary(),
+            "file": str(c.path),
+            "recipe": c.recipe.to_json(),
+        }
+        if c.artifact_node is not None:
+            entry["artifact_node"] = c.artifact_node
+        if c.note:
+            entry.update(verdict=NOT_VERIFIED, why=c.note, processes=[], cured=[])
+            return entry
+        assert self.verify is not None
+        index = live.index(c)
+        view = self.verified_processes(index)
+        runs = [p.data for p in view.processes]
+        facts = cell_facts([r for r in runs if r.status == outcome.OK], view, index)
+        entry.update(facts)
+        entry.update(judge(facts, baseline, self.tolerance_ms))
+        entry["contended"] = [
+            {
+                "record": old,
+                "load": load_of(self.verify, old),
+                "again": p.data.record_path,
+            }
+            for old, p in self.replaced.items()
+            if p.cell == index
+        ]
+        if self.twin:
+            yours = index + len(live)
+            entry["your_cache"] = cell_facts(ok_runs(self.verify, yours), self.verify, yours)
+        return entry
 
 
 def serve_settings(settings: RunSettings, serve: str) -> RunSettings:
@@ -788,242 +508,3 @@ def serve_settings(settings: RunSettings, serve: str) -> RunSettings:
             dims.append(f"{name}={','.join(str(v) for v in reversed(sizes))}")
         served.dims = dims
     return served
-
-
-def calls_to_steady(idx: Any, steady_from: int | None) -> int:
-    """How many of a shape's calls came before it was steady (all of them if never)."""
-    if steady_from is None:
-        return len(idx)
-    return bisect.bisect_left(list(idx), steady_from)
-
-
-def observe(runs: list[RunData]) -> list[dict[str, Any]]:
-    """Per shape, across the baseline processes: its first call against its steady p50, how
-    many calls it took to become steady, and why its first call was slow (its events)."""
-    per: dict[str, dict[str, Any]] = {}
-    for data in runs:
-        rows = data.shape_rows() if data.shape_keys else [whole_row(data)]
-        summaries = data.shape_summaries() if data.shape_keys else None
-        for k, row in enumerate(rows):
-            entry = per.setdefault(
-                row["key"],
-                {
-                    "key": row["key"],
-                    "dims": row["dims"],
-                    "ratios": [],
-                    "firsts": [],
-                    "calls": [],
-                    "labels": Counter(),
-                    "events": Counter(),
-                },
-            )
-            entry["ratios"].append(row["first_vs_p50"])
-            entry["firsts"].append(row["first_ms"])
-            if summaries is not None:
-                idx, s = summaries[k]
-                entry["calls"].append(calls_to_steady(idx, s.steady_from))
-            else:
-                entry["calls"].append(data.summary().steady_from or 0)
-            entry["labels"][row.get("label") or ""] += 1
-            for e in row.get("events", []):
-                entry["events"][e["title"]] += 1
-    out = []
-    for key, e in per.items():
-        ratio = median_interval([r for r in e["ratios"] if r is not None])
-        first = median_interval([f for f in e["firsts"] if f is not None])
-        label = next((lab for lab, _ in e["labels"].most_common() if lab), "")
-        events = [t for t, _ in e["events"].most_common(2)]
-        why = label or ("; ".join(events) if events else "")
-        item = {
-            "key": key,
-            "dims": e["dims"],
-            # The upper median across processes: one noisy process does not set the count.
-            "calls_to_steady": sorted(e["calls"])[len(e["calls"]) // 2] if e["calls"] else 0,
-            "ratio": stat_json(e["ratios"]),
-            "first_ms": stat_json(e["firsts"]),
-            "why": "",
-        }
-        if ratio is not None and first is not None and ratio.median > MAX_RATIO:
-            reason = f"the {why}" if label else (why or "no event: allocation and caches")
-            item["why"] = (
-                f"first call {fmt_ms(first.median)}, {num3(ratio.median)}× its steady p50 "
-                f"({reason})"
-            )
-            item["note"] = f"{key or 'the input'}: {item['why']}"
-        out.append(item)
-    return out
-
-
-def whole_row(data: RunData) -> dict[str, Any]:
-    s = data.summary()
-    first = data.latency(0) if data.count else None
-    return {
-        "key": "",
-        "dims": {},
-        "first_ms": first,
-        "p50_ms": s.p50_ms,
-        "p90_ms": s.p90_ms,
-        "first_vs_p50": first / s.p50_ms if first is not None and s.p50_ms else None,
-        "label": data.label(0) if data.count else None,
-        "events": [],
-    }
-
-
-def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str, Any]:
-    """A cell's figures per shape and its start-up cost, across its finished processes."""
-    shapes: dict[str, dict[str, list[Any]]] = {}
-    labels: dict[str, Counter[str]] = {}
-    held = False
-    index = 0 if cell is None else cell
-    repeats = {p.data.record_path: p.repeat for p in sweep.processes if p.cell == index}
-    each: list[dict[str, Any]] = []
-    for data in runs:
-        rows = data.shape_rows() if data.shape_keys else [whole_row(data)]
-        load = other_load(data)
-        mine: dict[str, Any] = {
-            "record": data.record_path,
-            "repeat": repeats.get(data.record_path),
-            "load": None if load is None else round(load, 3),
-            "shapes": [],
-        }
-        each.append(mine)
-        for row in rows:
-            mine["shapes"].append(
-                {
-                    "key": row["key"],
-                    "first_ms": row["first_ms"],
-                    "p50_ms": row["p50_ms"],
-                    "p90_ms": row["p90_ms"],
-                    "ratio": row.get("first_vs_held", row["first_vs_p50"]),
-                }
-            )
-            slot = shapes.setdefault(
-                row["key"],
-                {
-                    "first_ms": [],
-                    "p50_ms": [],
-                    "p90_ms": [],
-                    "ratio": [],
-                    "raw_ratio": [],
-                    "replay_ms": [],
-                },
-            )
-            slot["first_ms"].append(row["first_ms"])
-            slot["p50_ms"].append(row["p50_ms"])
-            slot["p90_ms"].append(row["p90_ms"])
-            # Where the opening was replayed, the ratio is against the larger of the steady p50
-            # and that call warm after the same pause: what warm-up alone leaves of it.
-            held = held or "first_vs_held" in row
-            slot["ratio"].append(row.get("first_vs_held", row["first_vs_p50"]))
-            slot["raw_ratio"].append(row["first_vs_p50"])
-            slot["replay_ms"].append(row.get("replay_ms"))
-            labels.setdefault(row["key"], Counter())[row.get("label") or ""] += 1
-    if not held:
-        for slot in shapes.values():
-            del slot["raw_ratio"], slot["replay_ms"]
-    processes = [p for p in sweep.processes if p.cell == index]
-    return {
-        "held_to_replay": held,
-        "shapes": [
-            {
-                "key": key,
-                **{name: stat_json(values) for name, values in slot.items()},
-                "first_label": next((lab for lab, _ in labels[key].most_common() if lab), ""),
-            }
-            for key, slot in shapes.items()
-        ],
-        "startup_ms": stat_json([d.phases.get(RECIPE_PHASE, 0.0) for d in runs]),
-        "steady_p50_ms": stat_json([d.summary().p50_ms for d in runs]),
-        "warmup_excess_ms": stat_json([d.summary().warmup_excess_ms for d in runs]),
-        "processes": [
-            {
-                "record": p.data.record_path,
-                "status": p.data.status,
-                "detail": p.data.status_detail,
-                "repeat": p.repeat,
-                **({"node": p.node} if p.node is not None else {}),
-            }
-            for p in processes
-        ],
-        "runs": [d.record_path for d in runs],
-        "each": each,
-    }
-
-
-def load_of(sweep: Sweep, record: str | None) -> float | None:
-    """The cores other processes kept busy while the process of ``record`` ran."""
-    data = next((p.data for p in sweep.processes if p.data.record_path == record), None)
-    load = None if data is None else other_load(data)
-    return None if load is None else round(load, 3)
-
-
-def duration_text(seconds: float) -> str:
-    """``3 min 40 s``, ``48 s``: a time as a person plans with it."""
-    whole = round(seconds)
-    if whole < 60:
-        return f"{whole} s"
-    minutes, rest = divmod(whole, 60)
-    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
-
-
-def torch_version(runs: list[RunData]) -> str:
-    """The torch the processes ran (one version, or each of them)."""
-    seen = sorted({str(d.env.get("torch")) for d in runs if d.env.get("torch")})
-    return ", ".join(seen)
-
-
-def provenance(doc: dict[str, Any], chosen: dict[str, Any], runtime: str) -> Provenance:
-    """What the emitted file's header says: the verdict as the document has it. ``runtime``:
-    the file's own language; a C++ file from a Python warm-up says it never ran in C++."""
-    verdict, words = chosen["verdict"], chosen.get("why") or ""
-    if runtime != doc.get("runtime", "python"):
-        said = f"{verdict}: {words}" if words else verdict
-        words = (
-            f"not run in C++: this file is the same warm-up for libtorch, never run; its Python "
-            f"form was {said}"
-        )
-        verdict = NOT_VERIFIED
-    return Provenance(
-        outcome=verdict,
-        verdict=words,
-        figures=[cured_text(row) for row in chosen.get("cured", [])],
-        command=[str(c) for c in doc.get("command", [])],
-        torch=str(doc.get("torch") or ""),
-        runtime=doc.get("runtime", "python"),
-        processes=int(doc.get("repeat") or 0),
-    )
-
-
-def emitted_text(doc: dict[str, Any], chosen: dict[str, Any], runtime: str) -> str:
-    """The file handed over: the very file its processes verified (its body unchanged), under
-    a header that states the verdict as measured."""
-    recipe = Recipe.from_json(chosen["recipe"])
-    verified = Path(chosen["file"]).read_text(encoding="utf-8")
-    proof = provenance(doc, chosen, runtime)
-    if runtime == "cpp" and not chosen["file"].endswith(".cpp"):
-        # The same warm-up for libtorch, never run in C++: built from the same recipe.
-        return emit_cpp(chosen["recipe"], doc["target"], proof)
-    if runtime == "cpp":
-        header, _ = split_header(emit_cpp(chosen["recipe"], doc["target"], proof))
-    else:
-        header, _ = split_header(emit_python(recipe, target=doc["target"], provenance=proof))
-    _, body = split_header(verified)
-    return header + body
-
-
-def chosen_candidate(doc: dict[str, Any]) -> dict[str, Any] | None:
-    return next((c for c in doc["candidates"] if c["label"] == doc["chosen"]), None)
-
-
-def copy_recipe(doc: dict[str, Any], target: Path) -> Path | None:
-    """The chosen recipe's file at ``--emit`` (its cache artifact beside it, named after it),
-    its header stating the verdict."""
-    chosen = chosen_candidate(doc)
-    if chosen is None:
-        return None
-    source = Path(chosen["file"])
-    atomic_write(target, emitted_text(doc, chosen, "python"), parents=False)
-    artifact = source.with_name(source.stem + ARTIFACT_SUFFIX)
-    if artifact.exists():
-        copy_beside(artifact, target.with_name(target.stem + ARTIFACT_SUFFIX))
-    return target

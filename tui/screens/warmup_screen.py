@@ -33,16 +33,17 @@ from warmscope.core.base.safe_text import clean_line
 from warmscope.core.base.units import ratio_interval
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_digest import iv_text
-from warmscope.core.output.warmup_verdict import NOT_VERIFIED, VERIFIED, WITHIN, is_verified
-from warmscope.core.run.ending import one_line
-from warmscope.core.run.warmup import (
-    COMPILE_REPEAT,
-    DEFAULT_REPEAT,
-    Progress,
-    Warmup,
-    copy_recipe,
+from warmscope.core.output.warmup_verdict import (
+    NOT_VERIFIED,
+    VERIFIED,
+    WITHIN,
+    is_verified,
     worst_shape,
 )
+from warmscope.core.run.ending import one_line
+from warmscope.core.run.warmup import COMPILE_REPEAT, DEFAULT_REPEAT, Warmup
+from warmscope.core.run.warmup_handover import copy_recipe
+from warmscope.core.run.warmup_progress import Progress
 from warmscope.tui.widgets.clock_line import ClockLine
 from warmscope.tui.widgets.keys_footer import KeysFooter
 
