@@ -97,7 +97,7 @@ def offline(rate: float, seconds: float, tmp: Path) -> None:
             session.protocol_lines([line])
             if k % per_poll == per_poll - 1:
                 session.poll(cur)
-        session._flush_record()
+        session.record.flush()
 
     total = timed(whole)
     us = 1e6 / n

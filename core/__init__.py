@@ -56,7 +56,14 @@ run/ — the parent's run machinery.
     run_plan    every process of one run (a profiling one, a warming one, the measured one),
                 started by one ``start_run`` for the CLI, the sweep, warmup and the TUI; the
                 one Ctrl-C escalation (``drive``)
-    session     the measured process: spawn the agent, contain, place, stop, sample, record
+    session     the measured process (``RunSession``): start, read, sample, end, with its
+                collaborators:
+    live_record the run's record as it is written, and the live data folded from its lines
+    agent_process  the agent's process and the run's others: spawned (here, C++, ``--host``),
+                contained, signalled, their leftovers ended, out of memory or not
+    run_stop    the stops asked of a run: graceful, a kill, warmscope's own end with a status
+    child_messages  the child's protocol messages taken in: checked, folded, recorded; the
+                iterations recovered from the ring
     cpp_build   what a ``--runtime cpp`` run needs built: the agent (``cpp_make``), a C++ recipe
     pipes       the reader of the child's two pipes: complete lines to its consumer
     attribution which iteration or phase each stderr line belongs to, from the markers (pure)

@@ -19,7 +19,7 @@ from typing import Any
 import psutil
 import pytest
 
-from warmscope.core.run.session import RUN_ID_VAR
+from warmscope.core.run.proctree import RUN_ID_VAR
 
 TARGETS = Path(__file__).parent / "targets"
 FACTORIES = TARGETS / "factories.py"

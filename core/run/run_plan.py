@@ -46,7 +46,8 @@ from warmscope.core.data.settings import RunSettings
 from warmscope.core.run import cpp_build
 from warmscope.core.run.cpp_build import BUILDING
 from warmscope.core.run.ending import one_line
-from warmscope.core.run.session import STOP_GRACE_S, RunSession
+from warmscope.core.run.run_stop import STOP_GRACE_S
+from warmscope.core.run.session import RunSession
 
 QUICK_GRACE_S = 0.5
 """The stop's grace after a hangup or SIGTERM: no one is waiting for the last iterations."""
