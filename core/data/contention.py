@@ -6,7 +6,7 @@ reading (``core/child/cpu_waits.py``); each reading covers the calls since the o
 contended: other processes, or more threads than cores, held the cores. Such calls are
 neither warm-up nor steady state, so the statistics leave them out (``waits.left_out``), and
 a slow call whose excess is mostly that wait is named for it (``excess_waited``, the cause
-``causes.CONTENTION``). Pure functions over a run's data.
+``cause_kinds.CONTENTION``). Pure functions over a run's data.
 """
 
 from __future__ import annotations
