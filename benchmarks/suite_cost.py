@@ -48,6 +48,7 @@ PR_SET_CHILD_SUBREAPER = 36
 # -- the plugin each pytest process loads (``-p benchmarks.suite_cost``) --------------------
 
 _files: dict[str, list[float]] = {}  # file -> [cpu_s, wall_s, tests]
+_tests: dict[str, list[float]] = {}  # test -> [cpu_s, wall_s]
 
 
 def _cpu_s() -> float:
@@ -66,18 +67,19 @@ else:
     def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
         cpu, wall = _cpu_s(), time.monotonic()
         yield
+        cpu, wall = _cpu_s() - cpu, time.monotonic() - wall
         entry = _files.setdefault(item.location[0], [0.0, 0.0, 0])
-        entry[0] += _cpu_s() - cpu
-        entry[1] += time.monotonic() - wall
+        entry[0] += cpu
+        entry[1] += wall
         entry[2] += 1
+        _tests[item.nodeid] = [cpu, wall]
 
     def pytest_sessionfinish(session: pytest.Session) -> None:
         folder = os.environ.get(OUT_VAR)
         if not folder:
             return
         name = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        total = _cpu_s()
-        Path(folder, f"{name}.json").write_text(json.dumps({"files": _files, "process": total}))
+        Path(folder, f"{name}.json").write_text(json.dumps({"files": _files, "tests": _tests}))
 
 
 # -- the runner ----------------------------------------------------------------------------
@@ -91,6 +93,20 @@ def become_subreaper() -> bool:
         return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def wait_reaping(proc: subprocess.Popen[bytes]) -> int:
+    """``proc``'s exit code, reaping on the way whatever else ends below this process: an
+    orphan handed to a subreaper stays a zombie until it is reaped, and tests that wait for a
+    process they killed to be gone would wait for it."""
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:  # reaped elsewhere (not expected)
+            return proc.wait()
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode
 
 
 def reap_orphans(within: float) -> int:
@@ -170,6 +186,9 @@ def main() -> None:
         description=__doc__.split("\n\n")[0], epilog="Other arguments go to pytest."
     )
     parser.add_argument("--top", type=int, default=15, help="how many files to list (15)")
+    parser.add_argument(
+        "--top-tests", type=int, default=0, help="how many single tests to list as well (0)"
+    )
     parser.add_argument("--json", type=Path, help="write the figures to this file as well")
     parser.add_argument(
         "--compiles", action="store_true", help="count the C++ builds, by what they built"
@@ -186,21 +205,23 @@ def main() -> None:
         argv += pytest_args or DEFAULT_ARGS
         subreaper = become_subreaper()
         t0 = time.monotonic()
-        code = subprocess.call(argv, cwd=ROOT, env=env)
+        code = wait_reaping(subprocess.Popen(argv, cwd=ROOT, env=env))
         wall = time.monotonic() - t0
         still_running = reap_orphans(10.0) if subreaper else 0
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = usage.ru_utime + usage.ru_stime
         files: dict[str, list[float]] = {}
+        tests: dict[str, list[float]] = {}
         for part in out.glob("*.json"):
             doc = json.loads(part.read_text())
+            tests.update(doc["tests"])
             for name, (c, w, n) in doc["files"].items():
                 entry = files.setdefault(name, [0.0, 0.0, 0])
                 entry[0] += c
                 entry[1] += w
                 entry[2] += n
         builds = log.read_text().splitlines() if log.exists() else []
-    report(ours, code, wall, cpu, usage, files, builds, still_running, subreaper)
+    report(ours, code, wall, cpu, usage, files, tests, builds, still_running, subreaper)
     sys.exit(code)
 
 
@@ -211,6 +232,7 @@ def report(
     cpu: float,
     usage: resource.struct_rusage,
     files: dict[str, list[float]],
+    tests: dict[str, list[float]],
     builds: list[str],
     still_running: int,
     subreaper: bool,
@@ -234,6 +256,11 @@ def report(
         print(f"{'CPU-s':>7} {'wall-s':>7} {'tests':>5}  file")
         for name, (c, w, n) in ranked[: ours.top]:
             print(f"{c:7.1f} {w:7.1f} {n:5d}  {name}")
+    if ours.top_tests and tests:
+        print(f"\nthe {min(ours.top_tests, len(tests))} tests that took the most CPU:")
+        print(f"{'CPU-s':>7} {'wall-s':>7}  test")
+        for name, (c, w) in sorted(tests.items(), key=lambda kv: -kv[1][0])[: ours.top_tests]:
+            print(f"{c:7.1f} {w:7.1f}  {name}")
     kinds: dict[str, int] = {}
     for line in builds:
         kinds[kind_of_build(line)] = kinds.get(kind_of_build(line), 0) + 1
@@ -253,6 +280,10 @@ def report(
                     "files": {
                         name: {"cpu_s": round(c, 1), "wall_s": round(w, 1), "tests": n}
                         for name, (c, w, n) in ranked
+                    },
+                    "tests": {
+                        name: {"cpu_s": round(c, 1), "wall_s": round(w, 1)}
+                        for name, (c, w) in sorted(tests.items(), key=lambda kv: -kv[1][0])
                     },
                     "builds": builds,
                 },
