@@ -140,7 +140,7 @@ def test_the_chart_switches_to_device_time_only_where_the_run_has_it() -> None:
         chart = app.screen.query_one(LatencyChart)
         await pilot.press("d")
         assert not chart.device_time  # a CPU run: nothing to switch to
-        app.view_entry(app.runs[1])
+        app.viewer.show(app.runs[1])
         await pilot.pause()
         await pilot.press("d")
         assert chart.showing_device()

@@ -123,7 +123,7 @@ def test_open_follows_a_live_record_as_it_grows_and_ends_as_the_run_did(tmp_path
         async def scenario(pilot: Pilot) -> None:
             await wait_for(pilot, lambda: bool(app.runs))  # shown once the screen is ready
             entry = app.runs[0]
-            assert isinstance(entry.session, RecordFollower) and app.live is entry
+            assert isinstance(entry.session, RecordFollower) and app.state.live is entry
             await wait_for(pilot, lambda: entry.view.count > 0, timeout=15)
             assert "running" in app.screen.query_one(RunHeader).plain
             counts.append(entry.view.count)

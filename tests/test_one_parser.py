@@ -72,7 +72,7 @@ def records_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def form_app() -> Iterator[SharedApp]:
     app = build_app()
-    app.next_settings = RunSettings(target=TARGET, iters=5)
+    app.state.next_settings = RunSettings(target=TARGET, iters=5)
     with SharedApp(app, (100, 30)) as shared:
         yield shared
 

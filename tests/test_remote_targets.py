@@ -279,7 +279,7 @@ def test_the_settings_form_takes_a_path_there_without_asking_the_host(
     chosen = RunSettings(target="sample:trivial", host="192.0.2.1", inputs=["1x4"])
 
     async def scenario(pilot: Pilot) -> None:
-        app.next_settings = chosen
+        app.state.next_settings = chosen
         await pilot.press("e")
         form = app.screen
         assert isinstance(form, SettingsScreen)

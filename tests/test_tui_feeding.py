@@ -79,7 +79,7 @@ def test_a_record_of_changing_shapes_shows_them_and_the_idle_probe(opened: Share
     app = opened.app
 
     async def scenario(pilot: Pilot) -> None:
-        app.view_entry(app.runs[1])  # SHAPES
+        app.viewer.show(app.runs[1])  # SHAPES
         await pilot.pause()
         text = screen_text(app)
         assert "1st÷p50" in text and "T=4" in text and "T=8" in text

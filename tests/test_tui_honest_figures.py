@@ -74,7 +74,7 @@ def two_runs() -> list[Shown]:
             )
             await pilot.app.workers.wait_for_complete()
             await pilot.pause()
-            assert app.viewed is app.runs[-1], "the new run is shown"
+            assert app.state.viewed is app.runs[-1], "the new run is shown"
             events = app.screen.query_one(EventsPane)
             shown.append(
                 Shown(

@@ -117,7 +117,7 @@ def test_settings_reach_the_next_run_then_compare_and_export(
     # nothing here reads the explanation (the command line's --no-explain, which the form keeps).
 
     async def scenario(pilot: Pilot) -> None:
-        app.next_settings = RunSettings(target="sample:trivial", iters=30, explain=False)
+        app.state.next_settings = RunSettings(target="sample:trivial", iters=30, explain=False)
         await wait_for(pilot, lambda: app.runs)
         first = app.runs[0]
         before = len(app.runs)
@@ -183,7 +183,7 @@ def test_bad_settings_are_shown_not_raised(
     async def scenario(pilot: Pilot) -> None:
         await wait_for(pilot, lambda: app.runs)
         before = len(app.runs)
-        entry = app.start_run(RunSettings(target="no/such/file.py:make"))
+        entry = app.control.start_run(RunSettings(target="no/such/file.py:make"))
         assert entry is None and len(app.runs) == before, "no run"
         assert any("no such file: no/such/file.py" in m for m in shown)
         await pilot.press("e")

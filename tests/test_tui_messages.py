@@ -5,7 +5,9 @@ the app. Torch-free: a fake session, a sweep runner that plays one process, reco
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
+import pkgutil
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +22,9 @@ from tests.fake_session import FakeSession, Moment, end, iterations
 from tests.tui_support import SharedApp, settle, wait_for
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.sweep_plan import SweepPlan
+from warmscope.tui import screens
 from warmscope.tui.app import WarmscopeApp, build_app
-from warmscope.tui.messages import Exported, RecordsRead
+from warmscope.tui.messages import Exported, RecordsRead, ToApp
 from warmscope.tui.screens.compare_screen import CompareScreen
 from warmscope.tui.screens.export_screen import ExportScreen
 from warmscope.tui.screens.sweep_screen import SweepScreen
@@ -108,17 +111,17 @@ def test_a_running_sweeps_screen_tells_the_app_of_each_process_and_of_its_end() 
     runner = PlayedSweep(doc, session)
 
     async def scenario(pilot: Pilot) -> None:
-        app.controller.sweeping = runner  # type: ignore[assignment]  # as the app's start sets it
+        app.state.controller.sweeping = runner  # type: ignore[assignment]  # as the app's start sets it
         await app.push_screen(SweepScreen(runner=runner))  # type: ignore[arg-type]
         await wait_for(pilot, lambda: app.runs, timeout=10)
         (entry,) = app.runs
-        assert entry.session is session and app.viewed is entry, "followed under the sweep"
+        assert entry.session is session and app.state.viewed is entry, "followed under the sweep"
         assert entry.sweep is not None and entry.sweep.label == "no recipe"
         assert entry.sweep.sweep == doc["folder"]
-        assert app.sweeps == [] and app.controller.sweeping is runner
+        assert app.state.sweeps == [] and app.state.controller.sweeping is runner
         runner.ended = True
-        await wait_for(pilot, lambda: app.sweeps, timeout=10)
-        assert app.sweeps == [doc] and app.controller.sweeping is None
+        await wait_for(pilot, lambda: app.state.sweeps, timeout=10)
+        assert app.state.sweeps == [doc] and app.state.controller.sweeping is None
         assert isinstance(app.screen, SweepScreen), "the screen stays, to show the answer"
 
     seen = run_seeing(app, scenario)
@@ -185,3 +188,18 @@ def test_records_opened_short_are_read_at_once_with_no_worker_message(heard: Hea
 
     heard.run(scenario)
     assert kinds(heard.seen, RecordsRead) == [], "none since the app started"
+
+
+def test_every_message_for_the_app_has_a_part_that_handles_it() -> None:
+    """The app hands each ``ToApp`` to the part with a handler of its name: a message no part
+    handles would be dropped without a word."""
+    for module in pkgutil.iter_modules(screens.__path__):  # the messages declared on screens
+        importlib.import_module(f"{screens.__name__}.{module.name}")
+    app = build_app()
+    kinds, unhandled = [ToApp], []
+    while kinds:
+        kind = kinds.pop()
+        kinds += kind.__subclasses__()
+        if kind is not ToApp and not any(hasattr(p, kind.handler_name) for p in app.parts):
+            unhandled.append(kind.__qualname__)
+    assert unhandled == []

@@ -153,7 +153,7 @@ def test_profile_prompt_refuses_a_bad_list_and_sets_the_next_run(unprofiled: Sha
     app = unprofiled.app  # not profiled: the note shows the change
 
     async def scenario(pilot: Pilot) -> None:
-        assert app.next_settings is not None and app.next_settings.profile_iters is None
+        assert app.state.next_settings is not None and app.state.next_settings.profile_iters is None
         await pilot.press("p")
         prompt = app.screen
         assert isinstance(prompt, ProfileScreen)
@@ -163,7 +163,7 @@ def test_profile_prompt_refuses_a_bad_list_and_sets_the_next_run(unprofiled: Sha
         assert error.display and "bad --profile-iters item 'first'" in str(error.render())
         await pilot.press("ctrl+u", *"0,1,steady", "enter")
         assert app.screen.id == "main"
-        assert app.next_settings.profile_iters == "0,1,steady"
+        assert app.state.next_settings.profile_iters == "0,1,steady"
         assert "next run: profile_iters=0,1,steady" in app.screen.query_one(RunHeader).plain
 
     unprofiled.run(scenario)

@@ -48,8 +48,8 @@ def test_open_shows_the_first_record_lists_all_and_starts_nothing(opened: Shared
 
     async def scenario(pilot: Pilot) -> None:
         assert [e.source for e in app.runs] == ["record", "record"]
-        assert app.viewed is app.runs[0]
-        assert app.live is None and all(e.session is None for e in app.runs)
+        assert app.state.viewed is app.runs[0]
+        assert app.state.live is None and all(e.session is None for e in app.runs)
         header = app.screen.query_one(RunHeader).plain
         assert "sample:speech" in header and "speech-script.jsonl" in header
         table = app.screen.query_one(IterationTable)
@@ -60,7 +60,7 @@ def test_open_shows_the_first_record_lists_all_and_starts_nothing(opened: Shared
         assert isinstance(app.screen, HistoryScreen)
         assert app.screen.query_one("DataTable").row_count == 2
         await pilot.press("down", "enter")
-        assert app.viewed is app.runs[1]
+        assert app.state.viewed is app.runs[1]
         assert "speech-no-profiling.jsonl" in app.screen.query_one(RunHeader).plain
 
     opened.run(scenario)
@@ -328,7 +328,7 @@ def test_usage_pane_shows_each_h100_run_as_nvitop_would(gpu_runs: GpuRuns) -> No
         await pilot.press("2")
         await pilot.pause()
         for entry in gpu_runs.h100:
-            app.view_entry(entry)
+            app.viewer.show(entry)
             await pilot.pause()
             lines = pane_lines(app)
             name = entry.record_name
@@ -362,7 +362,7 @@ def test_usage_pane_fits_the_terminal(gpu_runs: GpuRuns) -> None:
         for size in [(80, 24), (120, 40)]:
             await pilot.resize_terminal(*size)
             for entry in fitting:
-                app.view_entry(entry)
+                app.viewer.show(entry)
                 await pilot.pause()
                 fits(app, size, entry.record_name)
 
@@ -374,8 +374,8 @@ def fits(app: WarmscopeApp, size: tuple[int, int], name: str) -> None:
     lines = pane_lines(app)
     width = app.screen.query_one("#usage").content_size.width
     assert all(len(line) <= width for line in lines), (name, size)
-    sample = app.viewed.data.samples[-1]  # type: ignore[union-attr]
-    rows = expected_gpu_rows(app.viewed.data, sample)  # type: ignore[union-attr]
+    sample = app.state.viewed.data.samples[-1]  # type: ignore[union-attr]
+    rows = expected_gpu_rows(app.state.viewed.data, sample)  # type: ignore[union-attr]
     assert lines[0].startswith("GPU 0 · NVIDIA H100 80GB HBM3"), (name, size)
     if size == (80, 24):  # the readings, two to a line, and what fits whole of the rest
         for label in ("util", "memory", "SM clock", "power", "child", "child CPU"):
@@ -397,7 +397,7 @@ def test_usage_pane_says_na_where_the_device_does_not_report(gpu_runs: GpuRuns) 
     gpu = data.env["gpu"]
 
     async def scenario(pilot: Pilot) -> None:
-        app.view_entry(gpu_runs.mig)
+        app.viewer.show(gpu_runs.mig)
         await pilot.press("2")
         await pilot.pause()
         lines = pane_lines(app)
@@ -500,7 +500,7 @@ def test_usage_pane_of_a_cuda_run_without_nvml_names_the_device_and_why_no_gpu_r
     data = gpu_runs.no_nvml.data  # ``without_nvml``
 
     async def scenario(pilot: Pilot) -> None:
-        app.view_entry(gpu_runs.no_nvml)
+        app.viewer.show(gpu_runs.no_nvml)
         await pilot.press("2")
         await pilot.pause()
         lines = pane_lines(app)

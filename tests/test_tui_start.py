@@ -121,17 +121,17 @@ def test_the_ui_answers_while_a_start_waits_for_the_host(
     shown = _told(app)
 
     async def scenario(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: app.starting is not None, timeout=10)
+        await wait_for(pilot, lambda: app.state.starting is not None, timeout=10)
         await pilot.pause()
         assert "connecting to 127.0.0.1" in screen_text(app), "the header says what it waits for"
         await pilot.press("question_mark")  # a key, handled while the host is silent
-        assert isinstance(app.screen, HelpScreen) and app.starting is not None
+        assert isinstance(app.screen, HelpScreen) and app.state.starting is not None
         await pilot.press("escape")
-        app.start_run(settings)  # a second start, as r or the settings screen's Enter makes
+        app.control.start_run(settings)  # a second start, as r or the settings screen's Enter makes
         assert ("", "a run is starting: wait for it (q quits)") in shown
-        assert app.starting is not None, "still waiting for the host"
+        assert app.state.starting is not None, "still waiting for the host"
         silent_host.hang_up()
-        await wait_for(pilot, lambda: app.starting is None, timeout=20)
+        await wait_for(pilot, lambda: app.state.starting is None, timeout=20)
         await pilot.pause()
 
     run(app, scenario, settled=False)
@@ -161,7 +161,7 @@ def test_quitting_while_the_host_is_silent_leaves_no_ssh(
     app = build_app(settings=settings)
 
     async def scenario(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: app.starting is not None, timeout=10)
+        await wait_for(pilot, lambda: app.state.starting is not None, timeout=10)
         await wait_for(pilot, _ssh_children, timeout=10)  # the connection is being made
         times["quit"] = time.monotonic()
         await pilot.press("q")  # nothing ran yet: no question, the app leaves now
@@ -224,7 +224,7 @@ def test_quitting_while_a_remote_start_is_on_its_way_leaves_nothing_there(
     app = build_app(settings=settings)
 
     async def scenario(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: app.starting is not None, timeout=10)
+        await wait_for(pilot, lambda: app.state.starting is not None, timeout=10)
         await pilot.press("q")
 
     run(app, scenario, settled=False)
@@ -265,18 +265,18 @@ def test_a_sweep_over_a_silent_host_fails_in_one_line_with_the_ui_live(
     async def scenario(pilot: Pilot) -> None:
         await wait_for(pilot, lambda: app.ready)
         t0 = time.monotonic()
-        app.start_sweep(settings, SweepPlan(repeat=2))
-        assert time.monotonic() - t0 < CONNECT_S / 3 and app.starting is not None
+        app.control.start_sweep(settings, SweepPlan(repeat=2))
+        assert time.monotonic() - t0 < CONNECT_S / 3 and app.state.starting is not None
         await pilot.press("question_mark")
-        assert isinstance(app.screen, HelpScreen) and app.starting is not None
+        assert isinstance(app.screen, HelpScreen) and app.state.starting is not None
         await pilot.press("escape")
         silent_host.hang_up()
-        await wait_for(pilot, lambda: app.starting is None, timeout=20)
+        await wait_for(pilot, lambda: app.state.starting is None, timeout=20)
 
     run(app, scenario, settled=False)
     failures = [m for title, m in shown if title == "No sweep"]
     assert len(failures) == 1 and failures[0].startswith("--host 127.0.0.1: ssh failed:")
-    assert app.controller.sweeping is None and app.runs == []
+    assert app.state.controller.sweeping is None and app.runs == []
     assert _no_ssh_left()
     assert os.environ.get("WARMSCOPE_SSH_OPTIONS", "").startswith(f"-p {silent_host.port} ")
 
@@ -296,12 +296,12 @@ def test_a_warmup_over_a_silent_host_fails_in_one_line_with_the_ui_live(
         await pilot.press("W")
         await pilot.press("y")  # what will run, asked first: go on
         await pilot.press("y")  # read from a record, the host is shown first: use it
-        assert app.starting is not None and app.starting.what == "a warm-up"
+        assert app.state.starting is not None and app.state.starting.what == "a warm-up"
         await pilot.press("question_mark")
-        assert isinstance(app.screen, HelpScreen) and app.starting is not None
+        assert isinstance(app.screen, HelpScreen) and app.state.starting is not None
         await pilot.press("escape")
         silent_host.hang_up()
-        await wait_for(pilot, lambda: app.starting is None, timeout=20)
+        await wait_for(pilot, lambda: app.state.starting is None, timeout=20)
 
     run(app, scenario, settled=False)
     failures = [m for title, m in shown if title == "No warm-up"]

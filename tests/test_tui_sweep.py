@@ -29,6 +29,7 @@ from warmscope.core.run.sweep import grid
 from warmscope.tui import sweep_runner
 from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.drawing.sweep_strips import draw
+from warmscope.tui.screens import compare_screen
 from warmscope.tui.screens.compare_screen import CompareScreen
 from warmscope.tui.screens.settings_screen import SWEEP_FIELDS, SettingsScreen
 from warmscope.tui.screens.sweep_screen import SweepScreen
@@ -47,8 +48,8 @@ def records_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def ready_app() -> WarmscopeApp:
     """An app with nothing run yet; its next run: ``sample:trivial``, a few iterations."""
     app = build_app()
-    app.next_settings = RunSettings(target="sample:trivial", iters=ITERS)
-    app.next_settings.knobs["intra_op_threads"] = 1
+    app.state.next_settings = RunSettings(target="sample:trivial", iters=ITERS)
+    app.state.next_settings.knobs["intra_op_threads"] = 1
     return app
 
 
@@ -81,13 +82,13 @@ def chart_text(screen: SweepScreen) -> str:
 def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer(ready: SharedApp) -> None:
     app = ready.app
     seen: dict[str, object] = {}
-    sweeps, runs = len(app.sweeps), len(app.runs)
+    sweeps, runs = len(app.state.sweeps), len(app.runs)
 
     async def scenario(pilot: Pilot) -> None:
-        assert app.next_settings is not None
+        assert app.state.next_settings is not None
         # A pass every 0.2 s: each process runs a second after its first iteration, so the
         # screen (which takes the runner's news every 0.25 s) sees one running on a busy machine.
-        app.next_settings.gap = 0.2
+        app.state.next_settings.gap = 0.2
         settings = await fill(pilot, processes="2", sweep_presets="torchscript no-profiling")
         assert "Sweep ×2" in str(settings.query_one("#apply-run", Button).label)
         await pilot.press("ctrl+r")
@@ -127,8 +128,8 @@ def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer(ready: SharedApp)
     assert isinstance(live_rows, list) and live_rows
     assert all(s.interval is None for s in live_rows if len(s.done) < 2), live_rows
     # The document on disk is the one the screen shows.
-    assert len(app.sweeps) == sweeps + 1
-    doc = app.sweeps[-1]
+    assert len(app.state.sweeps) == sweeps + 1
+    doc = app.state.sweeps[-1]
     path = Path(doc["folder"]) / "sweep.json"
     on_disk = read_sweep(path)
     assert on_disk["answer"] == doc["answer"] == seen["answer"]
@@ -160,7 +161,7 @@ def test_a_preset_sweep_fills_in_live_and_ends_with_the_answer(ready: SharedApp)
         (1, 1),
     }
     first = tagged[0]
-    same = app.controller.cell_runs(first)
+    same = app.state.controller.cell_runs(first)
     assert len(same) == 2 and all(e.data.settings.preset == "torchscript" for e in same)
     records = {str(e.data.record_path) for e in tagged}
     in_doc = {p["record"] for c in doc["cells"] for p in c["processes"]}
@@ -187,7 +188,7 @@ def opened_shows_the_same(path: Path, seen: dict[str, object]) -> None:
         await pilot.press("escape")
         one = next(e for e in app.runs if e.sweep and e.sweep.cell == 0)
         other = next(e for e in app.runs if e.sweep and e.sweep.cell == 1)
-        app.compare([one, other])
+        compare_screen.compare(app, app.state, [one, other])
         await pilot.pause(0.3)
         compare = app.screen
         assert isinstance(compare, CompareScreen)
@@ -200,17 +201,17 @@ def opened_shows_the_same(path: Path, seen: dict[str, object]) -> None:
     assert len(app.runs) == 4
     tags = sorted((e.sweep.cell, e.sweep.repeat, e.sweep.of) for e in app.runs if e.sweep)
     assert tags == [(0, 0, 2), (0, 1, 2), (1, 0, 2), (1, 1, 2)]
-    assert len(app.controller.cell_runs(app.runs[0])) == 2
+    assert len(app.state.controller.cell_runs(app.runs[0])) == 2
 
 
 def test_esc_stops_a_repeat_cleanly_and_keeps_the_finished_process(ready: SharedApp) -> None:
     app = ready.app
     seen: dict[str, object] = {}
-    sweeps = len(app.sweeps)
+    sweeps = len(app.state.sweeps)
 
     async def scenario(pilot: Pilot) -> None:
-        assert app.next_settings is not None
-        app.next_settings.gap = 0.4  # each process takes a few seconds: the stop lands in one
+        assert app.state.next_settings is not None
+        app.state.next_settings.gap = 0.4  # each process takes a few seconds: the stop lands in one
         settings = await fill(pilot, processes="3")
         assert "Run ×3" in str(settings.query_one("#apply-run", Button).label)
         await pilot.press("ctrl+r")
@@ -242,8 +243,8 @@ def test_esc_stops_a_repeat_cleanly_and_keeps_the_finished_process(ready: Shared
         assert not isinstance(app.screen, SweepScreen)
 
     ready.run(scenario)
-    assert len(app.sweeps) == sweeps + 1
-    doc = read_sweep(Path(app.sweeps[-1]["folder"]) / "sweep.json")
+    assert len(app.state.sweeps) == sweeps + 1
+    doc = read_sweep(Path(app.state.sweeps[-1]["folder"]) / "sweep.json")
     assert doc["stopped"] is True
     assert doc["planned"] == 3 and doc["finished"] == 2
     (cell,) = doc["cells"]
@@ -296,7 +297,7 @@ def test_ctrl_c_stops_a_sweep_before_it_closes_anything(
 
     monkeypatch.setattr(sweep_runner, "make_runner", make_runner)
     app = ready.app
-    sweeps = list(app.sweeps)
+    sweeps = list(app.state.sweeps)
 
     async def scenario(pilot: Pilot) -> None:
         await fill(pilot, processes="1", vary="grad_mode=no_grad,inference_mode")
@@ -315,7 +316,7 @@ def test_ctrl_c_stops_a_sweep_before_it_closes_anything(
         assert not isinstance(app.screen, SweepScreen)
 
     ready.run(scenario)
-    assert app.sweeps == [*sweeps, made[0][1].doc] and app.controller.sweeping is None
+    assert app.state.sweeps == [*sweeps, made[0][1].doc] and app.state.controller.sweeping is None
 
 
 # -- without processes: the plan, the form's fields, the strips --------------------------------

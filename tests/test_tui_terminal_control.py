@@ -85,8 +85,8 @@ def test_a_hostile_name_reaches_no_view_raw(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: "broken" in screen_text(app), timeout=5)
         _safe(screen_text(app))
         # The next run differs from the viewed one in its target: the header says so.
-        app.next_settings = RunSettings(target=HOSTILE + ":other")
-        app.view_entry(app.runs[0])
+        app.state.next_settings = RunSettings(target=HOSTILE + ":other")
+        app.viewer.show(app.runs[0])
         await pilot.pause()
         header = app.screen.query_one(RunHeader).plain.splitlines()
         assert len(header) == 2

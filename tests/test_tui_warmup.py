@@ -254,7 +254,8 @@ def test_w_takes_the_viewed_runs_settings_and_writes_beside_its_record(
         screen = app.screen
         assert isinstance(screen, WarmupScreen)
         assert screen.recipe == beside / "speech-recipe.py"
-        app.action_warmup()  # from the palette, over the open one: not a second warm-up
+        # from the palette, over the open one: not a second warm-up
+        app.action_open("warmup_screen")
         await pilot.pause()
         assert len(made) == 1 and app.screen is screen
         await pilot.press("q")

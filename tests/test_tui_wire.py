@@ -159,14 +159,14 @@ def test_a_growing_table_does_not_lay_the_screen_out_on_every_tick() -> None:
         await pilot.pause(0.3)  # the summary's lines are all there
         screen = app.screen
         table = screen.query_one("IterationTable")
-        next_note = app.next_note
+        next_note = app.state.next_note
 
         def counted_note() -> str:
             notes[0] += 1
             return next_note()
 
         layouts = count_layouts(screen)
-        app.next_note = counted_note  # type: ignore[method-assign]
+        app.state.next_note = counted_note  # type: ignore[method-assign]
         first, polls = table.rows[-1][0], app.runs[0].session.polls  # type: ignore[attr-defined, union-attr]
         await wait_for(pilot, lambda: app.runs[0].view.count >= 5000, timeout=20)
         ticks = app.runs[0].session.polls - polls  # type: ignore[union-attr]
@@ -189,7 +189,7 @@ def test_a_following_table_repaints_only_the_cells_that_changed() -> None:
 
     async def scenario(pilot) -> None:  # type: ignore[no-untyped-def]
         await wait_for(pilot, lambda: app.runs and app.runs[0].view.count >= 2000, timeout=20)
-        app._timer.pause()  # type: ignore[union-attr]  # the batches from here on, by hand
+        app.viewer.timer.pause()  # type: ignore[union-attr]  # the batches from here on, by hand
         await pilot.pause(0.2)
         table = app.screen.query_one("IterationTable")
         table.sync()  # type: ignore[attr-defined]
@@ -208,7 +208,7 @@ def test_a_following_table_repaints_only_the_cells_that_changed() -> None:
         table.vertical_scrollbar.refresh = spy("bar", bar_refresh)  # type: ignore[method-assign]
         table.sync()  # type: ignore[attr-defined]
         assert calls == [], "unchanged rows: nothing to send"
-        tick = app.controller.tick()
+        tick = app.state.controller.tick()
         assert tick is not None and tick.delta.rows
         table.sync()  # type: ignore[attr-defined]
         assert calls and all(name == "table" and regions for name, regions in calls), calls

@@ -229,8 +229,8 @@ class SharedApp:
             await settle(pilot)
             self._focus = app.focused
             self._pane = app.main.query_one("#panes", TabbedContent).active
-            kept = app.next_settings
-            self._next = (None if kept is None else kept.copy(), app.next_source)
+            kept = app.state.next_settings
+            self._next = (None if kept is None else kept.copy(), app.state.next_source)
             ready.set_result(None)
             while (job := await self._inbox.get()) is not None:
                 scenario, done = job
@@ -260,10 +260,10 @@ class SharedApp:
         if (app.size.width, app.size.height) != size:
             await pilot.resize_terminal(*size)
         settings, source = self._next
-        app.next_settings = None if settings is None else settings.copy()
-        app.next_source = source
+        app.state.next_settings = None if settings is None else settings.copy()
+        app.state.next_source = source
         if app.runs:
-            app.view_entry(app.runs[0])
+            app.viewer.show(app.runs[0])
         app.main.action_pane(self._pane)
         if self._focus is not None and self._focus.is_attached:
             self._focus.focus()

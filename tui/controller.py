@@ -1,9 +1,10 @@
 """``RunController``: the app's runs and their life cycle, with no screen.
 
 It starts runs (through a session factory, so tests can pass a fake one), takes each live
-batch into the run's ``RunView``, and decides when a run's summary is due. The app owns one,
-calls ``tick`` on its timer, runs the summary jobs in workers and lays out what changed. No
-Textual here: the update loop is testable without a terminal.
+batch into the run's ``RunView``, and decides when a run's summary is due. The app's state
+holds one (``AppState``); the ``Viewer`` calls ``tick`` on its timer and lays out what changed,
+``Summaries`` runs the summary jobs in workers. No Textual here: the update loop is testable
+without a terminal.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ class RunController:
         """How busy the device was (``RunData.device_summary``), computed with a summary."""
         self._summary_due: dict[int, float] = {}
         self.sweeping: SweepRunner | None = None
-        """The sweep running now (``WarmscopeApp.start_sweep``): no other run starts while it does."""
+        """The sweep running now (``RunControl.start_sweep``): no other run starts while it does."""
 
     @property
     def live(self) -> RunEntry | None:

@@ -1,7 +1,7 @@
 """What the app exports, each as an ``ExportJob``: a run's files, or a comparison's.
 
-``ExportScreen`` asks where, naming the files the job writes; the app then runs ``write`` in a
-thread worker, which posts ``Exported`` back (the files, or why not). The formats themselves are
+``ExportScreen`` asks where, naming the files the job writes; ``write`` then runs in a thread
+worker, which posts ``Exported`` to the app (the files, or why not). The formats themselves are
 core's (``core/output/export.py``). No Textual here.
 """
 

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from warmscope.core.data.settings import PRESETS
-from warmscope.tui.keys import RUN_BINDINGS
+from warmscope.tui.keys import RUN_BINDINGS, opens
 
 
 def run_commands(
@@ -31,10 +31,12 @@ def run_commands(
             # the main screen's own actions run there, the app's here
             partial(app.run_action, binding.action, main),
         )
-    yield SystemCommand("Help", "Every key [?]", partial(app.run_action, "help"))
+    yield SystemCommand("Help", "Every key [?]", partial(app.run_action, opens("help_screen")))
     if sweeps:
         yield SystemCommand(
-            "Sweep", "The opened sweep's answer and table", partial(app.run_action, "sweep")
+            "Sweep",
+            "The opened sweep's answer and table",
+            partial(app.run_action, opens("sweep_screen")),
         )
     for preset in PRESETS.values():
         yield SystemCommand(

@@ -1,5 +1,5 @@
 """Reading the records the app was opened with: short ones at once, long ones in a thread
-worker whose messages tell the app how far it has got, then what it read."""
+worker whose messages tell the loading screen how far it has got, then what it read."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def read_all(items: list[Path | RunData]) -> list[RunData | RecordError]:
 
 def read_in_worker(items: list[Path | RunData], post: Callable[[Message], object]) -> None:
     """In a worker thread: read every record, posting how far it has got (``RecordsLoading``)
-    and, at the end, what it read (``RecordsRead``); ``post`` is the app's ``post_message``."""
+    and, at the end, what it read (``RecordsRead``) with ``post`` (the loading screen's)."""
     worker = get_current_worker()
     read: list[RunData | RecordError] = []
     for n, item in enumerate(items, 1):

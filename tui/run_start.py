@@ -7,9 +7,10 @@ handed to the UI thread, which records it (``RunController`` is not thread-safe)
 that hand-off: a start that ends after the app began quitting finds itself abandoned and ends
 what it made at once, so no child outlives the app. One start at a time: while one is pending,
 another is refused with one line (``StartSlot``). The worker posts ``StartMade`` when it is done
-and the app's handler hands over what it made. A child may be spawned from the worker: where
-the UI keeps a launcher thread, every child is spawned there (``core/run/launcher.py``). A local
-run starts at once on the UI thread: it waits for nothing (the child is spawned, not waited for).
+and its handler (``RunControl``'s) hands over what it made. A child may be spawned from the
+worker: where the UI keeps a launcher thread, every child is spawned there
+(``core/run/launcher.py``). A local run starts at once on the UI thread: it waits for nothing
+(the child is spawned, not waited for).
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from textual.app import App
-from textual.message import Message
 
 from warmscope.core.child.outcome import WarmscopeError
 from warmscope.core.run.ending import one_line
+from warmscope.tui.messages import ToApp
 
 if TYPE_CHECKING:
     from warmscope.core.data.run import LiveRun
@@ -90,7 +91,7 @@ class Pending(Generic[T]):
             self._end(made)
 
 
-class StartMade(Message):
+class StartMade(ToApp):
     """A pending start's worker returned: the UI thread takes what it made."""
 
     def __init__(self, pending: Pending[Any]) -> None:
@@ -100,7 +101,7 @@ class StartMade(Message):
 
 class StartSlot:
     """The app's one start at a time: ``begin`` makes a ``Pending`` on a thread worker, whose
-    ``StartMade`` the app's handler passes to ``made``; while one is pending, another is
+    ``StartMade`` the handler passes to ``made``; while one is pending, another is
     ``refused`` with one line; ``abandon`` on the way out."""
 
     def __init__(self, app: App[Any]) -> None:
@@ -129,7 +130,7 @@ class StartSlot:
         )
 
     def made(self, message: StartMade) -> None:
-        """The app's handler of ``StartMade``: the start is no longer pending; hand it over."""
+        """What the handler of ``StartMade`` calls: the start is no longer pending; hand it over."""
         if self.pending is message.pending:
             self.pending = None
         message.pending.finish()

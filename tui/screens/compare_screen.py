@@ -4,15 +4,14 @@ differences in words and the settings that set them apart."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Label, Select, Static
 from textual.widgets.data_table import ColumnKey
@@ -23,9 +22,13 @@ from warmscope.core.output.comparison import MetricRow, comparison_notes, side_r
 from warmscope.core.output.settings_diff import settings_line, settings_table
 from warmscope.core.output.verdicts import SAME_SETTINGS, context_table
 from warmscope.tui import fmt
+from warmscope.tui.messages import ToApp
 from warmscope.tui.run_view import RunEntry
 from warmscope.tui.widgets.keys_footer import KeysFooter
 from warmscope.tui.widgets.overlay_chart import RUN_COLOURS, OverlayChart
+
+if TYPE_CHECKING:
+    from warmscope.tui.app_state import AppState
 
 MAX_RUNS = len(RUN_COLOURS)
 """Runs side by side at most: a column each (and its ratio) must still fit a terminal, and each
@@ -89,7 +92,7 @@ class CompareScreen(Screen[None]):
         Binding("x", "export", "Export", id="compare-export", tooltip="The comparison: JSON, MD"),
     ]
 
-    class ExportAsked(Message):
+    class ExportAsked(ToApp):
         """``x``: the app asks where, then writes the comparison of ``entries`` (A first)."""
 
         def __init__(self, entries: list[RunEntry]) -> None:
@@ -300,3 +303,23 @@ class CompareScreen(Screen[None]):
 
     def action_export(self) -> None:
         self.post_message(self.ExportAsked(list(self.chosen)))
+
+
+def open_screen(app: App[Any], state: AppState) -> None:
+    """``c``: the viewed run against the one before it (or, for the first, the one after it)."""
+    runs = state.runs
+    if len(runs) < 2:
+        app.notify("compare needs two runs: r runs again, or open two records", timeout=4)
+        return
+    b = state.viewed or runs[-1]
+    earlier = [e for e in runs if e.number < b.number]
+    if earlier:
+        a = earlier[-1]
+    else:
+        a, b = b, next(e for e in runs if e is not b)
+    compare(app, state, [a, b])
+
+
+def compare(app: App[Any], state: AppState, chosen: list[RunEntry]) -> None:
+    """Open the compare screen on ``chosen``, the first the baseline (A)."""
+    app.push_screen(CompareScreen(state.runs, chosen, state.controller.cell_runs))

@@ -1,21 +1,24 @@
 """``ExportScreen``: where to write an export (a run's JSON, CSV, Markdown and report, or a
 comparison's JSON and Markdown), the files it writes named beforehand; ``ask_and_write``: the
-screen, then the writing in a worker."""
+screen, then the writing in a worker, whose ``Exported`` the app's ``Exports`` tells."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.widget import Widget
 from textual.widgets import Static
 
-from warmscope.tui.export_jobs import ExportJob, write_job
+from warmscope.tui.export_jobs import ExportJob, run_job, write_job
 from warmscope.tui.messages import Exported
 from warmscope.tui.screens.prompt_screen import PromptScreen
+
+if TYPE_CHECKING:
+    from warmscope.tui.app_state import AppState
 
 
 class ExportScreen(PromptScreen[Path]):
@@ -63,3 +66,9 @@ def ask_and_write(app: App[Any], job: ExportJob) -> None:
             )
 
     app.push_screen(ExportScreen(job), done)
+
+
+def open_screen(app: App[Any], state: AppState) -> None:
+    """``x``: the viewed run's files."""
+    if state.viewed is not None:
+        ask_and_write(app, run_job(state.viewed))

@@ -4,9 +4,9 @@ ran last once warm, and the module's code. ``/`` finds text in them, ``w`` wraps
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual.app import ComposeResult, CSSPathType
+from textual.app import App, ComposeResult, CSSPathType
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -19,6 +19,9 @@ from warmscope.tui.screens.tabbed_modal import TabbedModal, tab_bindings
 from warmscope.tui.screens.text_search import TEXT_ACTIONS, TEXT_KEYS, TextSearch
 from warmscope.tui.widgets.keys_footer import KeysFooter
 from warmscope.tui.widgets.search_line import SearchLine
+
+if TYPE_CHECKING:
+    from warmscope.tui.app_state import AppState
 
 SIDE_BY_SIDE_MIN_W = 100
 SOURCE_NOTE = re.compile(r"\s+# \S.*:\d+:\d+$")  # `# /path/to/file.py:156:11` after a node
@@ -121,3 +124,9 @@ class GraphsScreen(TextSearch, TabbedModal):
         self.query_one("#graph-loaded", TextArea).load_text(self._graph("graph"))
         self.query_one("#graph-optimized", TextArea).load_text(self._graph("optimized"))
         self.notify(f"source locations {'shown' if self.sources else 'hidden'}", timeout=2)
+
+
+def open_screen(app: App[Any], state: AppState) -> None:
+    """``g``: the viewed run's graphs."""
+    if state.viewed is not None:
+        app.push_screen(GraphsScreen(state.viewed))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
@@ -13,6 +13,9 @@ from textual.widgets import Static
 
 from warmscope.tui.keys import RUN_BINDINGS
 from warmscope.tui.widgets.keys_footer import KeysFooter
+
+if TYPE_CHECKING:
+    from warmscope.tui.app_state import AppState
 
 LEAVING: tuple[tuple[str, str], ...] = (
     (
@@ -97,3 +100,9 @@ class HelpScreen(ModalScreen[None]):
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)
+
+
+def open_screen(app: App[Any], state: AppState) -> None:
+    """``?``, from any screen but this one."""
+    if not isinstance(app.screen, HelpScreen):
+        app.push_screen(HelpScreen())

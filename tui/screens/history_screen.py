@@ -3,11 +3,11 @@ space marks runs and ``c`` compares the marked ones."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.coordinate import Coordinate
@@ -16,8 +16,12 @@ from textual.widgets import DataTable, Static
 
 from warmscope.core.output.settings_diff import settings_line
 from warmscope.tui import fmt
+from warmscope.tui.messages import ViewRun
 from warmscope.tui.run_view import RunEntry
 from warmscope.tui.widgets.keys_footer import KeysFooter
+
+if TYPE_CHECKING:
+    from warmscope.tui.app_state import AppState
 
 COLUMNS = ("", "#", "status", "iters", "first", "p50", "mode", "settings", "target", "record")
 """The figures first, the long names last: at 80 columns it is the names that are cut."""
@@ -112,3 +116,17 @@ class HistoryScreen(ModalScreen[RunEntry | list[RunEntry] | None]):
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)
+
+
+def open_screen(app: App[Any], state: AppState) -> None:
+    """``h``: every run; the one picked is shown (``ViewRun``), the marked ones compared."""
+
+    def done(chosen: RunEntry | list[RunEntry] | None) -> None:
+        if isinstance(chosen, list):
+            from warmscope.tui.screens.compare_screen import compare  # a screen not yet opened
+
+            compare(app, state, chosen)
+        elif chosen is not None:
+            app.post_message(ViewRun(chosen))
+
+    app.push_screen(HistoryScreen(state.runs, state.viewed), done)

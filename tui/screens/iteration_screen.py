@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane
 from warmscope.core.data.breakdown import OpDelta, diff, steady_reference
 from warmscope.core.data.run import Event
 from warmscope.tui import fmt
+from warmscope.tui.keys import opens
 from warmscope.tui.run_view import RunEntry
 from warmscope.tui.screens.tabbed_modal import TabbedModal, tab_bindings
 from warmscope.tui.widgets.keys_footer import KeysFooter
@@ -110,7 +111,7 @@ class IterationScreen(TabbedModal):
     BINDINGS: ClassVar[list[BindingType]] = [
         *tab_bindings("iteration", TABS),
         Binding("t", "all_text", "All text", id="iteration-text", tooltip="every event's text"),
-        Binding("p", "app.profile_iters", "Profile…", id="iteration-profile"),
+        Binding("p", opens("profile_screen"), "Profile…", id="iteration-profile"),
     ]
 
     def __init__(self, entry: RunEntry, iteration: int) -> None:

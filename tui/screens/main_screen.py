@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual.actions import SkipAction
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.events import Resize
@@ -327,3 +327,10 @@ class MainScreen(Screen[None]):
         from warmscope.tui.screens.iteration_screen import IterationScreen
 
         self.app.push_screen(IterationScreen(entry, message.row[0]))
+
+
+def main_of(app: App[Any]) -> MainScreen:
+    """The app's main screen: the first on its stack, under every other."""
+    screen = app.screen_stack[0]
+    assert isinstance(screen, MainScreen)
+    return screen

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from textual import on
+from textual.app import App
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from warmscope.core.data.settings import SettingsError, parse_profile_iters
+from warmscope.tui.messages import NextRun
 from warmscope.tui.screens.prompt_screen import PromptScreen
+
+if TYPE_CHECKING:
+    from warmscope.tui.app_state import AppState
 
 HELP = (
     "0,1,2,50 · ranges 0-3 · steady: one more pass once the run has settled. Profiled "
@@ -52,3 +58,19 @@ class ProfileScreen(PromptScreen[str]):
         error = self.query_one("#profile-error", Static)
         error.update(message)
         error.set_class(bool(message), "-shown")
+
+
+def open_screen(app: App[Any], state: AppState) -> None:
+    """``p``: the iterations the next run profiles, which become its settings (``NextRun``)."""
+    base = state.next_base()
+
+    def done(text: str | None) -> None:
+        if text is None:
+            return
+        settings = base.copy()
+        settings.profile_iters = text or None
+        what = f"profiles {text}" if text else "profiles nothing"
+        app.post_message(NextRun(settings, f"next run {what} (r runs it)"))
+
+    iters = base.iters if base.duration is None else None
+    app.push_screen(ProfileScreen(base.profile_iters or "", iters), done)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on
 from textual.actions import SkipAction
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.dom import DOMNode
@@ -40,8 +40,12 @@ from warmscope.core.data.sweep_plan import (
 )
 from warmscope.core.data.sweep_plan import plan as sweep_plan
 from warmscope.core.data.targets import TargetError
+from warmscope.tui.messages import NextRun
 from warmscope.tui.widgets.choice_field import ChoiceField
 from warmscope.tui.widgets.keys_footer import KeysFooter
+
+if TYPE_CHECKING:
+    from warmscope.tui.app_state import AppState
 
 NOTE = (
     "These apply to the next run: each run is a fresh process, because JIT and compiler "
@@ -566,3 +570,24 @@ class SettingsScreen(Screen[SettingsResult | None]):
             self.action_apply(True)
         else:
             self.action_cancel()
+
+
+def open_screen(app: App[Any], state: AppState) -> None:
+    """``e``: the form over the next run's settings; what is applied becomes them (``NextRun``),
+    run at once with Ctrl+R (a sweep where it asks for more than one process)."""
+    base = state.next_base()
+
+    def done(result: SettingsResult | None) -> None:
+        if result is not None:
+            told = "applies to the next run: press r"
+            app.post_message(
+                NextRun(result.settings, told, run_now=result.run_now, plan=result.plan)
+            )
+
+    # Built once (a form of every knob takes a while to mount), filled anew each time.
+    if not app.is_screen_installed("settings"):
+        app.install_screen(SettingsScreen(base), "settings")
+    screen = app.get_screen("settings")
+    assert isinstance(screen, SettingsScreen)
+    screen.load(base)
+    app.push_screen(screen, done)

@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.message import Message
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Sparkline, Static
@@ -35,11 +34,13 @@ from warmscope.core.output.sweep_digest import (
 )
 from warmscope.tui import fmt
 from warmscope.tui.drawing.sweep_strips import strips
+from warmscope.tui.messages import ToApp
 from warmscope.tui.widgets.clock_line import ClockLine
 from warmscope.tui.widgets.keys_footer import KeysFooter
 from warmscope.tui.widgets.sweep_chart import SweepChart
 
 if TYPE_CHECKING:
+    from warmscope.tui.app_state import AppState
     from warmscope.tui.sweep_runner import RunnerState, Started, SweepRunner
 
 CURVE_POINTS = 60
@@ -136,7 +137,7 @@ class SweepScreen(ModalScreen[None]):
         Binding("q", "app.quit", "Quit", id="quit-from-sweep"),
     ]
 
-    class ProcessStarted(Message):
+    class ProcessStarted(ToApp):
         """A process of the running sweep has started: the app takes it as one of its runs."""
 
         def __init__(self, runner: SweepRunner, started: Started) -> None:
@@ -144,7 +145,7 @@ class SweepScreen(ModalScreen[None]):
             self.runner = runner
             self.started = started
 
-    class Ended(Message):
+    class Ended(ToApp):
         """The running sweep ended (done, stopped or failed): ``doc`` is its document."""
 
         def __init__(self, runner: SweepRunner, doc: dict[str, Any]) -> None:
@@ -280,3 +281,9 @@ class SweepScreen(ModalScreen[None]):
             self.action_stop_sweep()
         else:
             self.dismiss(None)
+
+
+def open_screen(app: App[Any], state: AppState) -> None:
+    """``w``: the last sweep's answer and table (opened, or run here), over its runs."""
+    if state.sweeps and not isinstance(app.screen, SweepScreen):
+        app.push_screen(SweepScreen(state.sweeps[-1]))

@@ -15,12 +15,13 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
@@ -44,8 +45,15 @@ from warmscope.core.run.ending import one_line
 from warmscope.core.run.warmup import COMPILE_REPEAT, DEFAULT_REPEAT, Warmup
 from warmscope.core.run.warmup_handover import copy_recipe
 from warmscope.core.run.warmup_progress import Progress
+from warmscope.tui.run_start import Pending
+from warmscope.tui.screens.confirm_screen import ConfirmScreen
+from warmscope.tui.screens.trust_screen import trusted_then
 from warmscope.tui.widgets.clock_line import ClockLine
 from warmscope.tui.widgets.keys_footer import KeysFooter
+
+if TYPE_CHECKING:
+    from warmscope.tui.app_state import AppState
+    from warmscope.tui.run_view import RunEntry
 
 BASELINE = "no recipe"
 COLUMNS = ("recipe", "processes", "worst first / p50", "start-up", "verdict")
@@ -351,3 +359,45 @@ class WarmupScreen(ModalScreen[None]):
     def on_unmount(self) -> None:
         if not self.ended:
             self.engine.stop()  # the app is closing: no process of it is left behind
+
+
+def open_screen(app: App[Any], state: AppState) -> None:
+    """``W``: a warm-up recipe from the viewed run's settings, verified in fresh processes.
+    Asked every time: a warm-up derives code from the run's target and runs it in many
+    processes, whoever made the run. Settings read from a record that choose what runs (an
+    interpreter, the child's environment) are shown first."""
+    entry = state.viewed
+    if state.live is not None:
+        app.notify("a run is going: the warm-up starts once it ends", timeout=3)
+        return
+    if entry is None or state.starts.refused():
+        return
+    if any(isinstance(screen, WarmupScreen) for screen in app.screen_stack):
+        app.notify("a warm-up is open: q leaves it (and stops it)", timeout=3)
+        return
+    source = entry.record_name or "a record" if entry.source != "run" else None
+    settings = warmup_settings(entry.data.settings)
+
+    def answered(yes: bool | None) -> None:
+        if yes:
+            trusted_then(app, settings, source, partial(_begin, app, state, entry))
+        else:
+            app.notify("nothing started", timeout=2)
+
+    app.push_screen(ConfirmScreen(warmup_question(entry, settings)), answered)
+
+
+def _begin(app: App[Any], state: AppState, entry: RunEntry, settings: RunSettings) -> None:
+    """Make the warm-up's engine on a worker (over ``--host`` its target is asked there),
+    then show it."""
+    folder, recipe = warmup_paths(entry.data.record_path)
+
+    def done(engine: Engine | None, error: str) -> None:
+        if engine is None:
+            app.notify(error, title="No warm-up", severity="error", timeout=8, markup=False)
+            return
+        title = f"run #{entry.number} {settings.target}"
+        app.push_screen(WarmupScreen(engine, recipe, title))
+
+    build = partial(make_engine, settings, folder)  # looked up now: tests replace it
+    state.starts.begin(Pending("a warm-up", build, done))
