@@ -19,6 +19,7 @@ from typing import Any
 import psutil
 import pytest
 
+from warmscope.core.child.cpp_make import CACHE_VAR as CPP_CACHE_VAR
 from warmscope.core.run.proctree import RUN_ID_VAR
 
 TARGETS = Path(__file__).parent / "targets"
@@ -50,20 +51,27 @@ def own_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     folder (records a test leaves at their default place), the temporary folder (what Ray's
     tasks make, ``warmscope-ray-*``, left behind when a task is cancelled mid-way) and the
     compile caches (a compile warm-up measures on the user's cache too where it has entries).
-    Ray keeps its own session folder where it had it (``RAY_TMPDIR``): its socket paths have a
-    length limit. Children inherit them through the environment."""
+    The C++ build cache (the agent, the recipes' libraries) is one folder for every worker of
+    the test run, set before any test so that whatever builds (a fixture, a ``warmscope``
+    command, a remote guardian) builds each key once under its lock, unless
+    ``WARMSCOPE_CACHE_DIR`` names one already. Ray keeps its own session folder where it had
+    it (``RAY_TMPDIR``): its socket paths have a length limit. Children inherit them through
+    the environment."""
     tmp_path_factory.getbasetemp()  # pytest's own folders stay where pytest put them
     system_tmp = tempfile.gettempdir()
     # A short name under the system's: Ray's sockets under it must stay within 107 bytes.
     root = Path(tempfile.mkdtemp(prefix="wst-", dir=system_tmp))
     (root / "tmp").mkdir()
     caches = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
-    saved = {k: os.environ.get(k) for k in (STATE_VAR, "TMPDIR", "RAY_TMPDIR", *caches)}
+    saved = {
+        k: os.environ.get(k) for k in (STATE_VAR, "TMPDIR", "RAY_TMPDIR", CPP_CACHE_VAR, *caches)
+    }
     os.environ[STATE_VAR] = str(root / "state")
     os.environ["TMPDIR"] = str(root / "tmp")
     for key in caches:  # the user's compile caches, neither read nor filled
         os.environ[key] = str(root / key.lower())
     os.environ.setdefault("RAY_TMPDIR", system_tmp)
+    os.environ.setdefault(CPP_CACHE_VAR, str(shared_folder(tmp_path_factory) / "cpp-cache"))
     saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(root / "tmp")
     try:
         yield root
@@ -212,20 +220,16 @@ AOTI_PROGRAM = "two_inputs_program.pt2"
 
 
 @pytest.fixture(scope="session")
-def cpp_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def cpp_agent() -> Path:
     """The C++ agent (``--runtime cpp``), built once per test run: every worker of the run
-    shares one cache folder (the run's temporary root, unless ``WARMSCOPE_CACHE_DIR`` names
-    one), and the build's lock lets one build while the others wait. Skipped, with the reason,
-    where no C++ compiler is found."""
+    shares one cache folder (``own_folders``), and the build's lock lets one build while the
+    others wait. Skipped, with the reason, where no C++ compiler is found."""
     from warmscope.core.run import cpp_build
 
     try:
         cpp_build.compiler()
     except cpp_build.BuildError as exc:
         pytest.skip(str(exc))
-    root = shared_folder(tmp_path_factory)
-    # Inherited by the `warmscope` commands the tests start too.
-    os.environ.setdefault(cpp_build.CACHE_VAR, str(root / "cpp-cache"))
     return cpp_build.build(cpp_build.agent_for(None))
 
 

@@ -9,6 +9,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from warmscope.core.data.record import new_folder, record_dir
 
 
@@ -56,6 +58,32 @@ def test_compile_caches_are_the_sessions_own(own_folders: Path) -> None:
 
     for path in user_folders(dict(os.environ)).values():
         assert path.is_relative_to(own_folders)
+
+
+def test_cpp_builds_go_to_one_cache_every_worker_shares(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The C++ agent and the recipes' libraries are built once per test run, not once per
+    worker nor into the user's ``~/.cache/warmscope``: every worker and every child it starts
+    finds the same cache folder before any test asks for a build."""
+    from tests.conftest import shared_folder
+    from warmscope.core.child.cpp_make import CACHE_VAR, cache_root
+
+    root = cache_root()
+    assert root == Path(os.environ[CACHE_VAR])
+    seen = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from warmscope.core.child.cpp_make import cache_root; print(cache_root())",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert Path(seen) == root
+    if root != shared_folder(tmp_path_factory) / "cpp-cache":
+        pytest.skip(f"{CACHE_VAR} names a cache of its own ({root}): the suite builds there")
 
 
 def test_children_take_ctrl_c_however_the_suite_was_started() -> None:
