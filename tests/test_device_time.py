@@ -15,6 +15,7 @@ from warmscope.core.data.document import read_document, to_document
 from warmscope.core.data.fold import device_line, iterations_line
 from warmscope.core.data.record import read_run
 from warmscope.core.data.run import RunData
+from warmscope.core.data.run_summary import device_summary
 from warmscope.core.data.schema import apply_line, check_line
 from warmscope.core.output.text_views import render_summary
 
@@ -69,7 +70,7 @@ def run_of(host_us: list[int], device_us: list[int], launch_us: list[int]) -> Ru
 def test_a_launch_bound_call_returns_from_forward_only_at_its_end() -> None:
     n = 60
     data = run_of([5000] + [300] * (n - 1), [4900] + [270] * (n - 1), [4000] + [290] * (n - 1))
-    device = data.device_summary()
+    device = device_summary(data)
     assert device is not None
     assert device["bound"] == "launch-bound"
     assert device["p50_ms"] == pytest.approx(0.27) and device["host_p50_ms"] == pytest.approx(0.3)
@@ -81,7 +82,7 @@ def test_a_launch_bound_call_returns_from_forward_only_at_its_end() -> None:
 
 def test_a_device_bound_call_queues_its_work_and_waits() -> None:
     data = run_of([900] * 40, [880] * 40, [60] * 40)
-    device = data.device_summary()
+    device = device_summary(data)
     assert device is not None and device["bound"] == "device-bound"
 
 
@@ -108,7 +109,7 @@ def test_the_json_document_keeps_device_time_and_reads_it_back(tmp_path: Path) -
 
 def test_a_cpu_run_has_no_device_time_and_says_nothing_of_it() -> None:
     data = read_run(DATA / "speech-script.jsonl")
-    assert not len(data.device_ns) and data.device_summary() is None
+    assert not len(data.device_ns) and device_summary(data) is None
     doc = to_document(data)
     assert "device" not in doc["summary"]
     assert not any("device_ms" in row for row in doc["iterations"])
@@ -159,7 +160,7 @@ def test_a_real_h100_record_has_each_calls_device_time_and_says_launch_bound() -
     data = read_run(H100_DEVICE_TIME / "cnn.jsonl")
     assert len(data.device_ns) == data.count == 150
     assert all(v >= 0 for v in data.device_ns) and all(v >= 0 for v in data.launch_ns)
-    device = data.device_summary()
+    device = device_summary(data)
     assert device is not None and device["bound"] == "launch-bound"
     assert device["p50_ms"] < device["host_p50_ms"]
     doc = to_document(data)

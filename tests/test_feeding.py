@@ -24,6 +24,7 @@ from warmscope.core.child.inputs import build_inputs
 from warmscope.core.child.loading import describe, load_inputs_file, load_model
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.record import read_run
+from warmscope.core.data.run_summary import idle_probe_rows, shape_rows
 from warmscope.core.data.targets import parse_input
 from warmscope.core.output.export import markdown, write_csv
 from warmscope.core.output.report import report
@@ -450,9 +451,9 @@ def test_the_json_document_reads_back_with_its_shapes(
     assert r.code == 0, r.stderr
     from_doc = read_run(json_path)
     from_record = read_run(Path(json.loads(json_path.read_text())["record"]))
-    assert from_doc.shape_rows() == from_record.shape_rows()
+    assert shape_rows(from_doc) == shape_rows(from_record)
     assert list(from_doc.shape_of) == list(from_record.shape_of) == [0] * 3 + [1] * 3 + [2] * 3
-    assert from_doc.idle_probe_rows() == from_record.idle_probe_rows()
+    assert idle_probe_rows(from_doc) == idle_probe_rows(from_record)
     text = markdown(from_record)
     assert "| `T=4` | #0 |" in text and "| `T=8` | #3 |" in text and "| 0 |" in text
     write_csv(tmp_path / "r.csv", from_record)

@@ -18,6 +18,7 @@ from tests.conftest import FACTORIES, PLANTED
 from warmscope.core.data.document import to_document
 from warmscope.core.data.record import read_run
 from warmscope.core.data.run import RunData
+from warmscope.core.data.run_summary import shape_rows
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.run.session import RunSession
 
@@ -50,7 +51,7 @@ def test_the_record_reads_back_as_the_session_held_it(case: str, tmp_path: Path)
         assert list(live.shape_of)[:12] == [0, 1, 2] * 4 and live.count == 13
         assert live.shape_keys == ["B=1", "B=2", "B=3"]
         assert live.idle_probe and live.memory["peak_rss_mb"] > 0
-        assert replayed.shape_rows() == live.shape_rows()
+        assert shape_rows(replayed) == shape_rows(live)
         assert sorted(live.profiles) == [0, 12]
     if case == "crashed":
         assert any(e.title.startswith("recovered") for e in live.events), "the ring recovered"

@@ -10,6 +10,7 @@ import pytest
 
 from warmscope.core.data import stats
 from warmscope.core.data.run import RunData
+from warmscope.core.data.run_summary import summary_dict
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.digest import digest
 from warmscope.core.output.report import report
@@ -95,7 +96,7 @@ def test_no_pooled_slow_list_and_no_noise_blamed_for_the_mix() -> None:
     assert "steady     pooled over 3 shapes: p50" in text
     assert "until every shape is steady, steady from #3" in text
     assert "Pooled over 3 shapes" in report(data)
-    assert data.summary_dict()["pooled_over_shapes"] == 3
+    assert summary_dict(data)["pooled_over_shapes"] == 3
 
 
 def test_a_noisy_shape_is_named_in_its_warning() -> None:

@@ -23,6 +23,7 @@ import pytest
 from tests.conftest import FACTORIES, PLANTED, Result, run_id_of, wait_gone, warmscope
 from tests.ssh_server import Server, ssh_server
 from warmscope.core.data.reading import read_run
+from warmscope.core.data.run_summary import summary_dict
 from warmscope.core.run.integrity import INTEGRITY
 from warmscope.core.run.proctree import RUN_ID_VAR
 
@@ -91,7 +92,7 @@ def test_a_run_over_host_matches_a_local_one(
     assert remote.settings.knobs == local.settings.knobs
     assert remote.settings.knobs["profiling_executor"] is True
     assert (remote.status, remote.count) == (local.status, local.count) == ("ok", 20)
-    assert remote.summary_dict()["first_ms"] is not None
+    assert summary_dict(remote)["first_ms"] is not None
     # The same events, pinned to the same iterations.
     assert _kinds_at(there) == _kinds_at(tmp_path / "local.jsonl")
     # The record names the machine that ran the child; its samples were taken there.

@@ -21,6 +21,7 @@ from warmscope.core.child.outcome import UsageError
 from warmscope.core.data import contention
 from warmscope.core.data.intervals import RunWarning
 from warmscope.core.data.run import LiveRun, RunData
+from warmscope.core.data.run_summary import device_summary, idle_probe_rows, shape_rows
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.stats import Summary
 from warmscope.tui.run_view import Delta, RunEntry, SweepTag
@@ -138,9 +139,9 @@ class RunController:
         entry = RunEntry.from_record(len(self.runs) + 1, data)
         self.runs.append(entry)
         if data.count <= INLINE_SUMMARY_MAX:  # cheaper than a worker and a second frame
-            self._rows[entry.number] = (data.shape_rows(), data.idle_probe_rows())
+            self._rows[entry.number] = (shape_rows(data), idle_probe_rows(data))
             if len(data.device_ns):
-                self._device[entry.number] = data.device_summary()
+                self._device[entry.number] = device_summary(data)
             warned = (*data.warnings(), *contention.run_warnings(data))
             self.summary_done(entry, data.summary(), data.count, 0.0, warned)
         return entry
@@ -264,9 +265,9 @@ class RunController:
             final = snapshot.warnings() if snapshot.finished else []
             warnings = (*final, *contention.run_warnings(snapshot, final=snapshot.finished))
             if snapshot.shape_keys or snapshot.idle_probe:
-                self._rows[entry.number] = (snapshot.shape_rows(), snapshot.idle_probe_rows())
+                self._rows[entry.number] = (shape_rows(snapshot), idle_probe_rows(snapshot))
             if len(snapshot.device_ns):
-                self._device[entry.number] = snapshot.device_summary()
+                self._device[entry.number] = device_summary(snapshot)
             return summary, snapshot.count, time.perf_counter() - t0, warnings
 
         return job

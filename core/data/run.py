@@ -24,12 +24,6 @@ from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.waits import CpuWait
 
 NS_PER_MS = 1e6
-LAUNCH_BOUND_SHARE = 0.8
-"""A steady call whose forward returns after this share of it, or later, is launch-bound: the
-host spent it launching, and the GPU waited for the launches."""
-DEVICE_BOUND_SHARE = 0.5
-"""A steady call whose forward returns within this share of it is device-bound: the work was
-queued early and the host waited on the GPU."""
 EXPLAINED = "explained"
 """The kind of the event that carries a first call's explanation, at that call, as the run
 that explained it wrote it (``first_call``); views derive their own from the evidence."""
@@ -388,47 +382,6 @@ class RunData:
             return None
         return self.launch_ns[iteration] / NS_PER_MS
 
-    def device_summary(self) -> dict[str, Any] | None:
-        """How busy the device was in a steady call, against the host's time of the same
-        calls: the medians of device time, host time and time until forward returned, over
-        the steady iterations the device timed (``None``: none was). ``bound``: launch-bound
-        where forward returns only at the end of the call (the GPU waits on the host's
-        launches), device-bound where it returns early (the host waits on the GPU)."""
-        if not len(self.device_ns):
-            return None
-        sf = self.summary().steady_from
-        if sf is None:
-            return None
-        left_out = set(self.profiled_here())
-        rows = [
-            (self.latency(i), self.device_ns[i] / NS_PER_MS, self.launch_ns[i] / NS_PER_MS)
-            for i in range(sf, min(self.count, len(self.device_ns)))
-            if self.device_ns[i] >= 0 and self.launch_ns[i] >= 0 and i not in left_out
-        ]
-        if not rows:
-            return None
-        host = stats.percentile([r[0] for r in rows], 50)
-        device = stats.percentile([r[1] for r in rows], 50)
-        launch = stats.percentile([r[2] for r in rows], 50)
-        share = launch / host if host > 0 else 0.0
-        bound = (
-            "launch-bound"
-            if share >= LAUNCH_BOUND_SHARE
-            else "device-bound"
-            if share <= DEVICE_BOUND_SHARE
-            else "mixed"
-        )
-        return {
-            "count": len(rows),
-            "p50_ms": device,
-            "p90_ms": stats.percentile([r[1] for r in rows], 90),
-            "host_p50_ms": host,
-            "launch_p50_ms": launch,
-            "device_share": device / host if host > 0 else None,
-            "launch_share": share,
-            "bound": bound,
-        }
-
     def add_event(self, ev: Event) -> None:
         self.events.append(ev)
         if ev.iteration is not None:
@@ -585,110 +538,6 @@ class RunData:
             sigma = state.reference[1] if state.reference is not None else 0.0
             if stats.first_call_slow(self.latency(first), state.summary.p50_ms, sigma):
                 out.append(first)
-        return out
-
-    def shape_rows(self) -> list[dict[str, Any]]:
-        """The summary's per-shape rows: the first call of each shape (its first-seen cost)
-        against that shape's own steady p50, and the events of that first call."""
-        rows = []
-        for k, (idx, s) in enumerate(self.shape_summaries()):
-            first = idx[0] if idx else None
-            first_ms = self.latency(first) if first is not None else None
-            rows.append(
-                {
-                    "key": self.shape_keys[k],
-                    "dims": self.shape_dims[k] if k < len(self.shape_dims) else {},
-                    "count": len(idx),
-                    "first_iteration": first,
-                    "first_ms": first_ms,
-                    "p50_ms": s.p50_ms,
-                    "first_vs_p50": first_ms / s.p50_ms
-                    if first_ms is not None and s.p50_ms
-                    else None,
-                    **self._held(first, first_ms, s.p50_ms),
-                    "steady_from": s.steady_from,
-                    "p90_ms": s.p90_ms,
-                    "cv": s.cv,
-                    "warmup_excess_ms": s.warmup_excess_ms,
-                    "label": self.label(first) if first is not None else None,
-                    "events": self._first_call_events(first),
-                }
-            )
-        return rows
-
-    def _held(
-        self, first: int | None, first_ms: float | None, p50_ms: float | None
-    ) -> dict[str, Any]:
-        """Where the opening was replayed: the same call warm after the same pause
-        (``replay_ms``) and the first call against the larger of it and the steady p50
-        (``first_vs_held``): what warm-up alone leaves of the first call."""
-        replay = self.replay_ms(first) if first is not None else None
-        if replay is None or first_ms is None or not p50_ms:
-            return {}
-        return {"replay_ms": replay, "first_vs_held": first_ms / max(p50_ms, replay)}
-
-    def _first_call_events(self, iteration: int | None) -> list[dict[str, Any]]:
-        """The events of one iteration, repeats counted (``NoOpt Graph`` ×6 is one entry)."""
-        out: dict[tuple[str, str], dict[str, Any]] = {}
-        for e in self.events_at(iteration) if iteration is not None else []:
-            if e.kind in ("stderr", "info", EXPLAINED):
-                continue
-            entry = out.setdefault((e.kind, e.title), {"kind": e.kind, "title": e.title})
-            entry["count"] = entry.get("count", 0) + 1
-        for entry in out.values():
-            if entry["count"] == 1:
-                del entry["count"]
-        return list(out.values())
-
-    def replay_ms(self, iteration: int) -> float | None:
-        """The median across replays of the call at ``iteration`` of the run's opening, warm,
-        after the same pause (``--replay-opening``); ``None`` beyond the opening or where the
-        replay served another shape there."""
-        shapes, replays = self.opening.get("shapes") or [], self.opening.get("ms") or []
-        if not replays or iteration >= len(shapes):
-            return None
-        if self.shape_keys and (
-            iteration >= len(self.shape_of) or self.shape_of[iteration] != shapes[iteration]
-        ):
-            return None
-        return stats.percentile([r[iteration] for r in replays], 50)
-
-    def idle_probe_rows(self) -> list[dict[str, Any]]:
-        """``--idle-probe`` results, each against the steady p50 of the shape it used."""
-        if not self.idle_probe:
-            return []
-        p50 = self.summary().p50_ms
-        if self.shape_keys and self.idle_probe_shape in self.shape_keys:
-            p50 = self.shape_summaries()[self.shape_keys.index(self.idle_probe_shape)][1].p50_ms
-        rows = []
-        for r in self.idle_probe:
-            times = [float(t) for t in r.get("ms", []) if isinstance(t, (int, float))]
-            rows.append(
-                {
-                    "idle_s": r.get("idle_s"),
-                    "shape": self.idle_probe_shape,
-                    "ms": times,
-                    "steady_p50_ms": p50,
-                    "vs_p50": [t / p50 for t in times] if p50 else None,
-                }
-            )
-        return rows
-
-    def summary_dict(self) -> dict[str, Any]:
-        """The statistics, and the per-shape rows, idle probe, device time and peak memory
-        where the run has them: the ``summary`` of ``--json`` and of the record's end line,
-        with what its first calls' profiles say (``run_summary``)."""
-        out: dict[str, Any] = dict(self.summary().to_dict())
-        if self.shape_keys:
-            # The percentiles, mean and CV above mix the shapes; each shape's own are its row's.
-            out["pooled_over_shapes"] = len(self.shape_keys)
-            out["shapes"] = self.shape_rows()
-        if self.idle_probe:
-            out["idle_probe"] = self.idle_probe_rows()
-        device = self.device_summary()
-        if device is not None:
-            out["device"] = device
-        out.update(self.memory)
         return out
 
     def stats_inputs(self) -> tuple[list[int], list[int]]:

@@ -18,6 +18,7 @@ from warmscope.core.data import causes as causes_mod
 from warmscope.core.data import contention, first_call, stats, trace_evidence
 from warmscope.core.data.cause_kinds import Cause
 from warmscope.core.data.run import RunData
+from warmscope.core.data.run_summary import device_summary, idle_probe_rows, shape_rows
 from warmscope.core.output.settings_diff import changed_settings, settings_line
 
 WARMUP_ROWS = 15
@@ -161,12 +162,12 @@ def digest(data: RunData, max_warmup: int = WARMUP_ROWS) -> RunDigest:
         settings_text=settings_line(data.settings),
         warnings=[w.text for w in warns] + contention.warnings(data),
         noisy=any(w.noisy for w in warns),
-        shapes=data.shape_rows(),
-        idle_probe=data.idle_probe_rows(),
+        shapes=shape_rows(data),
+        idle_probe=idle_probe_rows(data),
         memory=dict(data.memory),
         inputs_given=inputs_source(data),
         first_calls=first_call.notes(data),
-        device=data.device_summary(),
+        device=device_summary(data),
         causes=found,
     )
 

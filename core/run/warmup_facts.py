@@ -15,6 +15,7 @@ from warmscope.core.base.units import num3
 from warmscope.core.child import outcome
 from warmscope.core.data.intervals import median_interval
 from warmscope.core.data.run import RunData
+from warmscope.core.data.run_summary import shape_rows
 from warmscope.core.output.sweep_stats import stat_json
 from warmscope.core.output.verdicts import other_load
 from warmscope.core.output.warmup_verdict import MAX_RATIO
@@ -40,7 +41,7 @@ def observe(runs: list[RunData]) -> list[dict[str, Any]]:
     many calls it took to become steady, and why its first call was slow (its events)."""
     per: dict[str, dict[str, Any]] = {}
     for data in runs:
-        rows = data.shape_rows() if data.shape_keys else [whole_row(data)]
+        rows = shape_rows(data) if data.shape_keys else [whole_row(data)]
         summaries = data.shape_summaries() if data.shape_keys else None
         for k, row in enumerate(rows):
             entry = per.setdefault(
@@ -114,7 +115,7 @@ def cell_facts(runs: list[RunData], sweep: Sweep, cell: int | None) -> dict[str,
     shapes = _ShapeFigures()
     each: list[dict[str, Any]] = []
     for data in runs:
-        rows = data.shape_rows() if data.shape_keys else [whole_row(data)]
+        rows = shape_rows(data) if data.shape_keys else [whole_row(data)]
         each.append(_process_figures(data, rows, repeats.get(data.record_path)))
         for row in rows:
             shapes.add(row)
