@@ -112,8 +112,8 @@ data/ — the data model: records, settings and what can be computed from them a
     reading     a record read back, within bounds whatever it declares; a live one says so
     follow      a record a live run is writing, followed as it grows (a ``LiveRun``)
     document    the ``--json`` document, written from ``RunData`` and read back through ``schema``
-    run_summary a run's ``summary``: its statistics, its shapes', idle probe's and device's
-                rows, and what its profiles say
+    run_summary a run's ``summary``: its statistics, its rows and what its profiles say
+    summary_rows    the summary's rows: each shape's first call, the idle probe, device time
     packing     a batch of iterations packed into one short record line, exact to the ns
     env_keys    every key of a run's ``env``: its writer, its shape, how it is shown
     targets     what a target string names

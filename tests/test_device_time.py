@@ -15,8 +15,8 @@ from warmscope.core.data.document import read_document, to_document
 from warmscope.core.data.fold import device_line, iterations_line
 from warmscope.core.data.record import read_run
 from warmscope.core.data.run import RunData
-from warmscope.core.data.run_summary import device_summary
 from warmscope.core.data.schema import apply_line, check_line
+from warmscope.core.data.summary_rows import device_summary
 from warmscope.core.output.text_views import render_summary
 
 DATA = Path(__file__).parent / "data"

@@ -24,7 +24,7 @@ from warmscope.core.child.inputs import build_inputs
 from warmscope.core.child.loading import describe, load_inputs_file, load_model
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.record import read_run
-from warmscope.core.data.run_summary import idle_probe_rows, shape_rows
+from warmscope.core.data.summary_rows import idle_probe_rows, shape_rows
 from warmscope.core.data.targets import parse_input
 from warmscope.core.output.export import markdown, write_csv
 from warmscope.core.output.report import report

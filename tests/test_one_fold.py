@@ -18,8 +18,8 @@ from tests.conftest import FACTORIES, PLANTED
 from warmscope.core.data.document import to_document
 from warmscope.core.data.record import read_run
 from warmscope.core.data.run import RunData
-from warmscope.core.data.run_summary import shape_rows
 from warmscope.core.data.settings import RunSettings
+from warmscope.core.data.summary_rows import shape_rows
 from warmscope.core.run.session import RunSession
 
 CASES = {

@@ -21,9 +21,9 @@ from warmscope.core.child.outcome import UsageError
 from warmscope.core.data import contention
 from warmscope.core.data.intervals import RunWarning
 from warmscope.core.data.run import LiveRun, RunData
-from warmscope.core.data.run_summary import device_summary, idle_probe_rows, shape_rows
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.data.stats import Summary
+from warmscope.core.data.summary_rows import device_summary, idle_probe_rows, shape_rows
 from warmscope.tui.run_view import Delta, RunEntry, SweepTag
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from warmscope.core.data import causes as causes_mod
 from warmscope.core.data import contention, first_call, stats, trace_evidence
 from warmscope.core.data.cause_kinds import Cause
 from warmscope.core.data.run import RunData
-from warmscope.core.data.run_summary import device_summary, idle_probe_rows, shape_rows
+from warmscope.core.data.summary_rows import device_summary, idle_probe_rows, shape_rows
 from warmscope.core.output.settings_diff import changed_settings, settings_line
 
 WARMUP_ROWS = 15

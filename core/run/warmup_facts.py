@@ -15,7 +15,7 @@ from warmscope.core.base.units import num3
 from warmscope.core.child import outcome
 from warmscope.core.data.intervals import median_interval
 from warmscope.core.data.run import RunData
-from warmscope.core.data.run_summary import shape_rows
+from warmscope.core.data.summary_rows import shape_rows
 from warmscope.core.output.sweep_stats import stat_json
 from warmscope.core.output.verdicts import other_load
 from warmscope.core.output.warmup_verdict import MAX_RATIO
