@@ -58,7 +58,7 @@ class FakeWarmup:
     """Tells its progress one step at a time, when the test lets it (``advance``)."""
 
     def __init__(self, folder: Path) -> None:
-        self.repeat = 2
+        self.per_cell = 2
         self.folder: Path | None = folder
         self.on_progress: Any = None
         self.steps = script()

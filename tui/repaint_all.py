@@ -8,10 +8,12 @@ next resize; this redraws them all, as a resize does.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import App
 
 
-def repaint_all(app: App[object]) -> None:
+def repaint_all(app: App[Any]) -> None:
     screen = app.screen
     # The whole screen region marked dirty makes the next frame a full update, screens below
     # a modal one included; a layout pass first, as sizes may be stale too.

@@ -89,7 +89,6 @@ child_package()
     )
 )
 State = channel_mod.State
-Channel = channel_mod.Channel
 UsageError = outcome.UsageError
 
 
@@ -231,7 +230,7 @@ def start() -> tuple[dict[str, Any], Channel]:
     """The process's plumbing before any model code: the protocol's descriptor, the config,
     the parent's death, the stop signals, the marker descriptor and its watch, the crash
     handler, the hello, the warning hook and the flusher."""
-    channel = Channel(take_protocol_fd())
+    channel = channel_mod.Channel(take_protocol_fd())
     cfg = read_config()
     State.marker_prefix = protocol.marker_prefix(cfg.get("marker_secret", ""))
     die_with_parent(cfg.get("parent_pid", 0))

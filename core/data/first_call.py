@@ -225,6 +225,7 @@ def notes(data: RunData) -> list[dict[str, Any]]:
         found = [c for c in every if c.source.startswith("profile") or c.name == DISK_READS]
         named = [c for c in found if c.source.startswith("profile")]
         own = causes.label([c for c in every if not c.source.startswith("profile")])
+        label: str | None
         if named:  # reads from disk join what the profile names; alone, they are no label
             label = f"{EXPLAINS}: {causes.label(found)}"
             named_ms = sum(c.ms for c in named if c.ms is not None)
@@ -245,13 +246,13 @@ def notes(data: RunData) -> list[dict[str, Any]]:
         steady = profiles.get(against, {})
         if "ops" not in slow or "ops" not in steady:
             continue
-        label = breakdown.first_call_label(slow, steady, SLOW_CALL)
-        if label is not None:
+        slow_label = breakdown.first_call_label(slow, steady, SLOW_CALL)
+        if slow_label is not None:
             shape = data.shape_of[i] if data.shape_keys and i < len(data.shape_of) else -1
             key = data.shape_keys[shape] if 0 <= shape < len(data.shape_keys) else None
             seen = reproduction(data, i, slow, steady, slow.get("run_p50_ms"))
             named_ms = sum(d.added_ms for d in breakdown.leading(slow, steady))
-            out.append(_note(i, key, against, label, slow, steady, seen.judged(named_ms)))
+            out.append(_note(i, key, against, slow_label, slow, steady, seen.judged(named_ms)))
     return out
 
 

@@ -60,7 +60,7 @@ def host_factor(sweep: SweepState) -> dict[str, Any] | None:
         counts[name] = counts.get(name, 0) + 1
     labels = {key: host_label(node, counts) for key, node in seen.items()}
     level = pair_level(len(seen))
-    pairs = []
+    pairs: list[dict[str, Any]] = []
     keys = sorted(seen, key=lambda k: statistics.median(relative[k]) if relative[k] else math.inf)
     for i, a in enumerate(keys):
         for b in keys[i + 1 :]:

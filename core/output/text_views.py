@@ -120,8 +120,8 @@ def render_summary(data: RunData) -> str:
             )
     for warning in d.warnings:
         out.append(f"warning    {warning}")
-    for note in d.notes:
-        out.append(f"note       {note}")
+    for said in d.notes:
+        out.append(f"note       {said}")
     if d.record_path:
         out.append(f"record     {d.record_path}")
     # Targets, knob values, event titles come from the user, the model or a record file.

@@ -86,9 +86,9 @@ class ChildMessages:
                         "info", f"agent speaks protocol {msg.get('v')}, expected {protocol.VERSION}"
                     )
                 )
-        entry, packed = record_entry(msg, self.elapsed())
-        if entry is not None:
-            self.record.commit(entry, native=True, packed=packed)  # decoded from the child's JSON
+        folded, packed = record_entry(msg, self.elapsed())
+        if folded is not None:
+            self.record.commit(folded, native=True, packed=packed)  # decoded from the child's JSON
             if kind == "error":
                 self.record.flush()
 

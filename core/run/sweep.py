@@ -79,9 +79,6 @@ def _slug(text: str) -> str:
 class Sweep(SweepState):
     """Runs the cells' processes, interleaved; writes the document after each one."""
 
-    plan: list[tuple[int, int]]
-    folder: Path | None
-
     def __post_init__(self) -> None:
         super().__post_init__()
         for cell in self.cells:

@@ -251,8 +251,8 @@ class CompareScreen(Screen[None]):
         if context:
             blocks.append(Content.styled("context that differs", "bold $warning"))
         for row in context:
-            values = " → ".join(row.values) if len(row.values) == 2 else " · ".join(row.values)
-            blocks.append(Content.assemble((row.name, "b"), "\n  ", values))
+            joined = " → ".join(row.values) if len(row.values) == 2 else " · ".join(row.values)
+            blocks.append(Content.assemble((row.name, "b"), "\n  ", joined))
         blocks += [Content.styled(note, "$text-muted") for note in self._notes]
         self.query_one("#compare-settings-text", Static).update(Content("\n\n").join(blocks))
         self.query_one("#compare-settings").border_title = "settings"

@@ -71,9 +71,13 @@ CLOCK_S = 1.0  # the status line's elapsed time
 class Engine(Protocol):
     """What the screen needs of a warm-up: ``Warmup`` (``core/run/warmup.py``), or a fake in tests."""
 
-    repeat: int
     folder: Path | None
     on_progress: Callable[[Progress], None] | None
+
+    @property
+    def per_cell(self) -> int:
+        """Processes per cell."""
+        ...
 
     def run(self) -> dict[str, Any]: ...
 
@@ -324,7 +328,7 @@ class WarmupScreen(ModalScreen[None]):
 
     def _show_row(self, row: Row) -> None:
         table = self.table
-        cells = row.cells(self.engine.repeat)
+        cells = row.cells(self.engine.per_cell)
         if row.label in table.rows:
             for name, value in zip(COLUMNS, cells, strict=True):
                 table.update_cell(row.label, name, value, update_width=True)
@@ -332,7 +336,7 @@ class WarmupScreen(ModalScreen[None]):
             table.add_row(*cells, key=row.label)
 
     def _processes(self, phase: str) -> int:
-        return 1 if phase in ("artifact", "again") else self.engine.repeat
+        return 1 if phase in ("artifact", "again") else self.engine.per_cell
 
     def _show_status(self) -> None:
         elapsed = f"{time.monotonic() - self.t0:.0f} s"

@@ -191,8 +191,10 @@ class UtilizationPane(TextLines):
                 lines.append(line)
                 continue
             line.append(r.text.rjust(value_w))
-            percent = r.fraction is not None and not r.text.endswith("%")
-            line.append(f"{r.fraction * 100:.0f}%".rjust(PCT_W) if percent else " " * PCT_W)
+            if r.fraction is not None and not r.text.endswith("%"):
+                line.append(f"{r.fraction * 100:.0f}%".rjust(PCT_W))
+            else:
+                line.append(" " * PCT_W)
             line.append(" ")
             filled, empty = hbar(r.fraction or 0.0, bar_w)
             line.append(filled, style=bar_style)
