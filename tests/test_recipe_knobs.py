@@ -236,3 +236,22 @@ def test_the_cpp_recipe_with_every_knob_libtorch_has_compiles(every_knob: dict) 
     line = [cxx if part == "g++" else part for part in line] + ["-fsyntax-only"]
     done = subprocess.run(line, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_cpp_agent_applies_every_knob_libtorch_has_and_no_other() -> None:
+    """A knob with a C++ statement is applied by the C++ agent too (its ``apply`` line in
+    ``cpp_agent.cpp``); without one, the C++ runtime would take ``--set`` and ignore it."""
+    import re
+
+    from warmscope.core.child import knobs as knobs_module
+
+    source = (Path(knobs_module.__file__).parent / "cpp_agent.cpp").read_text()
+    applied = set(re.findall(r'^\s*apply\("(\w+)"', source, flags=re.MULTILINE))
+    # A knob set in the environment (``env:``) is the process's before it starts, either runtime.
+    libtorch = {
+        k.name
+        for k in KNOBS
+        if (k.recipe.cpp or k.recipe.server_cpp) and not k.apply.startswith("env:")
+    }
+    assert libtorch - applied == set(), "knobs the C++ agent does not apply"
+    assert applied - {k.name for k in KNOBS} == set(), "applied names that are no knob"
