@@ -4,17 +4,19 @@ and contention measured (real CPU hogs beside the run) rather than called warm-u
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import TARGETS, warmscope
+from tests.conftest import TARGETS, Result, running, warmscope
 from warmscope.core.data import first_call, schema, waits
 from warmscope.core.data.document import read_document
 from warmscope.core.data.record import read_run
@@ -92,11 +94,25 @@ def hogs(n: int) -> Iterator[None]:
 
 
 def test_a_run_beside_busy_processes_names_contention(record_dir: Path, tmp_path: Path) -> None:
-    with hogs(CORES + 1):
-        r = warmscope(
-            "run", f"{MODELS}:products", "--iters", "30", "--no-explain",
-            json_path=tmp_path / "r.json",
-        )  # fmt: skip
+    """The busy processes start as the first call begins (the model waits for them): the
+    calls wait for a core, not the run's start-up, which they would only make longer."""
+    marker = tmp_path / "first-call"
+    with running(
+        "run", f"{MODELS}:products_beside", "--iters", "30", "--no-explain",
+        "--json", str(tmp_path / "r.json"),
+        env=dict(os.environ, WARMSCOPE_TEST_MARKER=str(marker)),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    ) as proc:  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with hogs(CORES + 1):
+            time.sleep(0.3)  # the hogs are running before the first call's work
+            Path(f"{marker}.go").touch()
+            stdout, stderr = proc.communicate(timeout=120)
+    written = tmp_path / "r.json"
+    doc = json.loads(written.read_text()) if written.exists() else None
+    r = Result(proc.returncode, stdout, stderr, doc)
     assert r.code == 0, r.stderr
     assert r.doc is not None
     contention = r.doc["summary"]["contention"]

@@ -1,6 +1,6 @@
 """Models for the explanation tests: one slow only in the first process that runs it, one whose
-first call's cost is spread over many operators, one that starts CPU hogs beside itself for its
-first calls."""
+first call's cost is spread over many operators, one that waits for CPU hogs before its first
+call, one that starts CPU hogs beside itself for its first calls."""
 
 import os
 import subprocess
@@ -80,6 +80,31 @@ class Products(torch.nn.Module):
 
 def products():
     return Products().eval(), (torch.rand(256, 256),)
+
+
+class ProductsBeside(Products):
+    """``Products`` whose first call waits for busy processes beside it: it writes the file
+    ``WARMSCOPE_TEST_MARKER`` names, then waits for that name with ``.go`` added, which the
+    test writes once its busy processes run: they run beside the calls, not beside the
+    start-up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.marker = os.environ["WARMSCOPE_TEST_MARKER"]
+        self.calls = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.calls == 0:
+            open(self.marker, "w").close()
+            deadline = time.monotonic() + 60
+            while not os.path.exists(self.marker + ".go") and time.monotonic() < deadline:
+                time.sleep(0.01)
+        self.calls += 1
+        return super().forward(x)
+
+
+def products_beside():
+    return ProductsBeside().eval(), (torch.rand(256, 256),)
 
 
 class HogsAtStart(Products):
