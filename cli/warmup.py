@@ -19,6 +19,7 @@ from warmscope.core.base.units import num3, parse_duration_ms, ratio_interval
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.cpp_runtime import is_cpp
+from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_digest import iv_text
 from warmscope.core.output.warmup_verdict import is_verified
 from warmscope.core.run import remote_target
@@ -166,48 +167,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    if args.profile_iters:
-        raise UsageError("--profile-iters does not go with warmup: profile in a `warmscope run`")
-    if args.recipe:
-        raise UsageError(
-            "--recipe: warmup derives its own; verify yours with `warmscope run --recipe`"
-        )
-    settings = build_settings(args)
-    repeat = args.repeat
-    if repeat is not None and repeat < 1:
-        raise UsageError(f"--repeat must be at least 1, got {repeat}")
-    for path in (args.json, args.emit, args.emit_cpp):
-        if path is not None and not path.parent.is_dir():
-            raise UsageError(
-                f"{clean_line(str(path))}: no such folder {clean_line(str(path.parent))}"
-            )
-    if args.emit is not None and args.emit.suffix != ".py":
-        raise UsageError(f"--emit {clean_line(str(args.emit))}: a recipe is a .py file")
-    cpp = is_cpp(settings)
-    if cpp and args.emit is not None:
-        raise UsageError(
-            "--emit: --runtime cpp verifies the C++ form of the recipe: --emit-cpp FILE.cpp"
-        )
-    if args.emit_cpp is not None or cpp:
-        flag = "--emit-cpp" if args.emit_cpp is not None else "--runtime cpp"
-        target = remote_target.resolve(settings)
-        if not target.scripted:
-            raise UsageError(
-                f"{flag}: libtorch loads TorchScript archives (.pt) only, for a warm-up recipe"
-            )
-        if not settings.inputs or any(s.name for s in settings.input_specs(target)):
-            raise UsageError(
-                f"{flag}: libtorch's warm-up makes its inputs from --input specs, "
-                "positional ones (no NAME=)"
-            )
-    if args.record is not None and args.record.exists():
-        raise UsageError(
-            f"--record {clean_line(str(args.record))} exists: warmup writes a new folder"
-        )
+    settings = _checked_settings(args)
     job = Warmup(
         settings=settings,
         serve=args.serve,
-        repeat=repeat,
+        repeat=args.repeat,
         folder=args.record,
         command=["warmscope", *argv],
         guard=args.guard,
@@ -218,8 +182,69 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if not args.quiet or job.mode == "compile":  # a compile's minutes are told even so
         job.on_progress = ProgressLines(job).tell
     job.executor = start_executor(args.executor)
+    doc = _run_to_document(job)
+    if isinstance(doc, int):
+        return doc
+    _write_outputs(args, doc)
+    print(render(doc))
+    return outcome.EXIT_OK if is_verified(doc["verdict"]) else outcome.EXIT_NOT_VERIFIED
+
+
+def _checked_settings(args: argparse.Namespace) -> RunSettings:
+    """The run's settings, once every option that does not go with a warm-up (or with the
+    others given) is refused, one line each, before any process starts."""
+    if args.profile_iters:
+        raise UsageError("--profile-iters does not go with warmup: profile in a `warmscope run`")
+    if args.recipe:
+        raise UsageError(
+            "--recipe: warmup derives its own; verify yours with `warmscope run --recipe`"
+        )
+    settings = build_settings(args)
+    if args.repeat is not None and args.repeat < 1:
+        raise UsageError(f"--repeat must be at least 1, got {args.repeat}")
+    for path in (args.json, args.emit, args.emit_cpp):
+        if path is not None and not path.parent.is_dir():
+            raise UsageError(
+                f"{clean_line(str(path))}: no such folder {clean_line(str(path.parent))}"
+            )
+    if args.emit is not None and args.emit.suffix != ".py":
+        raise UsageError(f"--emit {clean_line(str(args.emit))}: a recipe is a .py file")
+    _check_libtorch(args, settings)
+    if args.record is not None and args.record.exists():
+        raise UsageError(
+            f"--record {clean_line(str(args.record))} exists: warmup writes a new folder"
+        )
+    return settings
+
+
+def _check_libtorch(args: argparse.Namespace, settings: RunSettings) -> None:
+    """``--runtime cpp`` and ``--emit-cpp`` refused where libtorch cannot run the warm-up: a
+    target that is not a TorchScript archive, inputs not given as positional specs."""
+    cpp = is_cpp(settings)
+    if cpp and args.emit is not None:
+        raise UsageError(
+            "--emit: --runtime cpp verifies the C++ form of the recipe: --emit-cpp FILE.cpp"
+        )
+    if args.emit_cpp is None and not cpp:
+        return
+    flag = "--emit-cpp" if args.emit_cpp is not None else "--runtime cpp"
+    target = remote_target.resolve(settings)
+    if not target.scripted:
+        raise UsageError(
+            f"{flag}: libtorch loads TorchScript archives (.pt) only, for a warm-up recipe"
+        )
+    if not settings.inputs or any(s.name for s in settings.input_specs(target)):
+        raise UsageError(
+            f"{flag}: libtorch's warm-up makes its inputs from --input specs, "
+            "positional ones (no NAME=)"
+        )
+
+
+def _run_to_document(job: Warmup) -> dict[str, Any] | int:
+    """The warm-up's document; or, where it stopped short, the exit code, said on stderr. The
+    executor is closed either way."""
     try:
-        doc = job.run()
+        return job.run()
     except UsageAbort as exc:
         print(f"warmscope: {clean_line(str(exc))}", file=sys.stderr)
         return outcome.EXIT_USAGE
@@ -232,6 +257,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     finally:
         if job.executor is not None:
             job.executor.close()
+
+
+def _write_outputs(args: argparse.Namespace, doc: dict[str, Any]) -> None:
+    """The chosen recipe written where ``--emit``/``--emit-cpp`` say (``doc`` records where),
+    then the document: in the record folder, and at ``--json``."""
     if args.emit is not None and copy_recipe(doc, args.emit) is not None:
         doc["emitted"] = str(args.emit)
     if args.emit_cpp is not None:
@@ -245,8 +275,6 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     atomic_write(Path(doc["folder"]) / "warmup.json", text, parents=False)
     if args.json is not None:
         atomic_write(args.json, text, parents=False)
-    print(render(doc))
-    return outcome.EXIT_OK if is_verified(doc["verdict"]) else outcome.EXIT_NOT_VERIFIED
 
 
 class ProgressLines:

@@ -226,6 +226,30 @@ def prepare(
             )
         return model  # compiled for its device and dtypes: nothing to put in a mode
     is_script = isinstance(model, torch.jit.ScriptModule)
+    model = _place(torch, model, values, device, is_script, phase)
+    if cfg.get("recipe") and mode in ("script", "trace"):
+        # The recipe scripts or traces (and freezes) the module itself, as it will where it is
+        # served: it is given the module as loaded, and what it takes is what is verified.
+        return model
+    if mode == "script" and not is_script:
+        model = _script(torch, model, phase)
+    elif mode == "trace":
+        model = _trace(torch, model, feed, values, phase)
+    model = _freeze(torch, model, values, mode, phase)
+    if mode == "compile":
+        install_compile_hooks(torch, channel)
+        if not cfg.get("recipe"):  # with a recipe, the recipe makes the torch.compile call
+            options = compile_options(values)
+            with phase("compile setup"):
+                model = torch.compile(model, **options)
+    return model
+
+
+def _place(
+    torch: Any, model: Any, values: dict[str, Any], device: str, is_script: bool, phase: Phases
+) -> Any:
+    """The module in eval mode, then on its device and in its dtype (a TorchScript module is
+    left where it was loaded)."""
     if values.get("eval", True):
         # An exported program's module has no eval(): it was exported in its own mode.
         with contextlib.suppress(NotImplementedError):
@@ -235,64 +259,65 @@ def prepare(
             model = model.to(device)
             if values.get("dtype"):
                 model = model.to(getattr(torch, values["dtype"]))
-    if cfg.get("recipe") and mode in ("script", "trace"):
-        # The recipe scripts or traces (and freezes) the module itself, as it will where it is
-        # served: it is given the module as loaded, and what it takes is what is verified.
+    return model
+
+
+def _script(torch: Any, model: Any, phase: Phases) -> Any:
+    """``--mode script``: the module scripted; a refusal said in one line, with what to try."""
+    with phase("script"):
+        try:
+            return torch.jit.script(model)
+        except Exception as exc:  # the frontend's NotSupportedError, RuntimeError, ...
+            # A refusal of the mode, as trace's is: one line, the next thing to try.
+            raise UsageError(
+                f"--mode script: torch.jit.script refuses this model: "
+                f"{_first_sentence(str(exc)) or type(exc).__name__}; --mode trace traces "
+                "it instead (with --set trace_strict=off where it returns dicts), or "
+                "--mode eager runs it as it is"
+            ) from exc
+
+
+def _trace(torch: Any, model: Any, feed: Feed, values: dict[str, Any], phase: Phases) -> Any:
+    """``--mode trace``: the module traced with the first shape's inputs, under the run's grad
+    mode; a strict refusal said as the knob that lifts it."""
+    args, kwargs = feed
+    if args and kwargs:
+        raise UsageError(
+            "--mode trace takes positional or keyword inputs, not both "
+            "(torch.jit.trace has example_inputs or example_kwarg_inputs)"
+        )
+    options: dict[str, Any] = {"check_trace": False}
+    if values.get("trace_strict") is not None:
+        options["strict"] = values["trace_strict"]
+    if kwargs:
+        options["example_kwarg_inputs"] = kwargs
+    with phase("trace"), grad_context(torch, values["grad_mode"]):
+        try:
+            return torch.jit.trace(model, tuple(args) if args else None, **options)
+        except RuntimeError as exc:
+            if "strict=False" not in str(exc) or values.get("trace_strict") is False:
+                raise
+            # torch's own advice ("pass strict=False to trace()") as warmscope's knob.
+            raise UsageError(
+                f"--mode trace: torch.jit.trace (strict) refuses this model: "
+                f"{_first_sentence(str(exc))}; --set trace_strict=off traces it with "
+                "strict=False"
+            ) from exc
+
+
+def _freeze(torch: Any, model: Any, values: dict[str, Any], mode: str, phase: Phases) -> Any:
+    """``freeze`` and ``optimize_for_inference`` where set, each its own phase; refused on a
+    module that is not TorchScript."""
+    if not (values.get("freeze") or values.get("optimize_for_inference")):
         return model
-    if mode == "script" and not is_script:
-        with phase("script"):
-            try:
-                model = torch.jit.script(model)
-            except Exception as exc:  # the frontend's NotSupportedError, RuntimeError, ...
-                # A refusal of the mode, as trace's is: one line, the next thing to try.
-                raise UsageError(
-                    f"--mode script: torch.jit.script refuses this model: "
-                    f"{_first_sentence(str(exc)) or type(exc).__name__}; --mode trace traces "
-                    "it instead (with --set trace_strict=off where it returns dicts), or "
-                    "--mode eager runs it as it is"
-                ) from exc
-    elif mode == "trace":
-        args, kwargs = feed
-        if args and kwargs:
-            raise UsageError(
-                "--mode trace takes positional or keyword inputs, not both "
-                "(torch.jit.trace has example_inputs or example_kwarg_inputs)"
-            )
-        options: dict[str, Any] = {"check_trace": False}
-        if values.get("trace_strict") is not None:
-            options["strict"] = values["trace_strict"]
-        if kwargs:
-            options["example_kwarg_inputs"] = kwargs
-        with phase("trace"), grad_context(torch, values["grad_mode"]):
-            try:
-                model = torch.jit.trace(model, tuple(args) if args else None, **options)
-            except RuntimeError as exc:
-                if "strict=False" not in str(exc) or values.get("trace_strict") is False:
-                    raise
-                # torch's own advice ("pass strict=False to trace()") as warmscope's knob.
-                raise UsageError(
-                    f"--mode trace: torch.jit.trace (strict) refuses this model: "
-                    f"{_first_sentence(str(exc))}; --set trace_strict=off traces it with "
-                    "strict=False"
-                ) from exc
-    if values.get("freeze") or values.get("optimize_for_inference"):
-        if not isinstance(model, torch.jit.ScriptModule):
-            raise UsageError(
-                f"freeze/optimize_for_inference need --mode script or trace, not {mode}"
-            )
-        if values.get("freeze"):
-            with phase("freeze"):
-                model = torch.jit.freeze(model)
-        if values.get("optimize_for_inference"):
-            with phase("optimize_for_inference"):
-                model = torch.jit.optimize_for_inference(model)
-    if mode == "compile" and cfg.get("recipe"):
-        install_compile_hooks(torch, channel)  # the recipe makes the torch.compile call
-    elif mode == "compile":
-        install_compile_hooks(torch, channel)
-        options = compile_options(values)
-        with phase("compile setup"):
-            model = torch.compile(model, **options)
+    if not isinstance(model, torch.jit.ScriptModule):
+        raise UsageError(f"freeze/optimize_for_inference need --mode script or trace, not {mode}")
+    if values.get("freeze"):
+        with phase("freeze"):
+            model = torch.jit.freeze(model)
+    if values.get("optimize_for_inference"):
+        with phase("optimize_for_inference"):
+            model = torch.jit.optimize_for_inference(model)
     return model
 
 

@@ -270,6 +270,17 @@ GRAD = {
     "enabled": "contextlib.nullcontext()",
 }
 
+PREPARE_HEAD = (
+    "",
+    "",
+    "def prepare(model, example_inputs=None):",
+    '    """Set the process-wide settings, compile, run the warm-up calls; the model to serve.',
+    "",
+    "    example_inputs: ``(args, kwargs)``, only where SPECS is empty (the model brought its",
+    '    own inputs)."""',
+)
+"""``prepare``'s signature and docstring, after two blank lines."""
+
 
 def emit_python(recipe: Recipe, *, target: str = "", provenance: Provenance | None = None) -> str:
     """The recipe as a Python file: imports torch and the standard library only. Every value
@@ -287,9 +298,18 @@ def emit_python(recipe: Recipe, *, target: str = "", provenance: Provenance | No
 
 def _python_body(recipe: Recipe) -> list[str]:
     """Everything after the docstring: imports, constants, the input maker, ``prepare``."""
-    lines: list[str] = []
-    add = lines.append
     server = [k for k in KNOBS if k.recipe.carry == SERVER and recipe.settings.get(k.name)]
+    lines = [*_imports(recipe, server), *_constants(recipe, server)]
+    if recipe.specs:
+        lines.extend(["", "", *INPUT_MAKER.strip("\n").splitlines()])
+    lines.extend(PREPARE_HEAD)
+    lines.extend(f"    {line}" if line else "" for line in _prepare_steps(recipe, server))
+    lines.append("")
+    return lines
+
+
+def _imports(recipe: Recipe, server: list[Knob]) -> list[str]:
+    """The file's imports: the standard library modules its steps use, then torch."""
     stdlib = (
         (["contextlib"] if recipe.grad_mode == "enabled" else [])
         + (
@@ -299,114 +319,168 @@ def _python_body(recipe: Recipe) -> list[str]:
         )
         + (["warnings"] if server else [])
     )
+    lines: list[str] = []
     if recipe.specs:  # the input maker's annotations
-        add("from __future__ import annotations")
-        add("")
-    for name in stdlib:
-        add(f"import {name}")
+        lines.extend(["from __future__ import annotations", ""])
+    lines.extend(f"import {name}" for name in stdlib)
     if recipe.specs:
-        add("from typing import Any")
+        lines.append("from typing import Any")
     if stdlib or recipe.specs:
-        add("")
-    add("import torch")
-    add("")
-    add(f"SPECS = {py_literal(recipe.specs)}")
-    add(f"SHAPES = {py_literal(recipe.shapes)}")
-    add(f"SEED = {py_literal(int(recipe.seed))}")
-    add(f"DEVICE = {py_literal(recipe.device)}")
-    add(f"DTYPE = {py_literal(recipe.dtype)}")
+        lines.append("")
+    return [*lines, "import torch", ""]
+
+
+def _constants(recipe: Recipe, server: list[Knob]) -> list[str]:
+    """The module's constants, each value a literal: the inputs' specs and shapes, seed, device,
+    dtype, the artifact's path, and each server-set knob's value and the line that sets it."""
+    lines = [
+        f"SPECS = {py_literal(recipe.specs)}",
+        f"SHAPES = {py_literal(recipe.shapes)}",
+        f"SEED = {py_literal(int(recipe.seed))}",
+        f"DEVICE = {py_literal(recipe.device)}",
+        f"DTYPE = {py_literal(recipe.dtype)}",
+    ]
     if recipe.cache_artifact:
-        add("# Beside this file, named after it: NAME.py -> NAME.cache.bin.")
-        add(
+        lines.append("# Beside this file, named after it: NAME.py -> NAME.cache.bin.")
+        lines.append(
             f"ARTIFACT = os.path.splitext(os.path.abspath(__file__))[0] + {py_literal(ARTIFACT_SUFFIX)}"
         )
     for k in server:
         value = recipe.settings[k.name]
-        add(f"{k.name.upper()} = {py_literal(k.torch_value(value))}")
+        lines.append(f"{k.name.upper()} = {py_literal(k.torch_value(value))}")
     for k, line in zip(server, server_lines(recipe), strict=True):
-        add(f"{k.name.upper()}_LINE = {py_literal(line)}")
-    if recipe.specs:
-        add("")
-        add("")
-        lines.extend(INPUT_MAKER.strip("\n").splitlines())
-    add("")
-    add("")
-    add("def prepare(model, example_inputs=None):")
-    add('    """Set the process-wide settings, compile, run the warm-up calls; the model to serve.')
-    add("")
-    add("    example_inputs: ``(args, kwargs)``, only where SPECS is empty (the model brought its")
-    add('    own inputs)."""')
-    body: list[str] = []
-    step = body.append
+        lines.append(f"{k.name.upper()}_LINE = {py_literal(line)}")
+    return lines
+
+
+def _prepare_steps(recipe: Recipe, server: list[Knob]) -> list[str]:
+    """The statements of ``prepare``, unindented, in the order it runs them."""
+    return [
+        *_server_checks(server),
+        *_setting_steps(recipe),
+        *_placement_steps(recipe),
+        *_input_steps(recipe),
+        *_jit_steps(recipe),
+        *_compile_steps(recipe),
+        *_mark_dynamic_steps(recipe),
+        *_warmup_call_steps(recipe),
+        *_after_warmup_steps(recipe),
+        "return model",
+    ]
+
+
+def _server_checks(server: list[Knob]) -> list[str]:
+    """A warning for each server-set knob whose value in force is not the one verified."""
+    out: list[str] = []
     for k in server:
         # Read back, not set: these take effect only at start, where the server sets them.
-        step(f"if {_read_expression(k)} != {k.name.upper()}:")
-        step(f'    warnings.warn("verified with " + {k.name.upper()}_LINE + " at start")')
+        out.append(f"if {_read_expression(k)} != {k.name.upper()}:")
+        out.append(f'    warnings.warn("verified with " + {k.name.upper()}_LINE + " at start")')
+    return out
+
+
+def _setting_steps(recipe: Recipe) -> list[str]:
+    """The statements that set the knobs ``prepare`` can set, each after the reason it is set."""
+    out: list[str] = []
     for k in KNOBS:
         value = recipe.settings.get(k.name)
         statement = k.python_statement
         if value is None or statement is None:
             continue
-        body.extend(f"# {line}" for line in k.recipe.why)
-        step(statement.format(value=py_literal(k.torch_value(value))))
+        out.extend(f"# {line}" for line in k.recipe.why)
+        out.append(statement.format(value=py_literal(k.torch_value(value))))
+    return out
+
+
+def _placement_steps(recipe: Recipe) -> list[str]:
+    """Eval mode, then the model moved to the recipe's device and dtype."""
+    out: list[str] = []
     if recipe.eval:
-        step("try:")
-        step("    model.eval()")
-        step("except NotImplementedError:  # an exported program runs as it was exported")
-        step("    pass")
+        out.append("try:")
+        out.append("    model.eval()")
+        out.append("except NotImplementedError:  # an exported program runs as it was exported")
+        out.append("    pass")
     if recipe.device != "cpu" or recipe.dtype:
-        step('if not isinstance(model, torch.jit.ScriptModule) and hasattr(model, "to"):')
-        step("    model = model.to(DEVICE)")
+        out.append('if not isinstance(model, torch.jit.ScriptModule) and hasattr(model, "to"):')
+        out.append("    model = model.to(DEVICE)")
         if recipe.dtype:
-            step("    model = model.to(getattr(torch, DTYPE))")
-    if recipe.specs:
-        step("")
-        step("inputs = {}")
-        step("for dims in SHAPES or [{}]:")
-        step("    inputs[tuple(sorted(dims.items()))] = make_inputs(dims)")
-    body.extend(_jit_steps(recipe))
-    if recipe.mode == "compile":
-        if recipe.cache_artifact:
-            step("# Compiled code from an earlier process: the compiles below read it back.")
-            step("loaded = False")
-            step("if os.path.exists(ARTIFACT):")
-            step('    if not hasattr(torch.compiler, "load_cache_artifacts"):')
-            step("        raise RuntimeError(")
-            step(
-                '            f"torch {torch.__version__} has no torch.compiler.load_cache_artifacts"'
-            )
-            step("        )")
-            step('    with open(ARTIFACT, "rb") as f:')
-            step("        torch.compiler.load_cache_artifacts(f.read())")
-            step("    loaded = True")
-        options = ", ".join(
-            f"{_keyword(k)}={py_literal(v)}" for k, v in recipe.compile_options.items()
-        )
-        why = (
-            "one graph for every size"
-            if recipe.compile_options.get("dynamic")
-            else "a graph per size seen below"
-        )
-        step(f"model = torch.compile(model{', ' + options if options else ''})  # {why}")
-    if recipe.mark_dynamic:
-        step("# One symbolic size for the declared range (size 1 would specialize: left out).")
-        step(f"for mark in {py_literal(recipe.mark_dynamic)}:")
-        step("    for args, kwargs in inputs.values():")
-        step("        values = args + list(kwargs.values())")
-        step("        torch._dynamo.mark_dynamic(")
-        step('            values[mark["input"]], mark["axis"], min=mark["min"], max=mark["max"]')
+            out.append("    model = model.to(getattr(torch, DTYPE))")
+    return out
+
+
+def _input_steps(recipe: Recipe) -> list[str]:
+    """Each declared shape's inputs made once, before anything traces or calls the model."""
+    if not recipe.specs:
+        return []
+    return [
+        "",
+        "inputs = {}",
+        "for dims in SHAPES or [{}]:",
+        "    inputs[tuple(sorted(dims.items()))] = make_inputs(dims)",
+    ]
+
+
+def _compile_steps(recipe: Recipe) -> list[str]:
+    """``torch.compile`` with the recipe's options, after loading the cache artifact if any."""
+    if recipe.mode != "compile":
+        return []
+    out: list[str] = []
+    step = out.append
+    if recipe.cache_artifact:
+        step("# Compiled code from an earlier process: the compiles below read it back.")
+        step("loaded = False")
+        step("if os.path.exists(ARTIFACT):")
+        step('    if not hasattr(torch.compiler, "load_cache_artifacts"):')
+        step("        raise RuntimeError(")
+        step('            f"torch {torch.__version__} has no torch.compiler.load_cache_artifacts"')
         step("        )")
-    step("")
-    step(f"with {GRAD.get(recipe.grad_mode, 'torch.no_grad()')}:")
+        step('    with open(ARTIFACT, "rb") as f:')
+        step("        torch.compiler.load_cache_artifacts(f.read())")
+        step("    loaded = True")
+    options = ", ".join(f"{_keyword(k)}={py_literal(v)}" for k, v in recipe.compile_options.items())
+    why = (
+        "one graph for every size"
+        if recipe.compile_options.get("dynamic")
+        else "a graph per size seen below"
+    )
+    step(f"model = torch.compile(model{', ' + options if options else ''})  # {why}")
+    return out
+
+
+def _mark_dynamic_steps(recipe: Recipe) -> list[str]:
+    """``torch._dynamo.mark_dynamic`` on the warm-up inputs for each declared range."""
+    if not recipe.mark_dynamic:
+        return []
+    return [
+        "# One symbolic size for the declared range (size 1 would specialize: left out).",
+        f"for mark in {py_literal(recipe.mark_dynamic)}:",
+        "    for args, kwargs in inputs.values():",
+        "        values = args + list(kwargs.values())",
+        "        torch._dynamo.mark_dynamic(",
+        '            values[mark["input"]], mark["axis"], min=mark["min"], max=mark["max"]',
+        "        )",
+    ]
+
+
+def _warmup_call_steps(recipe: Recipe) -> list[str]:
+    """The warm-up calls, shape by shape, under the recipe's grad mode."""
+    out = ["", f"with {GRAD.get(recipe.grad_mode, 'torch.no_grad()')}:"]
     if not recipe.calls:
-        step("    pass")
+        out.append("    pass")
     for call in recipe.calls:
         what = dims_text(call.dims)
         if call.why:
-            step(f"    # {comment_text(what or 'the input')}: {comment_text(call.why)}")
-        step(f"    {_arguments(recipe, call.dims)}")
-        step(f"    for _ in range({int(call.count)}):")
-        step("        model(*args, **kwargs)")
+            out.append(f"    # {comment_text(what or 'the input')}: {comment_text(call.why)}")
+        out.append(f"    {_arguments(recipe, call.dims)}")
+        out.append(f"    for _ in range({int(call.count)}):")
+        out.append("        model(*args, **kwargs)")
+    return out
+
+
+def _after_warmup_steps(recipe: Recipe) -> list[str]:
+    """What follows the calls: a CUDA sync, the cache artifact saved, recompiles made errors."""
+    out: list[str] = []
+    step = out.append
     if recipe.device.startswith("cuda"):
         step("torch.cuda.synchronize()")
     if recipe.cache_artifact:
@@ -426,11 +500,7 @@ def _python_body(recipe: Recipe) -> list[str]:
             '    raise RuntimeError(f"torch {torch.__version__} has no torch.compiler.set_stance")'
         )
         step('torch.compiler.set_stance("fail_on_recompile")')
-    step("return model")
-    for line in body:
-        add(f"    {line}" if line else "")
-    add("")
-    return lines
+    return out
 
 
 def _keyword(name: str) -> str:

@@ -314,68 +314,20 @@ def answer(
     """The sweep in one line: a best only where it is beyond noise better than every other
     cell, each difference with its ratio and interval, what is within noise, and the
     break-even where one cell starts sooner and another runs faster."""
-    short = short_of_plan(doc)
-    prefix = f"{short}; " if short else ""
-    prefix += "".join(f"{g}; " for g in given_up_text(doc))
+    prefix = _answer_prefix(doc)
     measured = [r for r in ranking if r["median"] is not None]
     if not measured:
         return prefix + "no process finished: nothing to compare"
-    name = objective_name(objective, k)
     if len(cells) == 1:
-        c = cells[0]
-        n = len(c["runs"])
-        return prefix + (
-            f"{c['label']} over {n} process{'es' if n != 1 else ''}: first {iv_text(c['first_ms'])}, "
-            f"warm-up excess {iv_text(c['warmup_excess_ms'])}, steady p50 {iv_text(c['steady_p50_ms'])}; "
-            f"{c['shapes']}"
-        )
-    labels = {r["cell"]: r["label"] for r in ranking}
-    noun = objective_noun(objective, k)
-    best = measured[0]
-    worse = [r for r in measured[1:] if r["vs_best"] == "worse"]
-    tied = [r for r in measured[1:] if r["vs_best"] == intervals.WITHIN_NOISE]
-    untold = [r for r in measured[1:] if r["vs_best"] == CANNOT_TELL]
-    direct = [r for r in worse if r.get("against", best["cell"]) == best["cell"]]
-    via = [r for r in worse if r not in direct]
+        return prefix + _one_cell_text(cells[0])
+    name, noun = objective_name(objective, k), objective_noun(objective, k)
+    direct, via = _beaten(measured)
     too_few = too_few_text(cells, ranking, doc)
-
-    def untold_part(r: dict[str, Any], of: str) -> str:
-        # Where the whole sweep could not tell, its sentence says how many would.
-        why = f"not told from {of}" if too_few else r.get("untold", CANNOT_TELL)
-        return f"{r['label']}: {why} ({ratio_text(r.get('comparison'))})"
-
-    parts = []
     if is_decided(ranking):
-        lead = f"by {name}, {best['label']} is best beyond noise"
-        if direct:
-            lead += f": its {noun} is " + " and ".join(
-                size_text(r["comparison"], f"lower than {r['label']}'s") for r in direct
-            )
-        parts.append(lead)
+        parts = [_best_lead(measured[0], direct, name, noun)]
     else:
-        lowest = best.get("lowest", True)
-        of_it = " within noise of it" if lowest else ""
-        ties = [f"{r['label']}{of_it} ({ratio_text(r.get('comparison'))})" for r in tied]
-        if lowest:
-            lead = (
-                f"by {name}, no setting is best beyond noise: {best['label']} is lowest "
-                f"({fmt_ms(best['median'])})"
-            )
-        else:
-            # The pairs go round in a circle: "lowest" would contradict a ratio shown.
-            lead = (
-                f"by {name}, no setting is best beyond noise, nor lowest: pair by pair they go "
-                f"round, {best['label']} ({fmt_ms(best['median'])})"
-            )
-            ties[-1:] = [f"{t} within noise of each other" for t in ties[-1:]]
-        lead += "".join(", " + t for t in ties)
-        parts.append(lead)
-        parts += [untold_part(r, "it" if lowest else best["label"]) for r in untold]
-        parts += [
-            f"{r['label']}'s {noun} is "
-            + size_text(r["comparison"], f"higher than {best['label']}'s")
-            for r in direct
-        ]
+        parts = _no_best_parts(measured, direct, name, noun, too_few)
+    labels = {r["cell"]: r["label"] for r in ranking}
     for r in via:
         parts.append(
             f"{r['label']} dropped after round {r['dropped_round']}, beyond noise above "
@@ -389,6 +341,86 @@ def answer(
     text = prefix + "; ".join(parts)
     tradeoff = break_even(cells)
     return text + (f". {tradeoff}" if tradeoff else "")
+
+
+def _answer_prefix(doc: dict[str, Any]) -> str:
+    """The processes short of the plan and the cells given up, each followed by ``; ``."""
+    short = short_of_plan(doc)
+    prefix = f"{short}; " if short else ""
+    return prefix + "".join(f"{g}; " for g in given_up_text(doc))
+
+
+def _one_cell_text(c: dict[str, Any]) -> str:
+    """A sweep of one cell: its figures with their intervals, nothing to compare."""
+    n = len(c["runs"])
+    return (
+        f"{c['label']} over {n} process{'es' if n != 1 else ''}: first {iv_text(c['first_ms'])}, "
+        f"warm-up excess {iv_text(c['warmup_excess_ms'])}, steady p50 {iv_text(c['steady_p50_ms'])}; "
+        f"{c['shapes']}"
+    )
+
+
+def _beaten(
+    measured: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The cells beyond noise worse than the best (``measured[0]``): those found so against the
+    best itself, and those dropped against another cell."""
+    best = measured[0]
+    worse = [r for r in measured[1:] if r["vs_best"] == "worse"]
+    direct = [r for r in worse if r.get("against", best["cell"]) == best["cell"]]
+    return direct, [r for r in worse if r not in direct]
+
+
+def _best_lead(best: dict[str, Any], direct: list[dict[str, Any]], name: str, noun: str) -> str:
+    """``by first iteration, A is best beyond noise: its first call is 4.6× lower than B's``."""
+    lead = f"by {name}, {best['label']} is best beyond noise"
+    if direct:
+        lead += f": its {noun} is " + " and ".join(
+            size_text(r["comparison"], f"lower than {r['label']}'s") for r in direct
+        )
+    return lead
+
+
+def _no_best_parts(
+    measured: list[dict[str, Any]],
+    direct: list[dict[str, Any]],
+    name: str,
+    noun: str,
+    too_few: str,
+) -> list[str]:
+    """Where no cell is best beyond noise: the lowest (or, where the pairs go round, the first)
+    with the cells within noise of it, those the processes could not tell from it, and those
+    beyond noise higher."""
+    best = measured[0]
+    tied = [r for r in measured[1:] if r["vs_best"] == intervals.WITHIN_NOISE]
+    untold = [r for r in measured[1:] if r["vs_best"] == CANNOT_TELL]
+    lowest = best.get("lowest", True)
+    of_it = " within noise of it" if lowest else ""
+    ties = [f"{r['label']}{of_it} ({ratio_text(r.get('comparison'))})" for r in tied]
+    if lowest:
+        lead = (
+            f"by {name}, no setting is best beyond noise: {best['label']} is lowest "
+            f"({fmt_ms(best['median'])})"
+        )
+    else:
+        # The pairs go round in a circle: "lowest" would contradict a ratio shown.
+        lead = (
+            f"by {name}, no setting is best beyond noise, nor lowest: pair by pair they go "
+            f"round, {best['label']} ({fmt_ms(best['median'])})"
+        )
+        ties[-1:] = [f"{t} within noise of each other" for t in ties[-1:]]
+    lead += "".join(", " + t for t in ties)
+    parts = [lead]
+    of = "it" if lowest else best["label"]
+    for r in untold:
+        # Where the whole sweep could not tell, its sentence says how many would.
+        why = f"not told from {of}" if too_few else r.get("untold", CANNOT_TELL)
+        parts.append(f"{r['label']}: {why} ({ratio_text(r.get('comparison'))})")
+    parts += [
+        f"{r['label']}'s {noun} is " + size_text(r["comparison"], f"higher than {best['label']}'s")
+        for r in direct
+    ]
+    return parts
 
 
 def too_few_text(

@@ -16,7 +16,13 @@ from warmscope.core.child import outcome
 from warmscope.core.data import first_call
 from warmscope.core.data.run import RunData
 from warmscope.core.output.comparison import ratio_text
-from warmscope.core.output.digest import device_text, digest, event_list_text, memory_text
+from warmscope.core.output.digest import (
+    RunDigest,
+    device_text,
+    digest,
+    event_list_text,
+    memory_text,
+)
 from warmscope.core.output.sweep_columns import sweep_rows
 from warmscope.core.output.sweep_digest import header_lines, process_facts
 
@@ -33,7 +39,32 @@ RATIO_WIDTH = len("1.80× too few iterations")
 def render_summary(data: RunData) -> str:
     """The plain-text answer: first iteration, warm-up, percentiles, the slow iterations."""
     d = digest(data, max_warmup=SUMMARY_WARMUP_ROWS)
-    s = d.summary
+    out = [*_run_lines(d), f"iterations {d.summary.count}"]
+    if d.summary.count == 0:
+        # A run that failed before its first call: its record holds why (the events, stderr).
+        if d.record_path:
+            out.append(f"record     {d.record_path}")
+        return clean("\n".join(out))
+    out.extend(_timing_lines(d, data))
+    if d.device is not None:
+        out.append(f"device     {device_text(d.device)}")
+    out.extend(_slow_iteration_lines(d))
+    out.extend(_explained_lines(d))
+    out.extend(_shape_lines(d))
+    out.extend(_idle_probe_lines(d))
+    if d.memory:
+        out.append(f"memory     {memory_text(d.memory)}")
+    out.extend(_profile_lines(data))
+    out.extend(f"warning    {warning}" for warning in d.warnings)
+    out.extend(f"note       {said}" for said in d.notes)
+    if d.record_path:
+        out.append(f"record     {d.record_path}")
+    # Targets, knob values, event titles come from the user, the model or a record file.
+    return clean("\n".join(out))
+
+
+def _run_lines(d: RunDigest) -> list[str]:
+    """What was run and how: the target, the settings changed, the phases, the inputs."""
     out = [f"warmscope  {d.target}  mode={d.mode}  status={d.status_text}"]
     if d.changed:
         out.append("settings   " + "  ".join(f"{k}={v}" for k, v in d.changed.items()))
@@ -45,24 +76,13 @@ def render_summary(data: RunData) -> str:
     if d.inputs:
         given = f"  ({d.inputs_given})" if d.inputs_given and d.inputs_given != "--input" else ""
         out.append("inputs     " + " ".join(d.inputs) + given)
-    out.append(f"iterations {s.count}")
-    if s.count == 0:
-        # A run that failed before its first call: its record holds why (the events, stderr).
-        if d.record_path:
-            out.append(f"record     {d.record_path}")
-        return clean("\n".join(out))
-    out.append(f"first      {fmt_ms(s.first_ms)}")
-    if s.steady_from is None:
-        out.append("warm-up    not steady within the run")
-    else:
-        every = " until every shape is steady" if d.shapes else ""
-        above = "above each shape's steady p50" if d.shapes else "above steady state"
-        waited = sum(1 for i in data.contended_left_out() if i < s.steady_from)
-        aside = f" ({waited} waiting for a core left out)" if waited else ""
-        out.append(
-            f"warm-up    {s.steady_from - waited} iteration(s){every}{aside}, steady from "
-            f"#{s.steady_from}; {fmt_ms(s.warmup_excess_ms)} {above}"
-        )
+    return out
+
+
+def _timing_lines(d: RunDigest, data: RunData) -> list[str]:
+    """The first iteration, the warm-up, the steady state's percentiles."""
+    s = d.summary
+    out = [f"first      {fmt_ms(s.first_ms)}", _warmup_line(d, data)]
     cv = f"{s.cv * 100:.1f}%" if s.cv is not None else "-"
     # Several shapes: these figures mix them; each shape's own are in the shapes table.
     pooled = f"pooled over {len(d.shapes)} shapes: " if d.shapes else ""
@@ -70,45 +90,87 @@ def render_summary(data: RunData) -> str:
         f"steady     {pooled}p50 {fmt_ms(s.p50_ms)} · p90 {fmt_ms(s.p90_ms)} · p99 {fmt_ms(s.p99_ms)} · "
         f"mean {fmt_ms(s.mean_ms)} · CV {cv} · {rate(s.throughput_per_s)}"
     )
-    if d.device is not None:
-        out.append(f"device     {device_text(d.device)}")
-    if d.warmup:
-        out.append("slow iterations")
-        for row in d.warmup:
-            if row.causes:  # the causes, then the events that show them
-                what = f"{row.label_text}   {row.titles_text(100)}".rstrip()
-                out.append(f"  #{row.iteration:<5} {fmt_ms(row.ms):>11}  {clip(what, 180)}")
-                continue
-            out.append(
-                f"  #{row.iteration:<5} {fmt_ms(row.ms):>11}  {row.label_text:<25} "
-                f"{row.titles_text(100)}".rstrip()
-            )
+    return out
+
+
+def _warmup_line(d: RunDigest, data: RunData) -> str:
+    """How many iterations the warm-up took (those that waited for a core left out are not
+    counted) and what it cost above steady state."""
+    s = d.summary
+    if s.steady_from is None:
+        return "warm-up    not steady within the run"
+    every = " until every shape is steady" if d.shapes else ""
+    above = "above each shape's steady p50" if d.shapes else "above steady state"
+    waited = sum(1 for i in data.contended_left_out() if i < s.steady_from)
+    aside = f" ({waited} waiting for a core left out)" if waited else ""
+    return (
+        f"warm-up    {s.steady_from - waited} iteration(s){every}{aside}, steady from "
+        f"#{s.steady_from}; {fmt_ms(s.warmup_excess_ms)} {above}"
+    )
+
+
+def _slow_iteration_lines(d: RunDigest) -> list[str]:
+    """The slow iterations, each with its causes or the events seen in it."""
+    if not d.warmup:
+        return []
+    out = ["slow iterations"]
+    for row in d.warmup:
+        if row.causes:  # the causes, then the events that show them
+            what = f"{row.label_text}   {row.titles_text(100)}".rstrip()
+            out.append(f"  #{row.iteration:<5} {fmt_ms(row.ms):>11}  {clip(what, 180)}")
+            continue
+        out.append(
+            f"  #{row.iteration:<5} {fmt_ms(row.ms):>11}  {row.label_text:<25} "
+            f"{row.titles_text(100)}".rstrip()
+        )
+    return out
+
+
+def _explained_lines(d: RunDigest) -> list[str]:
+    """The first calls explained: what each one's cost was spent on."""
+    out = []
     for note in d.first_calls:
         shape = f" ({note['shape']})" if note.get("shape") else ""
         out.append(f"explained  #{note['iteration']}{shape} {note['label']}")
         out.append(f"           {first_call.detail(note)}")
-    if d.shapes:
-        out.append("shapes     first call of each shape against its own steady p50")
-        width = max(len(r["key"]) for r in d.shapes)
-        for r in d.shapes:
-            ratio = f"{r['first_vs_p50']:.2f}×" if r["first_vs_p50"] is not None else "-"
-            first = f"#{r['first_iteration']}" if r["first_iteration"] is not None else "-"
-            out.append(
-                f"  {r['key']:<{width}}  {r['count']:>5} it  first {first:<6} "
-                f"{fmt_ms(r['first_ms']):>10}  p50 {fmt_ms(r['p50_ms']):>10}  {ratio:>7}  "
-                f"{event_list_text(r['events'], 80)}".rstrip()
-            )
-    if d.idle_probe:
-        out.append("idle probe one call after each idle gap, against the steady p50")
-        for r in d.idle_probe:
-            vs = r["vs_p50"] or []
-            calls = "  ".join(
-                fmt_ms(t) + (f" ({v:.2f}×)" if vs else "")
-                for t, v in zip(r["ms"], vs or r["ms"], strict=True)
-            )
-            out.append(f"  after {r['idle_s']:g} s  {calls}")
-    if d.memory:
-        out.append(f"memory     {memory_text(d.memory)}")
+    return out
+
+
+def _shape_lines(d: RunDigest) -> list[str]:
+    """A table of the declared shapes: each one's first call against its own steady p50."""
+    if not d.shapes:
+        return []
+    out = ["shapes     first call of each shape against its own steady p50"]
+    width = max(len(r["key"]) for r in d.shapes)
+    for r in d.shapes:
+        ratio = f"{r['first_vs_p50']:.2f}×" if r["first_vs_p50"] is not None else "-"
+        first = f"#{r['first_iteration']}" if r["first_iteration"] is not None else "-"
+        out.append(
+            f"  {r['key']:<{width}}  {r['count']:>5} it  first {first:<6} "
+            f"{fmt_ms(r['first_ms']):>10}  p50 {fmt_ms(r['p50_ms']):>10}  {ratio:>7}  "
+            f"{event_list_text(r['events'], 80)}".rstrip()
+        )
+    return out
+
+
+def _idle_probe_lines(d: RunDigest) -> list[str]:
+    """The calls made after each idle gap, against the steady p50."""
+    if not d.idle_probe:
+        return []
+    out = ["idle probe one call after each idle gap, against the steady p50"]
+    for r in d.idle_probe:
+        vs = r["vs_p50"] or []
+        calls = "  ".join(
+            fmt_ms(t) + (f" ({v:.2f}×)" if vs else "")
+            for t, v in zip(r["ms"], vs or r["ms"], strict=True)
+        )
+        out.append(f"  after {r['idle_s']:g} s  {calls}")
+    return out
+
+
+def _profile_lines(data: RunData) -> list[str]:
+    """Each profiled iteration: its wall time, the time in operators and in none, its trace."""
+    out = []
     for i in sorted(data.profiles):
         p = data.profiles[i]
         if "wall_ms" in p:
@@ -118,14 +180,7 @@ def render_summary(data: RunData) -> str:
                 + (" (separate process)" if p.get("separate") else "")
                 + (f"; trace {p['trace']}" if p.get("trace") else "")
             )
-    for warning in d.warnings:
-        out.append(f"warning    {warning}")
-    for said in d.notes:
-        out.append(f"note       {said}")
-    if d.record_path:
-        out.append(f"record     {d.record_path}")
-    # Targets, knob values, event titles come from the user, the model or a record file.
-    return clean("\n".join(out))
+    return out
 
 
 def render_sweep(doc: dict[str, Any]) -> str:

@@ -196,81 +196,122 @@ def latency_chart(
     between calls: as a run goes on, only its newest column changes.
     """
     st = styles or ChartStyles()
-    g = current()
     pw, ph = width - AXIS_W, height - 2
     if pw < 8 or ph < 2:
         return too_small(width, height)
     _, cols = series.buckets(pw, stop)
     if not cols:
-        return _message(f"waiting for the first iteration{g.ellipsis}", height)
+        return _message(f"waiting for the first iteration{current().ellipsis}", height)
     lo, hi = min(c.lo for c in cols), max(c.hi for c in cols)
     bottom, top = (hold or ScaleHold()).fit(lo, hi, log)
-    frac = _frac(bottom, top, log)
-    eighths = ph * 8
-    mean_h = [max(1, round(frac(c.mean) * eighths)) for c in cols]
-    peak_h = [max(m, round(frac(c.hi) * eighths)) for c, m in zip(cols, mean_h, strict=True)]
-    warm = [steady_from is not None and c.first < steady_from for c in cols]
-    p50_row = None
-    if p50 is not None and bottom <= p50 <= top:
-        p50_row = min(ph - 1, int(frac(p50) * ph))
-    warm_bg = _bg(st.warmup)
-    peak_bg = Style(bgcolor=st.peak.color) if st.peak.color else None
-
+    bars = _Bars.of(cols, ph, _frac(bottom, top, log), steady_from, p50, bottom, top)
     labels = {ph - 1: _label(top), 0: _label(bottom)}
-    if p50_row is not None:
-        labels[p50_row] = _label(p50)  # type: ignore[arg-type]
+    if bars.p50_row is not None:
+        labels[bars.p50_row] = _label(p50)  # type: ignore[arg-type]
+    lines = [_marks_line(cols, pw, st)]
+    cell_styles = _CellStyles(st)
+    for r in range(ph - 1, -1, -1):  # top row first; r counts from the bottom
+        lines.append(_bar_line(r, bars, labels.get(r), pw, st, cell_styles))
+    lines.append(_x_axis(cols[-1].last + 1, len(cols), pw, bars.warm, st))
+    return lines
 
-    lines: list[Line] = []
+
+@dataclass
+class _Bars:
+    """Each column's bar, its heights in eighths of a row: of its mean and of its maximum;
+    whether its iterations are in the warm-up; the row the p50 line runs along, if drawn."""
+
+    rows: int
+    mean: list[int]
+    peak: list[int]
+    warm: list[bool]
+    p50_row: int | None
+
+    @classmethod
+    def of(
+        cls,
+        cols: list[Column],
+        rows: int,
+        frac: Callable[[float], float],
+        steady_from: int | None,
+        p50: float | None,
+        bottom: float,
+        top: float,
+    ) -> _Bars:
+        eighths = rows * 8
+        mean_h = [max(1, round(frac(c.mean) * eighths)) for c in cols]
+        peak_h = [max(m, round(frac(c.hi) * eighths)) for c, m in zip(cols, mean_h, strict=True)]
+        warm = [steady_from is not None and c.first < steady_from for c in cols]
+        p50_row = None
+        if p50 is not None and bottom <= p50 <= top:
+            p50_row = min(rows - 1, int(frac(p50) * rows))
+        return cls(rows, mean_h, peak_h, warm, p50_row)
+
+
+class _CellStyles:
+    """The few styles a bar chart's cell can take, by region (``None``, ``"warm"``, and for a
+    mean's top ``"peak"``: under a peak that fills the cell), built once rather than per cell."""
+
+    def __init__(self, st: ChartStyles) -> None:
+        warm_bg = _bg(st.warmup)
+        self.peak_bg = Style(bgcolor=st.peak.color) if st.peak.color else None
+        self.bar = {
+            None: _fg_bg(st.bar, None),
+            "warm": _fg_bg(st.bar, warm_bg),
+            "peak": _fg_bg(st.bar, self.peak_bg),
+        }
+        self.peak = {None: _fg_bg(st.peak, None), "warm": _fg_bg(st.peak, warm_bg)}
+        self.p50 = {None: _fg_bg(st.p50, None), "warm": _fg_bg(st.p50, warm_bg)}
+        self.blank = {None: None, "warm": warm_bg}
+
+
+def _marks_line(cols: list[Column], width: int, st: ChartStyles) -> Line:
+    """The chart's first line: each column's event marks, as letters (``mark_cells``)."""
     marks = _Row()
     marks.add(f"{'events':>{AXIS_W - 1}} ", st.axis)
-    for priority in mark_cells(cols, pw):
+    for priority in mark_cells(cols, width):
         if priority:
             marks.add(mark_letter(priority), st.marks.get(priority, Style(bold=True)))
         else:
             marks.add(" ")
-    lines.append(marks.done())
+    return marks.done()
 
-    # The few styles a cell can take, built once rather than per cell.
-    bar_on = {
-        None: _fg_bg(st.bar, None),
-        "warm": _fg_bg(st.bar, warm_bg),
-        "peak": _fg_bg(st.bar, peak_bg),
-    }
-    peak_on = {None: _fg_bg(st.peak, None), "warm": _fg_bg(st.peak, warm_bg)}
-    p50_on = {None: _fg_bg(st.p50, None), "warm": _fg_bg(st.p50, warm_bg)}
-    blank_on = {None: None, "warm": warm_bg}
+
+def _bar_line(
+    r: int, bars: _Bars, label: str | None, width: int, st: ChartStyles, on: _CellStyles
+) -> Line:
+    """Row ``r`` of the bars (counted from the bottom): its value label and tick, an eighth
+    block of each column's mean or peak (or the p50 line, or blank), then the p50 line over
+    the columns still to come."""
+    g = current()
     blocks, full = g.blocks, g.blocks[8]
-    for r in range(ph - 1, -1, -1):  # top row first; r counts from the bottom
-        line = _Row()
-        tick = g.cross if r == p50_row else g.tick if r in (0, ph - 1) else g.vline
-        label_style = st.p50 if r == p50_row else st.axis
-        line.add(labels.get(r, " " * (AXIS_W - 1)), label_style)
-        line.add(tick, st.axis)
-        lo8, hi8 = r * 8, (r + 1) * 8
-        for i in range(len(cols)):
-            region = "warm" if warm[i] else None
-            m, p = mean_h[i], peak_h[i]
-            if m >= hi8:
-                line.add(full, st.bar)
-            elif m > lo8:
-                line.add(blocks[m - lo8], bar_on["peak" if p >= hi8 and peak_bg else region])
-            elif p >= hi8:
-                line.add(full, st.peak)
-            elif p > lo8:
-                line.add(blocks[p - lo8], peak_on[region])
-            elif r == p50_row:
-                line.add(g.p50, p50_on[region])
-            else:
-                line.add(" ", blank_on[region])
-        if len(cols) < pw:  # the columns still to come; the p50 line runs on over them
-            line.add(
-                (g.p50 if r == p50_row else " ") * (pw - len(cols)),
-                p50_on[None] if r == p50_row else None,
-            )
-        lines.append(line.done())
-
-    lines.append(_x_axis(cols[-1].last + 1, len(cols), pw, warm, st))
-    return lines
+    line = _Row()
+    tick = g.cross if r == bars.p50_row else g.tick if r in (0, bars.rows - 1) else g.vline
+    label_style = st.p50 if r == bars.p50_row else st.axis
+    line.add(" " * (AXIS_W - 1) if label is None else label, label_style)
+    line.add(tick, st.axis)
+    lo8, hi8 = r * 8, (r + 1) * 8
+    for m, p, warm in zip(bars.mean, bars.peak, bars.warm, strict=True):
+        region = "warm" if warm else None
+        if m >= hi8:
+            line.add(full, st.bar)
+        elif m > lo8:
+            line.add(blocks[m - lo8], on.bar["peak" if p >= hi8 and on.peak_bg else region])
+        elif p >= hi8:
+            line.add(full, st.peak)
+        elif p > lo8:
+            line.add(blocks[p - lo8], on.peak[region])
+        elif r == bars.p50_row:
+            line.add(g.p50, on.p50[region])
+        else:
+            line.add(" ", on.blank[region])
+    drawn = len(bars.mean)
+    if drawn < width:  # the columns still to come; the p50 line runs on over them
+        line.add(
+            (g.p50 if r == bars.p50_row else " ") * (width - drawn),
+            on.p50[None] if r == bars.p50_row else None,
+        )
+    return line.done()
 
 
 def _x_axis(end: int, end_col: int, width: int, warm: list[bool], st: ChartStyles) -> Line:
@@ -304,6 +345,12 @@ def _x_axis(end: int, end_col: int, width: int, warm: list[bool], st: ChartStyle
 
 # Braille dots: (x, y) with x in 0..1 and y in 0..3 from the top.
 _DOT = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+
+
+def _dots_per_cell(shapes: bool) -> tuple[int, int]:
+    """The points a cell of an overlay holds, across and down: braille's 2×4 dots, or one
+    glyph with ``shapes``."""
+    return (1, 1) if shapes else (2, 4)
 
 
 def run_letter(index: int) -> str:
@@ -352,12 +399,11 @@ def overlay_chart(
     different one for each run. A cell several runs pass through is drawn in the shared
     style (or glyph)."""
     st = styles or ChartStyles()
-    g = current()
-    shapes = shapes or not g.braille
+    shapes = shapes or not current().braille
     pw, ph = width - AXIS_W, height - 1
     if pw < 8 or ph < 2:
         return too_small(width, height)
-    sub_x, sub_y = (1, 1) if shapes else (2, 4)
+    sub_x = _dots_per_cell(shapes)[0]
     # The longest run spans the plot; a shorter one (failed, or still running) ends early at
     # its last iteration rather than cutting every other run short.
     counts = [s.count if stop is None else min(s.count, stop) for s in runs]
@@ -371,54 +417,102 @@ def overlay_chart(
     lo = min(c.mean for run in cols for c in run)
     hi = max(c.mean for run in cols for c in run)
     bottom, top, frac = _scale(lo, hi, log)
-    rows = ph * sub_y
-    bits = [[[0] * len(runs) for _ in range(pw)] for _ in range(ph)]  # [row][col][run]
+    bits = _overlay_dots(cols, pw, ph, frac, shapes)
+    labels = _overlay_labels(ph, bottom, top, log)
+    run_styles = [st.runs[i % len(st.runs)] for i in range(len(runs))]
+    lines = [_overlay_line(bits[r], labels.get(r), shapes, run_styles, st) for r in range(ph)]
+    lines.append(_overlay_x_axis(n, pw, steady, len(runs), run_styles, st))
+    return lines
+
+
+def _overlay_dots(
+    cols: list[list[Column]],
+    width: int,
+    rows: int,
+    frac: Callable[[float], float],
+    shapes: bool,
+) -> list[list[list[int]]]:
+    """The dots each run sets in each cell, ``[row][col][run]``: braille dots (two across,
+    four down), or one a cell with ``shapes``. A run's consecutive points are joined by a
+    vertical stroke, so that its curve has no gaps."""
+    sub_x, sub_y = _dots_per_cell(shapes)
+    dot_rows = rows * sub_y
+    bits = [[[0] * len(cols) for _ in range(width)] for _ in range(rows)]
     for which, run in enumerate(cols):
         prev: int | None = None
         for x, c in enumerate(run):
-            y = min(rows - 1, max(0, rows - 1 - int(frac(c.mean) * (rows - 1) + 0.5)))
+            y = min(dot_rows - 1, max(0, dot_rows - 1 - int(frac(c.mean) * (dot_rows - 1) + 0.5)))
             span = range(min(prev, y), max(prev, y) + 1) if prev is not None else range(y, y + 1)
             for yy in span:
                 dot = 1 if shapes else _DOT[x % 2][yy % 4]
                 bits[yy // sub_y][x // sub_x][which] |= dot
             prev = y
-    labels = {0: _label(top), ph - 1: _label(bottom)}
-    if ph >= 5:
-        mid_frac = 1 - (ph // 2 + 0.5) / ph
+    return bits
+
+
+def _overlay_labels(rows: int, bottom: float, top: float, log: bool) -> dict[int, str]:
+    """The value labels by row from the top: the top, the bottom, and the middle where the
+    chart has five rows or more."""
+    labels = {0: _label(top), rows - 1: _label(bottom)}
+    if rows >= 5:
+        mid_frac = 1 - (rows // 2 + 0.5) / rows
         if log:
             mid = math.exp(math.log(bottom) + mid_frac * (math.log(top) - math.log(bottom)))
         else:
             mid = bottom + mid_frac * (top - bottom)
-        labels[ph // 2] = _label(mid)
-    run_styles = [st.runs[i % len(st.runs)] for i in range(len(runs))]
-    lines = []
-    for r in range(ph):
-        line = _Row()
-        line.add(labels.get(r, " " * (AXIS_W - 1)), st.axis)
-        line.add(g.tick if r in labels else g.vline, st.axis)
-        for cell in bits[r]:
-            present = [i for i, dots in enumerate(cell) if dots]
-            if not present:
-                line.add(" ")
-            elif len(present) > 1:
-                dots = 0
-                for i in present:
-                    dots |= cell[i]
-                line.add(g.both if shapes else chr(0x2800 + dots), st.both)
-            else:
-                i = present[0]
-                line.add(g.runs[i] if shapes else chr(0x2800 + cell[i]), run_styles[i])
-        lines.append(line.done())
-    axis = [g.hline] * pw
-    axis_styles: list[Style] = [st.axis] * pw
+        labels[rows // 2] = _label(mid)
+    return labels
+
+
+def _overlay_line(
+    cells: list[list[int]],
+    label: str | None,
+    shapes: bool,
+    run_styles: list[Style],
+    st: ChartStyles,
+) -> Line:
+    """One row of the overlay: its value label and tick, then each cell in the colour (or
+    glyph) of the one run that passes through it, or the shared one where several do."""
+    g = current()
+    line = _Row()
+    line.add(" " * (AXIS_W - 1) if label is None else label, st.axis)
+    line.add(g.vline if label is None else g.tick, st.axis)
+    for cell in cells:
+        present = [i for i, dots in enumerate(cell) if dots]
+        if not present:
+            line.add(" ")
+        elif len(present) > 1:
+            dots = 0
+            for i in present:
+                dots |= cell[i]
+            line.add(g.both if shapes else chr(0x2800 + dots), st.both)
+        else:
+            i = present[0]
+            line.add(g.runs[i] if shapes else chr(0x2800 + cell[i]), run_styles[i])
+    return line.done()
+
+
+def _overlay_x_axis(
+    n: int,
+    width: int,
+    steady: Sequence[int | None],
+    runs: int,
+    run_styles: list[Style],
+    st: ChartStyles,
+) -> Line:
+    """The iteration axis, ``0`` to the last (``n - 1``), with each run's letter where it
+    became steady (the shared glyph where two land in one cell)."""
+    g = current()
+    axis = [g.hline] * width
+    axis_styles: list[Style] = [st.axis] * width
     last = str(n - 1)
-    if pw > len(last) + 4:
+    if width > len(last) + 4:
         axis[0] = "0"
-        axis[pw - len(last) :] = list(last)
-    letters = {run_letter(i) for i in range(len(runs))}
+        axis[width - len(last) :] = list(last)
+    letters = {run_letter(i) for i in range(runs)}
     for i, at in enumerate(steady):
         if at is not None and 0 <= at < n:
-            x = min(pw - 1, at * pw // n)
+            x = min(width - 1, at * width // n)
             shared = axis[x] in letters
             axis[x] = g.both if shared else run_letter(i)
             axis_styles[x] = st.both if shared else run_styles[i]
@@ -426,8 +520,7 @@ def overlay_chart(
     x_line.add(" " * (AXIS_W - 1) + g.corner, st.axis)
     for ch, ch_style in zip(axis, axis_styles, strict=True):
         x_line.add(ch, ch_style)
-    lines.append(x_line.done())
-    return lines
+    return x_line.done()
 
 
 def stable_window(count: int, width: int) -> int:

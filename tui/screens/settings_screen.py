@@ -146,6 +146,19 @@ def feed_text(settings: RunSettings, name: str) -> str:
     return "" if value is None else str(value)
 
 
+def target_help(target: str) -> str:
+    """The target field's help: the forms a target takes, or, where its name holds characters
+    a terminal does not show, the name as the main view shows it."""
+    shown = clean_name(target)
+    if shown == target:
+        return "model.pt, path/file.py:factory, package.module:factory or sample:NAME"
+    # The field holds the name as it is; what a terminal would not show is said.
+    return (
+        f"holds characters a terminal does not show, marked {REPLACEMENT} as the "
+        f"main view marks them: {shown}"
+    )
+
+
 class SettingsScreen(Screen[SettingsResult | None]):
     CSS_PATH = "settings_screen.tcss"  # loaded when the screen first opens
 
@@ -192,7 +205,6 @@ class SettingsScreen(Screen[SettingsResult | None]):
     # -- building the form --------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        b = self.base
         yield Static("Settings for the next run", id="settings-title")
         yield Static(NOTE, id="settings-note")
         yield Static("", id="form-error", markup=False)
@@ -204,80 +216,90 @@ class SettingsScreen(Screen[SettingsResult | None]):
             yield Static("presets", classes="group-title")
             yield from self._row(
                 "preset",
-                ChoiceField([NO_PRESET, *PRESETS], b.preset or NO_PRESET, id="preset"),
-                self._preset_help(b.preset),
+                ChoiceField([NO_PRESET, *PRESETS], self.base.preset or NO_PRESET, id="preset"),
+                self._preset_help(self.base.preset),
             )
             yield Static("what to run", classes="group-title")
-            shown = clean_name(b.target)
-            yield from self._row(
-                "target",
-                Input(b.target, compact=True, id="field-target"),
-                "model.pt, path/file.py:factory, package.module:factory or sample:NAME"
-                if shown == b.target
-                # The field holds the name as it is; what a terminal would not show is said.
-                else f"holds characters a terminal does not show, marked {REPLACEMENT} as the "
-                f"main view marks them: {shown}",
-            )
-            yield from self._row(
-                "inputs",
-                Input(
-                    " ".join(b.inputs),
-                    placeholder="the target's own",
-                    compact=True,
-                    id="field-inputs",
-                ),
-                help_of("inputs") + " (space-separated)",
-            )
-            yield from self._row(
-                "iters",
-                Input(str(b.iters), compact=True, id="field-iters"),
-                help_of("iters"),
-            )
-            yield from self._row(
-                "duration",
-                Input(
-                    "" if b.duration is None else f"{b.duration:g}",
-                    compact=True,
-                    id="field-duration",
-                ),
-                help_of("duration") + " (empty: iters)",
-            )
-            for name in FEED_FIELDS:
-                yield from self._row(
-                    name,
-                    Input(
-                        feed_text(b, name),
-                        placeholder=FEED_PLACEHOLDERS.get(name, ""),
-                        compact=True,
-                        id=f"field-{name}",
-                    ),
-                    help_of(name),
-                )
+            yield from self._what_to_run_rows()
+            yield from self._feed_rows()
             yield Static("repeats and sweeps", classes="group-title")
-            for name, help_text in SWEEP_FIELDS.items():
-                yield from self._row(
-                    name,
-                    Input(
-                        "1" if name == "processes" else "",
-                        placeholder="none" if name != "processes" else "",
-                        compact=True,
-                        id=f"field-{name}",
-                    ),
-                    help_text,
-                )
-            yield from self._row(
-                "adaptive", ChoiceField(["off", "on"], "off", id="field-adaptive"), ADAPTIVE_HELP
-            )
-            for group in dict.fromkeys(k.group for k in KNOBS):
-                yield Static(GROUP_TITLES.get(group, group), classes="group-title")
-                for k in KNOBS:
-                    if k.group == group:
-                        yield from self._row(k.name, self._knob_widget(k), k.help)
+            yield from self._sweep_rows()
+            yield from self._knob_rows()
         with Horizontal(id="settings-buttons"):
             yield Button("Apply ^s", id="apply", variant="primary", compact=True)
             yield Button("Apply & run ^r", id="apply-run", variant="success", compact=True)
             yield Button("Cancel esc", id="cancel", compact=True)
         yield KeysFooter()
+
+    def _what_to_run_rows(self) -> ComposeResult:
+        """The target, its inputs, and how long to run it (iterations or a duration)."""
+        b = self.base
+        yield from self._row(
+            "target", Input(b.target, compact=True, id="field-target"), target_help(b.target)
+        )
+        yield from self._row(
+            "inputs",
+            Input(
+                " ".join(b.inputs),
+                placeholder="the target's own",
+                compact=True,
+                id="field-inputs",
+            ),
+            help_of("inputs") + " (space-separated)",
+        )
+        yield from self._row(
+            "iters",
+            Input(str(b.iters), compact=True, id="field-iters"),
+            help_of("iters"),
+        )
+        yield from self._row(
+            "duration",
+            Input(
+                "" if b.duration is None else f"{b.duration:g}",
+                compact=True,
+                id="field-duration",
+            ),
+            help_of("duration") + " (empty: iters)",
+        )
+
+    def _feed_rows(self) -> ComposeResult:
+        """How the model is fed (``FEED_FIELDS``): a text field each, as on the command line."""
+        for name in FEED_FIELDS:
+            yield from self._row(
+                name,
+                Input(
+                    feed_text(self.base, name),
+                    placeholder=FEED_PLACEHOLDERS.get(name, ""),
+                    compact=True,
+                    id=f"field-{name}",
+                ),
+                help_of(name),
+            )
+
+    def _sweep_rows(self) -> ComposeResult:
+        """How many processes, which settings a sweep compares, and whether it is adaptive."""
+        for name, help_text in SWEEP_FIELDS.items():
+            yield from self._row(
+                name,
+                Input(
+                    "1" if name == "processes" else "",
+                    placeholder="none" if name != "processes" else "",
+                    compact=True,
+                    id=f"field-{name}",
+                ),
+                help_text,
+            )
+        yield from self._row(
+            "adaptive", ChoiceField(["off", "on"], "off", id="field-adaptive"), ADAPTIVE_HELP
+        )
+
+    def _knob_rows(self) -> ComposeResult:
+        """Every knob, by group in the order declared, each group under its title."""
+        for group in dict.fromkeys(k.group for k in KNOBS):
+            yield Static(GROUP_TITLES.get(group, group), classes="group-title")
+            for k in KNOBS:
+                if k.group == group:
+                    yield from self._row(k.name, self._knob_widget(k), k.help)
 
     def _row(self, name: str, widget: Widget, help_text: str) -> ComposeResult:
         """Name and control on one line, the help (or the reason a value is refused) below."""
