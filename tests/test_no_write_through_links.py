@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import warmscope
+from tests.conftest import FACTORIES, warmscope
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +57,13 @@ def test_a_link_at_the_record_path_is_refused_in_one_line(tmp_path: Path) -> Non
 
 
 def test_a_link_where_warmup_emits_its_recipe_and_document(tmp_path: Path) -> None:
+    """The smallest warm-up that hands over a recipe (an eager model: one candidate, two
+    processes): what is under test is where it writes."""
     link, victim = planted(tmp_path, "recipe.py")
     doc = tmp_path / "doc.json"
     doc.symlink_to(victim)
     r = warmscope(
-        "warmup", "sample:speech", "--input", "1xTx40", "--dim", "T=20,30", "--iters", "8",
+        "warmup", f"{FACTORIES}:tiny", "--input", "2x8", "--iters", "8",
         "--repeat", "1", "--emit", str(link), "--json", str(doc), "--quiet",
         "--record", str(tmp_path / "w"), timeout=300,
     )  # fmt: skip
