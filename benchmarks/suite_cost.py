@@ -1,6 +1,7 @@
 """What the test suite costs: wall seconds and CPU-minutes, in all and per test file.
 
-    python benchmarks/suite_cost.py [--top 15] [--json FILE] [--compiles] [PYTEST ARGS...]
+    python benchmarks/suite_cost.py [--top 15] [--top-tests 0] [--json FILE] [--compiles]
+                                    [PYTEST ARGS...]
 
 Without pytest arguments it runs the suite as ``make pytest`` does (``-n auto --maxprocesses 4
 --dist loadfile --no-loadscope-reorder``); with some (``tests/test_warmup.py``, ``-k …``,
@@ -13,8 +14,10 @@ Without pytest arguments it runs the suite as ``make pytest`` does (``-n auto --
   it waited for (its children, their children), from the test's setup to its teardown, a
   module fixture's teardown counted with the module's last test; "outside tests" is the rest
   (start-up, collection, xdist, what ended after the test that started it);
+- with ``--top-tests N``: the N single tests that took the most CPU, as the files;
 - with ``--compiles``: each C++ build the suite ran (``g++ … -o``, through a wrapper put first
-  on ``PATH``), by what it built: the C++ agent, a recipe's library, AOTInductor's, others.
+  on ``PATH``), by what it built (the C++ agent, a recipe's library, a syntax check,
+  AOTInductor's, others) and how it ended (built, failed, or stopped: killed).
 
 Figures only: nothing here asserts a time. This process adds one import of the plugin per
 pytest process, and a small JSON file per worker.
@@ -28,6 +31,7 @@ import ctypes
 import json
 import os
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -137,26 +141,29 @@ def _children() -> list[str]:
 
 
 WRAPPER = """#!/bin/sh
-for a in "$@"; do
-  if [ "$a" = "-o" ]; then
-    printf '%s\\n' "$*" >> {log}
-    break
-  fi
-done
-exec {real} "$@"
+case " $* " in
+  *" -o "*) ;;
+  *) exec {real} "$@" ;;
+esac
+line="$*"
+printf 'start\\t%s\\n' "$line" >> {log}
+{real} "$@"
+code=$?
+printf '%s\\t%s\\n' "$code" "$line" >> {log}
+exit $code
 """
+"""A compiler that logs each build (a line with ``-o``) as it starts and as it ends."""
 
 
 def compiler_wrappers(folder: Path, log: Path) -> dict[str, str]:
-    """Wrappers for the C++ compilers on ``PATH`` that log each build line (one with ``-o``)
-    and run the real one; the environment that puts them first."""
+    """``WRAPPER`` for each C++ compiler on ``PATH``; the environment that puts them first."""
     folder.mkdir()
     for name in COMPILERS:
         real = shutil.which(name)
         if real is None:
             continue
         path = folder / name
-        path.write_text(WRAPPER.format(log=shlex_quote(str(log)), real=shlex_quote(real)))
+        path.write_text(WRAPPER.format(log=shlex.quote(str(log)), real=shlex.quote(real)))
         path.chmod(0o755)
     env = {"PATH": f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"}
     cxx = os.environ.get("CXX")
@@ -165,20 +172,38 @@ def compiler_wrappers(folder: Path, log: Path) -> dict[str, str]:
     return env
 
 
-def shlex_quote(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
-
-
 def kind_of_build(line: str) -> str:
+    words = line.split()
     if "cpp_agent.cpp" in line:
         return "the C++ agent"
-    if "shim.cpp" in line and "WARMUP_NO_MAIN" in line:
-        return "a C++ recipe's library (verified by the agent)"
-    if "torchinductor" in line.lower() or "aoti" in line.lower() or ".so" in line.split()[-1]:
-        return "AOTInductor / inductor"
-    return "other"
+    if "shim.cpp" in line and "-DWARMUP_NO_MAIN" in words:
+        return "a C++ recipe's library, for the agent"
+    if "-fsyntax-only" in words:
+        return "a syntax check"
+    if "torchinductor" in line.lower() or "aoti" in line.lower():
+        return "AOTInductor's or inductor's"
+    return "other (a recipe built on its own, ...)"
+
+
+def builds_by_kind(log: list[str]) -> dict[str, list[int]]:
+    """Each kind's builds: ``[ended well, failed, stopped]`` (started and never ended: killed
+    with its process group, as a stopped build is)."""
+    started: list[str] = []
+    ended: dict[str, list[int]] = {}
+    for entry in log:
+        status, _, line = entry.partition("\t")
+        if status == "start":
+            started.append(line)
+        else:
+            ended.setdefault(line, []).append(int(status))
+    kinds: dict[str, list[int]] = {}
+    for line in started:
+        counts = kinds.setdefault(kind_of_build(line), [0, 0, 0])
+        codes = ended.get(line)
+        counts[0 if codes and codes[0] == 0 else 1 if codes else 2] += 1
+        if codes:
+            codes.pop(0)
+    return kinds
 
 
 def main() -> None:
@@ -261,13 +286,12 @@ def report(
         print(f"{'CPU-s':>7} {'wall-s':>7}  test")
         for name, (c, w) in sorted(tests.items(), key=lambda kv: -kv[1][0])[: ours.top_tests]:
             print(f"{c:7.1f} {w:7.1f}  {name}")
-    kinds: dict[str, int] = {}
-    for line in builds:
-        kinds[kind_of_build(line)] = kinds.get(kind_of_build(line), 0) + 1
     if ours.compiles:
-        print(f"\nC++ builds: {len(builds)}")
-        for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
-            print(f"{n:5d}  {kind}")
+        kinds = builds_by_kind(builds)
+        print(f"\nC++ builds: {sum(sum(c) for c in kinds.values())}")
+        print(f"{'built':>5} {'failed':>6} {'stopped':>7}  of")
+        for kind, (ok, failed, stopped) in sorted(kinds.items(), key=lambda kv: -sum(kv[1])):
+            print(f"{ok:5d} {failed:6d} {stopped:7d}  {kind}")
     if ours.json is not None:
         ours.json.write_text(
             json.dumps(
@@ -285,7 +309,7 @@ def report(
                         name: {"cpu_s": round(c, 1), "wall_s": round(w, 1)}
                         for name, (c, w) in sorted(tests.items(), key=lambda kv: -kv[1][0])
                     },
-                    "builds": builds,
+                    "compiler_log": builds,
                 },
                 indent=1,
             )
