@@ -42,6 +42,10 @@ module here with ``python -I -S``). The parent reads ``protocol``, ``knobs`` and
                 and around setup phases, never inside a call
     cpu_waits   how long the child's threads waited for a core (run-queue delay), read after
                 calls a while apart; the cores the child may use
+    exec_watch  a program's own outermost forward calls, timed from inside it (``warmscope exec``):
+                a timer in each outermost module's call slot, nothing per submodule
+    exec_stream one batched stream per process of a watched program, to the parent's socket
+                (``exec_boot/sitecustomize.py`` loads both once the program imports torch)
     gpu_sampler the run's GPU through NVML (the module handed in): here and beside a remote agent
     opprofile   the operator breakdown of a profiled iteration
     remote_guardian  the remote end of ``--host`` (shipped, not loaded by the agent): starts the
