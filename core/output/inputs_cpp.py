@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from warmscope.core.base.code_text import c_string
+from warmscope.core.base.files import atomic_write
 from warmscope.core.child import input_spec
 from warmscope.core.child.cpp_make import SOURCE
 
@@ -135,7 +136,7 @@ def main() -> int:
             return 1
         return 0
     if fresh != text:
-        Path(SOURCE).write_text(fresh)
+        atomic_write(Path(SOURCE), fresh, parents=False)
     return 0
 
 
