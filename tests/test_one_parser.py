@@ -13,14 +13,12 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input
 
 from tests.cli_in_process import main_here
-from tests.tui_support import SharedApp, wait_for
+from tests.tui_support import SharedApp, fill
 from warmscope.core.data.settings import RunSettings, SettingsError
 from warmscope.core.data.sweep_plan import MAX_REPEAT, NEEDS_TWO
 from warmscope.tui.app import build_app
-from warmscope.tui.screens.settings_screen import SWEEP_FIELDS, SettingsScreen
 
 TARGET = "sample:trivial"
 
@@ -92,14 +90,7 @@ def test_the_command_line_and_the_form_refuse_an_input_with_the_same_words(
     refused: list[str] = []
 
     async def scenario(pilot: Pilot) -> None:
-        await pilot.press("e")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, SettingsScreen))
-        screen = pilot.app.screen
-        assert isinstance(screen, SettingsScreen)
-        new = {name: "1" if name == "processes" else "" for name in SWEEP_FIELDS}
-        for name, text in (new | fields).items():
-            screen.query_one(f"#field-{name}", Input).value = text
-        await pilot.pause()
+        screen = await fill(pilot, **fields)
         with pytest.raises(SettingsError) as exc:
             screen.build()
         refused.append(str(exc.value))

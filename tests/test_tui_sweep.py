@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Button, DataTable, Input
+from textual.widgets import Button, DataTable
 
 from tests.test_tui_messages import SWEEP
-from tests.tui_support import SharedApp, run, screen_text, wait_for
+from tests.tui_support import SharedApp, fill, run, screen_text, wait_for
 from warmscope.cli.view import open_records
 from warmscope.core.data.record import read_run
 from warmscope.core.data.settings import RunSettings
@@ -31,7 +31,6 @@ from warmscope.tui.app import WarmscopeApp, build_app
 from warmscope.tui.drawing.sweep_strips import draw
 from warmscope.tui.screens import compare_screen
 from warmscope.tui.screens.compare_screen import CompareScreen
-from warmscope.tui.screens.settings_screen import SWEEP_FIELDS, SettingsScreen
 from warmscope.tui.screens.sweep_screen import SweepScreen
 from warmscope.tui.sweep_runner import RunnerState, Started
 from warmscope.tui.widgets.sweep_chart import SweepChart
@@ -59,20 +58,6 @@ def ready() -> Iterator[SharedApp]:
     (each starts from the first frame's screen and the next run's settings: ``SharedApp``)."""
     with SharedApp(ready_app(), SIZE) as shared:
         yield shared
-
-
-async def fill(pilot: Pilot, **fields: str) -> SettingsScreen:
-    """Open the settings screen and type into its repeat and sweep fields; those not given are
-    set as a new form has them (the form keeps what the last sweep had in them)."""
-    await pilot.press("e")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SettingsScreen))
-    screen = pilot.app.screen
-    assert isinstance(screen, SettingsScreen)
-    new = {name: "1" if name == "processes" else "" for name in SWEEP_FIELDS}
-    for name, text in (new | fields).items():
-        screen.query_one(f"#field-{name}", Input).value = text
-    await pilot.pause()
-    return screen
 
 
 def chart_text(screen: SweepScreen) -> str:

@@ -37,6 +37,8 @@ from warmscope.tui.app import WarmscopeApp
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
 
+    from warmscope.tui.screens.settings_screen import SettingsScreen
+
 Scenario = Callable[[Pilot], Awaitable[None]]
 
 
@@ -358,3 +360,22 @@ def matches_snapshot(snapshot: SnapshotAssertion, request: pytest.FixtureRequest
     )
     node_to_report_path(node).write_bytes(pickle.dumps(data))
     return result
+
+
+async def fill(pilot: Pilot, **fields: str) -> SettingsScreen:
+    """Open the settings screen and type into its repeat and sweep fields; those not given are
+    set as a new form has them (the form keeps what the last sweep had in them)."""
+    # the settings screen loads when first opened, as in the app
+    from textual.widgets import Input
+
+    from warmscope.tui.screens.settings_screen import SWEEP_FIELDS, SettingsScreen
+
+    await pilot.press("e")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SettingsScreen))
+    screen = pilot.app.screen
+    assert isinstance(screen, SettingsScreen)
+    new = {name: "1" if name == "processes" else "" for name in SWEEP_FIELDS}
+    for name, text in (new | fields).items():
+        screen.query_one(f"#field-{name}", Input).value = text
+    await pilot.pause()
+    return screen
