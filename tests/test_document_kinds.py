@@ -23,6 +23,7 @@ import pytest
 from tests.conftest import FACTORIES, warmscope
 from warmscope.core.data import schema
 from warmscope.core.data.document import read_document
+from warmscope.core.data.packing import MsView, Starts
 from warmscope.core.data.reading import read_run
 from warmscope.core.data.run import RunData
 
@@ -57,7 +58,7 @@ def lines(path: Path) -> Iterator[dict[str, Any]]:
 
 def plain(value: Any) -> Any:
     """A field's value to compare: arrays and other sequences as lists."""
-    if isinstance(value, array) or type(value).__name__ in ("Starts", "MsView"):
+    if isinstance(value, (array, Starts, MsView)):
         return list(value)
     return value
 
