@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from warmscope.core.data.targets import InputSpec, Target
 
 
-class RunSettings(Protocol):
+class RefusalReads(Protocol):
     """What the refusal reads of a run's settings (``settings.RunSettings`` has it all; the
     settings call this module, so it names what it reads rather than importing them)."""
 
@@ -45,11 +45,11 @@ PYTHON_ONLY_KNOBS = {k.name: k.recipe.cpp_refusal for k in KNOBS if k.recipe.cpp
 """Knobs set from Python only, and what sets them."""
 
 
-def is_cpp(settings: RunSettings) -> bool:
+def is_cpp(settings: RefusalReads) -> bool:
     return settings.knobs.get("runtime") == CPP
 
 
-def refusal(settings: RunSettings, target: Target) -> str | None:
+def refusal(settings: RefusalReads, target: Target) -> str | None:
     """Why ``settings`` cannot run in the C++ runtime, in one line; ``None`` where they can."""
     spec = clean_line(target.spec)
     if target.kind not in KINDS:
