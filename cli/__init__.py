@@ -28,6 +28,7 @@ MODULES = {
     "compare": "compare",
     "report": "report",
     "export": "export",
+    "exec": "exec_command",
     "samples": "lists",
     "knobs": "lists",
 }
@@ -59,7 +60,8 @@ def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = argv[0] if argv and argv[0] in MODULES else None
     rest = argv[1:] if name else argv
-    verbose = "--verbose" in rest
+    # exec: what follows -- is the program's own command line
+    verbose = "--verbose" in (rest[: rest.index("--")] if "--" in rest else rest)
     try:
         args = make_parser(name).parse_args(rest)
         if name is None:

@@ -97,6 +97,10 @@ run/ — the parent's run machinery.
     warmup_progress  a warm-up's steps run stoppably and told (``Progress``); its plan in words
     warmup_handover  the recipe handed over: the verified file under a header with its verdict
     version     warmscope's own version
+    exec_session  ``warmscope exec``: the user's program started with the observer, its
+                processes' streams read from a private socket, its tree ended after it
+    exec_fold   one watched process's stream as a run: its calls as iterations grouped by
+                module and signature, its events on their calls, its record
 
 data/ — the data model: records, settings and what can be computed from them alone.
     run         ``RunData`` (one run), ``Cursor``/``Update`` (what a consumer takes since its

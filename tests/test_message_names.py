@@ -12,9 +12,10 @@ from warmscope.core.child import protocol
 from warmscope.core.data import schema
 
 CHILD = Path(protocol.__file__).parent
-PARENTS_OWN = {"header", "spawned", "sample", "end"}
+PARENTS_OWN = {"header", "spawned", "sample", "end", "exec", "callers"}
 """The lines the parent writes of itself: the run's header, the agent's pid, its own samples
-of the child's use, and how the run ended."""
+of the child's use, and how the run ended; and what ``warmscope exec`` folds a watched
+process's stream into beside its calls (``core/run/exec_fold.py``)."""
 
 
 def names_written(path: Path, *patterns: str) -> set[str]:

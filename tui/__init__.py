@@ -17,6 +17,7 @@ tui/ — the app, its parts, and what its screens and widgets share, in the laye
     summaries   a run's summary computed on a thread worker, kept, the main screen told
     opening     what the app was started with: records (long ones behind the loading
                 screen), their sweeps, the first run
+    program_watch  ``warmscope exec``: each process of the program a live run as it joins
     quitting    leaving with no child behind: ``q``, a hang-up or SIGTERM, the last resort
     exporting   the comparison a compare screen asks to export; what an export wrote, told
     palette     the command palette's own entries: every run key, the help, the presets

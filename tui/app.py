@@ -39,6 +39,7 @@ from warmscope.tui.exporting import Exports
 from warmscope.tui.keys import APP_BINDINGS, when_offered
 from warmscope.tui.messages import ToApp
 from warmscope.tui.opening import Opening
+from warmscope.tui.program_watch import ProgramWatch
 from warmscope.tui.quitting import Quitting
 from warmscope.tui.repaint import DEFAULT_REFRESH_HZ
 from warmscope.tui.repaint_all import repaint_all
@@ -51,6 +52,7 @@ from warmscope.tui.viewer import Viewer
 
 if TYPE_CHECKING:
     from warmscope.core.data.run import RunData
+    from warmscope.core.run.exec_session import ExecSession
     from warmscope.tui.run_view import RunEntry
 
 
@@ -71,12 +73,14 @@ class WarmscopeApp(App[int]):
         refresh_hz: float = DEFAULT_REFRESH_HZ,
         sweeps: Iterable[dict[str, Any]] = (),
         ascii: bool = False,
+        program: ExecSession | None = None,
     ) -> None:
         """``start``: how runs are spawned (a fake session factory in tests that need no
         torch). ``overwrite``: the first run replaces an existing ``record_path``; later runs
         write ``PATH-2``, ``PATH-3``… ``refresh_hz``: the most a pane repaints in a second
         (``--refresh``). ``sweeps``: sweep documents opened, their runs in ``records``.
         ``ascii``: draw with ASCII only (``--ascii``, or a ``TERM`` without the rest).
+        ``program``: ``warmscope exec``'s session, its processes shown as they join.
         Under ``NO_COLOR`` the screen has no colours at all: Textual drops every colour of a
         native-ANSI app (the others it turns to greys), so the app says it is one."""
         self.ascii = ascii
@@ -95,6 +99,9 @@ class WarmscopeApp(App[int]):
             self, self.state, self.viewer, self.control, records=list(records), first_run=settings
         )
         self.quitting = Quitting(self, self.state, self.viewer)
+        self.program = (
+            None if program is None else ProgramWatch(self, self.state, self.viewer, program)
+        )
         self.parts = (self.control, self.viewer, self.viewer.summaries, Exports(self))
         """Where ``ToApp`` messages are handled (``route``)."""
         self._wakeup: SignalWakeup | None = None
@@ -140,6 +147,8 @@ class WarmscopeApp(App[int]):
     def on_main_screen_ready(self) -> None:
         self.ready = True
         self.opening.open()
+        if self.program is not None:
+            self.program.start()
 
     @on(ToApp)
     def route(self, message: ToApp) -> None:

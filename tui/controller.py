@@ -230,9 +230,16 @@ class RunController:
             return path
         return path.with_name(f"{path.stem}-{self._started + 1}{path.suffix}")
 
-    def tick(self) -> Tick | None:
-        """Take the live run's new batch into its view; ``None`` when no run is live."""
-        entry = self.live
+    def watch(self, session: LiveRun) -> RunEntry:
+        """A process of the program ``warmscope exec`` watches, as a live run of the app."""
+        entry = RunEntry.from_session(len(self.runs) + 1, session)
+        self.runs.append(entry)
+        return entry
+
+    def tick(self, viewed: RunEntry | None = None) -> Tick | None:
+        """Take the live run's new batch into its view (``viewed`` where it is live: several
+        processes of one program are live at once); ``None`` when no run is live."""
+        entry = viewed if viewed is not None and viewed.live else self.live
         if entry is None or entry.session is None or entry.cursor is None:
             return None
         update = entry.session.poll(entry.cursor)

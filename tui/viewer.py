@@ -91,7 +91,7 @@ class Viewer:
     def _tick(self) -> None:
         if not self.app.screen_stack:
             return  # the app is closing: its screens are gone before its timers
-        tick = self.state.controller.tick()
+        tick = self.state.controller.tick(self.state.viewed)
         if tick is None:
             self.stop()
             return

@@ -26,6 +26,7 @@ from warmscope.core.data.schema import (
     describe,
     fields,
     is_dict,
+    is_int,
     is_num,
     kind_of,
     need,
@@ -62,6 +63,8 @@ def iteration_rows(run: RunData) -> Iterator[dict[str, Any]]:
             row["device_ms"] = round(device, 6)
         if launch is not None:
             row["launch_ms"] = round(launch, 6)
+        if i < len(run.call_threads):
+            row["thread"] = run.call_threads[i]
         yield row
 
 
@@ -110,6 +113,7 @@ def to_document(run: RunData, *, iterations: bool = True) -> dict[str, Any]:
             for w in run.cpu_waits
         ],
         "graphs": run.graphs,
+        "exec": run.exec,
         "opening": run.opening,
         "inputs": run.inputs,
         "inputs_source": run.inputs_source,
@@ -168,6 +172,9 @@ def document_lines(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
         device = _device(rows)
         if device is not None:
             yield device
+        if any("thread" in r for r in rows):
+            threads = [r.get("thread") for r in rows]
+            yield {"type": "callers", "i0": 0, "th": [t if is_int(t) else 0 for t in threads]}
     probes = [p for p in summary.get("idle_probe") or [] if is_dict(p) and is_num(p.get("idle_s"))]
     if probes:
         probe: dict[str, Any] = {"type": "idle_probe"}
@@ -206,6 +213,8 @@ def document_lines(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
         }
     if doc.get("graphs"):
         yield {**doc["graphs"], "type": "graphs"}
+    if is_dict(doc.get("exec")) and doc["exec"]:
+        yield {**doc["exec"], "type": "exec"}
     if doc.get("error"):
         yield {**doc["error"], "type": "error"}
     end = {"status": doc.get("status", outcome.CRASHED), "detail": doc.get("status_detail", "")}

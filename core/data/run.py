@@ -228,6 +228,12 @@ class RunData:
     """The batches of calls that read from storage, in order (a run that read none has none)."""
     cpu_waits: list[CpuWait] = field(default_factory=list)
     """How long the child's threads waited for a core, reading by reading, in order."""
+    exec: dict[str, Any] = field(default_factory=dict)
+    """A process ``warmscope exec`` watched: ``process`` (pid, ppid, argv, executable, python),
+    ``modules`` and ``threads`` (by id, as its calls name them), ``streams`` (the records of
+    the program's other processes, beside this one). Empty for a run."""
+    call_threads: array = field(default_factory=lambda: array("q"))
+    """``warmscope exec``: each call's thread (its native id); empty for a run."""
     _by_iteration: dict[int, list[Event]] = field(default_factory=dict, compare=False)
     _summary: tuple[tuple[int, int, int, bool, int], stats.Summary] | None = field(
         default=None, compare=False
@@ -328,6 +334,14 @@ class RunData:
         if self.shape_keys or shapes is not None:
             # A batch without indices (recovered from the ring after a crash): not known.
             self.shape_of.extend(shapes if shapes is not None else [-1] * n)
+
+    def add_callers(self, first: int, threads: Sequence[int]) -> None:
+        """Each call's thread, for the batch of calls that starts at ``first`` (it follows
+        that batch); a gap before it reads as thread 0, not known."""
+        have = len(self.call_threads)
+        if first > have:
+            self.call_threads.extend(array("q", [0]) * (first - have))
+        self.call_threads.extend(array("q", threads[max(0, have - first) :]))
 
     def add_disk_read(self, first: int, calls: int, read_bytes: int, major_faults: int) -> None:
         self.disk_reads.append(DiskRead(first, calls, read_bytes, major_faults))

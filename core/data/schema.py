@@ -17,7 +17,9 @@ before version 2 hold plain lists in integer nanoseconds: ``ns`` durations, ``st
 the loop's start, ``sh`` each iteration's index into the shapes table; the earliest, float
 milliseconds ``ms`` and ``start_ms``), ``event``, ``sample``, ``profile``, ``graphs``,
 ``idle_probe``, ``opening`` (the run's first calls replayed warm, ``--replay-opening``),
-``memory``, ``error``, ``end``.
+``memory``, ``error``, ``end``; a process ``warmscope exec`` watched has ``exec`` (the process,
+and the tables its calls refer to: modules, threads, the program's other streams) and
+``callers`` (each call's thread, beside ``iters``).
 
 Every string that comes from the child, the model or a file is made safe for a terminal in the
 fold, once (``safe_text``): no view downstream sees an escape sequence.
@@ -517,6 +519,31 @@ def _fold_error(data: RunData, body: Body, _: packing.Packed | None) -> None:
     data.error = body
 
 
+def _check_exec(entry: Body) -> None:
+    for key in ("process", "modules", "threads"):
+        field(entry, key, is_dict, "an object")
+    field(entry, "streams", is_str_list, "a list of strings")
+
+
+def _fold_exec(data: RunData, body: Body, _: packing.Packed | None) -> None:
+    """Tables grow by the entries a line adds: a line names only what is new."""
+    for key in ("process", "modules", "threads"):
+        if key in body:
+            data.exec.setdefault(key, {}).update(body[key])
+    if "streams" in body:
+        data.exec["streams"] = list(body["streams"])
+
+
+def _check_callers(entry: Body) -> None:
+    field(entry, "i0", lambda v: is_int(v) and v >= 0, "an iteration number", optional=False)
+    th = entry.get("th")
+    need(isinstance(th, list) and all(is_int(v) for v in th), "'th' is not a list of thread ids")
+
+
+def _fold_callers(data: RunData, body: Body, _: packing.Packed | None) -> None:
+    data.add_callers(body["i0"], body["th"])
+
+
 def _check_end(entry: Body) -> None:
     field(entry, "status", is_str, "a string")
     field(entry, "detail", is_str, "a string")
@@ -611,6 +638,8 @@ KINDS: dict[str, LineKind] = {
     ),
     "graphs": kind(_check_graphs, _fold_graphs, "graphs", "graphs", from_agent=True),
     "error": kind(check_error, _fold_error, "error", "error", from_agent=True),
+    "exec": kind(_check_exec, _fold_exec, "exec", "exec"),
+    "callers": kind(_check_callers, _fold_callers, "call_threads", "iterations", clean=False),
     "end": kind(
         _check_end, _fold_end, "status status_detail exit_code", "status status_detail exit_code"
     ),
