@@ -199,8 +199,9 @@ def summaries(session: Any, command: list[str]) -> list[str]:
         say(f"unwatched: process {line}")
     if not session.processes:
         say(
-            f"{clean_line(command[0])} started no Python process that warmscope could watch: "
-            "exec watches Python programs (a script, python -m, a console script)"
+            f"no process of {clean_line(command[0])} loaded warmscope's observer: exec watches "
+            "Python programs (a script, python -m, a console script), started with site "
+            "(not python -S or -I)"
         )
     elif not runs:
         why = next((r.unwatched for r in session.processes if r.unwatched), "")

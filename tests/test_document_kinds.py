@@ -33,6 +33,8 @@ KEPT = [
     DATA / "feeding-shapes.jsonl",  # shapes, inputs
     # a TorchScript run on an H100, from a cold page cache: graphs, device times, disk reads
     DATA / "gpu_h100" / "runs" / "cnn-script-cold-page-cache-phases" / "c1.jsonl",
+    # `warmscope exec` of a program calling a torch.compile'd module at two batch sizes
+    DATA / "exec-compiled.jsonl",
 ]
 
 

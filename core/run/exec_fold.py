@@ -160,6 +160,8 @@ class ProcessRun:
         when = time.time() if not isinstance(wall_ns, int) else wall_ns / 1e9
         header = {
             "type": "header",
+            "format": schema.FORMAT,
+            "version": schema.VERSION,
             "settings": RunSettings(target=program).to_json(),
             "target": {"kind": "exec", "spec": program, "pid": self.pid},
             "mode": "exec",
