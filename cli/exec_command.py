@@ -54,7 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="MODULE:ATTR",
         help="also time calls of this callable (an AOTInductor runner, a compiled function): "
-        "MODULE is imported by the program, ATTR a dotted path in it; repeatable",
+        "MODULE is one the program imports (not the script run as __main__), ATTR a dotted "
+        "path in it, there once MODULE has run; repeatable",
     )
     p.add_argument(
         "--record",

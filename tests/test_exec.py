@@ -314,3 +314,35 @@ def test_the_bootstrap_keeps_the_environments_own_sitecustomize(tmp_path: Path) 
     r = run_exec(tmp_path, [PYTHON, "-c", "print(SITE_WAS_HERE)"], env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "1\n"
+
+
+LIBRARY = textwrap.dedent(
+    """
+    import torch
+
+    def predict(x):
+        return torch.nn.functional.linear(x, torch.ones(4, x.shape[-1]))
+
+    class Runner:
+        def run(self, x):
+            return predict(x) * 2  # a watched call inside a watched call: not outermost
+
+    runner = Runner()
+    """
+)
+
+
+def test_watch_times_the_callables_it_names(tmp_path: Path) -> None:
+    (tmp_path / "mylib.py").write_text(LIBRARY)
+    program = "import torch, mylib\nfor b in (1, 2, 1):\n    mylib.runner.run(torch.randn(b, 8))\n"
+    watches = ["--watch", "mylib:predict", "--watch", "mylib:runner.run", "--watch", "mylib:gone"]
+    r = subprocess.run(
+        exec_command(tmp_path, *watches, program=[PYTHON, "-c", program]),
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    data = read_run(tmp_path / "r.jsonl")
+    assert data.shape_keys == ["runner.run(float32[1,8])", "runner.run(float32[2,8])"]
+    assert data.count == 3  # predict ran inside each run: never an outermost call
+    warnings = [e.title for e in data.events if e.kind == "warning"]
+    assert warnings == ["--watch mylib:gone: not watched (mylib has no gone once imported)"]

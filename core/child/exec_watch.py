@@ -206,6 +206,48 @@ def watch(module: Any, target: Callable[..., Any] | None = None, kind: str = "")
     return None
 
 
+class Named:
+    """What stands for a callable named with ``--watch MODULE:ATTR`` where a module would:
+    its name, as the views show it."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+
+
+HELD: list[Named] = []
+"""The ``Named`` of every watched callable (their timers hold them only weakly)."""
+
+
+def watch_callable(target: Callable[..., Any], spec: str) -> Callable[..., Any]:
+    """The timer for ``target`` (``--watch MODULE:ATTR``), to put where it was found."""
+    named = Named(spec)
+    HELD.append(named)
+    return timer_for(Watch(named, target, "function"))
+
+
+def watch_specs(module: Any, specs: list[str]) -> None:
+    """Once ``module`` has executed: each ``ATTR`` path of ``specs`` (``MODULE:ATTR``) replaced
+    by its timer; one that cannot be is said on the stream, the rest watched."""
+    for spec in specs:
+        path = spec.partition(":")[2].split(".")
+        try:
+            owner = module
+            for name in path[:-1]:
+                owner = getattr(owner, name)
+            target = getattr(owner, path[-1])
+            if not callable(target):
+                raise TypeError(f"{type(target).__name__} is not callable")
+            setattr(owner, path[-1], watch_callable(target, spec))
+        except Exception as exc:
+            why = (
+                f"{module.__name__} has no {'.'.join(path)} once imported"
+                if isinstance(exc, AttributeError)
+                else f"{type(exc).__name__}: {exc}"
+            )
+            title = f"--watch {spec}: not watched ({why})"
+            Process.stream.note({"t": "event", "kind": "warning", "title": title[:300]})
+
+
 def _unwatch(module: Any) -> None:
     slots = vars(module) if module is not None else {}
     timer = slots.get(CALL_SLOT)
@@ -229,6 +271,11 @@ def _describe_module(watch: Watch) -> None:
     watch.module_id = next(Process.module_ids)
     watch.generation = GENERATION[0]
     message: dict[str, Any] = {"t": "module", "id": watch.module_id}
+    if isinstance(module, Named):
+        name = module.spec.rpartition(":")[2]
+        message.update(cls=module.spec, name=name, kind="function", params=0)
+        Process.stream.note(message)
+        return
     try:
         message.update(_module_facts(module, watch.kind))
     except Exception as exc:  # a module whose attributes raise is still timed

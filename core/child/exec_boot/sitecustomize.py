@@ -23,6 +23,8 @@ CHILD_FOLDER = os.path.dirname(HERE)
 PACKAGE = "_warmscope_exec"
 SOCKET_ENV = "WARMSCOPE_EXEC_SOCKET"
 LOG_ENV = "WARMSCOPE_EXEC_LOG"
+WATCH_ENV = "WARMSCOPE_EXEC_WATCH"
+"""``MODULE:ATTR;...``: callables to time beside the modules (``--watch``)."""
 
 
 def _is_here(entry: object) -> bool:
@@ -105,6 +107,29 @@ def _on_torch(torch: object, started: int) -> None:
     _child_module("exec_watch").install(torch, stream)  # type: ignore[attr-defined]
 
 
+def _watch_specs() -> dict[str, list[str]]:
+    """``--watch``'s specs by the module they name."""
+    by_module: dict[str, list[str]] = {}
+    for spec in os.environ.get(WATCH_ENV, "").split(";"):
+        if ":" in spec:
+            by_module.setdefault(spec.partition(":")[0], []).append(spec)
+    return by_module
+
+
+def _on_watched_module(specs: list[str]) -> object:
+    def then(module: object, started: int) -> None:
+        watch = _child_module("exec_watch")
+        if watch.Process.__dict__.get("stream") is None:  # type: ignore[attr-defined]
+            stream = _child_module("exec_stream").STREAM  # type: ignore[attr-defined]
+            if stream and stream[0].on:
+                title = f"--watch {', '.join(specs)}: imported before torch, not watched"
+                stream[0].note({"t": "event", "kind": "warning", "title": title[:300]})
+            return
+        watch.watch_specs(module, specs)  # type: ignore[attr-defined]
+
+    return then
+
+
 def _on_dynamo(dynamo: object, started: int) -> None:
     watch = _child_module("exec_watch")
     if watch.Process.__dict__.get("stream") is not None:  # type: ignore[attr-defined]
@@ -158,6 +183,8 @@ def _start() -> None:
         return
     try:
         then = {"torch": _on_torch, "torch._dynamo": _on_dynamo}
+        for name, specs in _watch_specs().items():
+            then[name] = _on_watched_module(specs)
         if "torch" in sys.modules:
             _on_torch(sys.modules["torch"], time.perf_counter_ns())
             del then["torch"]
