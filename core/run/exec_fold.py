@@ -162,7 +162,7 @@ class ProcessRun:
             "type": "header",
             "format": schema.FORMAT,
             "version": schema.VERSION,
-            "settings": RunSettings(target=program).to_json(),
+            "settings": RunSettings(target=f"pid {self.pid}: {program}").to_json(),
             "target": {"kind": "exec", "spec": program, "pid": self.pid},
             "mode": "exec",
             "started": datetime.fromtimestamp(when, timezone.utc).isoformat(timespec="seconds"),
