@@ -58,7 +58,8 @@ def test_each_process_is_a_live_run_of_the_app(tmp_path: Path) -> None:
         assert [e.view.count for e in app.runs] == [6, 4]
         header = app.screen.query_one(RunHeader).plain
         assert f"pid {first.data.exec['process']['pid']}" in header
-        assert "Linear(float" in screen_text(app)  # the group column, as wide as the pane allows
+        text = screen_text(app)
+        assert "Linear(fl" in text, text  # the group column: as wide as the pane allows
         assert first.data.status == "failed" and first.data.exit_code == 9
         stderr = [e for e in first.data.events if e.kind == "stderr"]
         assert "bye" in "\n".join(e.text for e in stderr)  # the program's output, in its pane
