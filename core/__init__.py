@@ -125,6 +125,8 @@ data/ — the data model: records, settings and what can be computed from them a
     packing     a batch of iterations packed into one short record line, exact to the ns
     env_keys    every key of a run's ``env``: its writer, its shape, how it is shown
     targets     what a target string names
+    traffic     a ``warmscope exec`` record's calls of one module as a warm-up's ``--input``
+                specs and ``--dim`` sizes, in the order first seen (``warmup --traffic``)
     cpp_runtime what ``--runtime cpp`` runs, and the one line that refuses the rest
     stats       latency statistics and when a run is steady (each shape against its own speed)
     labels      an iteration's label: the strongest cause its events show (``cause_kinds``)
