@@ -18,7 +18,9 @@ from warmscope.core.base.safe_text import clean_line
 from warmscope.core.base.units import num3, parse_duration_ms, ratio_interval
 from warmscope.core.child import outcome
 from warmscope.core.child.outcome import UsageError
+from warmscope.core.data import traffic
 from warmscope.core.data.cpp_runtime import is_cpp
+from warmscope.core.data.reading import read_run
 from warmscope.core.data.settings import RunSettings
 from warmscope.core.output.sweep_digest import iv_text
 from warmscope.core.output.warmup_verdict import is_verified
@@ -57,6 +59,15 @@ serve order (--serve): verification serves the shapes in an order the warm-up di
 fresh process each time: reverse (default: the --dim sizes backwards, in turn), cycle (in the
 order given; the warm-up then runs backwards), random (--seed). Each shape's first call is
 set against that shape's own steady p50.
+
+from traffic (--traffic RECORD): the inputs come from a `warmscope exec` record of your own
+program instead of --input/--dim: one module's calls (--module NAME, else the one called most),
+its tensor arguments as --input specs, each dimension that varied a name (B, T, C, H, W;
+D0, D1… past five) whose --dim sizes are those seen, in the order first seen; dimensions
+equal in every call share a name. Served in that order (--serve cycle) unless --serve says
+otherwise (a recorded sequence's repeats are not replayed), on the traffic's device unless
+--device says otherwise. A call with anything but tensors (a tuple, a dict, an int, None), or
+calls whose tensors differ in dtype or rank, is refused, naming its signature.
 
 compile caches: a compile warm-up runs every process on a fresh, empty inductor/triton cache
 (as a server starts on a new machine) and, where your own cache has entries, every process again
@@ -109,8 +120,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--serve",
         choices=("reverse", "cycle", "random"),
-        default="reverse",
-        help="the order verification serves the shapes in (see above; default reverse)",
+        help="the order verification serves the shapes in (see above; default reverse, "
+        "cycle with --traffic)",
+    )
+    g.add_argument(
+        "--traffic",
+        type=Path,
+        metavar="RECORD",
+        help="the inputs from a `warmscope exec` record of your program: one module's "
+        "calls as --input specs and --dim sizes (see above); not with --input, --inputs or "
+        "--dim",
+    )
+    g.add_argument(
+        "--module",
+        metavar="NAME",
+        help="--traffic: the module whose calls to take (Net, Net#3 or its class; default: "
+        "the one called most)",
     )
     g.add_argument(
         "--emit",
@@ -167,6 +192,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
+    seen = _from_traffic(args)
     settings = _checked_settings(args)
     job = Warmup(
         settings=settings,
@@ -185,9 +211,41 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     doc = _run_to_document(job)
     if isinstance(doc, int):
         return doc
+    if seen is not None:
+        doc["traffic"] = seen.to_json()
     _write_outputs(args, doc)
     print(render(doc))
     return outcome.EXIT_OK if is_verified(doc["verdict"]) else outcome.EXIT_NOT_VERIFIED
+
+
+def _from_traffic(args: argparse.Namespace) -> traffic.Traffic | None:
+    """``--traffic RECORD``: its module's calls become ``--input``/``--dim`` (and its device
+    ``--device``, unless given), served in the order first seen (``--serve cycle``, unless
+    given); what was taken is said on stderr. ``--serve``'s default otherwise."""
+    if args.traffic is None:
+        if args.module is not None:
+            raise UsageError("--module picks a module of --traffic RECORD: give the record")
+        args.serve = args.serve or "reverse"
+        return None
+    if args.input or args.dim or args.inputs_file:
+        raise UsageError(
+            "--traffic makes the inputs and their sizes: not with --input, --inputs or --dim"
+        )
+    seen = traffic.from_run(read_run(args.traffic), args.module, str(args.traffic))
+    args.input, args.dim = list(seen.specs.inputs), list(seen.specs.dims)
+    lines = seen.told(chosen=args.module is None)
+    if args.serve is None and seen.specs.dims:
+        several = (
+            ", each name's sizes so, the last name fastest" if len(seen.specs.dims) > 1 else ""
+        )
+        lines.append(f"traffic    served in the order first seen{several} (--serve cycle)")
+    args.serve = args.serve or "cycle"
+    if args.device is None and seen.specs.device != traffic.CPU:
+        args.device = seen.specs.device
+        lines.append(f"traffic    on {seen.specs.device}, as the traffic ran (--device)")
+    for line in lines:
+        print(clean_line(line), file=sys.stderr)
+    return seen
 
 
 def _checked_settings(args: argparse.Namespace) -> RunSettings:

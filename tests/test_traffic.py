@@ -2,14 +2,18 @@
 
 The signatures read here are made by the observer's own ``exec_watch._text`` from real tensors
 (the text a record holds); the specs made from them are read back by ``--input``'s and
-``--dim``'s own parsers.
+``--dim``'s own parsers. One test runs the whole: ``warmscope exec --headless`` writes a
+record of a tiny program, and ``warmscope warmup --traffic`` derives its warm-up from it.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+import textwrap
 from array import array
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,11 +21,14 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import FACTORIES, warmscope
 from warmscope.core.child import exec_watch
 from warmscope.core.data import traffic
 from warmscope.core.data.run import RunData
 from warmscope.core.data.targets import DTYPES, parse_dim, parse_input
 from warmscope.core.data.traffic import TrafficError, from_run, infer, parse_signature
+
+DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -288,3 +295,108 @@ def test_a_run_that_is_not_a_watched_program_is_refused() -> None:
     quiet = exec_run([], [], exec={"streams": ["other-123.jsonl"]})
     with pytest.raises(TrafficError, match=r"its other processes' records: other-123\.jsonl"):
         from_run(quiet, None, "r.jsonl")
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--traffic", str(DATA / "speech-script.jsonl")], "not a `warmscope exec` record"),
+        (["--traffic", "nothere.jsonl"], "nothere.jsonl"),
+        (["--traffic", "r.jsonl", "--input", "2x8"], "not with --input, --inputs or --dim"),
+        (["--traffic", "r.jsonl", "--dim", "B=1"], "not with --input, --inputs or --dim"),
+        (["--module", "Net"], "--module picks a module of --traffic"),
+    ],
+)
+def test_bad_traffic_usage_is_one_line(
+    tmp_path: Path,
+    args: list[str],
+    says: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from warmscope.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["warmup", f"{FACTORIES}:tiny", *args]) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], err
+
+
+PROGRAM = textwrap.dedent(
+    """
+    import torch
+
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(8, 4)
+        def forward(self, x):
+            return torch.relu(self.linear(x))
+
+    class Head(torch.nn.Module):
+        def forward(self, x, scale):
+            return x * scale
+
+    model, head = Tiny(), Head()
+    with torch.no_grad():
+        for batch in (3, 1, 3, 5, 1):
+            head(model(torch.randn(batch, 8)), 2.0)
+        model(torch.randn(2, 8))
+    """
+)
+
+
+def test_a_warm_up_from_a_watched_program_s_traffic(tmp_path: Path) -> None:
+    """A program's calls recorded by ``warmscope exec``, then its warm-up derived from them:
+    the module called most, its batch sizes as ``--dim B`` in the order first seen, served in
+    that order; the module whose calls take an ``int`` refused, named."""
+    program = tmp_path / "serve.py"
+    program.write_text(PROGRAM)
+    record = tmp_path / "traffic.jsonl"
+    watched = warmscope(
+        "exec", "--headless", "--record", str(record), "--", sys.executable, str(program),
+        timeout=120,
+    )  # fmt: skip
+    assert watched.code == 0 and record.exists(), watched.stderr
+    result = warmscope(
+        "warmup", f"{FACTORIES}:tiny", "--traffic", str(record), "--iters", "8",
+        "--repeat", "1", "--quiet", "--record", str(tmp_path / "w"),
+        json_path=tmp_path / "w.json", timeout=300,
+    )  # fmt: skip
+    doc = result.doc
+    assert doc is not None and result.code in (0, 3), result.stderr
+    told = result.stderr.splitlines()
+    assert told[0] == "traffic    Tiny: 6 calls, 4 signatures → --input Bx8 --dim B=3,1,5,2"
+    assert (
+        told[1] == "traffic    the module called most, of 2 (Head 5): --module NAME picks another"
+    )
+    assert told[2] == "traffic    served in the order first seen (--serve cycle)"
+    assert doc["traffic"] == {
+        "record": str(record),
+        "module": "Tiny",
+        "cls": "__main__.Tiny",
+        "calls": 6,
+        "signatures": ["float32[3,8]", "float32[1,8]", "float32[5,8]", "float32[2,8]"],
+        "inputs": ["Bx8"],
+        "dims": ["B=3,1,5,2"],
+        "device": "cpu",
+        "shapes_seen": 4,
+    }
+    assert doc["serve"] == "cycle" and doc["served_order"] == ["B=3", "B=1", "B=5", "B=2"]
+    assert [s["key"] for s in doc["baseline"]["shapes"]] == ["B=3", "B=1", "B=5", "B=2"]
+    warm = doc["candidates"][0]["recipe"]
+    assert warm["specs"] == [{"dtype": "float32", "shape": ["B", 8]}]
+    assert warm["shapes"] == [{"B": 3}, {"B": 1}, {"B": 5}, {"B": 2}]
+    # Served in the traffic's order, so the warm-up runs backwards.
+    assert [c["dims"] for c in warm["calls"]] == [{"B": 2}, {"B": 5}, {"B": 1}, {"B": 3}]
+    # The other module took a float beside its tensor: refused, its signature named.
+    refused = warmscope("warmup", f"{FACTORIES}:tiny", "--traffic", str(record), "--module", "Head")
+    assert refused.code == 2
+    assert refused.stderr.strip().splitlines() == [
+        f"warmscope: --traffic {record}: Head(float32[3,4], float): argument 2 is a float, "
+        "not a tensor"
+    ]
