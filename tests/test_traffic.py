@@ -287,6 +287,19 @@ def test_module_named_by_label_or_class() -> None:
     assert from_run(twins, "Net#2", "r").signatures == ("float32[2]",)
 
 
+def test_the_module_called_most_refused_names_the_others() -> None:
+    run = exec_run([(0, "Net", "float32[1,64]"), (1, "Head", "float32[2,8], float")], [1, 1, 0])
+    with pytest.raises(TrafficError) as refused:
+        from_run(run, None, "r.jsonl")
+    assert str(refused.value) == (
+        "--traffic r.jsonl: Head(float32[2,8], float): argument 2 is a float, not a tensor; "
+        "--module NAME takes another: Net (1 call)"
+    )
+    with pytest.raises(TrafficError) as named:
+        from_run(run, "Head", "r.jsonl")
+    assert "--module NAME" not in str(named.value)
+
+
 def test_a_run_that_is_not_a_watched_program_is_refused() -> None:
     run = exec_run(GROUPS, [0])
     run.mode = "script"

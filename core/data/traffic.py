@@ -225,6 +225,10 @@ class Module:
     groups: tuple[int, ...]
 
 
+def calls_text(count: int) -> str:
+    return f"{count} call{'s' if count != 1 else ''}"
+
+
 def _label(key: str, signature: str) -> str:
     suffix = f"({signature})"
     return key[: -len(suffix)] if key.endswith(suffix) else key
@@ -268,7 +272,7 @@ def choose(modules: Sequence[Module], wanted: str | None) -> Module:
         )
     raise TrafficError(
         f"--module {wanted}: no such module in the record; its modules: "
-        + ", ".join(f"{m.label} ({m.calls} calls)" for m in modules)
+        + ", ".join(f"{m.label} ({calls_text(m.calls)})" for m in modules)
     )
 
 
@@ -287,7 +291,7 @@ class Traffic:
         module was picked, not named by ``--module``)."""
         m, s = self.module, self.specs
         lines = [
-            f"traffic    {m.label}: {m.calls} call{'s' if m.calls != 1 else ''}, "
+            f"traffic    {m.label}: {calls_text(m.calls)}, "
             f"{len(self.signatures)} signature{'s' if len(self.signatures) != 1 else ''} → "
             + " ".join([*(f"--input {i}" for i in s.inputs), *(f"--dim {d}" for d in s.dims)])
         ]
@@ -334,10 +338,15 @@ def from_run(run: RunData, wanted: str | None, record: str) -> Traffic:
         where = f"; its other processes' records: {', '.join(streams)}" if streams else ""
         raise TrafficError(f"--traffic {record}: no forward calls in it{where}")
     module = choose(modules, wanted)
+    others = tuple(m for m in modules if m is not module)
     signatures = tuple(str(run.shape_dims[k].get("signature", "?")) for k in module.groups)
     try:
         specs = infer(signatures, module.label)
     except TrafficError as exc:
-        raise TrafficError(f"--traffic {record}: {exc}") from None
-    others = tuple(m for m in modules if m is not module)
+        hint = ""
+        if wanted is None and others:  # the module called most: another may serve
+            hint = "; --module NAME takes another: " + ", ".join(
+                f"{m.label} ({calls_text(m.calls)})" for m in others
+            )
+        raise TrafficError(f"--traffic {record}: {exc}{hint}") from None
     return Traffic(record, module, others, signatures, specs)
