@@ -19,6 +19,18 @@ RESORT_AT = 64
 """More new iterations than this in one batch: sort again rather than insert one by one."""
 
 
+def shared_head(keys: list[str]) -> int:
+    """How much of every key is the same, up to an opening bracket: a watched program's
+    groups ``Net(float32[1,64])`` and ``Net(float32[8,64])`` differ after ``Net(float32[``,
+    and that is what the narrow column shows. 0 for one key, and for keys such as ``T=300``."""
+    if len(keys) < 2:
+        return 0
+    first, last = min(keys), max(keys)  # the head all keys share is these two's
+    n = next((k for k, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first))
+    head = first[:n]
+    return max(head.rfind("("), head.rfind("[")) + 1
+
+
 class SlowestRows(Sequence[tuple[int, float]]):
     """Every iteration of a view, slowest first (ties by number), as ``(index, ms)`` rows: an
     order of indexes over the run's own latencies, read in place; ``update`` takes new ones."""
@@ -120,7 +132,8 @@ class IterationTable(RowList):
     def _shape_w(self) -> int:
         """The shape column's width: the longest key, at most ``SHAPE_W``; 0 without shapes."""
         keys = self.view.shape_keys if self.view is not None else []
-        return min(SHAPE_W, max(5, *(len(k) for k in keys))) if keys else 0
+        cut = shared_head(keys)
+        return min(SHAPE_W, max(5, *(len(k) - cut for k in keys))) if keys else 0
 
     def row_cells(self, row: tuple[int, float]) -> list[tuple[str, str]]:
         i, ms = row
@@ -135,7 +148,8 @@ class IterationTable(RowList):
         ]
         width = self._shape_w()
         if view is not None and width:
-            cells.append((f" {view.shape_of(i)[:width]:<{width}}", "dim"))
+            key = view.shape_of(i)[shared_head(view.shape_keys) :]
+            cells.append((f" {key[:width]:<{width}}", "dim"))
         return [
             *cells,
             (f"  {(label or ''):<{LABEL_W}}", "accent"),
