@@ -18,6 +18,10 @@ import os
 import sys
 import time
 
+TYPE_CHECKING = False  # typing itself costs an interpreter start milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHILD_FOLDER = os.path.dirname(HERE)
 PACKAGE = "_warmscope_exec"
@@ -116,7 +120,7 @@ def _watch_specs() -> dict[str, list[str]]:
     return by_module
 
 
-def _on_watched_module(specs: list[str]) -> object:
+def _on_watched_module(specs: list[str]) -> Callable[[object, int], None]:
     def then(module: object, started: int) -> None:
         watch = _child_module("exec_watch")
         if watch.Process.__dict__.get("stream") is None:  # type: ignore[attr-defined]
@@ -182,7 +186,10 @@ def _start() -> None:
         _tell(f"the bootstrap failed: {type(exc).__name__}: {exc}")
         return
     try:
-        then = {"torch": _on_torch, "torch._dynamo": _on_dynamo}
+        then: dict[str, Callable[[object, int], None]] = {
+            "torch": _on_torch,
+            "torch._dynamo": _on_dynamo,
+        }
         for name, specs in _watch_specs().items():
             then[name] = _on_watched_module(specs)
         if "torch" in sys.modules:
