@@ -60,6 +60,9 @@ def test_each_process_is_a_live_run_of_the_app(tmp_path: Path) -> None:
         assert f"pid {first.data.exec['process']['pid']}" in header
         text = screen_text(app)
         assert "Linear(fl" in text, text  # the group column: as wide as the pane allows
+        # each group's first call is marked, in the table too
+        assert [first.view.first_of_shape(i) for i in range(4)] == [True, True, False, False]
+        assert "first call" in text
         assert first.data.status == "failed" and first.data.exit_code == 9
         stderr = [e for e in first.data.events if e.kind == "stderr"]
         assert "bye" in "\n".join(e.text for e in stderr)  # the program's output, in its pane

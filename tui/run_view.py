@@ -117,6 +117,10 @@ class RunView:
         with the summary."""
         self.rate: float | None = None
         self._rate_mark: tuple[float, int] | None = None
+        self._firsts: dict[int, int] = {}
+        """Each shape's first iteration, by shape index, once seen (``first_of_shape``)."""
+        self._first_iterations: set[int] = set()
+        self._scanned = 0
 
     def attach(self, latencies: Sequence[float], shape_index: array[int] | None = None) -> None:
         """Read latencies (and shape indexes) from the run's own arrays (they only grow; the
@@ -217,6 +221,24 @@ class RunView:
             return ""
         k = self.shape_index[iteration]
         return self.shape_keys[k] if 0 <= k < len(self.shape_keys) else ""
+
+    def first_of_shape(self, iteration: int) -> bool:
+        """Whether ``iteration`` is the first of its shape (of its module and signature, in a
+        watched program); never where the shapes do not vary."""
+        n = min(self.count, len(self.shape_index)) if self.shape_keys else 0
+        if n > self._scanned:
+            # A shape's first is found once and never moves: only what is new is searched,
+            # in C (``array.index``), once per shape not yet seen.
+            for k in range(len(self.shape_keys)):
+                if k not in self._firsts:
+                    try:
+                        i = self.shape_index.index(k, self._scanned, n)
+                    except ValueError:
+                        continue
+                    self._firsts[k] = i
+                    self._first_iterations.add(i)
+            self._scanned = n
+        return iteration in self._first_iterations
 
     def label(self, iteration: int) -> str | None:
         evs = self.by_iteration.get(iteration)

@@ -14,6 +14,8 @@ from warmscope.tui.run_view import RunView
 from warmscope.tui.widgets.row_list import RowList
 
 LABEL_W = 14
+FIRST = "first call"
+"""The label of a shape's first call that no event labels."""
 SHAPE_W = 9
 RESORT_AT = 64
 """More new iterations than this in one batch: sort again rather than insert one by one."""
@@ -150,8 +152,11 @@ class IterationTable(RowList):
         if view is not None and width:
             key = view.shape_of(i)[shared_head(view.shape_keys) :]
             cells.append((f" {key[:width]:<{width}}", "dim"))
+        if label is None and view is not None and view.first_of_shape(i):
+            cells.append((f"  {FIRST:<{LABEL_W}}", "dim"))  # a new shape: its first call
+        else:
+            cells.append((f"  {(label or ''):<{LABEL_W}}", "accent"))
         return [
             *cells,
-            (f"  {(label or ''):<{LABEL_W}}", "accent"),
             (f" {n:>3}" if n else "    ", "dim"),
         ]
