@@ -124,11 +124,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         _restore(previous)
     lines.tick()
     out = sys.stderr if to_stdout else sys.stdout
-    for text in summaries(session, command):
+    texts, notes = summaries(session, command)
+    for text in texts:
         if out is sys.stdout:
             emit(text)
         else:
             print(text, file=out)
+    for line in notes:
+        say(line)
     if args.json is not None:
         document = exec_document(session)
         if to_stdout:
@@ -184,39 +187,36 @@ def _first_calls(data: Any, known: int) -> list[tuple[int, str, float, str]]:
     return sorted(out)
 
 
-def summaries(session: Any, command: list[str]) -> list[str]:
-    """Each process's summary, or the one line that says why there is none."""
+def summaries(session: Any, command: list[str]) -> tuple[list[str], list[str]]:
+    """Each process's summary, and the lines said after them: where the records are, or the
+    one line that says why there is no summary."""
     runs = [r for r in session.processes if r.data.count]
     texts: list[str] = []
-    for run in session.processes:
-        if not run.data.count:
-            continue
-        argv = " ".join(run.data.exec.get("process", {}).get("argv", []))
-        head = f"process {run.pid}: {clean_line(argv)[:160]}"
+    for run in runs:
         if len(runs) > 1:
-            texts.append(head)
+            argv = " ".join(run.data.exec.get("process", {}).get("argv", []))
+            texts.append(f"process {run.pid}: {clean_line(argv)[:160]}")
         texts.append(render_summary(run.data))
-    for line in session.unwatched_log():
-        say(f"unwatched: process {line}")
+    notes = [f"unwatched: process {line}" for line in session.unwatched_log()]
     if not session.processes:
-        say(
+        notes.append(
             f"no process of {clean_line(command[0])} loaded warmscope's observer: exec watches "
             "Python programs (a script, python -m, a console script), started with site "
             "(not python -S or -I)"
         )
     elif not runs:
         why = next((r.unwatched for r in session.processes if r.unwatched), "")
-        say(
+        notes.append(
             "the program never called a torch module"
             + (f" (unwatched: {why})" if why else "")
-            + f"; records: {session.record_path}"
+            + f"; record: {session.record_path}"
         )
     else:
         where = f"record: {session.record_path}"
         if len(session.processes) > 1:
             where += f" and {len(session.processes) - 1} beside it"
-        say(where)
-    return texts
+        notes.append(where)
+    return texts, notes
 
 
 def exec_document(session: Any) -> dict[str, Any]:
