@@ -70,7 +70,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="PATH",
         help="--headless: also write the first process's run document, the other processes' "
-        "under its 'processes' (- for stdout, the summary then on stderr)",
+        "under its 'processes' (a file: stdout is the program's)",
     )
     p.add_argument("--quiet", action="store_true", help="--headless: no lines while it runs")
     p.add_argument("--verbose", action="store_true", help="tracebacks for warmscope's own errors")
@@ -103,9 +103,12 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         if args.json is not None:
             raise UsageError("--json is for --headless (the TUI exports from its x key)")
         return _tui(args, argv, command)
-    to_stdout = args.json is not None and str(args.json) == STDOUT
     if args.json is not None:
-        check_json_path(args.json, args.record, stdout_ok=True)
+        if str(args.json) == STDOUT:
+            raise UsageError(
+                "--json -: the program's own output goes to stdout; name a file for the document"
+            )
+        check_json_path(args.json, args.record)
     session = ExecSession(
         command,
         record=args.record,
@@ -123,27 +126,17 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         session.finish()
         _restore(previous)
     lines.tick()
-    out = sys.stderr if to_stdout else sys.stdout
     texts, notes = summaries(session, command)
     for text in texts:
-        if out is sys.stdout:
-            emit(text)
-        else:
-            print(text, file=out)
+        emit(text)
     for line in notes:
         say(line)
     if args.json is not None:
-        document = exec_document(session)
-        if to_stdout:
-            json.dump(document, sys.stdout, separators=(",", ":"))
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-        else:
-            try:
-                with args.json.open("w", encoding="utf-8") as f:
-                    json.dump(document, f, indent=1)
-            except (OSError, ValueError) as exc:
-                say(f"cannot write --json {clean_line(str(args.json))}: {reason(exc)}")
+        try:
+            with args.json.open("w", encoding="utf-8") as f:
+                json.dump(exec_document(session), f, indent=1)
+        except (OSError, ValueError) as exc:
+            say(f"cannot write --json {clean_line(str(args.json))}: {reason(exc)}")
     return code
 
 

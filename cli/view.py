@@ -28,6 +28,8 @@ setting changes that. Each run is a fresh child process: JIT state is process-wi
   warmscope compare RECORD...        side-by-side summary in the terminal (runs or a sweep)
   warmscope report RECORD            a Markdown report to paste into an issue or forum post
   warmscope export RECORD...         a record as JSON, CSV or Markdown (--format, -o PATH)
+  warmscope exec [OPTIONS] -- CMD    the forward calls of your own Python program, live
+                                     (--headless: lines as it goes, summaries at its end)
   warmscope samples                  list the bundled sample models
   warmscope knobs                    list every --set knob and --preset
 
