@@ -38,6 +38,9 @@ MAX_LINE_BYTES = 1 << 20
 MAX_GROUPS = 2**15 - 1
 """Module-and-signature groups a stream may name (a record's shape index is 16 bits); calls
 of more are kept as calls of an unknown group."""
+MAX_WAITING = 10_000
+"""Events held for calls not yet over, at most: a stream that pins more to calls that never
+end has the rest placed outside any call."""
 MAX_TEXT = 400
 MAX_OUTPUT_LINES = 200
 CALL_COLUMNS = ("n", "m", "s", "th", "st", "ns")
@@ -89,6 +92,7 @@ class ProcessRun:
         self._groups: dict[tuple[int, int], int] = {}
         self._waiting: dict[int, list[dict[str, Any]]] = {}
         """Events of calls still running, by call number: they land when the call does."""
+        self._held = 0
         self._raised: set[int] = set()
         self.busy: dict[str, Any] | None = None
         self.owner: Any = None
@@ -207,7 +211,9 @@ class ProcessRun:
     def _on_calls(self, message: dict[str, Any]) -> None:
         calls = decode_calls(message)
         # A call that raised may be told a batch before the call itself.
-        self._raised.update(int(n) for n in message.get("raised") or ())
+        raised = message.get("raised") or ()
+        if len(self._raised) + len(raised) <= MAX_WAITING:
+            self._raised.update(int(n) for n in raised)
         if calls:
             self._calls(calls)
         lost = message.get("lost")
@@ -243,6 +249,7 @@ class ProcessRun:
         for offset, call in enumerate(calls):
             number = call[0]
             for event in self._waiting.pop(number, []):
+                self._held -= 1
                 self._event({**event, "iteration": first + offset})
             if number in self._raised:
                 self._raised.discard(number)
@@ -271,8 +278,9 @@ class ProcessRun:
     def _on_event(self, message: dict[str, Any]) -> None:
         body = {k: v for k, v in message.items() if k not in ("t", "call")}
         call = message.get("call")
-        if isinstance(call, int):
+        if isinstance(call, int) and self._held < MAX_WAITING:
             self._waiting.setdefault(call, []).append(body)
+            self._held += 1
             return
         self._event({**body, "phase": body.get("phase") or OUTSIDE})
 
