@@ -125,6 +125,9 @@ class Stream:
         native thread id, start). Kept by the timer; read here for ``busy``."""
         self.busy_told: set[int] = set()
         self.multiprocessing_told = False
+        self.device: deque[tuple[int, Any, Any]] = deque()
+        """Calls timed on a GPU: (call number, CUDA event before, after); the flusher reads
+        each pair once the device has passed its second event."""
 
     def connect(self) -> None:
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -203,7 +206,12 @@ class Stream:
                 pass
 
     def close(self) -> None:
-        """At exit: what is left goes out."""
+        """At exit: what is left goes out (device times the GPU has passed by now too)."""
+        if self.device:
+            try:  # noqa: SIM105
+                self._device_times()
+            except Exception:
+                pass
         self.flush(wait=True)
 
     # -- the flusher thread ------------------------------------------------------------------
@@ -219,12 +227,35 @@ class Stream:
             time.sleep(FLUSH_EVERY_NS / 1e9)
             try:
                 self._tell_busy()
+                if self.device:
+                    self._device_times()
                 if self.calls or self.notes or self.raised or self.lost:
                     self.flush(wait=True)
             except Exception as exc:  # the stream's own fault: stop watching, say why
                 self.note({"t": "unwatched", "why": f"stream: {type(exc).__name__}: {exc}"})
                 self.flush(wait=True)
                 self.end()
+
+    def _device_times(self) -> None:
+        """The device time of each call whose events the GPU has passed, in order, as a
+        ``device_ns`` line (call numbers, ns); a pair that cannot be read is -1."""
+        numbers: list[int] = []
+        times: list[int] = []
+        while self.device:
+            number, before, after = self.device[0]
+            if before is None or after is None:
+                times.append(-1)
+            elif not after.query():
+                break
+            else:
+                try:
+                    times.append(int(before.elapsed_time(after) * 1e6))
+                except Exception:
+                    times.append(-1)
+            numbers.append(number)
+            self.device.popleft()
+        if numbers:
+            self.note({"t": "device_ns", "n": numbers, "dv": times})
 
     def _tell_busy(self) -> None:
         now = time.perf_counter_ns()
@@ -246,6 +277,7 @@ class Stream:
         self.raised.clear()
         self.lost = 0
         self.running.clear()
+        self.device.clear()
         self.busy_told = set()
         self.flusher = None
         inherited, self.sock, self.on = self.sock, None, False

@@ -68,6 +68,8 @@ class Torch:
     ``torch.export`` sets it while it runs the module."""
     module_type: Any = type(None)
     optimized_type: Any = None
+    cuda_event: Any = None
+    """``torch.cuda.Event``: a call whose inputs are on a GPU is timed there too."""
     script_type: Any = None
     traced_type: Any = None
 
@@ -85,6 +87,9 @@ GENERATION = [0]
 NUMBERS = itertools.count()
 SIGNATURES: dict[tuple[Any, ...], int] = {}
 """Input signature ids by key (``_key``), per stream."""
+ON_GPU: set[int] = set()
+"""The signatures with a tensor on a CUDA device: their calls are timed on the device too,
+with CUDA events on the calling thread's current stream (``exec_stream.Stream.device``)."""
 
 
 class ThreadIds(threading.local):
@@ -143,6 +148,8 @@ def timer_for(watch: Watch) -> Callable[..., Any]:
     numbers = NUMBERS
     tensor = Torch.tensor
     get_ident = threading.get_ident
+    on_gpu = ON_GPU
+    device = stream.device
 
     def watched_call(*args: Any, **kwargs: Any) -> Any:
         target = watch.target or watch.ref()._call_impl  # type: ignore[union-attr]
@@ -168,6 +175,7 @@ def timer_for(watch: Watch) -> Callable[..., Any]:
             signature = _new_signature(key, args, kwargs)
         number = next(numbers)
         module_id = watch.module_id
+        began = _device_mark() if signature in on_gpu else None
         start = perf_ns()
         running[ident] = (number, module_id, tid, start)
         try:
@@ -177,6 +185,8 @@ def timer_for(watch: Watch) -> Callable[..., Any]:
             raise
         finally:
             end = perf_ns()
+            if began is not None:
+                device.append((number, began, _device_mark()))
             del running[ident]
             if generation == generations[0]:  # not a call that began before a fork
                 if len(calls) < MAX_PENDING:
@@ -347,9 +357,31 @@ def _leaf(value: Any, depth: int) -> Any:
     return kind
 
 
+def _device_mark() -> Any:
+    """A CUDA event recorded now on this thread's current stream (``None`` where it cannot
+    be: the call is then timed on the host only)."""
+    try:
+        event = Torch.cuda_event(enable_timing=True)
+        event.record()
+    except Exception:
+        return None
+    return event
+
+
+def _on_gpu(key: Any) -> bool:
+    """Whether a signature's key holds a tensor on a CUDA device."""
+    if isinstance(key, tuple):
+        if len(key) == 3 and getattr(key[2], "type", None) == "cuda":
+            return True
+        return any(_on_gpu(part) for part in key)
+    return False
+
+
 def _new_signature(key: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     number = len(SIGNATURES)
     SIGNATURES[key] = number
+    if Torch.cuda_event is not None and _on_gpu(key):
+        ON_GPU.add(number)
     parts = [_text(a, 0) for a in args] + [f"{k}={_text(v, 0)}" for k, v in kwargs.items()]
     text = ", ".join(parts)
     if len(text) > SIGNATURE_CHARS:
@@ -392,6 +424,7 @@ def install(torch: Any, stream: Stream) -> None:
     Process.stream = stream
     Torch.tensor = torch.Tensor
     Torch.is_compiling = torch.compiler.is_compiling
+    Torch.cuda_event = getattr(getattr(torch, "cuda", None), "Event", None)
     Torch.module_type = torch.nn.Module
     Torch.script_type = torch.jit.ScriptModule
     Torch.traced_type = torch.jit.TopLevelTracedModule
@@ -537,5 +570,6 @@ def reborn() -> None:
     """In a forked child: its stream is new, so are its tables; its one thread's id too."""
     GENERATION[0] += 1
     SIGNATURES.clear()
+    ON_GPU.clear()
     THREAD.tid = 0
     Process.module_ids = itertools.count()

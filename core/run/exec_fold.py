@@ -94,6 +94,13 @@ class ProcessRun:
         """Events of calls still running, by call number: they land when the call does."""
         self._held = 0
         self._raised: set[int] = set()
+        self._gpu_groups: set[int] = set()
+        """The groups whose calls are timed on the device (their signature names a GPU)."""
+        self._iteration_of: dict[int, int] = {}
+        """Each call timed on the device whose time has not come yet: its iteration."""
+        self._device_times: dict[int, int] = {}
+        """Device times come in the order the GPU passes them: held until every call before
+        them is placed (a ``device`` line covers a stretch of calls)."""
         self.busy: dict[str, Any] | None = None
         self.owner: Any = None
         """The session that started the program: what ``stop`` and ``kill`` act on."""
@@ -246,6 +253,15 @@ class ProcessRun:
         self._emit(line, packed)
         self._emit({"type": "callers", "i0": first, "th": th})
         self.busy = None
+        if self._gpu_groups:
+            for offset, (call, k) in enumerate(zip(calls, sh, strict=True)):
+                if k not in self._gpu_groups:
+                    continue
+                if len(self._iteration_of) < MAX_WAITING:
+                    self._iteration_of[call[0]] = first + offset
+                else:  # too many times outstanding: this call's is not waited for
+                    self._device_times[first + offset] = -1
+            self._place_device_times(final=False)
         for offset, call in enumerate(calls):
             number = call[0]
             for event in self._waiting.pop(number, []):
@@ -264,7 +280,35 @@ class ProcessRun:
             if len(self._groups) >= MAX_GROUPS:
                 return -1
             k = self._groups[key] = len(self._groups)
+            if "@cuda" in self._signatures.get(signature, ""):
+                self._gpu_groups.add(k)
         return k
+
+    def _on_device_ns(self, message: dict[str, Any]) -> None:
+        for number, ns in zip(message["n"], message["dv"], strict=True):
+            iteration = self._iteration_of.pop(int(number), None)
+            if iteration is not None:
+                self._device_times[iteration] = int(ns)
+        self._place_device_times(final=False)
+
+    def _place_device_times(self, *, final: bool) -> None:
+        """A ``device`` line for the calls from the last one placed up to the first whose
+        time has not come (``final``: past it, as not timed): calls on the CPU are not timed
+        (-1), their host time is what they took."""
+        data = self.data
+        first = len(data.device_ns)
+        dv: list[int] = []
+        ln: list[int] = []
+        for i in range(first, data.count):
+            on_gpu = data.shape_of[i] in self._gpu_groups
+            if on_gpu and i not in self._device_times and not final:
+                break
+            host = int(data.latency(i) * 1e6)
+            device = self._device_times.pop(i, -1) if on_gpu else -1
+            dv.append(device if device >= 0 else -1)
+            ln.append(host if device >= 0 else -1)
+        if dv:
+            self._emit(fold.device_line(first, dv, ln))
 
     def _group_key(self, module: int, signature: int) -> tuple[str, dict[str, Any]]:
         facts = self._modules.get(module, {})
@@ -350,6 +394,8 @@ class ProcessRun:
                     title = f"{event.get('title', '')} (in call {number}, unfinished)"
                     self._event({**event, "title": title, "phase": OUTSIDE})
             self._waiting.clear()
+            if self._gpu_groups:
+                self._place_device_times(final=True)
             self.busy = None
             self._ended_at = time.monotonic()
             self._emit({"type": "end", "status": status, "detail": detail, "exit_code": exit_code})
