@@ -14,6 +14,7 @@ from typing import Any
 
 from warmscope.cli.command import Command
 from warmscope.cli.console import STDOUT, check_json_path, emit, reason, say
+from warmscope.core.base.files import beside
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.output.text_views import render_summary
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         say(line)
     if args.json is not None:
         try:
-            with args.json.open("w", encoding="utf-8") as f:
+            with beside(args.json, parents=False) as f:  # written beside, then renamed
                 json.dump(exec_document(session), f, indent=1)
         except (OSError, ValueError) as exc:
             say(f"cannot write --json {clean_line(str(args.json))}: {reason(exc)}")
@@ -152,7 +153,7 @@ class Lines:
     def tick(self) -> None:
         if self.quiet:
             return
-        for run in list(self.session.processes):
+        for run in self.session.watched():
             data = run.data
             if id(run) not in self.told:
                 self.told[id(run)] = 0
@@ -191,6 +192,7 @@ def summaries(session: Any, command: list[str]) -> tuple[list[str], list[str]]:
             texts.append(f"process {run.pid}: {clean_line(argv)[:160]}")
         texts.append(render_summary(run.data))
     notes = [f"unwatched: process {line}" for line in session.unwatched_log()]
+    notes += [f"not recorded: {line}" for line in session.failures]
     if not session.processes:
         notes.append(
             f"no process of {clean_line(command[0])} loaded warmscope's observer: exec watches "
@@ -206,8 +208,9 @@ def summaries(session: Any, command: list[str]) -> tuple[list[str], list[str]]:
         )
     else:
         where = f"record: {session.record_path}"
-        if len(session.processes) > 1:
-            where += f" and {len(session.processes) - 1} beside it"
+        others = len(session.watched()) - 1
+        if others:
+            where += f" and {others} beside it"
         notes.append(where)
     return texts, notes
 
@@ -218,7 +221,7 @@ def exec_document(session: Any) -> dict[str, Any]:
 
     if not session.processes:
         return {"format": "warmscope-run", "processes": [], "status": "crashed"}
-    main, *rest = session.processes
+    main, *rest = session.watched()
     doc = to_document(main.data)
     doc["processes"] = [to_document(r.data) for r in rest]
     return doc

@@ -197,6 +197,8 @@ POOL = textwrap.dedent(
 
     if __name__ == "__main__":
         work(2)
+        import subprocess, sys  # a Python helper that calls no module: no record of its own
+        subprocess.run([sys.executable, "-c", "import torch"], check=True)
         pool = mp.get_context("fork").Pool(2)
         print(pool.map(work, [1, 2, 3, 4, 5, 6], chunksize=1), flush=True)
         pool.close()
@@ -215,7 +217,8 @@ def test_a_pools_workers_each_have_a_record(tmp_path: Path) -> None:
     assert "[(1, 8), (2, 8)" in r.stdout
     main = read_run(tmp_path / "r.jsonl")
     streams = main.exec["streams"]
-    assert len(streams) == 2, streams  # the two workers
+    assert len(streams) == 2, streams  # the two workers, not the helper
+    assert sorted(p.name for p in tmp_path.glob("r*.jsonl")) == sorted(["r.jsonl", *streams])
     workers = [read_run(tmp_path / name) for name in streams]
     assert main.count == 1 and main.shape_keys == ["Sequential(float32[2,8])"]
     assert sum(w.count for w in workers) == 6

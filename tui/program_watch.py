@@ -34,7 +34,8 @@ class ProgramWatch:
         self.state = state
         self.viewer = viewer
         self.session = session
-        self.adopted = 0
+        self.adopted: set[int] = set()
+        """The processes shown, by ``id`` of their run."""
         self.finishing: threading.Thread | None = None
 
     def start(self) -> None:
@@ -46,11 +47,13 @@ class ProgramWatch:
 
     def look(self) -> None:
         session = self.session
-        for run in list(session.processes)[self.adopted :]:
-            self.adopted += 1
+        for run in session.watched():
+            if id(run) in self.adopted:
+                continue
+            self.adopted.add(id(run))
             entry = self.state.controller.watch(run)
             self.viewer.summaries.want(entry, force=True)
-            if self.adopted == 1:
+            if len(self.adopted) == 1:
                 self.viewer.show(entry)
             else:
                 self.app.notify(f"process {run.pid} joined: h lists the program's processes")
@@ -67,6 +70,8 @@ class ProgramWatch:
     def _ended(self) -> None:
         self.look()  # a process that joined at the very end
         code = self.session.exit_code
+        for failure in self.session.failures:
+            self.app.notify(failure, title="Not recorded", severity="error", markup=False)
         if not self.session.processes:
             self.app.notify(
                 f"the program exited ({code}) with no Python process watched: "

@@ -54,6 +54,8 @@ WATCH_ENV = "WARMSCOPE_EXEC_WATCH"
 SOCKET_PATH_MAX = 107  # sun_path, less its terminating NUL
 SAMPLE_EVERY_S = 0.25
 FLUSH_EVERY_S = 0.25
+HELD_LINES = 10_000
+"""Lines of a process that has made no call yet, held before its record is made."""
 DRAIN_S = 2.0
 """After the program exits: how long its streams may take to say their last."""
 STOP_GRACE_S = 3.0
@@ -121,7 +123,14 @@ class ExecSession:
         self.exit_code: int | None = None
         self.stopped = False
         self.started_at = time.monotonic()
-        self._writers: dict[int, RecordWriter] = {}
+        self._writers: dict[int, RecordWriter | None] = {}
+        """Each process's record writer, by ``id`` of its run (``None``: it could not be
+        made; the process is kept in memory only)."""
+        self._first: ProcessRun | None = None
+        self._streams: list[str] = []
+        """The names of the other processes' records, beside the first one's."""
+        self.failures: list[str] = []
+        """Records that could not be written, one line each."""
         self._main_writer = self._claim_record(record, overwrite)
         self.record_path = self._main_writer.path
         self._output: BinaryIO | None = None
@@ -239,10 +248,15 @@ class ExecSession:
             chunk = b""
         if chunk:
             known = run.pid is not None
-            run.feed(chunk)
+            try:
+                run.feed(chunk)
+            except Exception as exc:  # warmscope's own fault: this stream is read no more
+                self.failures.append(f"process {run.pid}: {type(exc).__name__}: {exc}")
+                chunk = b""
             if not known and run.pid is not None:
                 self._joined(run)
-            return
+            if chunk:
+                return
         self._selector.unregister(conn)
         conn.close()
         if run.pid is None:
@@ -264,23 +278,54 @@ class ExecSession:
         with self.lock:
             self.processes.append(run)
         run.set_env(host_environment())
-        if run is not self.main:
-            main = self.main
-            if main is not None:
-                main.set_streams([self._record_of(p).name for p in self.processes[1:]])
         if self.on_new_process is not None:
             self.on_new_process(run)
 
+    def watched(self) -> list[ProcessRun]:
+        """The processes shown: the first one, and every other once it has made a call (a
+        compile worker that never calls a module has no record and no view)."""
+        main = self.main
+        return [p for p in list(self.processes) if p is main or p.data.count]
+
     def _writer_for(self, run: ProcessRun) -> Callable[[dict[str, Any]], None]:
+        """Where ``run``'s record lines go: the first process's record; another process's
+        lines are held until its first call, then its own record is made beside it."""
+        held: list[dict[str, Any]] = []
+
         def write(line: dict[str, Any]) -> None:
             writer = self._writers.get(id(run))
             if writer is None:
-                first = not self._writers
-                writer = self._main_writer if first else RecordWriter.create(self._record_of(run))
-                self._writers[id(run)] = writer
+                if self._first is None:
+                    self._first = run
+                if run is not self._first and line["type"] != "iters" and len(held) < HELD_LINES:
+                    held.append(line)
+                    return
+                writer = self._open_record(run)
+                if writer is None:
+                    return
+                for earlier in held:
+                    writer.write(earlier)
+                held.clear()
             writer.write(line)
 
         return write
+
+    def _open_record(self, run: ProcessRun) -> RecordWriter | None:
+        if run is self._first:
+            writer = self._main_writer
+        else:
+            try:
+                writer = RecordWriter.create(self._record_of(run))
+            except (RecordError, OSError) as exc:
+                self.failures.append(f"process {run.pid}: {exc}")
+                self._writers[id(run)] = None
+                return None
+        self._writers[id(run)] = writer
+        main = self.main
+        if run is not self._first and main is not None:
+            self._streams.append(self._record_of(run).name)
+            main.set_streams(list(self._streams))
+        return writer
 
     def _record_of(self, run: ProcessRun) -> Path:
         if run is self.main or not self.processes:
@@ -296,8 +341,9 @@ class ExecSession:
 
     def _flush(self) -> None:
         for writer in list(self._writers.values()):
-            with contextlib.suppress(OSError, ValueError):
-                writer.flush()
+            if writer is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    writer.flush()
 
     def _show_output(self) -> None:
         """Under the TUI: the program's new output lines, as events of its first process (the
@@ -414,7 +460,6 @@ class ExecSession:
         if main is not None:
             for line in self.unwatched_log():
                 main.note(f"process {line}")
-            main.set_streams([self._record_of(p).name for p in self.processes[1:]])
         status, detail = status_of(self.exit_code, self.stopped)
         for run in self.processes:
             if run is main:

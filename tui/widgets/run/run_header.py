@@ -36,7 +36,8 @@ def header_lines(entry: RunEntry, styles: dict[str, Style], next_note: str = "")
             (entry.target, styles["accent"] + bold),
             (" · ", None),
             (entry.mode, bold),
-            (" · " + settings_line(data.settings), None),
+            # a watched program's run has no settings of warmscope's: it ran as it was written
+            (" · " + ("watched" if entry.mode == "exec" else settings_line(data.settings)), None),
         ]
     )
     if data.settings.host:  # where the child runs, as while it was starting
