@@ -10,7 +10,7 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warmscope.cli.command import Command
 from warmscope.cli.console import STDOUT, check_json_path, emit, reason, say
@@ -18,6 +18,9 @@ from warmscope.core.base.files import beside
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.output.text_views import render_summary
+
+if TYPE_CHECKING:
+    from warmscope.core.run.exec_session import ExecSession
 
 DESCRIPTION = """\
 Run COMMAND (a Python program: a script, python -m ..., a console script such as
@@ -95,10 +98,23 @@ def program(args: argparse.Namespace) -> list[str]:
     return command
 
 
-def run(args: argparse.Namespace, argv: list[str]) -> int:
+def make_session(
+    args: argparse.Namespace, argv: list[str], command: list[str], *, own_terminal: bool
+) -> ExecSession:
     # The run machinery (subprocess, psutil): with this command only.
     from warmscope.core.run.exec_session import ExecSession
 
+    return ExecSession(
+        command,
+        record=args.record,
+        overwrite=args.overwrite,
+        watch=args.watch,
+        own_terminal=own_terminal,
+        warmscope_command=["warmscope", *argv],
+    )
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
     command = program(args)
     if not args.headless:
         if args.json is not None:
@@ -110,14 +126,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                 "--json -: the program's own output goes to stdout; name a file for the document"
             )
         check_json_path(args.json, args.record)
-    session = ExecSession(
-        command,
-        record=args.record,
-        overwrite=args.overwrite,
-        watch=args.watch,
-        own_terminal=True,
-        warmscope_command=["warmscope", *argv],
-    )
+    session = make_session(args, argv, command, own_terminal=True)
     lines = Lines(session, quiet=args.quiet)
     previous = _pass_on_end_signals(session)
     try:
@@ -266,9 +275,30 @@ def _restore(previous: dict[int, Any]) -> None:
 
 
 def _tui(args: argparse.Namespace, argv: list[str], command: list[str]) -> int:
-    from warmscope.cli.view import run_exec_tui
+    """The TUI on the program, started now, its processes shown as they join; the program's
+    exit code once it has ended (quitting stops it)."""
+    try:
+        from warmscope.tui.terminal_app import run_app
+    except ImportError as exc:
+        raise UsageError(
+            f"the TUI is not available in this build ({exc}); use --headless"
+        ) from None
+    from warmscope.cli.view import refresh_rate
 
-    return run_exec_tui(args, argv, command)
+    refresh = refresh_rate(args)
+    session = make_session(args, argv, command, own_terminal=False)
+    try:
+        session.start()
+        run_app(records=[], refresh_hz=refresh, mouse=args.mouse, ascii=args.ascii, program=session)
+    finally:
+        if session.running():
+            session.stop(grace=2.0)
+        session.finish()
+    print(f"record: {session.record_path}")
+    if session.output_path is not None:
+        print(f"the program's output: {session.output_path}")
+    code = session.exit_code
+    return 128 - code if code is not None and code < 0 else int(code or 0)
 
 
 COMMANDS = (

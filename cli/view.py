@@ -104,7 +104,7 @@ def run_tui(
         from warmscope.core.run import remote_target
 
         remote_target.resolve(settings)
-    refresh = _refresh(args)
+    refresh = refresh_rate(args)
     return run_app(
         settings=settings,
         records=records or [],
@@ -117,46 +117,7 @@ def run_tui(
     )
 
 
-def run_exec_tui(args: argparse.Namespace, argv: list[str], command: list[str]) -> int:
-    """``warmscope exec`` in the TUI: the program started now, its processes shown as they
-    join; the program's exit code, once it has ended (quitting stops it)."""
-    try:
-        from warmscope.tui.terminal_app import run_app
-    except ImportError as exc:
-        raise UsageError(
-            f"the TUI is not available in this build ({exc}); use --headless"
-        ) from None
-    from warmscope.core.run.exec_session import ExecSession
-
-    session = ExecSession(
-        command,
-        record=args.record,
-        overwrite=args.overwrite,
-        watch=args.watch,
-        own_terminal=False,
-        warmscope_command=["warmscope", *argv],
-    )
-    try:
-        session.start()
-        run_app(
-            records=[],
-            refresh_hz=_refresh(args),
-            mouse=args.mouse,
-            ascii=args.ascii,
-            program=session,
-        )
-    finally:
-        if session.running():
-            session.stop(grace=2.0)
-        session.finish()
-    print(f"record: {session.record_path}")
-    if session.output_path is not None:
-        print(f"the program's output: {session.output_path}")
-    code = session.exit_code
-    return 128 - code if code is not None and code < 0 else int(code or 0)
-
-
-def _refresh(args: argparse.Namespace) -> float:
+def refresh_rate(args: argparse.Namespace) -> float:
     refresh = getattr(args, "refresh", 2.0)
     if not (math.isfinite(refresh) and refresh > 0):
         raise UsageError(f"--refresh must be a positive number of repaints a second, got {refresh}")
