@@ -38,3 +38,15 @@ def cut_whole(text: str, width: int, ellipsis: str = "…") -> str:
         if at >= room // 2 and at > 0:
             return text[:at].rstrip(" ·,") + ellipsis
     return text[:room] + ellipsis
+
+
+def shared_head(keys: list[str]) -> int:
+    """How much of every key is the same, up to an opening bracket: a watched program's
+    groups ``Net(float32[1,64])`` and ``Net(float32[8,64])`` differ after ``Net(float32[``,
+    and that is what the narrow column shows. 0 for one key, and for keys such as ``T=300``."""
+    if len(keys) < 2:
+        return 0
+    first, last = min(keys), max(keys)  # the head all keys share is these two's
+    n = next((k for k, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first))
+    head = first[:n]
+    return max(head.rfind("("), head.rfind("[")) + 1

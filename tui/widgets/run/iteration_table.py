@@ -10,6 +10,7 @@ from typing import Any, overload
 from rich.text import Text
 
 from warmscope.tui import fmt
+from warmscope.tui.fmt import shared_head
 from warmscope.tui.run_view import RunView
 from warmscope.tui.widgets.row_list import RowList
 
@@ -19,18 +20,6 @@ FIRST = "first call"
 SHAPE_W = 9
 RESORT_AT = 64
 """More new iterations than this in one batch: sort again rather than insert one by one."""
-
-
-def shared_head(keys: list[str]) -> int:
-    """How much of every key is the same, up to an opening bracket: a watched program's
-    groups ``Net(float32[1,64])`` and ``Net(float32[8,64])`` differ after ``Net(float32[``,
-    and that is what the narrow column shows. 0 for one key, and for keys such as ``T=300``."""
-    if len(keys) < 2:
-        return 0
-    first, last = min(keys), max(keys)  # the head all keys share is these two's
-    n = next((k for k, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first))
-    head = first[:n]
-    return max(head.rfind("("), head.rfind("[")) + 1
 
 
 class SlowestRows(Sequence[tuple[int, float]]):

@@ -82,10 +82,14 @@ def summary_content(view: RunView) -> Content:
     shape_lines: list[list[Part]] = []
     if view.shapes:
         shape_lines.append([(f"{'shapes':<{LABEL_W}} 1st÷p50      p50", MUTED)])
+        head = fmt.shared_head([str(row["key"]) for row in view.shapes])
+        if head:  # what every row shares, once, above the rows that differ after it
+            shared = str(view.shapes[0]["key"])[:head]
+            shape_lines.append([(f" {shared[: LABEL_W + 14]}…", MUTED)])
         for row in view.shapes[:MAX_SHAPE_ROWS]:
             ratio = "-" if row.get("first_vs_p50") is None else f"{row['first_vs_p50']:.2f}×"
             recompiled = any(e["kind"] == "recompile" for e in row["events"])
-            key = str(row["key"])[: LABEL_W + 1]
+            key = str(row["key"])[head:][: LABEL_W + 1]
             shape_lines.append(
                 [
                     f" {key:<{LABEL_W + 1}}",
