@@ -205,8 +205,8 @@ def summaries(session: Any, command: list[str]) -> tuple[list[str], list[str]]:
     if not session.processes:
         notes.append(
             f"no process of {clean_line(command[0])} loaded warmscope's observer: exec watches "
-            "Python programs (a script, python -m, a console script), started with site "
-            "(not python -S or -I)"
+            "Python programs (a script, python -m, a console script) that read PYTHONPATH and "
+            "run site (not python -S, -E or -I)"
         )
     elif not runs:
         why = next((r.unwatched for r in session.processes if r.unwatched), "")

@@ -198,7 +198,7 @@ POOL = textwrap.dedent(
     if __name__ == "__main__":
         work(2)
         import subprocess, sys  # a Python helper that calls no module: no record of its own
-        subprocess.run([sys.executable, "-c", "import torch"], check=True)
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
         pool = mp.get_context("fork").Pool(2)
         print(pool.map(work, [1, 2, 3, 4, 5, 6], chunksize=1), flush=True)
         pool.close()
@@ -243,7 +243,8 @@ def test_a_command_that_is_not_python_says_so_and_exits_as_it_did(tmp_path: Path
     assert r.stdout == "from sh\n"
     assert r.stderr.strip().splitlines() == [
         "warmscope: no process of sh loaded warmscope's observer: exec watches Python programs "
-        "(a script, python -m, a console script), started with site (not python -S or -I)"
+        "(a script, python -m, a console script) that read PYTHONPATH and run site "
+        "(not python -S, -E or -I)"
     ]
     assert not (tmp_path / "r.jsonl").exists()  # nothing watched: no record
 

@@ -79,30 +79,10 @@ def summary_content(view: RunView) -> Content:
     for ev in explained:  # a slow first call, explained by its profile
         cause = ev.title.removeprefix("first call: ")
         rows.append(("1st call", [f"#{ev.iteration} ", (cause, "$warning")]))
-    shape_lines: list[list[Part]] = []
-    if view.shapes:
-        shape_lines.append([(f"{'shapes':<{LABEL_W}} 1st÷p50      p50", MUTED)])
-        head = fmt.shared_head([str(row["key"]) for row in view.shapes])
-        if head:  # what every row shares, once, above the rows that differ after it
-            shared = str(view.shapes[0]["key"])[:head]
-            shape_lines.append([(f" {shared[: LABEL_W + 14]}…", MUTED)])
-        for row in view.shapes[:MAX_SHAPE_ROWS]:
-            ratio = "-" if row.get("first_vs_p50") is None else f"{row['first_vs_p50']:.2f}×"
-            recompiled = any(e["kind"] == "recompile" for e in row["events"])
-            key = str(row["key"])[head:][: LABEL_W + 1]
-            shape_lines.append(
-                [
-                    f" {key:<{LABEL_W + 1}}",
-                    ("R", "$warning") if recompiled else " ",
-                    f"{ratio:>7} {fmt.ms(row.get('p50_ms')):>8}",
-                ]
-            )
-        if len(view.shapes) > MAX_SHAPE_ROWS:
-            shape_lines.append([" ", (f"+{len(view.shapes) - MAX_SHAPE_ROWS} more", MUTED)])
     shown = [(k, v) for k, v in view.phases.items() if v >= PHASE_MIN_MS]
     small = len(view.phases) - len(shown)
     lines: list[list[Part]] = [[(f"{k:<{LABEL_W}}", MUTED), " ", *v] for k, v in rows]
-    lines += shape_lines
+    lines += shape_lines(view)
     if view.idle_probe:
         lines.append([(f"{'idle':<{LABEL_W}} × steady p50 after the gap", MUTED)])
         for r in view.idle_probe:
@@ -118,6 +98,33 @@ def summary_content(view: RunView) -> Content:
     if view.summary_error:
         lines.append([("summary failed:", "$error"), " " + view.summary_error])
     return Content("\n").join(Content.assemble(*line) for line in lines)
+
+
+def shape_lines(view: RunView) -> list[list[Part]]:
+    """Each shape's first call against its steady p50 (a watched program's module and
+    signature); what all shapes share said once, above the parts that tell them apart."""
+    out: list[list[Part]] = []
+    if not view.shapes:
+        return out
+    out.append([(f"{'shapes':<{LABEL_W}} 1st÷p50      p50", MUTED)])
+    head = fmt.shared_head([str(row["key"]) for row in view.shapes])
+    if head:  # what every row shares, once, above the rows that differ after it
+        shared = str(view.shapes[0]["key"])[:head]
+        out.append([(f" {shared[: LABEL_W + 14]}…", MUTED)])
+    for row in view.shapes[:MAX_SHAPE_ROWS]:
+        ratio = "-" if row.get("first_vs_p50") is None else f"{row['first_vs_p50']:.2f}×"
+        recompiled = any(e["kind"] == "recompile" for e in row["events"])
+        key = str(row["key"])[head:][: LABEL_W + 1]
+        out.append(
+            [
+                f" {key:<{LABEL_W + 1}}",
+                ("R", "$warning") if recompiled else " ",
+                f"{ratio:>7} {fmt.ms(row.get('p50_ms')):>8}",
+            ]
+        )
+    if len(view.shapes) > MAX_SHAPE_ROWS:
+        out.append([" ", (f"+{len(view.shapes) - MAX_SHAPE_ROWS} more", MUTED)])
+    return out
 
 
 class SummaryPanel(Static):
