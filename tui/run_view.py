@@ -321,6 +321,16 @@ class RunEntry:
         return clean_name(self.data.settings.target or "?")
 
     @property
+    def how_it_ran(self) -> str:
+        """The run's settings in one line; a watched program's run has none of warmscope's
+        (it ran as it was written): ``watched``."""
+        if self.mode == "exec":
+            return "watched"
+        from warmscope.core.output.settings_diff import settings_line  # after the first frame
+
+        return settings_line(self.data.settings)
+
+    @property
     def short_target(self) -> str:
         """The target with a file's directories left out: ``speech.py:make``."""
         name = self.target

@@ -121,7 +121,7 @@ class Viewer:
         app = self.app
         self.bindings_may_change()
         if data.status == outcome.OK:  # a sweep's process: its screen says so
-            if entry.sweep is None:
+            if entry.sweep is None and entry.mode != "exec":  # a program's end is told once
                 app.notify(f"run #{entry.number} done: {fmt.count(entry.view.count)} iterations")
             return
         if data.status == outcome.STOPPED:

@@ -14,7 +14,6 @@ from textual.coordinate import Coordinate
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from warmscope.core.output.settings_diff import settings_line
 from warmscope.tui import fmt
 from warmscope.tui.messages import ViewRun
 from warmscope.tui.run_view import RunEntry
@@ -46,7 +45,7 @@ def history_row(entry: RunEntry) -> tuple[str, ...]:
         fmt.ms(first),
         fmt.ms(s.p50_ms if s else None),
         entry.mode,
-        _clip(settings_line(entry.data.settings), SETTINGS_W),
+        _clip(entry.how_it_ran, SETTINGS_W),
         target,
         entry.record_name + ("" if entry.source == "record" else " (this session)"),
     )

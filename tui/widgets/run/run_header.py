@@ -26,8 +26,6 @@ PARTS = ("accent", "muted", "success", "warning", "error", "bold")
 
 def header_lines(entry: RunEntry, styles: dict[str, Style], next_note: str = "") -> list[Line]:
     """Two lines: what runs, and how it is going."""
-    from warmscope.core.output.settings_diff import settings_line  # a run shown: after 1st frame
-
     view, data = entry.view, entry.data
     bold, muted = styles["bold"], styles["muted"]
     line1 = Line(
@@ -36,8 +34,7 @@ def header_lines(entry: RunEntry, styles: dict[str, Style], next_note: str = "")
             (entry.target, styles["accent"] + bold),
             (" · ", None),
             (entry.mode, bold),
-            # a watched program's run has no settings of warmscope's: it ran as it was written
-            (" · " + ("watched" if entry.mode == "exec" else settings_line(data.settings)), None),
+            (" · " + entry.how_it_ran, None),
         ]
     )
     if data.settings.host:  # where the child runs, as while it was starting
