@@ -94,3 +94,27 @@ def test_a_line_that_is_not_the_observers_ends_the_reading_and_keeps_the_rest() 
     titles = [e.title for e in run.data.events]
     assert titles and titles[0].startswith("stream dropped: a line that is not the observer's")
     assert all("\x1b" not in t for t in titles)
+
+
+def test_the_bootstrap_reads_the_names_warmscope_sets() -> None:
+    """The bootstrap loads before any package can (it is a file on ``PYTHONPATH``): it spells
+    the environment's names itself, and they are the ones the session sets."""
+    import ast
+    from pathlib import Path
+
+    from warmscope.core.child import exec_stream
+
+    boot = Path(exec_stream.__file__).parent / "exec_boot" / "sitecustomize.py"
+    names = {
+        node.targets[0].id: node.value.value
+        for node in ast.parse(boot.read_text()).body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id.endswith("_ENV")
+        and isinstance(node.value, ast.Constant)
+    }
+    assert names == {
+        "SOCKET_ENV": exec_stream.SOCKET_ENV,
+        "LOG_ENV": exec_stream.LOG_ENV,
+        "WATCH_ENV": exec_stream.WATCH_ENV,
+    }

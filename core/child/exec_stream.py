@@ -32,6 +32,8 @@ SOCKET_ENV = "WARMSCOPE_EXEC_SOCKET"
 """The path of the Unix socket warmscope listens on: set, the program is watched."""
 LOG_ENV = "WARMSCOPE_EXEC_LOG"
 """A file where a process that cannot reach the socket appends the one line saying why."""
+WATCH_ENV = "WARMSCOPE_EXEC_WATCH"
+"""``MODULE:ATTR;...``: the callables ``--watch`` names (read by the bootstrap)."""
 
 FLUSH_EVERY_NS = 50_000_000  # the flusher sends what waits every 50 ms...
 BUSY_AFTER_NS = 500_000_000  # ... and a call running longer than this is reported live

@@ -173,7 +173,13 @@ def _ints(value: Any) -> Sequence[int]:
     list (protocol 1) as it is."""
     if not isinstance(value, str):
         return value
-    raw = _from_base64(value)
+    return int_column(value)
+
+
+def int_column(text: str) -> array[int]:
+    """A column of 64-bit integers from its base64 form (little-endian, strict): an agent's
+    ``iters`` and ``device`` columns, a watched program's ``calls``."""
+    raw = _from_base64(text)
     if len(raw) % 8:
         raise ValueError("an iteration column with a torn 64-bit value")
     col = array("q")

@@ -15,19 +15,16 @@ closes the run. Every line is folded as it would be read back (``schema.apply_li
 
 from __future__ import annotations
 
-import base64
 import json
 import shlex
-import sys
 import threading
 import time
-from array import array
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
 from warmscope.core.base.safe_text import clean_line
-from warmscope.core.child import outcome
+from warmscope.core.child import outcome, protocol
 from warmscope.core.data import fold, schema
 from warmscope.core.data.run import Cursor, RunData, Update
 from warmscope.core.data.settings import RunSettings
@@ -51,20 +48,12 @@ started by the program itself)."""
 Write = Callable[[dict[str, Any]], None]
 
 
-def _column(text: Any) -> array[int]:
-    values = array("q")
-    values.frombytes(base64.b64decode(str(text), validate=True))
-    if sys.byteorder == "big":
-        values.byteswap()
-    return values
-
-
 def decode_calls(message: dict[str, Any]) -> list[tuple[int, ...]]:
     """A ``calls`` line's calls, as ``CALL_COLUMNS`` tuples; ``ValueError`` for one whose
     columns differ in length."""
     if "n" not in message:
         return []
-    columns = [_column(message[name]) for name in CALL_COLUMNS]
+    columns = [protocol.int_column(str(message[name])) for name in CALL_COLUMNS]
     if len({len(c) for c in columns}) != 1:
         raise ValueError("a calls line's columns differ in length")
     return list(zip(*columns, strict=True))

@@ -35,6 +35,7 @@ from typing import Any, BinaryIO
 
 from warmscope.core.base.safe_text import clean_line
 from warmscope.core.child import outcome
+from warmscope.core.child.exec_stream import LOG_ENV, SOCKET_ENV, WATCH_ENV
 from warmscope.core.child.outcome import UsageError
 from warmscope.core.data.record import (
     RecordError,
@@ -48,9 +49,6 @@ from warmscope.core.run.exec_fold import ProcessRun, status_of
 from warmscope.core.run.sampler import Sampler, host_environment
 
 BOOT_FOLDER = Path(__file__).resolve().parent.parent / "child" / "exec_boot"
-SOCKET_ENV = "WARMSCOPE_EXEC_SOCKET"
-LOG_ENV = "WARMSCOPE_EXEC_LOG"
-WATCH_ENV = "WARMSCOPE_EXEC_WATCH"
 SOCKET_PATH_MAX = 107  # sun_path, less its terminating NUL
 SAMPLE_EVERY_S = 0.25
 FLUSH_EVERY_S = 0.25
