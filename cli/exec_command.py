@@ -297,8 +297,7 @@ def _tui(args: argparse.Namespace, argv: list[str], command: list[str]) -> int:
     print(f"record: {session.record_path}")
     if session.output_path is not None:
         print(f"the program's output: {session.output_path}")
-    code = session.exit_code
-    return 128 - code if code is not None and code < 0 else int(code or 0)
+    return session.shell_code
 
 
 COMMANDS = (

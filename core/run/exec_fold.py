@@ -285,6 +285,7 @@ class ProcessRun:
         time has not come (``final``: past it, as not timed): calls on the CPU are not timed
         (-1), their host time is what they took."""
         data = self.data
+        ns = data.ns  # the host times as recorded, in ns
         first = len(data.device_ns)
         dv: list[int] = []
         ln: list[int] = []
@@ -292,7 +293,7 @@ class ProcessRun:
             on_gpu = data.shape_of[i] in self._gpu_groups
             if on_gpu and i not in self._device_times and not final:
                 break
-            host = int(data.latency(i) * 1e6)
+            host = int(ns[i]) if ns is not None else round(data.latency(i) * 1e6)
             device = self._device_times.pop(i, -1) if on_gpu else -1
             dv.append(device if device >= 0 else -1)
             ln.append(host if device >= 0 else -1)
@@ -408,9 +409,14 @@ class ProcessRun:
     def is_finished(self) -> bool:
         return self.data.finished
 
-    def stop(self, grace: float = 3.0) -> None:
-        """Stopping one process's view stops the program (``owner``: its session)."""
-        if self.owner is not None:
+    def stop(self, grace: float | None = None) -> None:
+        """Stopping one process's view stops the program (``owner``: its session, whose
+        grace it is unless one is given)."""
+        if self.owner is None:
+            return
+        if grace is None:
+            self.owner.stop()
+        else:
             self.owner.stop(grace)
 
     def kill(self) -> None:

@@ -257,20 +257,16 @@ class ExecSession:
                 return
         self._selector.unregister(conn)
         conn.close()
-        if run.pid is None:
-            return
-        stopped = self.stopped and run is not self.main
-        status, detail = (
-            (outcome.STOPPED, "stopped with the program")
-            if stopped
-            else (
-                outcome.OK,
-                "the process ended",
-            )
-        )
-        if run is not self.main:
-            run.end(status, detail, None)
-            self._close_writer(run)
+        if run.pid is not None and run is not self.main:  # the first one ends with the program
+            self._end_other(run)
+
+    def _end_other(self, run: ProcessRun) -> None:
+        """A process besides the first, its stream over: its run ended, its record closed."""
+        if self.stopped:
+            run.end(outcome.STOPPED, "stopped with the program", None)
+        else:
+            run.end(outcome.OK, "the process ended", None)
+        self._close_writer(run)
 
     def _joined(self, run: ProcessRun) -> None:
         with self.lock:
@@ -421,6 +417,13 @@ class ExecSession:
                 if tick is not None:
                     tick()
         self.exit_code = code
+        return self.shell_code
+
+    @property
+    def shell_code(self) -> int:
+        """The program's exit code as a shell gives it: 128 + N where signal N ended it; 0
+        before it has exited."""
+        code = self.exit_code or 0
         return 128 - code if code < 0 else code
 
     def finish(self) -> None:
@@ -458,12 +461,11 @@ class ExecSession:
         if main is not None:
             for line in self.unwatched_log():
                 main.note(f"process {line}")
-        status, detail = status_of(self.exit_code, self.stopped)
+        if main is not None:
+            main.end(*status_of(self.exit_code, self.stopped), self.exit_code)
         for run in self.processes:
-            if run is main:
-                run.end(status, detail, self.exit_code)
-            else:
-                run.end(outcome.OK, "the process ended", None)
+            if run is not main:
+                self._end_other(run)
         self._flush()
         for run in self.processes:
             self._close_writer(run)
