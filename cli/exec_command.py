@@ -177,17 +177,14 @@ class Lines:
 
 
 def _first_calls(data: Any, known: int) -> list[tuple[int, str, float, str]]:
-    """The first call of each group from the ``known``-th on, once it has arrived."""
+    """The first call of each group from the ``known``-th on. Groups are numbered as their
+    first calls arrive, so each one's is found in order (``array.index``: in C)."""
     out: list[tuple[int, str, float, str]] = []
-    keys = data.shape_keys
-    if len(keys) <= known:
-        return out
-    seen: set[int] = set()
-    for i, k in enumerate(data.shape_of):
-        if k >= known and k not in seen:
-            seen.add(k)
-            out.append((i, keys[k], data.latency(i), data.label(i) or ""))
-    return sorted(out)
+    start = 0
+    for k in range(known, len(data.shape_keys)):
+        start = data.shape_of.index(k, start)
+        out.append((start, data.shape_keys[k], data.latency(start), data.label(start) or ""))
+    return out
 
 
 def summaries(session: Any, command: list[str]) -> tuple[list[str], list[str]]:
