@@ -61,6 +61,18 @@ def test_device_times_land_on_their_calls_in_whatever_order_they_come() -> None:
     assert again.shape_keys == run.data.shape_keys and again.count == 3
 
 
+def test_a_device_time_may_come_before_its_call() -> None:
+    """The observer reads a call's CUDA events once the GPU passed them: that can be before
+    the batch that holds the call is sent."""
+    run, _ = fed(
+        *TABLES,
+        {"t": "device_ns", "n": [0], "dv": [2_500_000]},
+        encode_calls([call(0, 0, 0, 0, 5_000)], [], 0),
+    )
+    assert list(run.data.device_ns) == [2_500_000]
+    assert list(run.data.launch_ns) == [5_000]
+
+
 def test_a_gpu_call_whose_time_never_comes_is_not_timed_at_the_end() -> None:
     run, _ = fed(*TABLES, encode_calls([call(0, 0, 0, 0, 5_000), call(1, 1, 1, 9_000, 10)], [], 0))
     assert list(run.data.device_ns) == []

@@ -87,6 +87,8 @@ class ProcessRun:
         """The groups whose calls are timed on the device (their signature names a GPU)."""
         self._iteration_of: dict[int, int] = {}
         """Each call timed on the device whose time has not come yet: its iteration."""
+        self._early: dict[int, int] = {}
+        """Device times that came before their calls, by call number."""
         self._device_times: dict[int, int] = {}
         """Device times come in the order the GPU passes them: held until every call before
         them is placed (a ``device`` line covers a stretch of calls)."""
@@ -246,7 +248,9 @@ class ProcessRun:
             for offset, (call, k) in enumerate(zip(calls, sh, strict=True)):
                 if k not in self._gpu_groups:
                     continue
-                if len(self._iteration_of) < MAX_WAITING:
+                if call[0] in self._early:  # its time was read before the call was sent
+                    self._device_times[first + offset] = self._early.pop(call[0])
+                elif len(self._iteration_of) < MAX_WAITING:
                     self._iteration_of[call[0]] = first + offset
                 else:  # too many times outstanding: this call's is not waited for
                     self._device_times[first + offset] = -1
@@ -278,6 +282,10 @@ class ProcessRun:
             iteration = self._iteration_of.pop(int(number), None)
             if iteration is not None:
                 self._device_times[iteration] = int(ns)
+            elif len(self._early) < MAX_WAITING:
+                # The observer reads a call's events as soon as the GPU passed them, which can
+                # be before the call itself is sent: the time waits here for its call.
+                self._early[int(number)] = int(ns)
         self._place_device_times(final=False)
 
     def _place_device_times(self, *, final: bool) -> None:
